@@ -1,0 +1,56 @@
+"""The instruction set: every instruction class, and the mnemonic table the parser uses."""
+
+from __future__ import annotations
+
+from isa.instructions.base import Instruction, Memory, Write
+from isa.instructions.cube import Mmad
+from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
+from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
+from isa.instructions.vector import VBinary, VBroadcast, VCast, VDup, VReduce, VScalar, VUnary
+
+#: Every instruction class, in the order the ISA reference lists them.
+INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
+    Copy,
+    Mmad,
+    Fixpipe,
+    VBinary,
+    VUnary,
+    VScalar,
+    VDup,
+    VCast,
+    VReduce,
+    VBroadcast,
+    SetFlag,
+    WaitFlag,
+    Barrier,
+    Scalar,
+    End,
+)
+
+#: mnemonic → class
+MNEMONICS: dict[str, type[Instruction]] = {m: c for c in INSTRUCTION_CLASSES for m in c.MNEMONICS}
+
+__all__ = [
+    "COPY_ROUTES",
+    "FIXPIPE_ROUTES",
+    "INSTRUCTION_CLASSES",
+    "MNEMONICS",
+    "Barrier",
+    "Copy",
+    "End",
+    "Fixpipe",
+    "Instruction",
+    "Memory",
+    "Mmad",
+    "Scalar",
+    "SetFlag",
+    "VBinary",
+    "VBroadcast",
+    "VCast",
+    "VDup",
+    "VReduce",
+    "VScalar",
+    "VUnary",
+    "WaitFlag",
+    "Write",
+]

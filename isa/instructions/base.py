@@ -1,0 +1,137 @@
+"""The base of every instruction: one frozen dataclass holds fields, text form, checks, numpy
+meaning and timing rule. Its docstring's ``Format / Action / Timing / Notes`` sections become the
+ISA reference (``docs/isa.md``), so the docs cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import numpy as np
+
+from isa.errors import SourceLoc, ValidationError
+from isa.types import Addr, DType, Pipe, Region, Space
+
+if TYPE_CHECKING:
+    from isa.asm.operands import Args
+    from isa.timing import ChipParams, Transfer
+
+
+class Memory(Protocol):
+    """What numpy semantics need from the machine state (the simulator provides it)."""
+
+    def read(self, region: Region, dtype: DType) -> np.ndarray:
+        """The region as a ``[rows, row_bytes // itemsize]`` array (a copy)."""
+
+    def write(self, region: Region, dtype: DType, data: np.ndarray) -> None: ...
+
+
+Write = tuple[Region, DType, np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction(abc.ABC):
+    """Base class. Subclasses set ``MNEMONICS`` and implement the methods below."""
+
+    MNEMONICS: ClassVar[tuple[str, ...]] = ()
+    #: One runnable line of assembly showing the instruction, used in the docs and checked by tests.
+    EXAMPLE: ClassVar[str] = ""
+
+    loc: SourceLoc | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    # -- text form ---------------------------------------------------------------------------
+    @property
+    def mnemonic(self) -> str:
+        return self.MNEMONICS[0]
+
+    def operands(self) -> list[str]:
+        """The operands as printed, in order; ``text()`` joins them after the mnemonic."""
+        return []
+
+    def text(self) -> str:
+        ops = ", ".join(self.operands())
+        return f"{self.mnemonic:<12}{ops}".rstrip()
+
+    @classmethod
+    @abc.abstractmethod
+    def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> Instruction:
+        """Build the instruction from its parsed operands (``mnemonic`` is one of ``MNEMONICS``)."""
+
+    # -- meaning -----------------------------------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def pipe(self) -> Pipe:
+        """The pipe whose in-order queue executes this instruction."""
+
+    def regions(self) -> tuple[Region, ...]:
+        """Every byte range the instruction reads or writes (used for checks, stats, sanitizer)."""
+        return ()
+
+    def check(self, chip: ChipParams | None = None) -> None:  # noqa: B027 - most have no extra rules
+        """Raise ``ValidationError`` for a rule this instruction breaks (chip-independent ones
+        always; capacity, alignment and event-id limits when ``chip`` is given)."""
+
+    def cost(self, chip: ChipParams) -> int | Transfer:
+        """Cycles on the pipe, or a ``Transfer`` whose time the engine works out (GM is shared)."""
+        return 0
+
+    def execute(self, mem: Memory) -> list[Write]:
+        """Read the operands now (instruction start); return the writes to apply at its end."""
+        return []
+
+    @property
+    def flops(self) -> int:
+        """Floating-point (or integer) operations: 2·m·k·n for ``mmad``, elements for vector ops."""
+        return 0
+
+    # -- helpers for subclasses --------------------------------------------------------------
+    def fail(self, message: str, hint: str | None = None) -> ValidationError:
+        return ValidationError(f"{self.text().split()[0]}: {message}", loc=self.loc, hint=hint)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def shape2(shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(n,)`` is one row of ``n``; ``(r, c)`` is ``r`` rows of ``c``."""
+    return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+
+
+def fmt_shape(dtype: DType, shape: tuple[int, ...]) -> str:
+    return f"{dtype.value}[{','.join(str(s) for s in shape)}]"
+
+
+def region(addr: Addr, dtype: DType, rows: int, cols: int, stride: int | None, write: bool) -> Region:
+    """The bytes of a ``rows × cols`` view with a row stride in elements (``None``: dense)."""
+    es = dtype.itemsize
+    s = cols if stride is None else stride
+    if rows == 1:
+        s = cols
+    return Region(addr, rows, cols * es, s * es, write)
+
+
+def opt(name: str, value: object) -> list[str]:
+    """``["name=value"]`` when the option is set, else nothing (defaults are not printed)."""
+    if value is None or value is False:
+        return []
+    if value is True:
+        return [name]
+    return [f"{name}={value}"]
+
+
+def check_stride(ins: Instruction, name: str, stride: int | None, cols: int, write: bool) -> None:
+    if stride is None:
+        return
+    if write and stride < cols:
+        raise ins.fail(
+            f"{name}={stride} is smaller than the row length {cols}: rows would overlap",
+            hint=f"use {name} ≥ {cols}",
+        )
+
+
+def check_space(ins: Instruction, what: str, addr: Addr, allowed: tuple[Space, ...]) -> None:
+    if addr.space not in allowed:
+        names = " or ".join(s.label for s in allowed)
+        raise ins.fail(f"{what} is in {addr.space.label}; it must be in {names}")

@@ -1,0 +1,260 @@
+"""Data movement: the DMA copies of MTE1/MTE2/MTE3, and FIXPIPE's L0C write-back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from isa.errors import SourceLoc
+from isa.instructions.base import (
+    Instruction,
+    Memory,
+    Write,
+    check_space,
+    check_stride,
+    fmt_shape,
+    opt,
+    region,
+    shape2,
+)
+from isa.timing import Transfer, route_label
+from isa.types import Addr, DType, Pipe, Region, Space
+
+if TYPE_CHECKING:
+    from isa.asm.operands import Args
+    from isa.timing import ChipParams
+
+#: Which pipe owns each copy route (DaVinci: MTE2 brings data in, MTE3 takes it out, MTE1 feeds the Cube).
+COPY_ROUTES: dict[tuple[Space, Space], Pipe] = {
+    (Space.GM, Space.L1): Pipe.MTE2,
+    (Space.GM, Space.UB): Pipe.MTE2,
+    (Space.GM, Space.L0A): Pipe.MTE2,
+    (Space.GM, Space.L0B): Pipe.MTE2,
+    (Space.L1, Space.L0A): Pipe.MTE1,
+    (Space.L1, Space.L0B): Pipe.MTE1,
+    (Space.UB, Space.GM): Pipe.MTE3,
+    (Space.UB, Space.L1): Pipe.MTE3,
+}
+FIXPIPE_ROUTES = ((Space.L0C, Space.GM), (Space.L0C, Space.UB), (Space.L0C, Space.L1))
+
+
+def _routes_text() -> str:
+    return "; ".join(f"{route_label(s, d)} on {p.value}" for (s, d), p in COPY_ROUTES.items())
+
+
+def _bursts(rows: int, cols: int, es: int, *strides: int | None) -> tuple[int, int]:
+    """(nburst, burst_bytes): a descriptor whose strides all equal its row length is one burst."""
+    if rows == 1 or all(s is None or s == cols for s in strides):
+        return 1, rows * cols * es
+    return rows, cols * es
+
+
+@dataclass(frozen=True, slots=True)
+class Copy(Instruction):
+    """A DMA copy: a 2-D strided descriptor of ``rows`` bursts of ``cols`` elements.
+
+    Format: ``PIPE.copy DST, SRC, DTYPE[ROWS,COLS] [, src_stride=S] [, dst_stride=S] [, transpose]``
+
+    Action: for each row ``r`` (a burst), copy ``cols`` elements from ``SRC + r·src_stride`` to
+    ``DST + r·dst_stride`` (strides in elements, default ``cols``: dense). With ``transpose`` (MTE1
+    only) the destination receives the ``cols × rows`` transpose, row stride ``dst_stride``
+    (default ``rows``). Bytes are copied as they are; no conversion.
+
+    Timing: ``startup + nburst·burst_cycles + max(min_cycles, ⌈streamed / bandwidth⌉)`` with the
+    parameters of the route's path; ``streamed`` rounds every burst up to the path's granularity.
+    Routes through GM share the chip's GM bandwidth with every transfer in flight on every core
+    (fluid fair sharing, each capped at its path's peak). A descriptor whose strides equal its row
+    length is moved as a single burst.
+
+    Notes: the pipe is part of the mnemonic so that a reader sees which queue a copy waits in; it must
+    match the route (GM→L1, GM→UB, GM→L0A, GM→L0B on ``mte2``; L1→L0A, L1→L0B on ``mte1``; UB→GM, UB→L1
+    on ``mte3``). Tiles stay row-major (ND) in every buffer; real DaVinci L0 buffers hold fractal
+    (NZ/ZZ/ZN) layouts, which dsasim charges for but does not reproduce.
+    """
+
+    MNEMONICS = ("mte2.copy", "mte1.copy", "mte3.copy")
+    EXAMPLE = "mte2.copy   l1[0x0000], a[0x0000], f16[64,64], src_stride=512"
+
+    dst: Addr
+    src: Addr
+    dtype: DType
+    shape: tuple[int, ...]
+    src_stride: int | None = None
+    dst_stride: int | None = None
+    transpose: bool = False
+
+    @property
+    def route(self) -> tuple[Space, Space]:
+        return (self.src.space, self.dst.space)
+
+    @property
+    def pipe(self) -> Pipe:
+        p = COPY_ROUTES.get(self.route)
+        if p is None:
+            raise self.fail(f"no copy route {route_label(*self.route)}", hint=_routes_text())
+        return p
+
+    @property
+    def mnemonic(self) -> str:
+        return f"{self.pipe.value}.copy"
+
+    def operands(self) -> list[str]:
+        return [
+            str(self.dst),
+            str(self.src),
+            fmt_shape(self.dtype, self.shape),
+            *opt("src_stride", self.src_stride),
+            *opt("dst_stride", self.dst_stride),
+            *opt("transpose", self.transpose),
+        ]
+
+    @classmethod
+    def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> Copy:
+        dst = args.addr("destination")
+        src = args.addr("source")
+        dtype, shape = args.view()
+        o = args.options(ints={"src_stride": None, "dst_stride": None}, flags=("transpose",))
+        ins = cls(dst, src, dtype, shape, o["src_stride"], o["dst_stride"], o["transpose"], loc=loc)
+        pipe = COPY_ROUTES.get(ins.route)
+        if pipe is None:
+            args.fail(f"no copy route {route_label(*ins.route)}", args.col, mnemonic, _routes_text())
+        if pipe.value != mnemonic.split(".")[0]:
+            args.fail(
+                f"{route_label(*ins.route)} is a {pipe.value} route",
+                args.col,
+                mnemonic,
+                f"write {pipe.value}.copy",
+            )
+        return ins
+
+    def _dst_view(self) -> tuple[int, int, int | None]:
+        rows, cols = shape2(self.shape)
+        return (cols, rows, self.dst_stride) if self.transpose else (rows, cols, self.dst_stride)
+
+    def regions(self) -> tuple[Region, ...]:
+        rows, cols = shape2(self.shape)
+        drows, dcols, dstride = self._dst_view()
+        return (
+            region(self.src, self.dtype, rows, cols, self.src_stride, False),
+            region(self.dst, self.dtype, drows, dcols, dstride, True),
+        )
+
+    def check(self, chip: ChipParams | None = None) -> None:
+        _ = self.pipe  # raises on an unknown route
+        if self.transpose and self.pipe is not Pipe.MTE1:
+            raise self.fail("transpose is only available on MTE1 (L1→L0A/L0B)")
+        _, dcols, dstride = self._dst_view()
+        check_stride(self, "dst_stride", dstride, dcols, write=True)
+
+    def cost(self, chip: ChipParams) -> Transfer:
+        rows, cols = shape2(self.shape)
+        strides = (self.src_stride,) if self.transpose else (self.src_stride, self.dst_stride)
+        if self.transpose:
+            n, b = rows, cols * self.dtype.itemsize
+        else:
+            n, b = _bursts(rows, cols, self.dtype.itemsize, *strides)
+        return Transfer(self.src.space, self.dst.space, n, b)
+
+    def execute(self, mem: Memory) -> list[Write]:
+        src, dst = self.regions()
+        data = mem.read(src, self.dtype)
+        return [(dst, self.dtype, data.T if self.transpose else data)]
+
+
+@dataclass(frozen=True, slots=True)
+class Fixpipe(Instruction):
+    """FIXPIPE: move an L0C result out, converting on the fly.
+
+    Format: ``fixpipe DST, l0c[OFF], f32[ROWS,COLS] [, to=f16] [, relu] [, src_stride=S] [, dst_stride=S]``
+
+    Action: read the ``rows × cols`` accumulator tile (``f32`` or ``i32``, row stride ``src_stride``
+    elements) from L0C, apply ReLU if asked, convert to ``to`` (default: unchanged; round to nearest
+    even) and write it to GM, UB or L1 with row stride ``dst_stride``.
+
+    Timing: as a copy on the path L0C→GM, L0C→UB or L0C→L1, counting the converted (destination)
+    bytes. L0C→GM shares GM bandwidth.
+
+    Notes: real FIXPIPE also converts the fractal NZ layout of L0C to ND on the way out; dsasim keeps
+    tiles ND throughout, so only the cast and the ReLU are modelled.
+    """
+
+    MNEMONICS = ("fixpipe",)
+    EXAMPLE = "fixpipe     c[0x0000], l0c[0x0000], f32[64,64], to=f16, relu, dst_stride=256"
+
+    dst: Addr
+    src: Addr
+    dtype: DType
+    shape: tuple[int, ...]
+    to: DType | None = None
+    relu: bool = False
+    src_stride: int | None = None
+    dst_stride: int | None = None
+
+    @property
+    def pipe(self) -> Pipe:
+        return Pipe.FIX
+
+    @property
+    def out_dtype(self) -> DType:
+        return self.to or self.dtype
+
+    def operands(self) -> list[str]:
+        return [
+            str(self.dst),
+            str(self.src),
+            fmt_shape(self.dtype, self.shape),
+            *opt("to", self.to),
+            *opt("relu", self.relu),
+            *opt("src_stride", self.src_stride),
+            *opt("dst_stride", self.dst_stride),
+        ]
+
+    @classmethod
+    def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> Fixpipe:
+        dst = args.addr("destination", (Space.GM, Space.UB, Space.L1))
+        src = args.addr("source", (Space.L0C,))
+        dtype, shape = args.view()
+        o = args.options(ints={"src_stride": None, "dst_stride": None}, flags=("relu",), dtypes={"to": None})
+        return cls(dst, src, dtype, shape, o["to"], o["relu"], o["src_stride"], o["dst_stride"], loc=loc)
+
+    def regions(self) -> tuple[Region, ...]:
+        rows, cols = shape2(self.shape)
+        return (
+            region(self.src, self.dtype, rows, cols, self.src_stride, False),
+            region(self.dst, self.out_dtype, rows, cols, self.dst_stride, True),
+        )
+
+    def check(self, chip: ChipParams | None = None) -> None:
+        check_space(self, "the source", self.src, (Space.L0C,))
+        check_space(self, "the destination", self.dst, (Space.GM, Space.UB, Space.L1))
+        if self.dtype not in (DType.F32, DType.I32):
+            raise self.fail(f"L0C holds f32 or i32 accumulators, not {self.dtype}")
+        _, cols = shape2(self.shape)
+        check_stride(self, "dst_stride", self.dst_stride, cols, write=True)
+
+    def cost(self, chip: ChipParams) -> Transfer:
+        rows, cols = shape2(self.shape)
+        n, b = _bursts(rows, cols, self.out_dtype.itemsize, self.src_stride, self.dst_stride)
+        return Transfer(Space.L0C, self.dst.space, n, b)
+
+    def execute(self, mem: Memory) -> list[Write]:
+        src, dst = self.regions()
+        data = mem.read(src, self.dtype)
+        if self.relu:
+            data = np.maximum(data, 0)
+        return [(dst, self.out_dtype, convert(data, self.out_dtype))]
+
+
+def convert(data: np.ndarray, to: DType) -> np.ndarray:
+    """Round to nearest even; float → int saturates to the integer range."""
+    if to.is_float or not np.issubdtype(data.dtype, np.floating):
+        if not to.is_float and np.issubdtype(data.dtype, np.integer):
+            info = np.iinfo(to.np)
+            return np.clip(data, info.min, info.max).astype(to.np)
+        return data.astype(to.np)
+    info = np.iinfo(to.np)
+    with np.errstate(invalid="ignore"):
+        r = np.rint(np.nan_to_num(data.astype(np.float64), nan=0.0))
+    return np.clip(r, info.min, info.max).astype(to.np)

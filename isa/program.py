@@ -1,0 +1,90 @@
+"""The program container: named GM tensors plus one instruction stream per core."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+from isa.instructions import Instruction
+from isa.types import DType
+
+
+class TensorKind(enum.Enum):
+    """What the run does with a GM tensor: ``in`` is given, ``out`` is returned, ``inout`` both,
+    ``scratch`` is workspace (starts unwritten, not returned)."""
+
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"
+    SCRATCH = "scratch"
+
+    __hash__ = object.__hash__
+
+    @property
+    def is_input(self) -> bool:
+        return self in (TensorKind.IN, TensorKind.INOUT)
+
+    @property
+    def is_output(self) -> bool:
+        return self in (TensorKind.OUT, TensorKind.INOUT)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorDecl:
+    """A named tensor in global memory: ``.tensor x f16[64,128] in``."""
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+    kind: TensorKind = TensorKind.IN
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def text(self) -> str:
+        dims = ",".join(str(s) for s in self.shape)
+        return f".tensor {self.name} {self.dtype.value}[{dims}] {self.kind.value}"
+
+
+@dataclass(frozen=True)
+class Program:
+    """Everything a run needs besides the chip and the input data.
+
+    ``cores[i]`` is core ``i``'s instruction stream; the scalar unit of that core walks it in order.
+    ``chip`` optionally names the preset the program was written for (``.chip edu``).
+    """
+
+    tensors: tuple[TensorDecl, ...]
+    cores: tuple[tuple[Instruction, ...], ...]
+    chip: str | None = None
+    #: Free-form header comment lines (printed with ``;``); not part of the program's meaning.
+    comments: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def ncores(self) -> int:
+        return len(self.cores)
+
+    @property
+    def instruction_count(self) -> int:
+        return sum(len(c) for c in self.cores)
+
+    def tensor(self, name: str) -> TensorDecl:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def text(self) -> str:
+        """The assembly text; ``isa.parse(p.text()) == p``."""
+        from isa.asm.printer import format_program
+
+        return format_program(self)
+
+    def __str__(self) -> str:
+        return self.text()

@@ -1,0 +1,100 @@
+"""What the timing rules need to know about a chip, and the rule shared by every data move.
+
+``isa`` imports nothing of the simulator, so the chip is described here only by the attributes the
+rules read (``typing.Protocol``); ``simulator.config.Chip`` provides them. Every rule has the same
+shape, so it can be read off a table of parameters::
+
+    cycles = startup + max(min_cycles, work)
+
+where ``work`` is fractal count for the Cube, ``cost × repeats`` for the Vector unit, and streamed
+bytes / bandwidth (+ per-burst overhead) for a data move.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Protocol
+
+from isa.types import DType, Space
+
+
+class PathParams(Protocol):
+    """One data path (e.g. GM→L1): peak bytes/cycle, fixed costs, and burst rules."""
+
+    name: str
+    bandwidth: float  # bytes per cycle at peak
+    startup: int  # cycles paid once per transfer
+    min_cycles: int  # the streaming phase never takes less than this (first-burst round trip)
+    burst_cycles: int  # extra cycles per burst (descriptor row)
+    granularity: int  # each burst is rounded up to a multiple of this many bytes
+    shared: bool  # True when the path crosses GM and shares its bandwidth with every transfer
+
+
+class CubeParams(Protocol):
+    m0: int
+    n0: int
+    k0_bytes: int  # fractal depth in bytes: 32 → k0 = 16 for f16, 32 for int8
+    startup: int
+    min_cycles: int
+
+
+class VectorParams(Protocol):
+    bytes_per_repeat: int
+    startup: int
+
+    def cost(self, op: str, dtype: DType) -> int: ...
+
+    def min_cycles(self, op: str, dtype: DType) -> int: ...
+
+
+class ChipParams(Protocol):
+    cube: CubeParams
+    vector: VectorParams
+    event_ids: int
+
+    def path(self, src: Space, dst: Space) -> PathParams: ...
+
+    def capacity(self, space: Space) -> int: ...
+
+    def alignment(self, space: Space) -> int: ...
+
+
+class Transfer(NamedTuple):
+    """A data move's work: ``nburst`` bursts of ``burst_bytes`` over the path ``src → dst``."""
+
+    src: Space
+    dst: Space
+    nburst: int
+    burst_bytes: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.nburst * self.burst_bytes
+
+    def streamed_bytes(self, path: PathParams) -> int:
+        """Bytes the path actually moves: each burst rounded up to the path's granularity."""
+        g = path.granularity
+        return self.nburst * (-(-self.burst_bytes // g) * g)
+
+    def fixed_cycles(self, path: PathParams) -> int:
+        """Cycles not spent streaming: start-up plus the per-burst overhead."""
+        return path.startup + self.nburst * path.burst_cycles
+
+    def cycles(self, path: PathParams, bandwidth: float | None = None) -> int:
+        """The transfer alone on its path (no sharing)::
+
+        startup + nburst × burst_cycles + max(min_cycles, ⌈streamed_bytes / bandwidth⌉)
+        """
+        bw = path.bandwidth if bandwidth is None else bandwidth
+        stream = math.ceil(self.streamed_bytes(path) / bw - 1e-9)
+        return self.fixed_cycles(path) + max(path.min_cycles, stream)
+
+
+def route_name(src: Space, dst: Space) -> str:
+    """``gm_l1`` for GM→L1: the key of a path in a chip preset."""
+    return f"{src.value}_{dst.value}"
+
+
+def route_label(src: Space, dst: Space) -> str:
+    """``GM→L1``: the name of a path in reports."""
+    return f"{src.label}→{dst.label}"

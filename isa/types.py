@@ -1,0 +1,183 @@
+"""Names from the hardware: data types, memory spaces, pipes, addresses and byte regions."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import ml_dtypes
+import numpy as np
+
+
+class DType(enum.Enum):
+    """Element types. ``bf16`` is ``ml_dtypes.bfloat16``; the others are numpy's own."""
+
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    I8 = "i8"
+    I32 = "i32"
+
+    __hash__ = object.__hash__  # members are singletons: identity hashing is exact and fast
+
+    @property
+    def np(self) -> np.dtype:
+        return self._np
+
+    @property
+    def itemsize(self) -> int:
+        return self._itemsize
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DType.F16, DType.BF16, DType.F32)
+
+    @classmethod
+    def parse(cls, name: str) -> DType:
+        return cls(name)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_NUMPY = {
+    DType.F16: np.dtype(np.float16),
+    DType.BF16: np.dtype(ml_dtypes.bfloat16),
+    DType.F32: np.dtype(np.float32),
+    DType.I8: np.dtype(np.int8),
+    DType.I32: np.dtype(np.int32),
+}
+
+for _d in DType:
+    _d._np = _NUMPY[_d]
+    _d._itemsize = _NUMPY[_d].itemsize
+
+DTYPE_NAMES = frozenset(d.value for d in DType)
+
+
+class Space(enum.Enum):
+    """Memory spaces. ``GM`` is global memory, shared by every core; the rest are per core."""
+
+    GM = "gm"
+    L1 = "l1"
+    L0A = "l0a"
+    L0B = "l0b"
+    L0C = "l0c"
+    UB = "ub"
+
+    __hash__ = object.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+ON_CHIP = (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB)
+SPACE_NAMES = frozenset(s.value for s in ON_CHIP)
+
+
+class Pipe(enum.Enum):
+    """The in-order execution pipes of an AI core, plus the scalar unit ``S`` that issues into them."""
+
+    S = "s"
+    MTE1 = "mte1"
+    MTE2 = "mte2"
+    MTE3 = "mte3"
+    CUBE = "cube"
+    FIX = "fix"
+    V = "v"
+
+    __hash__ = object.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def label(self) -> str:
+        return _PIPE_LABELS[self]
+
+    @classmethod
+    def parse(cls, name: str) -> Pipe:
+        return cls(_PIPE_ALIASES.get(name, name))
+
+
+_PIPE_LABELS = {
+    Pipe.S: "SCALAR",
+    Pipe.MTE1: "MTE1",
+    Pipe.MTE2: "MTE2",
+    Pipe.MTE3: "MTE3",
+    Pipe.CUBE: "CUBE",
+    Pipe.FIX: "FIXPIPE",
+    Pipe.V: "VECTOR",
+}
+# Accepted spellings from Ascend C (PIPE_M, PIPE_V, PIPE_FIX) and plain English.
+_PIPE_ALIASES = {"m": "cube", "vector": "v", "vec": "v", "fixpipe": "fix", "scalar": "s"}
+PIPES = tuple(Pipe)
+EXEC_PIPES = tuple(p for p in Pipe if p is not Pipe.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Addr:
+    """A byte address: ``ub[0x0400]`` on chip, or ``x[0x0400]`` — byte offset inside GM tensor ``x``."""
+
+    space: Space
+    offset: int
+    tensor: str | None = None
+
+    def __str__(self) -> str:
+        name = self.tensor if self.space is Space.GM else self.space.value
+        return f"{name}[{self.offset:#06x}]"
+
+    @property
+    def where(self) -> str:
+        """Human name of the buffer: ``UB`` or ``GM tensor 'x'``."""
+        return f"GM tensor '{self.tensor}'" if self.space is Space.GM else self.space.label
+
+
+class Region(NamedTuple):
+    """The bytes one operand touches: ``rows`` runs of ``row_bytes``, ``stride`` bytes apart.
+
+    This is the 2-D strided shape of every data access in the ISA (a DMA descriptor's bursts, a
+    vector operand's rows). ``stride`` may be 0 for a read (the same row reused for every row).
+    """
+
+    addr: Addr
+    rows: int
+    row_bytes: int
+    stride: int
+    write: bool
+
+    @property
+    def start(self) -> int:
+        return self.addr.offset
+
+    @property
+    def end(self) -> int:
+        """One past the last byte touched."""
+        return self.addr.offset + (self.rows - 1) * self.stride + self.row_bytes
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.row_bytes
+
+    @property
+    def contiguous(self) -> bool:
+        return self.rows == 1 or self.stride == self.row_bytes
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Byte ranges ``[lo, hi)``, merged where rows touch."""
+        if self.contiguous:
+            return [(self.start, self.end)]
+        out: list[tuple[int, int]] = []
+        for r in range(self.rows):
+            lo = self.start + r * self.stride
+            hi = lo + self.row_bytes
+            if out and lo <= out[-1][1] and lo >= out[-1][0]:
+                out[-1] = (out[-1][0], max(out[-1][1], hi))
+            else:
+                out.append((lo, hi))
+        return out

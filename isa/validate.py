@@ -1,0 +1,74 @@
+"""Static checks of a whole program: every rule that can be decided before it runs.
+
+Addresses in the ISA are immediates, so bounds and alignment are known statically; only the order of
+accesses (races, never-written reads) needs a run.
+"""
+
+from __future__ import annotations
+
+from isa.errors import ValidationError
+from isa.instructions import End, Instruction
+from isa.program import Program
+from isa.timing import ChipParams
+from isa.types import Region, Space
+
+
+def validate(program: Program, chip: ChipParams | None = None, *, cores: int | None = None) -> None:
+    """Raise ``ValidationError`` on the first broken rule; ``chip`` adds capacity/alignment/id checks.
+
+    ``cores`` is how many cores the chip has; a program for more cores is rejected.
+    """
+    if len({t.name for t in program.tensors}) != len(program.tensors):
+        raise ValidationError("a tensor name is declared twice")
+    if not program.cores:
+        raise ValidationError("the program has no .core section", hint="start with .core 0")
+    if cores is not None and program.ncores > cores:
+        raise ValidationError(
+            f"the program has {program.ncores} cores but the chip has {cores}",
+            hint=f"run it with --cores {program.ncores}",
+        )
+    sizes = {t.name: t.nbytes for t in program.tensors}
+    limits = {}
+    if chip is not None:
+        limits = {s: (chip.capacity(s), chip.alignment(s)) for s in Space if s is not Space.GM}
+    gm = Space.GM
+    for stream in program.cores:
+        last = len(stream) - 1
+        for i, ins in enumerate(stream):
+            if i != last and type(ins) is End:
+                raise ins.fail("instructions after end")
+            ins.check(chip)
+            for reg in ins.regions():
+                addr, rows, row_bytes, stride, _ = reg
+                end = addr.offset + (rows - 1) * stride + row_bytes
+                space = addr.space
+                if space is gm:
+                    have = sizes.get(addr.tensor)
+                    if have is None or end > have:
+                        _region_error(ins, reg, sizes, None)
+                elif limits:
+                    have, align = limits[space]
+                    if end > have or addr.offset % align:
+                        _region_error(ins, reg, sizes, chip)
+
+
+def _region_error(ins: Instruction, reg: Region, sizes: dict[str, int], chip: ChipParams | None) -> None:
+    addr = reg.addr
+    verb = "writes" if reg.write else "reads"
+    if addr.space is Space.GM:
+        have = sizes.get(addr.tensor)
+        if have is None:
+            known = ", ".join(sizes) or "none"
+            raise ins.fail(f"unknown GM tensor '{addr.tensor}'", hint=f"declared tensors: {known}")
+    else:
+        have = chip.capacity(addr.space)
+        align = chip.alignment(addr.space)
+        if addr.offset % align:
+            raise ins.fail(
+                f"{addr} is not aligned: {addr.space.label} addresses must be multiples of {align} bytes",
+                hint=f"use {addr.space.value}[{addr.offset - addr.offset % align:#06x}] or the next multiple",
+            )
+    raise ins.fail(
+        f"{verb} bytes {reg.start:#x}..{reg.end:#x} of {addr.where}, which holds {have:#x} ({have}) bytes",
+        hint="lower the offset or the shape",
+    )

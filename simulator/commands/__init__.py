@@ -1,0 +1,1 @@
+"""One module per ``dsasim`` subcommand: ``add_parser(subparsers)`` and ``main(args)``."""

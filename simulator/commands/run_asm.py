@@ -1,0 +1,56 @@
+"""``dsasim run-asm FILE.s``: run a hand-written (or compiled) assembly program, print its report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from isa import DsasimError, parse_file
+from simulator.config import load_chip
+from simulator.run import simulate
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run-asm", help="run an assembly file and print its cycle report", description=__doc__)
+    p.add_argument("file", help="assembly file (.s)")
+    add_chip_options(p)
+    p.add_argument("--inputs", metavar="IN.npz", help="input tensors by name (default: seeded random)")
+    p.add_argument("--outputs", metavar="OUT.npz", help="write the output tensors here")
+    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--timing-only", action="store_true", help="skip data; same cycles, much faster")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(func=main)
+
+
+def add_chip_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chip", metavar="NAME", help="chip preset or TOML file (default: the program's .chip, else edu)")
+    p.add_argument("--cores", type=int, metavar="N", help="override the chip's core count")
+
+
+def load_inputs(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise DsasimError(f"cannot read inputs: {path} does not exist", hint="pass an .npz file") from None
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise DsasimError(f"cannot read inputs from {path}: {e}", hint="save them with numpy.savez") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    program = parse_file(args.file)
+    chip = load_chip(args.chip or program.chip or "edu", cores=args.cores)
+    inputs = load_inputs(args.inputs) if args.inputs else None
+    run = simulate(
+        program, chip, inputs=inputs, timing_only=args.timing_only, seed=args.seed, name=Path(args.file).name
+    )
+    if args.outputs:
+        if args.timing_only:
+            raise DsasimError("--outputs needs data: drop --timing-only")
+        np.savez(args.outputs, **run.outputs)
+    print(json.dumps(run.to_json(), indent=2) if args.json else run.report(), end="" if not args.json else "\n")
+    return 0

@@ -1,0 +1,329 @@
+"""Chip configurations: presets are TOML data, loaded into a frozen, validated ``Chip``.
+
+Every field is checked: an unknown, missing or out-of-range field raises ``ConfigError`` naming the
+field (``paths.gm_l1.bandwidth``) and the accepted range. Presets ship inside the package
+(``simulator/presets/*.toml``); any other TOML file can be loaded by path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from isa import ConfigError, DType, Space
+from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
+from isa.timing import route_label, route_name
+
+#: Every path a chip must describe: the copy routes plus FIXPIPE's.
+ROUTES: tuple[tuple[Space, Space], ...] = (*COPY_ROUTES, *FIXPIPE_ROUTES)
+
+_BIG = 2**48
+
+
+@dataclass(frozen=True)
+class PathConfig:
+    """One data path. Time of a transfer alone:
+    ``startup + nburst·burst_cycles + max(min_cycles, ⌈streamed/bandwidth⌉)``."""
+
+    name: str
+    bandwidth: float  # bytes/cycle
+    startup: int  # cycles
+    min_cycles: int  # cycles
+    burst_cycles: int  # cycles per burst
+    granularity: int  # bytes
+    shared: bool  # crosses GM: shares the GM bandwidth
+
+    @property
+    def label(self) -> str:
+        src, dst = self.name.split("_")
+        return route_label(Space(src), Space(dst))
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    size: int  # bytes
+    align: int  # bytes
+
+
+@dataclass(frozen=True)
+class CubeConfig:
+    m0: int
+    n0: int
+    k0_bytes: int
+    startup: int
+    min_cycles: int
+
+    def flops_per_cycle(self, dtype: DType = DType.F16) -> int:
+        """Peak: one ``m0 × k0 × n0`` fractal per cycle, 2 FLOPs per MAC."""
+        return 2 * self.m0 * self.n0 * (self.k0_bytes // dtype.itemsize)
+
+
+@dataclass(frozen=True)
+class VectorConfig:
+    bytes_per_repeat: int
+    startup: int
+    costs: Mapping[str, int]  # "op" or "op.dtype" → cycles per repeat; "default"
+    mins: Mapping[str, int]  # "op" or "op.dtype" → minimum cycles; "default"
+
+    def cost(self, op: str, dtype: DType) -> int:
+        c = self.costs
+        return c.get(f"{op}.{dtype.value}", c.get(op, c["default"]))
+
+    def min_cycles(self, op: str, dtype: DType) -> int:
+        m = self.mins
+        return m.get(f"{op}.{dtype.value}", m.get(op, m["default"]))
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A validated chip description. Implements ``isa.timing.ChipParams``."""
+
+    name: str
+    description: str
+    clock_ghz: float
+    cores: int
+    issue_cycles: int
+    queue_depth: int
+    event_ids: int
+    memory: Mapping[Space, MemoryConfig]
+    gm_size: int
+    gm_bandwidth: float
+    cube: CubeConfig
+    vector: VectorConfig
+    paths: Mapping[str, PathConfig]
+    source: str = ""  # where the config came from (preset name or file)
+
+    def __post_init__(self) -> None:
+        routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
+        object.__setattr__(self, "_routes", routes)
+
+    # -- ChipParams ---------------------------------------------------------------------------
+    def path(self, src: Space, dst: Space) -> PathConfig:
+        return self._routes[(src, dst)]
+
+    def capacity(self, space: Space) -> int:
+        return self.gm_size if space is Space.GM else self.memory[space].size
+
+    def alignment(self, space: Space) -> int:
+        return 1 if space is Space.GM else self.memory[space].align
+
+    # -- derived figures ----------------------------------------------------------------------
+    @property
+    def cube_flops_per_cycle(self) -> int:
+        """Per core, f16."""
+        return self.cube.flops_per_cycle(DType.F16)
+
+    @property
+    def vector_bytes_per_cycle(self) -> int:
+        """Per core, at one repeat per cycle."""
+        return self.vector.bytes_per_repeat
+
+    def cycles_to_seconds(self, cycles: float) -> float:
+        return cycles / (self.clock_ghz * 1e9)
+
+    def with_cores(self, cores: int) -> Chip:
+        """The same chip with another core count (``--cores N``)."""
+        _check_range("cores", cores, 1, 1024)
+        return dataclasses.replace(self, cores=cores)
+
+    def fingerprint(self) -> str:
+        """A short hash of every timing-relevant field (for caches and perf databases)."""
+        d = dataclasses.asdict(self)
+        d.pop("source")
+        d.pop("description")
+        d["memory"] = {k.value: v for k, v in self.memory.items()}
+        blob = json.dumps(d, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def summary(self) -> dict[str, Any]:
+        """The figures ``dsasim chips`` shows."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "cores": self.cores,
+            "clock_ghz": self.clock_ghz,
+            "buffers": {s.value: m.size for s, m in self.memory.items()},
+            "cube_flops_per_cycle": self.cube_flops_per_cycle,
+            "vector_bytes_per_cycle": self.vector_bytes_per_cycle,
+            "gm_bytes_per_cycle": self.gm_bandwidth,
+            "gm_size": self.gm_size,
+        }
+
+
+# ---------------------------------------------------------------------------------- loading
+
+
+def preset_names() -> list[str]:
+    """Names of the presets shipped in the package."""
+    files = resources.files("simulator.presets")
+    return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".toml"))
+
+
+def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
+    """Load a preset by name (``edu``, ``ascend910b-like``) or a TOML file by path."""
+    text_name = str(name)
+    if text_name.endswith(".toml") or "/" in text_name:
+        path = Path(text_name)
+        try:
+            data = tomllib.loads(path.read_text())
+        except OSError as e:
+            raise ConfigError(f"cannot read {path}: {e.strerror}", field="(file)") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path} is not valid TOML: {e}", field="(file)") from None
+        source = str(path)
+    else:
+        names = preset_names()
+        if text_name not in names:
+            close = difflib.get_close_matches(text_name, names, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"presets: {', '.join(names)}"
+            raise ConfigError(f"no preset named '{text_name}'", field="chip", hint=hint)
+        data = tomllib.loads(resources.files("simulator.presets").joinpath(f"{text_name}.toml").read_text())
+        source = f"preset {text_name}"
+    chip = chip_from_dict(data, source=source)
+    return chip.with_cores(cores) if cores is not None else chip
+
+
+def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
+    """Validate a parsed TOML document and build a ``Chip``."""
+    r = _Reader(data, "")
+    name = r.text("name")
+    description = r.text("description")
+    clock = r.number("clock_ghz", 0.01, 100.0)
+    cores = r.integer("cores", 1, 1024)
+    core = r.table("core")
+    issue = core.integer("issue_cycles", 0, 1000)
+    depth = core.integer("queue_depth", 1, 4096)
+    ids = core.integer("event_ids", 1, 64)
+    core.done()
+
+    mem = r.table("memory")
+    memory = {}
+    for space in (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB):
+        t = mem.table(space.value)
+        memory[space] = MemoryConfig(t.integer("size", 512, 2**34), t.integer("align", 1, 4096))
+        t.done()
+    mem.done()
+
+    gm = r.table("gm")
+    gm_size = gm.integer("size", 2**16, 2**44)
+    gm_bw = gm.number("bandwidth", 0.001, 1e6)
+    gm.done()
+
+    c = r.table("cube")
+    cube = CubeConfig(
+        c.integer("m0", 1, 256),
+        c.integer("n0", 1, 256),
+        c.integer("k0_bytes", 1, 1024),
+        c.integer("startup", 0, 100000),
+        c.integer("min_cycles", 0, 100000),
+    )
+    c.done()
+
+    v = r.table("vector")
+    bpr = v.integer("bytes_per_repeat", 1, 65536)
+    vstart = v.integer("startup", 0, 100000)
+    costs = _op_table(v.table("cost"))
+    mins = _op_table(v.table("min_cycles"))
+    v.done()
+    vector = VectorConfig(bpr, vstart, costs, mins)
+
+    p = r.table("paths")
+    paths = {}
+    for src, dst in ROUTES:
+        key = route_name(src, dst)
+        t = p.table(key)
+        paths[key] = PathConfig(
+            key,
+            t.number("bandwidth", 0.001, 1e6),
+            t.integer("startup", 0, 10**6),
+            t.integer("min_cycles", 0, 10**6),
+            t.integer("burst_cycles", 0, 10**5),
+            t.integer("granularity", 1, 65536),
+            Space.GM in (src, dst),
+        )
+        t.done()
+    p.done()
+    r.done()
+    return Chip(name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source)
+
+
+_VECTOR_OPS = frozenset(
+    {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy"}
+    | {"adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast"}
+)
+
+
+def _op_table(t: _Reader) -> dict[str, int]:
+    out = {"default": t.integer("default", 0, 100000)}
+    for key in list(t.data):
+        op, _, dt = key.partition(".")
+        if op not in _VECTOR_OPS or (dt and dt not in [d.value for d in DType]):
+            continue  # left for done() to report as unknown
+        out[key] = t.integer(key, 0, 100000)
+    t.done()
+    return out
+
+
+def _check_range(field: str, value: float, lo: float, hi: float) -> None:
+    if not lo <= value <= hi:
+        raise ConfigError(f"{value} is out of range", field=field, hint=f"accepted range: {lo} to {hi}")
+
+
+class _Reader:
+    """Reads fields out of one TOML table, remembering which were used; ``done`` rejects the rest."""
+
+    def __init__(self, data: Any, prefix: str) -> None:
+        if not isinstance(data, Mapping):
+            raise ConfigError("must be a table", field=prefix or "(top level)")
+        self.data, self.prefix, self.used = data, prefix, set()
+
+    def _get(self, key: str) -> Any:
+        field = self.prefix + key
+        if key not in self.data:
+            raise ConfigError("is missing", field=field, hint="every field of a preset must be given")
+        self.used.add(key)
+        return self.data[key]
+
+    def text(self, key: str) -> str:
+        v = self._get(key)
+        if not isinstance(v, str) or not v:
+            raise ConfigError("must be a non-empty string", field=self.prefix + key)
+        return v
+
+    def number(self, key: str, lo: float, hi: float) -> float:
+        v = self._get(key)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ConfigError(
+                f"must be a number, not {v!r}", field=self.prefix + key, hint=f"accepted range: {lo} to {hi}"
+            )
+        _check_range(self.prefix + key, v, lo, hi)
+        return float(v)
+
+    def integer(self, key: str, lo: int, hi: int) -> int:
+        v = self._get(key)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ConfigError(
+                f"must be an integer, not {v!r}", field=self.prefix + key, hint=f"accepted range: {lo} to {hi}"
+            )
+        _check_range(self.prefix + key, v, lo, hi)
+        return v
+
+    def table(self, key: str) -> _Reader:
+        return _Reader(self._get(key), f"{self.prefix}{key}.")
+
+    def done(self) -> None:
+        extra = [k for k in self.data if k not in self.used]
+        if extra:
+            k = extra[0]
+            close = difflib.get_close_matches(k, [*self.used, *self.data], n=2)
+            close = [c for c in close if c != k]
+            hint = f"did you mean {close[0]}?" if close else "remove it"
+            raise ConfigError("is not a known field", field=self.prefix + k, hint=hint)

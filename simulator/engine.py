@@ -1,0 +1,411 @@
+"""The discrete-event engine: cores, their scalar unit, in-order pipes, flags, shared GM bandwidth.
+
+Reads like the hardware diagram. Each core has a scalar unit (``Core.scalar``) that walks the
+program in order, paying ``issue_cycles`` per instruction, and appends each instruction to its pipe's
+bounded queue; each pipe (``PipeUnit.run``) executes its queue strictly in order. Nothing orders two
+pipes except flags and barriers.
+
+The scalar unit keeps its own clock and only yields to SimPy when it must wait (a full queue, a
+barrier, a flag): an instruction carries the cycle it was issued at, and its pipe does not start it
+earlier. This gives the same times as yielding once per instruction, at a fraction of the events.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from typing import NamedTuple
+
+import simpy
+
+from isa import (
+    Barrier,
+    DeadlockError,
+    End,
+    Instruction,
+    Pipe,
+    Program,
+    Scalar,
+    SetFlag,
+    SyncError,
+    Transfer,
+    WaitFlag,
+)
+from isa.types import EXEC_PIPES
+from simulator.bandwidth import SharedBandwidth
+from simulator.config import Chip
+from simulator.memory import MachineMemory
+from simulator.stats import PipeStats
+
+# Decoded instruction kinds.
+K_FIXED, K_GM, K_SET, K_WAIT, K_SCALAR, K_BARRIER, K_END, K_SSET, K_SWAIT = range(9)
+
+FlagKey = tuple[Pipe, Pipe, int]
+
+
+class TraceEntry(NamedTuple):
+    """One executed instruction: ``core``, ``pipe``, its ``index`` in the core's stream, cycles.
+
+    The engine records plain tuples in this field order (cheaper); ``Run.trace`` wraps them.
+    """
+
+    core: int
+    pipe: Pipe
+    index: int
+    start: int
+    end: int
+
+
+class FlagEntry(NamedTuple):
+    """One flag hand-over: set by ``set_index`` at ``set_at``, consumed by ``wait_index`` at ``consumed_at``."""
+
+    core: int
+    src: Pipe
+    dst: Pipe
+    event: int
+    set_index: int
+    set_at: int
+    wait_index: int
+    consumed_at: int
+
+
+def decode(ins: Instruction, chip: Chip) -> tuple[int, Pipe, object, int | Transfer]:
+    """(kind, pipe, payload, cost): what the engine needs, computed once per instruction.
+
+    ``cost`` is the instruction's own timing rule result (cycles, or a ``Transfer``), kept for stats.
+    """
+    pipe = ins.pipe
+    cls = type(ins)
+    if cls is SetFlag:
+        return (K_SSET if pipe is Pipe.S else K_SET), pipe, (ins.src, ins.dst, ins.event), 0
+    if cls is WaitFlag:
+        key = (ins.src, ins.dst, ins.event)
+        return (K_SWAIT if pipe is Pipe.S else K_WAIT), pipe, (key, f"flag:{ins.src.value}"), 0
+    if cls is Scalar:
+        return K_SCALAR, pipe, ins.cycles, 0
+    if cls is Barrier:
+        return K_BARRIER, pipe, (ins.target,) if ins.target else EXEC_PIPES, 0
+    if cls is End:
+        return K_END, pipe, None, 0
+    cost = ins.cost(chip)
+    if type(cost) is Transfer:
+        path = chip.path(cost.src, cost.dst)
+        if path.shared:
+            rate = min(path.bandwidth, chip.gm_bandwidth)
+            alone = cost.cycles(path, rate)
+            return (
+                K_GM,
+                pipe,
+                (cost.fixed_cycles(path), cost.streamed_bytes(path), path.min_cycles, path.bandwidth, alone),
+                cost,
+            )
+        return K_FIXED, pipe, cost.cycles(path), cost
+    return K_FIXED, pipe, cost, cost
+
+
+class _Flag:
+    __slots__ = ("set_at", "set_index", "waiter")
+
+    def __init__(self) -> None:
+        self.set_at: int | None = None
+        self.set_index = -1
+        self.waiter: simpy.Event | None = None
+
+
+class PipeUnit:
+    """One in-order pipe of one core."""
+
+    def __init__(self, core: Core, pipe: Pipe) -> None:
+        self.core = core
+        self.pipe = pipe
+        self.queue: deque[tuple[int, int]] = deque()  # (instruction index, issue cycle)
+        self.stats = PipeStats()
+        self.wake: simpy.Event | None = None
+        self.space: simpy.Event | None = None  # the scalar unit waiting for a free slot
+        self.drain: tuple[int, simpy.Event] | None = None  # the scalar unit waiting in a barrier
+        self.issued = 0
+        self.completed = 0
+        self.closed = False
+        self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
+
+    def push(self, index: int, at: int) -> None:
+        self.queue.append((index, at))
+        self.issued += 1
+        if self.wake is not None:
+            w, self.wake = self.wake, None
+            w.succeed()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.wake is not None:
+            w, self.wake = self.wake, None
+            w.succeed()
+
+    def run(self):
+        core, env, q, st = self.core, self.core.env, self.queue, self.stats
+        decoded, stream = core.decoded, core.stream
+        mem = core.mem
+        gm = core.engine.gm
+        trace = core.engine.trace
+        debug = core.engine.debug
+        cid, pipe = core.index, self.pipe
+        stalls = st.stalls
+        pending_idle = 0
+        while True:
+            if not q:
+                if self.closed:
+                    return
+                t0 = env.now
+                self.wake = env.event()
+                yield self.wake
+                if not q:
+                    return
+                pending_idle += env.now - t0
+            index, ready = q[0]
+            now = env.now
+            kind, _, payload, _ = decoded[index]
+            if ready > now and kind == K_FIXED and mem is None and not debug:
+                # Timing only: wait for the issue and execute in one event. (The slot this frees
+                # early is behind the scalar unit's own clock, so no issue decision can see it.)
+                q.popleft()
+                stalls["issue"] = stalls.get("issue", 0) + pending_idle + ready - now
+                pending_idle = 0
+                yield env.timeout(ready - now + payload)
+                st.busy += payload
+                start = ready
+            else:
+                if ready > now:
+                    pending_idle += ready - now
+                    yield env.timeout(ready - now)
+                q.popleft()
+                if self.space is not None:
+                    sp, self.space = self.space, None
+                    sp.succeed()
+                if pending_idle:
+                    stalls["issue"] = stalls.get("issue", 0) + pending_idle
+                    pending_idle = 0
+                start = env.now
+                if debug:
+                    print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
+                if kind == K_FIXED:
+                    writes = None
+                    if mem is not None:
+                        mem.current, mem.now = stream[index], start
+                        writes = stream[index].execute(mem)
+                    yield env.timeout(payload)
+                    st.busy += payload
+                    if writes:
+                        for w in writes:
+                            mem.write(*w)
+                elif kind == K_GM:
+                    fixed, streamed, min_cycles, cap, alone = payload
+                    writes = None
+                    if mem is not None:
+                        mem.current, mem.now = stream[index], start
+                        writes = stream[index].execute(mem)
+                    yield gm.transfer(streamed, cap, fixed, min_cycles)
+                    took = env.now - start
+                    if took > alone:
+                        st.busy += alone
+                        stalls["bandwidth"] = stalls.get("bandwidth", 0) + took - alone
+                    else:
+                        st.busy += took
+                    if writes:
+                        for w in writes:
+                            mem.write(*w)
+                elif kind == K_SET:
+                    core.set_flag(payload, start, index)
+                else:  # K_WAIT
+                    key, cause = payload
+                    flag = core.flag(key)
+                    if flag.set_at is None:
+                        self.blocked = index
+                        flag.waiter = env.event()
+                        yield flag.waiter
+                        self.blocked = None
+                    if flag.set_at > env.now:
+                        yield env.timeout(flag.set_at - env.now)
+                    end = env.now
+                    if end > start:
+                        stalls[cause] = stalls.get(cause, 0) + end - start
+                    core.consume(key, flag, index, end)
+            end = env.now
+            st.instructions += 1
+            st.last_end = end
+            trace.append((cid, pipe, index, start, end))
+            self.completed += 1
+            if self.drain is not None and self.completed >= self.drain[0]:
+                d, self.drain = self.drain[1], None
+                d.succeed()
+
+
+class Core:
+    """One AI core: a scalar unit issuing into the pipes, and the core's flags."""
+
+    def __init__(self, engine: Engine, index: int, stream: tuple[Instruction, ...]) -> None:
+        self.engine = engine
+        self.env = engine.env
+        self.index = index
+        self.stream = stream
+        self.decoded = [decode(ins, engine.chip) for ins in stream]
+        self.pipes = {p: PipeUnit(self, p) for p in EXEC_PIPES}
+        self.flags: dict[FlagKey, _Flag] = {}
+        self.scalar_stats = PipeStats()
+        self.mem = engine.memory.cores[index] if engine.memory is not None else None
+        self.s_blocked: str | None = None
+        self.s_done = False
+
+    def flag(self, key: FlagKey) -> _Flag:
+        f = self.flags.get(key)
+        if f is None:
+            f = self.flags[key] = _Flag()
+        return f
+
+    def set_flag(self, key: FlagKey, at: int, index: int) -> None:
+        f = self.flag(key)
+        if f.set_at is not None:
+            ins, prev = self.stream[index], self.stream[f.set_index]
+            where = f"{ins.loc}: " if ins.loc else ""
+            raise SyncError(
+                f"{where}core {self.index}, cycle {at}: '{short(ins)}' sets a flag that is still set "
+                f"(set at cycle {f.set_at} by {prev.loc or 'instruction ' + str(f.set_index)}) "
+                "and no wait_flag has consumed it",
+                hint="wait_flag before setting the same event again, or use another event id",
+            )
+        f.set_at, f.set_index = at, index
+        if f.waiter is not None:
+            w, f.waiter = f.waiter, None
+            w.succeed()
+
+    def consume(self, key: FlagKey, f: _Flag, index: int, at: int) -> None:
+        self.engine.flags.append((self.index, key[0], key[1], key[2], f.set_index, f.set_at, index, at))
+        f.set_at, f.set_index = None, -1
+
+    def scalar(self):
+        env, st = self.env, self.scalar_stats
+        issue = self.engine.chip.issue_cycles
+        depth = self.engine.chip.queue_depth
+        pipes = self.pipes
+        t = 0
+        for index, (kind, pipe, payload, _) in enumerate(self.decoded):
+            if kind <= K_WAIT:
+                unit = pipes[pipe]
+                if len(unit.queue) >= depth:
+                    unit.space = env.event()
+                    self.s_blocked = f"the full {pipe.label} queue"
+                    yield unit.space
+                    self.s_blocked = None
+                    if env.now > t:
+                        st.stall(f"queue:{pipe.value}", env.now - t)
+                        t = env.now
+                t += issue
+                st.busy += issue
+                unit.push(index, t)
+            elif kind == K_SCALAR:
+                t += issue + payload
+                st.busy += issue + payload
+            elif kind == K_BARRIER:
+                t += issue
+                st.busy += issue
+                for p in payload:
+                    unit = pipes[p]
+                    if unit.completed < unit.issued:
+                        unit.drain = (unit.issued, env.event())
+                        self.s_blocked = f"barrier on {p.label}"
+                        yield unit.drain[1]
+                        self.s_blocked = None
+                if env.now > t:
+                    st.stall("barrier", env.now - t)
+                    t = env.now
+            elif kind == K_SSET:
+                t += issue
+                st.busy += issue
+                self.set_flag(payload, t, index)
+            elif kind == K_SWAIT:
+                t += issue
+                st.busy += issue
+                key, cause = payload
+                f = self.flag(key)
+                if f.set_at is None:
+                    src, dst, ev = key
+                    self.s_blocked = f"wait_flag {src.value} -> {dst.value}, {ev}"
+                    f.waiter = env.event()
+                    yield f.waiter
+                    self.s_blocked = None
+                wait_end = max(t, f.set_at, env.now)
+                st.stall(cause, wait_end - t)
+                t = wait_end
+                self.consume(key, f, index, t)
+            else:  # K_END
+                break
+        st.instructions = len(self.decoded)
+        st.last_end = t
+        self.s_done = True
+        for unit in pipes.values():
+            unit.close()
+
+    def blocked(self) -> list[str]:
+        """Descriptions of everything on this core that is still waiting (for deadlock reports)."""
+        out = []
+        if not self.s_done and self.s_blocked:
+            out.append(f"core {self.index} SCALAR: waiting on {self.s_blocked}")
+        for unit in self.pipes.values():
+            if unit.blocked is not None:
+                ins = self.stream[unit.blocked]
+                where = f" ({ins.loc})" if ins.loc else ""
+                out.append(f"core {self.index} {unit.pipe.label}: '{short(ins)}'{where} can never be met")
+        return out
+
+
+class Engine:
+    """Runs a program on a chip; ``run()`` returns when every core has drained."""
+
+    def __init__(self, program: Program, chip: Chip, memory: MachineMemory | None) -> None:
+        self.program = program
+        self.chip = chip
+        self.memory = memory
+        self.env = simpy.Environment()
+        self.gm = SharedBandwidth(self.env, chip.gm_bandwidth)
+        self.trace: list[tuple] = []  # TraceEntry fields
+        self.flags: list[tuple] = []  # FlagEntry fields
+        self.debug = os.environ.get("DSASIM_DEBUG", "") not in ("", "0")
+        self.cores = [Core(self, i, s) for i, s in enumerate(program.cores)]
+
+    def run(self) -> int:
+        """Simulate; return the total cycles. Raises ``DeadlockError`` if waits can never be met."""
+        for core in self.cores:
+            self.env.process(core.scalar())
+            for unit in core.pipes.values():
+                self.env.process(unit.run())
+        self.env.run()
+        blocked = [b for c in self.cores for b in c.blocked()]
+        stuck = [c for c in self.cores if not c.s_done or any(u.queue for u in c.pipes.values())]
+        if blocked or stuck:
+            raise DeadlockError(
+                "deadlock: the program stopped with waits that can never be met",
+                blocked=blocked or [f"core {c.index}: instructions left unissued" for c in stuck],
+                hint="every wait_flag needs a matching set_flag on its source pipe, "
+                "issued before the wait can block it",
+            )
+        return max(
+            [c.scalar_stats.last_end for c in self.cores]
+            + [u.stats.last_end for c in self.cores for u in c.pipes.values()]
+            + [0]
+        )
+
+    def pipe_stats(self, total: int) -> list[dict[Pipe, PipeStats]]:
+        """Per core and pipe, with the tail after each pipe's last instruction marked ``drained``."""
+        out = []
+        for c in self.cores:
+            d = {Pipe.S: c.scalar_stats}
+            d.update({p: u.stats for p, u in c.pipes.items()})
+            for st in d.values():
+                st.stall("drained", total - st.busy - st.idle)
+            out.append(d)
+        return out
+
+
+def short(ins: Instruction) -> str:
+    """The instruction's text on one line with single spaces."""
+    return " ".join(ins.text().split())

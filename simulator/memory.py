@@ -1,0 +1,107 @@
+"""Functional state: every memory is a byte array plus a "written" mask.
+
+On-chip buffers (L1, L0A, L0B, L0C, UB) exist once per core at their full capacity; GM holds the
+program's named tensors. Reading a byte that was never written is an error, not silent garbage: it is
+how a missing ``wait_flag`` or a load that never happened shows itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from isa import DType, Instruction, MemoryAccessError, Program, Region, Space, TensorKind
+from isa.types import ON_CHIP
+from simulator.config import Chip
+
+
+class Buffer:
+    """Bytes and a mask of which bytes have been written."""
+
+    __slots__ = ("data", "name", "written")
+
+    def __init__(self, name: str, nbytes: int, written: bool = False) -> None:
+        self.name = name
+        self.data = np.zeros(nbytes, dtype=np.uint8)
+        self.written = np.full(nbytes, written, dtype=bool)
+
+    def window(self, arr: np.ndarray, region: Region) -> np.ndarray:
+        """A ``[rows, row_bytes]`` strided view of ``arr`` (data or mask) over the region."""
+        base = arr[region.start :]
+        return as_strided(base, shape=(region.rows, region.row_bytes), strides=(region.stride, 1), writeable=True)
+
+
+class MachineMemory:
+    """GM tensors shared by all cores, plus each core's on-chip buffers."""
+
+    def __init__(self, program: Program, chip: Chip, inputs: dict[str, np.ndarray]) -> None:
+        self.gm: dict[str, Buffer] = {}
+        for t in program.tensors:
+            buf = Buffer(t.name, t.nbytes)
+            if t.kind.is_input:
+                arr = np.ascontiguousarray(inputs[t.name], dtype=t.dtype.np).reshape(-1)
+                buf.data[:] = arr.view(np.uint8)
+                buf.written[:] = True
+            self.gm[t.name] = buf
+        self.cores = [CoreMemory(self, i, chip) for i in range(program.ncores)]
+        self.program = program
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        out = {}
+        for t in self.program.tensors:
+            if t.kind.is_output:
+                out[t.name] = self.gm[t.name].data.view(t.dtype.np).reshape(t.shape).copy()
+        return out
+
+    def unwritten_outputs(self) -> dict[str, int]:
+        """Output tensors with bytes nobody wrote: name → count."""
+        res = {}
+        for t in self.program.tensors:
+            if t.kind is TensorKind.OUT:
+                n = int((~self.gm[t.name].written).sum())
+                if n:
+                    res[t.name] = n
+        return res
+
+
+class CoreMemory:
+    """One core's view of memory; implements ``isa.instructions.Memory``."""
+
+    def __init__(self, machine: MachineMemory, index: int, chip: Chip) -> None:
+        self.machine = machine
+        self.index = index
+        self.local = {s: Buffer(s.label, chip.capacity(s)) for s in ON_CHIP}
+        #: The instruction being executed, for error messages; set by the engine.
+        self.current: Instruction | None = None
+        self.now = 0
+
+    def _buffer(self, region: Region) -> Buffer:
+        a = region.addr
+        return self.machine.gm[a.tensor] if a.space is Space.GM else self.local[a.space]
+
+    def read(self, region: Region, dtype: DType) -> np.ndarray:
+        buf = self._buffer(region)
+        mask = buf.window(buf.written, region)
+        if not mask.all():
+            self._unwritten(region, mask)
+        raw = buf.window(buf.data, region)
+        return np.ascontiguousarray(raw).view(dtype.np)
+
+    def write(self, region: Region, dtype: DType, data: np.ndarray) -> None:
+        buf = self._buffer(region)
+        arr = np.ascontiguousarray(data, dtype=dtype.np).view(np.uint8).reshape(region.rows, region.row_bytes)
+        buf.window(buf.data, region)[...] = arr
+        buf.window(buf.written, region)[...] = True
+
+    def _unwritten(self, region: Region, mask: np.ndarray) -> None:
+        flat = np.argwhere(~mask)[0]
+        first = region.start + int(flat[0]) * region.stride + int(flat[1])
+        count = int((~mask).sum())
+        ins = self.current
+        where = f"{ins.loc}: " if ins is not None and ins.loc else ""
+        text = ins.text().split("  ")[0] if ins is not None else "an instruction"
+        raise MemoryAccessError(
+            f"{where}core {self.index}, cycle {self.now}: {text} reads {count} never-written byte(s) of "
+            f"{region.addr.where}, the first at {first:#x}",
+            hint="a wait_flag may be missing (the read ran before the write it needs), or the data was never loaded",
+        )

@@ -1,0 +1,179 @@
+"""The cycle report: text for people (``str(run)``, the CLI) and JSON for programs (``--json``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from isa import Pipe
+
+if TYPE_CHECKING:
+    from simulator.run import Run
+
+PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MTE3)
+
+
+def cause_label(cause: str) -> str:
+    """``flag:mte2`` → ``flag←MTE2``; ``queue:v`` → ``queue VECTOR full``."""
+    kind, _, pipe = cause.partition(":")
+    if kind == "flag":
+        return f"flag←{Pipe(pipe).label}"
+    if kind == "queue":
+        return f"{Pipe(pipe).label} queue full"
+    return cause
+
+
+def _pct(part: float, total: float) -> str:
+    return f"{100 * part / total:5.1f}%" if total else "  0.0%"
+
+
+def _seconds(s: float) -> str:
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def format_report(run: Run) -> str:
+    st, chip = run.stats, run.chip
+    total = st.cycles
+    ncores = run.program.ncores
+    mode = "timing-only" if run.timing_only else "functional"
+    lines = [
+        f"dsasim · {run.name} · chip {chip.name} ({ncores} of {chip.cores} core{'s' if chip.cores > 1 else ''}, "
+        f"{chip.clock_ghz:g} GHz) · {mode}",
+        "",
+        f"total        {total:,} cycles = {_seconds(run.seconds)}        instructions {st.instructions:,}",
+        "",
+    ]
+    for c, pipes in enumerate(st.cores):
+        lines.append(f"core {c}        busy   instr   idle by cause (% of total)")
+        for p in PIPE_ORDER:
+            ps = pipes[p]
+            if ps.instructions == 0 and p is not Pipe.S:
+                continue
+            causes = sorted(ps.stalls.items(), key=lambda kv: -kv[1])
+            idle = ", ".join(f"{cause_label(k)} {_pct(v, total).strip()}" for k, v in causes if v)
+            lines.append(f"  {p.label:<9}{_pct(ps.busy, total)} {ps.instructions:>7,}   {idle or '-'}")
+        lines.append("")
+    if st.bytes:
+        lines.append("data moved          bytes     B/cycle   peak B/cycle")
+        for key, n in sorted(st.bytes.items()):
+            path = chip.paths[key]
+            lines.append(
+                f"  {path.label:<10}{n:>15,} {n / total if total else 0:>11.1f} {path.bandwidth * ncores:>14.1f}"
+            )
+        lines.append(
+            f"  {'GM total':<10}{st.gm_bytes:>15,} {st.gm_bytes / total if total else 0:>11.1f} "
+            f"{chip.gm_bandwidth:>14.1f}"
+        )
+        lines.append("")
+    lines.append("compute")
+    if st.cube_flops:
+        peak = chip.cube_flops_per_cycle * ncores
+        lines.append(
+            f"  cube     {st.cube_flops:>15,} FLOP  {st.cube_flops / total:>10.1f} FLOP/cycle of {peak:,} peak "
+            f"({_pct(st.cube_flops / total, peak).strip()})"
+        )
+    if st.vector_ops:
+        lines.append(f"  vector   {st.vector_ops:>15,} ops   {st.vector_ops / total:>10.1f} ops/cycle")
+    if not st.cube_flops and not st.vector_ops:
+        lines.append("  none")
+    r = st.roofline
+    lines += [
+        "",
+        "roofline",
+        f"  intensity   {r.intensity:.3g} FLOP per GM byte",
+        f"  bound       {r.bound_cycles:,.0f} cycles ({_bound_text(run, r.bound_by)}); "
+        f"this run reached {100 * r.fraction:.1f}% of it",
+    ]
+    lines += ["", f"verdict: {verdict(run)}"]
+    for w in run.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+def _bound_text(run: Run, by: str) -> str:
+    chip = run.chip
+    if by == "cube":
+        return "Cube FLOPs at peak"
+    if by == "vector":
+        return "vector repeats at one per cycle"
+    if by == "GM":
+        return f"GM bytes at {chip.gm_bandwidth:g} B/cycle shared"
+    path = chip.paths[by]
+    return f"{path.label} bytes at {path.bandwidth:g} B/cycle per core"
+
+
+def verdict(run: Run) -> str:
+    """One line: which pipe limits the run, and why."""
+    st = run.stats
+    total = st.cycles or 1
+    best = None
+    for c, pipes in enumerate(st.cores):
+        for p, ps in pipes.items():
+            if p is Pipe.S:
+                continue
+            if best is None or ps.busy > best[2].busy:
+                best = (c, p, ps)
+    if best is None or best[2].busy == 0:
+        return "nothing ran on the pipes"
+    c, p, ps = best
+    busy = ps.busy / total
+    where = f"core {c} " if len(st.cores) > 1 else ""
+    if busy >= 0.8:
+        kind = {
+            Pipe.CUBE: "compute-bound on the Cube",
+            Pipe.V: "compute-bound on the Vector unit",
+            Pipe.MTE2: "memory-bound on loads (MTE2)",
+            Pipe.MTE3: "memory-bound on stores (MTE3)",
+            Pipe.MTE1: "bound by L1→L0 moves (MTE1)",
+            Pipe.FIX: "bound by FIXPIPE write-back",
+        }[p]
+        return f"{where}{p.label} is busy {100 * busy:.0f}% of the time: {kind}"
+    # Not saturated: find the largest wait.
+    worst = None
+    for c2, pipes in enumerate(st.cores):
+        for p2, ps2 in pipes.items():
+            for cause, v in ps2.stalls.items():
+                if cause == "drained":
+                    continue
+                if worst is None or v > worst[3]:
+                    worst = (c2, p2, cause, v)
+    text = f"{where}the busiest pipe, {p.label}, is busy only {100 * busy:.0f}% of the time"
+    if worst is not None:
+        c2, p2, cause, v = worst
+        w2 = f"core {c2} " if len(st.cores) > 1 else ""
+        text += f"; {w2}{p2.label} waits {100 * v / total:.0f}% of the time ({cause_label(cause)})"
+        if cause.startswith("flag"):
+            text += ": stages run one after another — overlap them (double buffering)"
+        elif cause == "issue":
+            text += ": issue-bound — fewer, larger instructions"
+        elif cause == "bandwidth":
+            text += ": GM bandwidth is shared by too many transfers"
+    return text
+
+
+def report_json(run: Run) -> dict:
+    st = run.stats
+    return {
+        "name": run.name,
+        "chip": run.chip.name,
+        "cores": run.program.ncores,
+        "cycles": st.cycles,
+        "seconds": run.seconds,
+        "timing_only": run.timing_only,
+        "instructions": st.instructions,
+        "flops": st.flops,
+        "cube_flops": st.cube_flops,
+        "vector_ops": st.vector_ops,
+        "gm_bytes": st.gm_bytes,
+        "gm_read": st.gm_read,
+        "gm_write": st.gm_write,
+        "bytes": dict(sorted(st.bytes.items())),
+        "pipes": [
+            {p.value: ps.to_json() for p, ps in pipes.items() if ps.instructions or p is Pipe.S} for pipes in st.cores
+        ],
+        "roofline": st.roofline.to_json(),
+        "verdict": verdict(run),
+        "warnings": list(run.warnings),
+    }
