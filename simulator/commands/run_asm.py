@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from isa import DsasimError, parse_file
+from simulator.commands.output import add_output_options, emit
 from simulator.config import load_chip
 from simulator.run import simulate
 
@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--outputs", metavar="OUT.npz", help="write the output tensors here")
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--timing-only", action="store_true", help="skip data; same cycles, much faster")
-    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_output_options(p)
     p.set_defaults(func=main)
 
 
@@ -52,5 +52,4 @@ def main(args: argparse.Namespace) -> int:
         if args.timing_only:
             raise DsasimError("--outputs needs data: drop --timing-only")
         np.savez(args.outputs, **run.outputs)
-    print(json.dumps(run.to_json(), indent=2) if args.json else run.report(), end="" if not args.json else "\n")
-    return 0
+    return emit(run, args)
