@@ -16,7 +16,7 @@ F16 = DType.F16
 def matmul_like(n: int, tile: int = 64, k_steps: int = 8) -> Program:
     """C[t] = A[t] @ B[t] for independent 64×(64·k_steps) by (64·k_steps)×64 blocks, double-buffered."""
     kdim = tile * k_steps
-    per_block = 4 + k_steps * 16 + 6
+    per_block = 13 * k_steps + 5
     nblocks = max(1, -(-n // per_block))
     a = TensorDecl("a", F16, (nblocks * tile, kdim), TensorKind.IN)
     b = TensorDecl("b", F16, (nblocks * kdim, tile), TensorKind.IN)

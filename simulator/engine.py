@@ -12,6 +12,7 @@ earlier. This gives the same times as yielding once per instruction, at a fracti
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections import deque
@@ -92,14 +93,11 @@ def decode(ins: Instruction, chip: Chip) -> tuple[int, Pipe, object, int | Trans
     if type(cost) is Transfer:
         path = chip.path(cost.src, cost.dst)
         if path.shared:
+            streamed = cost.streamed_bytes(path)
+            fixed = cost.fixed_cycles(path)
             rate = min(path.bandwidth, chip.gm_bandwidth)
-            alone = cost.cycles(path, rate)
-            return (
-                K_GM,
-                pipe,
-                (cost.fixed_cycles(path), cost.streamed_bytes(path), path.min_cycles, path.bandwidth, alone),
-                cost,
-            )
+            alone = fixed + max(path.min_cycles, math.ceil(streamed / rate - 1e-9))
+            return K_GM, pipe, (fixed, streamed, path.min_cycles, path.bandwidth, alone), cost
         return K_FIXED, pipe, cost.cycles(path), cost
     return K_FIXED, pipe, cost, cost
 
