@@ -28,6 +28,7 @@ class PathParams(Protocol):
     burst_cycles: int  # extra cycles per burst (descriptor row)
     granularity: int  # each burst is rounded up to a multiple of this many bytes
     shared: bool  # True when the path crosses GM and shares its bandwidth with every transfer
+    issue_bandwidth: float  # bytes per cycle of the DMA front end, 0 = none (read with that default)
 
 
 class CubeParams(Protocol):
@@ -80,14 +81,29 @@ class Transfer(NamedTuple):
         """Cycles not spent streaming: start-up plus the per-burst overhead."""
         return path.startup + self.nburst * path.burst_cycles
 
+    def floor_cycles(self, path: PathParams) -> int:
+        """The fewest cycles the streaming phase can take, whatever the bandwidth::
+
+        min_cycles + ⌈streamed_bytes / issue_bandwidth⌉      (the second term only if issue_bandwidth > 0)
+
+        ``min_cycles`` is the first burst's round trip; ``issue_bandwidth`` (bytes/cycle, optional) is
+        the rate at which the DMA front end walks the rest of the transfer. While that is the slower
+        side, a transfer's time grows at the issue rate, not the path's bandwidth: the ramp of the
+        measured GM→UB and UB→GM curves between 1 KiB and ~20 KiB (docs/timing-model.md).
+        """
+        issue = getattr(path, "issue_bandwidth", 0.0)
+        if issue > 0:
+            return path.min_cycles + math.ceil(self.streamed_bytes(path) / issue - 1e-9)
+        return path.min_cycles
+
     def cycles(self, path: PathParams, bandwidth: float | None = None) -> int:
         """The transfer alone on its path (no sharing)::
 
-        startup + nburst × burst_cycles + max(min_cycles, ⌈streamed_bytes / bandwidth⌉)
+        startup + nburst × burst_cycles + max(floor_cycles, ⌈streamed_bytes / bandwidth⌉)
         """
         bw = path.bandwidth if bandwidth is None else bandwidth
         stream = math.ceil(self.streamed_bytes(path) / bw - 1e-9)
-        return self.fixed_cycles(path) + max(path.min_cycles, stream)
+        return self.fixed_cycles(path) + max(self.floor_cycles(path), stream)
 
 
 def route_name(src: Space, dst: Space) -> str:

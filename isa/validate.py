@@ -36,10 +36,13 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
         last = len(stream) - 1
         for i, ins in enumerate(stream):
             if i != last and type(ins) is End:
-                raise ins.fail("instructions after end")
+                raise ins.fail("instructions after end", hint="end must be the last instruction of its core")
             ins.check(chip)
+            _check_fields(ins)
             for reg in ins.regions():
                 addr, rows, row_bytes, stride, _ = reg
+                if addr.offset < 0 or stride < 0:  # only a program built in Python can get here
+                    raise ins.fail(f"negative offset or stride ({addr}, stride {stride} bytes)", hint="use values ≥ 0")
                 end = addr.offset + (rows - 1) * stride + row_bytes
                 space = addr.space
                 if space is gm:
@@ -50,6 +53,17 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
                     have, align = limits[space]
                     if end > have or addr.offset % align:
                         _region_error(ins, reg, sizes, chip)
+
+
+def _check_fields(ins: Instruction) -> None:
+    """What the parser rules out but a program built in Python could still hold."""
+    shape = getattr(ins, "shape", None)
+    if shape is not None and (not 1 <= len(shape) <= 2 or any(d < 1 for d in shape)):
+        raise ins.fail(f"shape {shape} must have one or two sizes, each ≥ 1", hint="e.g. (4096,) or (64, 128)")
+    for name in ("cycles", "event"):
+        value = getattr(ins, name, 0)
+        if value < 0:
+            raise ins.fail(f"{name}={value} must be ≥ 0", hint="use a value ≥ 0")
 
 
 def _region_error(ins: Instruction, reg: Region, sizes: dict[str, int], chip: ChipParams | None) -> None:

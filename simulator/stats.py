@@ -15,6 +15,7 @@ For the scalar unit: ``queue:<pipe>`` (blocked on a full queue), ``barrier``, ``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from isa import Pipe
@@ -58,7 +59,8 @@ class Roofline:
 
     def to_json(self) -> dict:
         return {
-            "intensity": self.intensity,
+            # JSON has no Infinity: a run that moves no GM bytes has no intensity (null).
+            "intensity": self.intensity if math.isfinite(self.intensity) else None,
             "bound_cycles": self.bound_cycles,
             "fraction": self.fraction,
             "bound_by": self.bound_by,

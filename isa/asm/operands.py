@@ -7,6 +7,7 @@ the file, line, column, token and a hint — without each class writing its own 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,10 +46,20 @@ def tokenize(text: str, fail: Callable[..., NoReturn], first_col: int = 1) -> li
         if m is None:
             fail("unexpected character", first_col + pos, text[pos], "operands are separated by commas")
         kind = m.lastgroup
+        if kind == "number" and _WORD_CHAR.match(text, m.end()):
+            # "12x", "0xZZ", "1.5.5": report the whole run, not the number it starts with.
+            bad = _BAD_NUMBER.match(text, pos).group()
+            fail("bad number", first_col + pos, bad, _NUMBER_HINT)
         if kind != "ws":
             out.append(Token(kind, m.group(), first_col + pos))
         pos = m.end()
     return out
+
+
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_.]")
+_BAD_NUMBER = re.compile(r"[-+]?[A-Za-z0-9_.]+")
+_NUMBER_HINT = "numbers are decimal (64, 1.5, -2, 1e-05, inf) or hexadecimal (0x0400)"
+_OPERAND_HINT = "an operand is an address (ub[0x0400], x[0x0000]), a shape (f16[64,128]), a number, a word or key=value"
 
 
 # -------------------------------------------------------------------------------------- operands
@@ -114,6 +125,7 @@ def parse_number(text: str) -> float | int:
 def split_operands(tokens: list[Token], fail: Callable[..., NoReturn]) -> list[Operand]:
     """Group tokens into comma-separated operands (commas inside ``[...]`` do not split)."""
     groups: list[list[Token]] = [[]]
+    commas: list[Token] = []  # commas[i] ends groups[i]
     depth = 0
     for tok in tokens:
         if tok.text == "[":
@@ -122,17 +134,28 @@ def split_operands(tokens: list[Token], fail: Callable[..., NoReturn]) -> list[O
             depth -= 1
         if tok.text == "," and depth == 0:
             groups.append([])
+            commas.append(tok)
         else:
             groups[-1].append(tok)
     if groups == [[]]:
         return []
-    return [_operand(g, fail, tokens) for g in groups]
+    for i, g in enumerate(groups):
+        if not g:
+            comma = commas[min(i, len(commas) - 1)]
+            fail("empty operand", comma.col, ",", "remove the extra comma")
+    return [_operand(g, fail) for g in groups]
 
 
-def _operand(g: list[Token], fail: Callable[..., NoReturn], line: list[Token]) -> Operand:
-    if not g:
-        fail("empty operand", line[-1].col if line else 1, ",", "remove the extra comma")
-    text = "".join(t.text for t in g).replace(",", ", ").replace("->", " -> ")
+def _source_text(g: list[Token]) -> str:
+    """The operand as written (tokens re-joined with the spaces between them)."""
+    out = g[0].text
+    for prev, tok in itertools.pairwise(g):
+        out += " " * (tok.col - prev.col - len(prev.text)) + tok.text
+    return out
+
+
+def _operand(g: list[Token], fail: Callable[..., NoReturn]) -> Operand:
+    text = _source_text(g)
     first = g[0]
     for j, t in enumerate(g[:-1]):
         if t.text == "]":
@@ -160,10 +183,15 @@ def _operand(g: list[Token], fail: Callable[..., NoReturn], line: list[Token]) -
         nums = inner[0::2]
         seps = inner[1::2]
         if any(t.kind != "number" for t in nums) or any(t.text != "," for t in seps):
-            fail("expected numbers inside [...]", g[2].col, g[2].text, None)
+            fail("expected numbers inside [...]", g[2].col, g[2].text, "write ub[0x0400] or f16[64,128]")
         values = [parse_number(t.text) for t in nums]
         if any(not isinstance(v, int) or v < 0 for v in values):
-            fail("expected non-negative integers inside [...]", g[2].col, g[2].text, None)
+            fail(
+                "expected non-negative integers inside [...]",
+                g[2].col,
+                g[2].text,
+                "offsets and sizes are whole numbers ≥ 0, e.g. ub[0x0400] or f16[64,128]",
+            )
         name = first.text
         if name in DTYPE_NAMES:
             if not 1 <= len(values) <= 2 or any(v < 1 for v in values):
@@ -181,7 +209,7 @@ def _operand(g: list[Token], fail: Callable[..., NoReturn], line: list[Token]) -
         if name == "gm":
             fail("name the GM tensor, not 'gm'", first.col, text, "write x[0x0000] for tensor x")
         return AddrOp(Addr(Space.GM, values[0], name), first.col, text)
-    fail("cannot read this operand", first.col, text, None)
+    fail("cannot read this operand", first.col, text, _OPERAND_HINT)
 
 
 def _pipe(tok: Token, fail: Callable[..., NoReturn]) -> Pipe:
@@ -218,7 +246,9 @@ class Args:
             self.fail(f"{what} must be an address", op.col, op.text, "write ub[0x0400] or x[0x0000]")
         if spaces is not None and op.addr.space not in spaces:
             allowed = " or ".join(s.label for s in spaces)
-            self.fail(f"{what} of {self.mnemonic} must be in {allowed}", op.col, op.text, None)
+            self.fail(
+                f"{what} of {self.mnemonic} must be in {allowed}", op.col, op.text, f"e.g. {spaces[0].value}[0x0000]"
+            )
         return op.addr
 
     def view(self, what: str = "shape") -> tuple[DType, tuple[int, ...]]:
@@ -242,13 +272,13 @@ class Args:
     def word(self, what: str, choices: tuple[str, ...]) -> str:
         op = self._next(what, choices[0])
         if not isinstance(op, WordOp) or op.word not in choices:
-            self.fail(f"{what} must be one of {', '.join(choices)}", op.col, op.text, None)
+            self.fail(f"{what} must be one of {', '.join(choices)}", op.col, op.text, f"e.g. {choices[0]}")
         return op.word
 
     def integer(self, what: str, lo: int = 0) -> int:
         op = self._next(what, "8")
         if not isinstance(op, NumOp) or not isinstance(op.value, int) or op.value < lo:
-            self.fail(f"{what} must be an integer ≥ {lo}", op.col, op.text, None)
+            self.fail(f"{what} must be an integer ≥ {lo}", op.col, op.text, f"write a whole number, e.g. {max(lo, 8)}")
         return op.value
 
     def number(self, what: str) -> float:
@@ -274,7 +304,7 @@ class Args:
                 hint = f"{self.mnemonic} takes {', '.join(known)}" if known else f"{self.mnemonic} takes no options"
                 self.fail("unexpected operand", op.col, op.text, hint)
             if key in seen:
-                self.fail("option given twice", op.col, op.text, None)
+                self.fail("option given twice", op.col, op.text, "remove one of them")
             seen.add(key)
             if key in flags:
                 if not isinstance(op, WordOp):
@@ -285,7 +315,7 @@ class Args:
             elif key in ints:
                 v = op.value
                 if not isinstance(v, NumOp) or not isinstance(v.value, int) or v.value < 0:
-                    self.fail(f"{key} must be a non-negative integer", v.col, v.text, None)
+                    self.fail(f"{key} must be a non-negative integer", v.col, v.text, f"write e.g. {key}=64")
                 out[key] = v.value
             else:
                 v = op.value

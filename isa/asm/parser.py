@@ -52,6 +52,7 @@ def parse(text: str, file: str = "<string>") -> Program:
         col = len(code) - len(code.lstrip()) + 1
         head, _, rest = code.strip().partition(" ")
         rest_col = col + len(head) + 1 + (len(rest) - len(rest.lstrip()))
+        rest_col = min(rest_col, len(code) + 1)  # a directive with nothing after it: point at the line's end
         rest = rest.strip()
 
         if head.startswith("."):
@@ -62,7 +63,7 @@ def parse(text: str, file: str = "<string>") -> Program:
             elif head == ".tensor":
                 tensors.append(_tensor(rest, rest_col, tensors, fail))
             elif head == ".core":
-                if not rest.isdigit() or int(rest) != len(cores):
+                if not re.fullmatch(r"[0-9]+", rest) or int(rest) != len(cores):
                     fail(f"expected .core {len(cores)}", rest_col, rest, "number cores 0, 1, 2, ... in order")
                 cores.append([])
             else:
@@ -92,13 +93,13 @@ def _tensor(rest: str, col: int, tensors: list[TensorDecl], fail) -> TensorDecl:
     if not _NAME_RE.match(name) or name in RESERVED:
         fail("bad tensor name", col, name, "use an identifier that is not a dtype or buffer name")
     if any(t.name == name for t in tensors):
-        fail("tensor declared twice", col, name, None)
+        fail("tensor declared twice", col, name, "give each tensor its own name")
     m = _TENSOR_RE.match(spec)
     if not m or m["dtype"] not in DTYPE_NAMES:
         fail("bad tensor type", col + len(name) + 1, spec, "write e.g. f16[64,128]")
     dims = tuple(int(d) for d in m["dims"].replace(" ", "").split(",") if d)
     if not dims or any(d < 1 for d in dims):
-        fail("tensor sizes must be ≥ 1", col + len(name) + 1, spec, None)
+        fail("tensor sizes must be ≥ 1", col + len(name) + 1, spec, "write e.g. f16[64,128]")
     kinds = [k.value for k in TensorKind]
     if kind not in kinds:
         fail("bad tensor kind", col + len(name) + len(spec) + 2, kind, f"kinds are {', '.join(kinds)}")

@@ -134,4 +134,4 @@ def check_stride(ins: Instruction, name: str, stride: int | None, cols: int, wri
 def check_space(ins: Instruction, what: str, addr: Addr, allowed: tuple[Space, ...]) -> None:
     if addr.space not in allowed:
         names = " or ".join(s.label for s in allowed)
-        raise ins.fail(f"{what} is in {addr.space.label}; it must be in {names}")
+        raise ins.fail(f"{what} is in {addr.space.label}; it must be in {names}", hint=f"use a {names} address")

@@ -97,9 +97,11 @@ class Mmad(Instruction):
         check_space(self, "A", self.a, (Space.L0A,))
         check_space(self, "B", self.b, (Space.L0B,))
         if self.dtype not in ACCUMULATOR:
-            raise self.fail(f"the Cube multiplies f16, bf16 or i8, not {self.dtype}")
+            raise self.fail(
+                f"the Cube multiplies f16, bf16 or i8, not {self.dtype}", hint="cast the inputs first (v.cast)"
+            )
         if min(self.m, self.k, self.n) < 1:
-            raise self.fail("m, k and n must be ≥ 1")
+            raise self.fail("m, k and n must be ≥ 1", hint="e.g. m=64, k=64, n=64")
 
     def fractals(self, chip: ChipParams) -> int:
         cube = chip.cube
@@ -119,7 +121,8 @@ class Mmad(Instruction):
         b = mem.read(regs[1], self.dtype).reshape(self.k, self.n)
         acc = self.acc_dtype
         work = np.int64 if acc is DType.I32 else np.float32
-        prod = a.astype(work) @ b.astype(work)
-        if not self.init:
-            prod = prod + mem.read(regs[2], acc).reshape(self.m, self.n).astype(work)
+        with np.errstate(all="ignore"):  # IEEE: inf·0 is NaN, overflow is inf — silently, as in hardware
+            prod = a.astype(work) @ b.astype(work)
+            if not self.init:
+                prod = prod + mem.read(regs[2], acc).reshape(self.m, self.n).astype(work)
         return [(regs[-1], acc, prod.astype(acc.np).reshape(1, -1))]

@@ -62,11 +62,12 @@ class Copy(Instruction):
     only) the destination receives the ``cols × rows`` transpose, row stride ``dst_stride``
     (default ``rows``). Bytes are copied as they are; no conversion.
 
-    Timing: ``startup + nburst·burst_cycles + max(min_cycles, ⌈streamed / bandwidth⌉)`` with the
-    parameters of the route's path; ``streamed`` rounds every burst up to the path's granularity.
+    Timing: ``startup + nburst·burst_cycles + max(floor, ⌈streamed / bandwidth⌉)`` with the
+    parameters of the route's path; ``streamed`` rounds every burst up to the path's granularity;
+    ``floor`` is ``min_cycles``, plus ``⌈streamed / issue_bandwidth⌉`` on a path that sets an issue rate.
     Routes through GM share the chip's GM bandwidth with every transfer in flight on every core
     (fluid fair sharing, each capped at its path's peak). A descriptor whose strides equal its row
-    length is moved as a single burst.
+    length is moved as a single burst; a transposed copy moves one burst per source row.
 
     Notes: the pipe is part of the mnemonic so that a reader sees which queue a copy waits in; it must
     match the route (GM→L1, GM→UB, GM→L0A, GM→L0B on ``mte2``; L1→L0A, L1→L0B on ``mte1``; UB→GM, UB→L1
@@ -144,7 +145,9 @@ class Copy(Instruction):
     def check(self, chip: ChipParams | None = None) -> None:
         _ = self.pipe  # raises on an unknown route
         if self.transpose and self.pipe is not Pipe.MTE1:
-            raise self.fail("transpose is only available on MTE1 (L1→L0A/L0B)")
+            raise self.fail(
+                "transpose is only available on MTE1 (L1→L0A/L0B)", hint="load into L1, then transpose on mte1.copy"
+            )
         _, dcols, dstride = self._dst_view()
         check_stride(self, "dst_stride", dstride, dcols, write=True)
 
@@ -167,9 +170,9 @@ class Copy(Instruction):
 class Fixpipe(Instruction):
     """FIXPIPE: move an L0C result out, converting on the fly.
 
-    Format: ``fixpipe DST, l0c[OFF], f32[ROWS,COLS] [, to=f16] [, relu] [, src_stride=S] [, dst_stride=S]``
+    Format: ``fixpipe DST, l0c[OFF], ACC[ROWS,COLS] [, to=DTYPE] [, relu] [, src_stride=S] [, dst_stride=S]``
 
-    Action: read the ``rows × cols`` accumulator tile (``f32`` or ``i32``, row stride ``src_stride``
+    Action: read the ``rows × cols`` accumulator tile (ACC is ``f32`` or ``i32``, row stride ``src_stride``
     elements) from L0C, apply ReLU if asked, convert to ``to`` (default: unchanged; round to nearest
     even) and write it to GM, UB or L1 with row stride ``dst_stride``.
 
@@ -230,7 +233,10 @@ class Fixpipe(Instruction):
         check_space(self, "the source", self.src, (Space.L0C,))
         check_space(self, "the destination", self.dst, (Space.GM, Space.UB, Space.L1))
         if self.dtype not in (DType.F32, DType.I32):
-            raise self.fail(f"L0C holds f32 or i32 accumulators, not {self.dtype}")
+            raise self.fail(
+                f"L0C holds f32 or i32 accumulators, not {self.dtype}",
+                hint=f"read it as f32 (i32 after an i8 mmad) and convert on the way out: to={self.dtype}",
+            )
         _, cols = shape2(self.shape)
         check_stride(self, "dst_stride", self.dst_stride, cols, write=True)
 
@@ -249,11 +255,14 @@ class Fixpipe(Instruction):
 
 def convert(data: np.ndarray, to: DType) -> np.ndarray:
     """Round to nearest even; float → int saturates to the integer range."""
-    if to.is_float or not np.issubdtype(data.dtype, np.floating):
+    # bf16 (ml_dtypes) is not a numpy floating subtype: ask by the dtype, not by issubdtype alone.
+    is_float = np.issubdtype(data.dtype, np.floating) or data.dtype == DType.BF16.np
+    if to.is_float or not is_float:
         if not to.is_float and np.issubdtype(data.dtype, np.integer):
             info = np.iinfo(to.np)
             return np.clip(data, info.min, info.max).astype(to.np)
-        return data.astype(to.np)
+        with np.errstate(over="ignore"):  # IEEE: a value beyond the range becomes ±inf, silently
+            return data.astype(to.np)
     info = np.iinfo(to.np)
     with np.errstate(invalid="ignore"):
         r = np.rint(np.nan_to_num(data.astype(np.float64), nan=0.0))

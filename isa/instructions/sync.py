@@ -34,7 +34,7 @@ class _Flag(Instruction):
 
     def check(self, chip: ChipParams | None = None) -> None:
         if self.src is self.dst:
-            raise self.fail("a flag connects two different pipes")
+            raise self.fail("a flag connects two different pipes", hint="write e.g. mte2 -> v")
         if chip is not None and not 0 <= self.event < chip.event_ids:
             raise self.fail(
                 f"event id {self.event} is out of range: this chip has ids 0..{chip.event_ids - 1} per pipe pair",
@@ -99,7 +99,9 @@ class Barrier(Instruction):
     Action: the scalar unit issues nothing more until every instruction already issued to PIPE (or to
     every pipe) has finished.
 
-    Timing: the scalar unit waits; the wait shows as issue-bound idle time on the other pipes.
+    Timing: one issue slot, then the scalar unit waits until the pipes drain (its idle time is
+    attributed to ``barrier``); pipes waiting for the next instruction meanwhile show ``issue`` idle
+    time.
 
     Notes: coarse and slow compared with flags, but impossible to get wrong.
     """
@@ -132,7 +134,7 @@ class Scalar(Instruction):
 
     Action: none on data.
 
-    Timing: the scalar unit is busy for CYCLES cycles and issues nothing meanwhile.
+    Timing: ``issue_cycles + CYCLES`` on the scalar unit, which issues nothing meanwhile.
 
     Notes: use it to model the bookkeeping a real kernel's scalar code does between instructions.
     """
