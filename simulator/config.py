@@ -31,7 +31,8 @@ _BIG = 2**48
 @dataclass(frozen=True)
 class PathConfig:
     """One data path. Time of a transfer alone:
-    ``startup + nburst·burst_cycles + max(min_cycles, ⌈streamed/bandwidth⌉)``."""
+    ``startup + nburst·burst_cycles + max(floor, ⌈streamed/bandwidth⌉)``, where
+    ``floor = min_cycles`` (``+ ⌈streamed/issue_bandwidth⌉`` when the path has an issue rate)."""
 
     name: str
     bandwidth: float  # bytes/cycle
@@ -40,6 +41,9 @@ class PathConfig:
     burst_cycles: int  # cycles per burst
     granularity: int  # bytes
     shared: bool  # crosses GM: shares the GM bandwidth
+    #: bytes/cycle of the DMA front end; 0 = none. Optional in a preset. With it the floor above is
+    #: ``min_cycles + ⌈streamed/issue_bandwidth⌉`` (isa.timing.Transfer.floor_cycles).
+    issue_bandwidth: float = 0.0
 
     @property
     def label(self) -> str:
@@ -83,6 +87,20 @@ class VectorConfig:
 
 
 @dataclass(frozen=True)
+class EnergyConfig:
+    """Energy per event in picojoules (pJ), summed over a run by ``simulator.energy``.
+
+    Optional in a preset (``[energy]``); ``source`` says where the numbers come from.
+    """
+
+    source: str
+    memory: Mapping[Space, float]  # pJ per byte read or written at each level (GM included)
+    paths: Mapping[str, float]  # extra pJ per byte moved on a path (wires, DMA engine); absent = 0
+    mac: Mapping[DType, float]  # pJ per multiply-accumulate of the Cube, by input dtype
+    vector_repeat: float  # pJ per vector repeat (256 B of the widest operand)
+
+
+@dataclass(frozen=True)
 class Chip:
     """A validated chip description. Implements ``isa.timing.ChipParams``."""
 
@@ -100,6 +118,7 @@ class Chip:
     vector: VectorConfig
     paths: Mapping[str, PathConfig]
     source: str = ""  # where the config came from (preset name or file)
+    energy: EnergyConfig | None = None  # optional [energy] table (not timing-relevant)
 
     def __post_init__(self) -> None:
         routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
@@ -139,6 +158,7 @@ class Chip:
         d = dataclasses.asdict(self)
         d.pop("source")
         d.pop("description")
+        d.pop("energy")
         d["memory"] = {k.value: v for k, v in self.memory.items()}
         blob = json.dumps(d, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -175,9 +195,15 @@ def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
         try:
             data = tomllib.loads(path.read_text())
         except OSError as e:
-            raise ConfigError(f"cannot read {path}: {e.strerror}", field="(file)") from None
+            raise ConfigError(
+                f"cannot read {path}: {e.strerror}",
+                field="(file)",
+                hint=f"check the path, or name a preset: {', '.join(preset_names())}",
+            ) from None
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path} is not valid TOML: {e}", field="(file)") from None
+            raise ConfigError(
+                f"{path} is not valid TOML: {e}", field="(file)", hint="fix the TOML syntax at the line shown"
+            ) from None
         source = str(path)
     else:
         names = preset_names()
@@ -248,11 +274,37 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
             t.integer("burst_cycles", 0, 10**5),
             t.integer("granularity", 1, 65536),
             Space.GM in (src, dst),
+            t.number("issue_bandwidth", 0.0, 1e6) if "issue_bandwidth" in t.data else 0.0,  # optional
         )
         t.done()
     p.done()
+    energy = _energy(r.table("energy")) if "energy" in data else None
     r.done()
-    return Chip(name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source)
+    return Chip(
+        name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy
+    )
+
+
+def _energy(t: _Reader) -> EnergyConfig:
+    """The optional ``[energy]`` table: every memory level and Cube dtype required, paths optional."""
+    source = t.text("source")
+    vector_repeat = t.number("vector_repeat", 0.0, 1e6)
+    m = t.table("memory")
+    memory = {space: m.number(space.value, 0.0, 1e6) for space in Space}
+    m.done()
+    mt = t.table("mac")
+    mac = {d: mt.number(d.value, 0.0, 1e6) for d in (DType.F16, DType.BF16, DType.I8)}
+    mt.done()
+    paths = {}
+    if "path" in t.data:
+        pt = t.table("path")
+        for src, dst in ROUTES:
+            key = route_name(src, dst)
+            if key in pt.data:
+                paths[key] = pt.number(key, 0.0, 1e6)
+        pt.done()
+    t.done()
+    return EnergyConfig(source, memory, paths, mac, vector_repeat)
 
 
 _VECTOR_OPS = frozenset(
@@ -282,7 +334,9 @@ class _Reader:
 
     def __init__(self, data: Any, prefix: str) -> None:
         if not isinstance(data, Mapping):
-            raise ConfigError("must be a table", field=prefix or "(top level)")
+            raise ConfigError(
+                "must be a table", field=prefix.rstrip(".") or "(top level)", hint="write it as [section] or { ... }"
+            )
         self.data, self.prefix, self.used = data, prefix, set()
 
     def _get(self, key: str) -> Any:
@@ -295,7 +349,7 @@ class _Reader:
     def text(self, key: str) -> str:
         v = self._get(key)
         if not isinstance(v, str) or not v:
-            raise ConfigError("must be a non-empty string", field=self.prefix + key)
+            raise ConfigError("must be a non-empty string", field=self.prefix + key, hint='write it as "text"')
         return v
 
     def number(self, key: str, lo: float, hi: float) -> float:
