@@ -5,21 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from isa import Pipe
+from simulator.advice import PIPE_ORDER, cause_label, diagnose, verdict
+from simulator.energy import energy, format_energy
 
 if TYPE_CHECKING:
     from simulator.run import Run
-
-PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MTE3)
-
-
-def cause_label(cause: str) -> str:
-    """``flag:mte2`` → ``flag←MTE2``; ``queue:v`` → ``queue VECTOR full``."""
-    kind, _, pipe = cause.partition(":")
-    if kind == "flag":
-        return f"flag←{Pipe(pipe).label}"
-    if kind == "queue":
-        return f"{Pipe(pipe).label} queue full"
-    return cause
 
 
 def _pct(part: float, total: float) -> str:
@@ -86,6 +76,9 @@ def format_report(run: Run) -> str:
         f"  bound       {r.bound_cycles:,.0f} cycles ({_bound_text(run, r.bound_by)}); "
         f"this run reached {100 * r.fraction:.1f}% of it",
     ]
+    e = energy(run)
+    if e is not None:
+        lines += ["", *format_energy(e)]
     lines += ["", f"verdict: {verdict(run)}"]
     for w in run.warnings:
         lines.append(f"warning: {w}")
@@ -104,57 +97,9 @@ def _bound_text(run: Run, by: str) -> str:
     return f"{path.label} bytes at {path.bandwidth:g} B/cycle per core"
 
 
-def verdict(run: Run) -> str:
-    """One line: which pipe limits the run, and why."""
-    st = run.stats
-    total = st.cycles or 1
-    best = None
-    for c, pipes in enumerate(st.cores):
-        for p, ps in pipes.items():
-            if p is Pipe.S:
-                continue
-            if best is None or ps.busy > best[2].busy:
-                best = (c, p, ps)
-    if best is None or best[2].busy == 0:
-        return "nothing ran on the pipes"
-    c, p, ps = best
-    busy = ps.busy / total
-    where = f"core {c} " if len(st.cores) > 1 else ""
-    if busy >= 0.8:
-        kind = {
-            Pipe.CUBE: "compute-bound on the Cube",
-            Pipe.V: "compute-bound on the Vector unit",
-            Pipe.MTE2: "memory-bound on loads (MTE2)",
-            Pipe.MTE3: "memory-bound on stores (MTE3)",
-            Pipe.MTE1: "bound by L1→L0 moves (MTE1)",
-            Pipe.FIX: "bound by FIXPIPE write-back",
-        }[p]
-        return f"{where}{p.label} is busy {100 * busy:.0f}% of the time: {kind}"
-    # Not saturated: find the largest wait.
-    worst = None
-    for c2, pipes in enumerate(st.cores):
-        for p2, ps2 in pipes.items():
-            for cause, v in ps2.stalls.items():
-                if cause == "drained":
-                    continue
-                if worst is None or v > worst[3]:
-                    worst = (c2, p2, cause, v)
-    text = f"{where}the busiest pipe, {p.label}, is busy only {100 * busy:.0f}% of the time"
-    if worst is not None:
-        c2, p2, cause, v = worst
-        w2 = f"core {c2} " if len(st.cores) > 1 else ""
-        text += f"; {w2}{p2.label} waits {100 * v / total:.0f}% of the time ({cause_label(cause)})"
-        if cause.startswith("flag"):
-            text += ": stages run one after another — overlap them (double buffering)"
-        elif cause == "issue":
-            text += ": issue-bound — fewer, larger instructions"
-        elif cause == "bandwidth":
-            text += ": GM bandwidth is shared by too many transfers"
-    return text
-
-
 def report_json(run: Run) -> dict:
     st = run.stats
+    diagnosis, e = diagnose(run), energy(run)
     return {
         "name": run.name,
         "chip": run.chip.name,
@@ -174,6 +119,8 @@ def report_json(run: Run) -> dict:
             {p.value: ps.to_json() for p, ps in pipes.items() if ps.instructions or p is Pipe.S} for pipes in st.cores
         ],
         "roofline": st.roofline.to_json(),
-        "verdict": verdict(run),
+        "verdict": diagnosis.text,
+        "bottleneck": diagnosis.to_json(),
+        "energy": e.to_json() if e is not None else None,
         "warnings": list(run.warnings),
     }

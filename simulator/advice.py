@@ -1,0 +1,470 @@
+"""Where the time went, and what to change: stall attribution and the bottleneck verdict.
+
+**Attribution.** The engine gives every cycle of every pipe exactly one account (``simulator.stats``):
+busy, or idle for a cause — ``flag:<pipe>`` (in a ``wait_flag`` for that pipe), ``issue`` (queue empty),
+``bandwidth`` (a GM transfer slowed by sharing), ``drained`` (done while others still work); the scalar
+unit also has ``queue:<pipe>`` and ``barrier``. So ``busy + Σ stalls == total cycles`` for every pipe.
+:func:`attribution` lists the rows; :func:`stall_summary` sums them over cores.
+
+**Verdict.** :func:`diagnose` reads those accounts the way a performance engineer would:
+
+1. The busiest pipe, if busy ≥ 80 % of the run, *is* the bottleneck — compute-bound on the Cube or the
+   Vector unit, or bound by a data path — and the advice is about why it is busy: start-up costs of many
+   small instructions, or simply the bytes or FLOPs the kernel needs.
+2. Otherwise the kernel's main compute pipe (the Cube if it has ``mmad``s, else the Vector unit) waits.
+   Its largest wait names the pipe it waited on; when that pipe itself mostly waited on another, the
+   chain is followed to its root (CUBE → MTE1 → MTE2). Stages that take turns want double buffering; a
+   root that is itself saturated wants fewer bytes or larger transfers; a single hand-over means there
+   is only one tile and nothing can overlap.
+
+**Knobs.** For hand-written assembly the advice speaks of the program (double-buffer, merge transfers).
+A compiled kernel knows its schedule: pass ``knobs``, a mapping from a pipe (``"mte2"``), a path
+(``"gm_l1"``), a buffer (``"l1"``) or a cause (``"issue"``, ``"bandwidth"``) to the knob to try, e.g.
+``{"gm_l1": "raise the buffer depth of A/B or enlarge tile_k"}``. The most specific key wins (path, then
+buffer, then pipe), and the verdict ends with that text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from isa import Barrier, DsasimError, End, Mmad, Pipe, Scalar, SetFlag, Space, Transfer, WaitFlag
+from isa.timing import route_name
+from simulator.config import ROUTES
+from simulator.stats import Stats
+
+if TYPE_CHECKING:
+    from simulator.run import Run
+
+#: Pipes in data-flow order (the scalar unit first), as the report and the pictures list them.
+PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MTE3)
+#: A pipe busy this share of the run is the bottleneck itself.
+SATURATED = 0.8
+#: Above this share of per-instruction start-up, instructions are too small.
+OVERHEAD = 0.4
+#: Above this share of the smaller one's busy time worked in parallel, two pipes are already pipelined.
+OVERLAPPED = 0.25
+#: Causes a knob may be keyed by, besides pipes, paths and buffers.
+CAUSE_KEYS = ("issue", "bandwidth")
+
+
+def cause_label(cause: str) -> str:
+    """``flag:mte2`` → ``flag←MTE2``; ``queue:v`` → ``VECTOR queue full``."""
+    kind, _, pipe = cause.partition(":")
+    if kind == "flag":
+        return f"flag←{Pipe(pipe).label}"
+    if kind == "queue":
+        return f"{Pipe(pipe).label} queue full"
+    return cause
+
+
+# ----------------------------------------------------------------------------------- attribution
+
+
+@dataclass(frozen=True)
+class PipeTime:
+    """One pipe of one core: busy cycles and idle cycles by cause, out of ``total`` cycles."""
+
+    core: int
+    pipe: Pipe
+    instructions: int
+    busy: int
+    stalls: Mapping[str, int]
+    total: int
+
+    @property
+    def idle(self) -> int:
+        return sum(self.stalls.values())
+
+    @property
+    def accounted(self) -> int:
+        """``busy + Σ stalls``: equals ``total`` when every cycle is attributed."""
+        return self.busy + self.idle
+
+
+def attribution(run: Run) -> list[PipeTime]:
+    """Every pipe of every core (the scalar unit included), in data-flow order."""
+    return [
+        PipeTime(c, p, ps.instructions, ps.busy, dict(ps.stalls), run.stats.cycles)
+        for c, pipes in enumerate(run.stats.cores)
+        for p in PIPE_ORDER
+        if (ps := pipes.get(p)) is not None
+    ]
+
+
+def stall_summary(run: Run) -> dict[Pipe, dict[str, float]]:
+    """Per pipe that ran, summed over cores: ``{"busy": share, "flag:mte2": share, ...}``.
+
+    Shares are of ``cores × total cycles``, so each pipe's shares sum to 1.
+    """
+    span = run.stats.cycles * len(run.stats.cores)
+    sums: dict[Pipe, dict[str, float]] = {}
+    counts: dict[Pipe, int] = {}
+    for row in attribution(run):
+        d = sums.setdefault(row.pipe, {"busy": 0.0})
+        d["busy"] += row.busy
+        for cause, v in row.stalls.items():
+            d[cause] = d.get(cause, 0.0) + v
+        counts[row.pipe] = counts.get(row.pipe, 0) + row.instructions
+    if not span:
+        return {}
+    return {p: {k: v / span for k, v in d.items()} for p, d in sums.items() if counts[p] or p is Pipe.S}
+
+
+# ---------------------------------------------------------------------------------------- knobs
+
+
+def knob_keys() -> list[str]:
+    """Every key a knob mapping accepts."""
+    pipes = [p.value for p in PIPE_ORDER]
+    return pipes + [route_name(s, d) for s, d in ROUTES] + [s.value for s in Space] + list(CAUSE_KEYS)
+
+
+def normalise_knobs(knobs: Mapping[object, str] | None) -> dict[str, str]:
+    """Check a knob mapping and key it by lower-case names (``Pipe.MTE2`` → ``"mte2"``)."""
+    out: dict[str, str] = {}
+    valid = set(knob_keys())
+    for key, text in (knobs or {}).items():
+        name = key.value if isinstance(key, Pipe | Space) else str(key).strip().lower()
+        with contextlib.suppress(ValueError):  # a pipe's alias ("vector", "m") → its name
+            name = Pipe.parse(name).value
+        if name not in valid:
+            raise DsasimError(
+                f"unknown knob key {key!r}",
+                hint="key a knob by a pipe (mte2, cube, ...), a path (gm_l1, ...), a buffer (l1, ub, ...), "
+                "'issue' or 'bandwidth'",
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise DsasimError(f"the knob for {key!r} must be a non-empty string", hint="say what to change")
+        out[name] = text.strip()
+    return out
+
+
+# ---------------------------------------------------------------------------------------- verdict
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The bottleneck verdict as data; ``text`` is the one line the report prints."""
+
+    #: "compute-bound", "path-bound", "waits", "issue-bound", "bandwidth", "balanced" or "idle"
+    kind: str
+    core: int
+    #: the pipe the verdict is about (saturated, or waiting)
+    pipe: Pipe | None
+    #: its busy share (saturated) or waiting share of the run
+    fraction: float
+    cause: str | None
+    #: pipes waited on, from the first to the root
+    chain: tuple[Pipe, ...]
+    #: the root pipe's main data path (``gm_l1``), if it moves data
+    path: str | None
+    advice: str
+    #: the schedule knob passed in for this bottleneck, if any
+    knob: str | None
+    text: str
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "core": self.core,
+            "pipe": self.pipe.value if self.pipe else None,
+            "fraction": self.fraction,
+            "cause": self.cause,
+            "chain": [p.value for p in self.chain],
+            "path": self.path,
+            "advice": self.advice,
+            "knob": self.knob,
+            "text": self.text,
+        }
+
+
+def verdict(run: Run, knobs: Mapping[object, str] | None = None) -> str:
+    """One line: which pipe limits the run, why, and what to change."""
+    return diagnose(run, knobs).text
+
+
+@dataclass
+class _Work:
+    """What one pipe of one core had to do, from the program: counts and cycles alone at peak."""
+
+    count: int = 0
+    overhead: float = 0.0  # start-up, per-burst and padding cycles
+    useful: float = 0.0  # cycles at the unit's peak rate
+    path_bytes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def main_path(self) -> str | None:
+        return max(self.path_bytes, key=self.path_bytes.__getitem__) if self.path_bytes else None
+
+
+def _work(run: Run, core: int) -> dict[Pipe, _Work]:
+    chip = run.chip
+    out: dict[Pipe, _Work] = {}
+    for ins in run.program.cores[core]:
+        if isinstance(ins, SetFlag | WaitFlag | Barrier | Scalar | End):
+            continue
+        w = out.setdefault(ins.pipe, _Work())
+        w.count += 1
+        cost = ins.cost(chip)
+        if isinstance(cost, Transfer):
+            path = chip.path(cost.src, cost.dst)
+            alone = cost.cycles(path, min(path.bandwidth, chip.gm_bandwidth) if path.shared else None)
+            w.overhead += cost.fixed_cycles(path)
+            w.useful += alone - cost.fixed_cycles(path)
+            key = route_name(cost.src, cost.dst)
+            w.path_bytes[key] = w.path_bytes.get(key, 0) + cost.nbytes
+        elif isinstance(ins, Mmad):
+            ideal = ins.flops / chip.cube.flops_per_cycle(ins.dtype)
+            w.useful += ideal
+            w.overhead += cost - ideal
+        else:  # vector
+            ideal = chip.vector.cost(ins.op, ins.dtype) * ins.repeats(chip)
+            w.useful += ideal
+            w.overhead += cost - ideal
+    return out
+
+
+def _critical_core(st: Stats) -> int:
+    """The core that finished last (ties: the lowest index)."""
+    ends = [max(ps.last_end for ps in pipes.values()) for pipes in st.cores]
+    return max(range(len(ends)), key=lambda c: (ends[c], -c))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _pick(knobs: dict[str, str], *keys: str | None) -> str | None:
+    return next((knobs[k] for k in keys if k and k in knobs), None)
+
+
+def diagnose(run: Run, knobs: Mapping[object, str] | None = None) -> Diagnosis:
+    """The bottleneck of the run (see the module docs). ``knobs`` defaults to ``run.knobs``."""
+    kn = normalise_knobs(getattr(run, "knobs", None) if knobs is None else knobs)
+    st, total = run.stats, run.stats.cycles
+    core = _critical_core(st)
+    pipes = st.cores[core]
+    where = f"core {core}: " if len(st.cores) > 1 else ""
+    ran = {p: ps for p, ps in pipes.items() if p is not Pipe.S and ps.instructions}
+    if not total or not any(ps.busy for ps in ran.values()):
+        return Diagnosis("idle", core, None, 0.0, None, (), None, "", None, "nothing ran on the pipes")
+    work = _work(run, core)
+    busiest = max(ran, key=lambda p: (ran[p].busy, -PIPE_ORDER.index(p)))
+    if ran[busiest].busy / total >= SATURATED:
+        return _saturated(run, core, where, busiest, work.get(busiest, _Work()), kn)
+
+    subject = Pipe.CUBE if Pipe.CUBE in work else Pipe.V if Pipe.V in work else busiest
+    waits = {k: v for k, v in pipes[subject].stalls.items() if k != "drained" and v > 0}
+    if not waits:  # the compute pipe never waited: take the largest wait on the core
+        cands = [(v, p, k) for p, ps in ran.items() for k, v in ps.stalls.items() if k != "drained" and v > 0]
+        if not cands:
+            b = ran[busiest].busy / total
+            text = f"{where}{busiest.label} is busy {_pct(b)} of the time and no pipe waits on another"
+            return Diagnosis("balanced", core, busiest, b, None, (), None, "", None, text)
+        _, subject, _ = max(cands, key=lambda t: (t[0], -PIPE_ORDER.index(t[1])))
+        waits = {k: v for k, v in pipes[subject].stalls.items() if k != "drained" and v > 0}
+    cause, cycles = max(waits.items(), key=lambda kv: kv[1])
+    frac = cycles / total
+    if cause.startswith("flag:"):
+        return _waits_on(run, core, where, subject, cause, frac, work, kn)
+    if cause == "issue":
+        return _issue_bound(run, core, where, subject, frac, kn)
+    advice = _pick(kn, "bandwidth", "gm") or "move fewer bytes through GM, or keep fewer transfers in flight at once"
+    text = f"{where}{subject.label} lost {_pct(frac)} of the time to GM bandwidth shared with other transfers: {advice}"
+    return Diagnosis("bandwidth", core, subject, frac, cause, (), None, advice, _pick(kn, "bandwidth", "gm"), text)
+
+
+_KIND = {
+    Pipe.CUBE: ("compute-bound", "compute-bound on the Cube"),
+    Pipe.V: ("compute-bound", "compute-bound on the Vector unit"),
+    Pipe.MTE2: ("path-bound", "memory-bound on loads"),
+    Pipe.MTE3: ("path-bound", "memory-bound on stores"),
+    Pipe.MTE1: ("path-bound", "bound by L1→L0 moves"),
+    Pipe.FIX: ("path-bound", "bound by FIXPIPE write-back"),
+}
+
+
+def _saturated(run: Run, core: int, where: str, p: Pipe, w: _Work, kn: dict[str, str]) -> Diagnosis:
+    ps = run.stats.cores[core][p]
+    busy = ps.busy / run.stats.cycles
+    kind, what = _KIND[p]
+    lead = f"{where}{p.label} is busy {_pct(busy)} of the time: {what}"
+    path = w.main_path
+    if path is not None:
+        pc = run.chip.paths[path]
+        rate = w.path_bytes[path] / run.stats.cycles
+        lead += f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle)"
+    knob = _pick(kn, path, p.value)
+    advice = knob or _busy_advice(run, p, w, ps.busy)
+    return Diagnosis(kind, core, p, busy, "busy", (), path, advice, knob, f"{lead}: {advice}")
+
+
+def _busy_advice(run: Run, p: Pipe, w: _Work, busy: int) -> str:
+    """Why a saturated pipe is busy, and what would make it less so."""
+    chip = run.chip
+    if p is Pipe.CUBE:
+        waste = w.overhead / busy if busy else 0.0
+        if waste >= 0.25:
+            return f"{_pct(waste)} of its busy time is mmad start-up and padding; use fewer, larger mmads"
+        return "it runs near its peak; only more cores (or int8) make this faster"
+    if p is Pipe.V:
+        waste = w.overhead / busy if busy else 0.0
+        if waste >= 0.25:
+            return f"{_pct(waste)} of its busy time is instruction start-up; use fewer, longer vector instructions"
+        return "make fewer passes over the data (fuse operations, avoid div) or spread the work over more cores"
+    share = w.overhead / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
+    if share >= OVERHEAD:
+        avg = sum(w.path_bytes.values()) / max(1, w.count)
+        return (
+            f"{_pct(share)} of its time is per-transfer start-up ({w.count} transfers of {avg / 1024:.1f} KiB on "
+            "average); move the same bytes in fewer, larger transfers"
+        )
+    pc = chip.paths[w.main_path] if w.main_path else None
+    if pc is not None and pc.shared and pc.bandwidth * run.program.ncores < chip.gm_bandwidth:
+        return (
+            f"one core's {pc.label} path peaks at {pc.bandwidth:g} of GM's {chip.gm_bandwidth:g} B/cycle; spread "
+            "the work over more cores, or move fewer bytes (reuse tiles on chip, fuse operators)"
+        )
+    if pc is not None and pc.shared:
+        return "GM bandwidth is the limit; move fewer bytes (reuse tiles on chip, larger tiles, fuse operators)"
+    return "reuse each tile for more work (larger tiles) so fewer bytes cross this path"
+
+
+def _buffer(p: Pipe, path: str | None) -> str | None:
+    """The buffer a double-buffering fix applies to: where a load lands, or where a store reads from."""
+    if path is None:
+        return None
+    src, dst = path.split("_")
+    return dst if p in (Pipe.MTE2, Pipe.MTE1) else src
+
+
+def _waits_on(
+    run: Run, core: int, where: str, subject: Pipe, cause: str, frac: float, work: dict[Pipe, _Work], kn: dict
+) -> Diagnosis:
+    pipes = run.stats.cores[core]
+    chain = [Pipe(cause.partition(":")[2])]
+    while (cur := chain[-1]) is not Pipe.S and cur in pipes:
+        flags = {k: v for k, v in pipes[cur].stalls.items() if k.startswith("flag:")}
+        if not flags:
+            break
+        k, v = max(flags.items(), key=lambda kv: kv[1])
+        nxt = Pipe(k.partition(":")[2])
+        if v <= pipes[cur].busy or nxt in chain or nxt is subject:
+            break
+        chain.append(nxt)
+    root = chain[-1]
+    rw = work.get(root, _Work())
+    path = rw.main_path
+    buffer = _buffer(root, path)
+    lead = f"{where}{subject.label} waited {_pct(frac)} of the time on {chain[0].label}"
+    lead += "".join(f", which waited on {p.label}" for p in chain[1:])
+    if path:
+        lead += f" ({run.chip.paths[path].label})"
+    knob = _pick(kn, path, buffer, root.value)
+    handovers = sum(
+        1 for ins in run.program.cores[core] if isinstance(ins, WaitFlag) and ins.src is chain[0] and ins.dst is subject
+    )
+    if knob:
+        advice = knob
+    elif root is Pipe.S:
+        advice = "the scalar unit sets the flag late; issue the set_flag earlier, or move the wait after other work"
+    elif handovers <= 1:
+        advice = "there is a single hand-over, so nothing can overlap; split the work into tiles and pipeline them"
+    elif root in pipes and pipes[root].busy / run.stats.cycles >= SATURATED:
+        advice = f"{root.label} is itself busy {_pct(pipes[root].busy / run.stats.cycles)}; " + _busy_advice(
+            run, root, rw, pipes[root].busy
+        )
+    elif _overlap(run, core, root, subject) >= OVERLAPPED:
+        advice = _overlapped_advice(run, core, subject, root, rw, cause)
+    elif root in (Pipe.MTE2, Pipe.MTE1):
+        advice = (
+            f"the stages take turns; double-buffer the {buffer.upper() if buffer else 'input'} tiles so "
+            f"{root.label} loads tile i+1 while {subject.label} works on tile i"
+        )
+    elif root in (Pipe.MTE3, Pipe.FIX):
+        advice = (
+            f"the stages take turns; double-buffer the {(buffer or 'output').upper()} tiles so {subject.label} "
+            f"fills tile i+1 while {root.label} writes tile i out"
+        )
+    else:
+        advice = f"the stages take turns; give the data between {root.label} and {subject.label} two buffers"
+    return Diagnosis("waits", core, subject, frac, cause, tuple(chain), path, advice, knob, f"{lead}: {advice}")
+
+
+def _busy_spans(run: Run, core: int, pipe: Pipe) -> list[tuple[int, int]]:
+    """``[start, end)`` of every instruction of ``pipe`` that did work (not waits or sets), in order."""
+    stream = run.program.cores[core]
+    return [
+        (t.start, t.end)
+        for t in run.trace
+        if t.core == core and t.pipe is pipe and t.end > t.start and not isinstance(stream[t.index], WaitFlag)
+    ]
+
+
+def _overlap(run: Run, core: int, a: Pipe, b: Pipe) -> float:
+    """How much two pipes worked at the same time: overlapping cycles / the smaller one's busy cycles."""
+    sa, sb = sorted(_busy_spans(run, core, a)), sorted(_busy_spans(run, core, b))
+    both, i, j = 0, 0, 0
+    while i < len(sa) and j < len(sb):
+        both += max(0, min(sa[i][1], sb[j][1]) - max(sa[i][0], sb[j][0]))
+        if sa[i][1] <= sb[j][1]:
+            i += 1
+        else:
+            j += 1
+    smaller = min(sum(e - s for s, e in sa), sum(e - s for s, e in sb))
+    return both / smaller if smaller else 0.0
+
+
+def _overlapped_advice(run: Run, core: int, subject: Pipe, root: Pipe, rw: _Work, cause: str) -> str:
+    """The stages already overlap: the waits are the pipeline filling, or the producer is the slower stage."""
+    pipes = run.stats.cores[core]
+    total, waited = run.stats.cycles, pipes[subject].stalls.get(cause, 0)
+    spans = _busy_spans(run, core, subject)
+    fill = min(spans[0][0], waited) if spans else 0  # before the subject's first work, it can only wait
+    if waited and fill / waited >= 0.5:
+        return (
+            f"the stages already overlap; {_pct(fill / waited)} of that wait is the first {root.label} transfer "
+            "filling the pipeline: use more, smaller tiles so less of the work waits for it"
+        )
+    rb, sb = pipes[root].busy / total, pipes[subject].busy / total
+    if rb >= sb:
+        return f"the stages already overlap and {root.label} is the slower one ({_pct(rb)} busy vs {_pct(sb)}); " + (
+            _busy_advice(run, root, rw, pipes[root].busy)
+        )
+    return "the stages already overlap but the hand-overs come late; add a buffer (triple-buffer) or even out the work"
+
+
+def _issue_bound(run: Run, core: int, where: str, subject: Pipe, frac: float, kn: dict[str, str]) -> Diagnosis:
+    s = run.stats.cores[core][Pipe.S]
+    total = run.stats.cycles
+    blocked = {k: v for k, v in s.stalls.items() if k != "drained" and v > 0}
+    lead = f"{where}{subject.label} sat with an empty queue {_pct(frac)} of the time"
+    knob = _pick(kn, "issue")
+    top = max(blocked.items(), key=lambda kv: kv[1]) if blocked else None
+    if knob:
+        advice = knob
+    elif top and top[1] / total >= 0.1 and top[0].startswith("queue:"):
+        full = Pipe(top[0].partition(":")[2]).label
+        advice = (
+            f"the {full} queue was full {_pct(top[1] / total)} of the time and blocked issue to every pipe; "
+            f"interleave the instructions of different pipes, or give {full} fewer, larger instructions"
+        )
+    elif top and top[1] / total >= 0.1 and top[0] == "barrier":
+        advice = f"barriers held the scalar unit {_pct(top[1] / total)} of the time; order pipes with flags instead"
+    elif top and top[1] / total >= 0.1:
+        advice = f"the scalar unit waited {_pct(top[1] / total)} of the time in wait_flag; move that wait later"
+    elif s.busy / total >= 0.5:
+        advice = (
+            f"the scalar unit is busy {_pct(s.busy / total)} of the time (issue and scalar work); move scalar work "
+            "out of the loop and issue fewer, larger instructions"
+        )
+    else:
+        advice = (
+            f"the scalar unit issues every instruction ({run.chip.issue_cycles} cycle each) and these are too "
+            "short to hide it; use fewer, larger instructions"
+        )
+    return Diagnosis("issue-bound", core, subject, frac, "issue", (), None, advice, knob, f"{lead}: {advice}")
