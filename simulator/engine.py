@@ -16,13 +16,14 @@ import math
 import os
 import sys
 from collections import deque
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import simpy
 
 from isa import (
     Barrier,
     DeadlockError,
+    DsasimError,
     End,
     Instruction,
     Pipe,
@@ -38,6 +39,9 @@ from simulator.bandwidth import SharedBandwidth
 from simulator.config import Chip
 from simulator.memory import MachineMemory
 from simulator.stats import PipeStats
+
+if TYPE_CHECKING:
+    from simulator.sanitizer.tracker import Tracker
 
 # Decoded instruction kinds.
 K_FIXED, K_GM, K_SET, K_WAIT, K_SCALAR, K_BARRIER, K_END, K_SSET, K_SWAIT = range(9)
@@ -96,8 +100,9 @@ def decode(ins: Instruction, chip: Chip) -> tuple[int, Pipe, object, int | Trans
             streamed = cost.streamed_bytes(path)
             fixed = cost.fixed_cycles(path)
             rate = min(path.bandwidth, chip.gm_bandwidth)
-            alone = fixed + max(path.min_cycles, math.ceil(streamed / rate - 1e-9))
-            return K_GM, pipe, (fixed, streamed, path.min_cycles, path.bandwidth, alone), cost
+            floor = cost.floor_cycles(path)  # min_cycles, plus the issue ramp where the path has one
+            alone = fixed + max(floor, math.ceil(streamed / rate - 1e-9))
+            return K_GM, pipe, (fixed, streamed, floor, path.bandwidth, alone), cost
         return K_FIXED, pipe, cost.cycles(path), cost
     return K_FIXED, pipe, cost, cost
 
@@ -147,6 +152,7 @@ class PipeUnit:
         gm = core.engine.gm
         trace = core.engine.trace
         debug = core.engine.debug
+        san = core.engine.sanitizer
         cid, pipe = core.index, self.pipe
         stalls = st.stalls
         pending_idle = 0
@@ -163,10 +169,13 @@ class PipeUnit:
             index, ready = q[0]
             now = env.now
             kind, _, payload, _ = decoded[index]
-            if ready > now and kind == K_FIXED and mem is None and not debug:
+            if ready > now and kind == K_FIXED and mem is None and not debug and san is None:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
+                if self.space is not None:  # a scalar unit blocked on this full queue must still wake
+                    sp, self.space = self.space, None
+                    sp.succeed()
                 stalls["issue"] = stalls.get("issue", 0) + pending_idle + ready - now
                 pending_idle = 0
                 yield env.timeout(ready - now + payload)
@@ -188,7 +197,7 @@ class PipeUnit:
                     print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
                 if kind == K_FIXED:
                     writes = None
-                    if mem is not None:
+                    if (san is None or san.start(cid, pipe, index)) and mem is not None:
                         mem.current, mem.now = stream[index], start
                         writes = stream[index].execute(mem)
                     yield env.timeout(payload)
@@ -196,10 +205,12 @@ class PipeUnit:
                     if writes:
                         for w in writes:
                             mem.write(*w)
+                    if san is not None:
+                        san.end(cid, pipe, index)
                 elif kind == K_GM:
                     fixed, streamed, min_cycles, cap, alone = payload
                     writes = None
-                    if mem is not None:
+                    if (san is None or san.start(cid, pipe, index)) and mem is not None:
                         mem.current, mem.now = stream[index], start
                         writes = stream[index].execute(mem)
                     yield gm.transfer(streamed, cap, fixed, min_cycles)
@@ -212,6 +223,8 @@ class PipeUnit:
                     if writes:
                         for w in writes:
                             mem.write(*w)
+                    if san is not None:
+                        san.end(cid, pipe, index)
                 elif kind == K_SET:
                     core.set_flag(payload, start, index)
                 else:  # K_WAIT
@@ -252,6 +265,7 @@ class Core:
         self.scalar_stats = PipeStats()
         self.mem = engine.memory.cores[index] if engine.memory is not None else None
         self.s_blocked: str | None = None
+        self.s_at: int | None = None  # the instruction the scalar unit is blocked at
         self.s_done = False
 
     def flag(self, key: FlagKey) -> _Flag:
@@ -262,7 +276,11 @@ class Core:
 
     def set_flag(self, key: FlagKey, at: int, index: int) -> None:
         f = self.flag(key)
+        san = self.engine.sanitizer
         if f.set_at is not None:
+            if san is not None:  # sanitizing: report it and go on; the flag keeps its first set
+                san.double_set(self.index, key, index, at, f.set_index, f.set_at)
+                return
             ins, prev = self.stream[index], self.stream[f.set_index]
             where = f"{ins.loc}: " if ins.loc else ""
             raise SyncError(
@@ -272,12 +290,16 @@ class Core:
                 hint="wait_flag before setting the same event again, or use another event id",
             )
         f.set_at, f.set_index = at, index
+        if san is not None:
+            san.set(self.index, key, index, at)
         if f.waiter is not None:
             w, f.waiter = f.waiter, None
             w.succeed()
 
     def consume(self, key: FlagKey, f: _Flag, index: int, at: int) -> None:
         self.engine.flags.append((self.index, key[0], key[1], key[2], f.set_index, f.set_at, index, at))
+        if self.engine.sanitizer is not None:
+            self.engine.sanitizer.consume(self.index, key, f.set_index, index, at)
         f.set_at, f.set_index = None, -1
 
     def scalar(self):
@@ -291,7 +313,7 @@ class Core:
                 unit = pipes[pipe]
                 if len(unit.queue) >= depth:
                     unit.space = env.event()
-                    self.s_blocked = f"the full {pipe.label} queue"
+                    self.s_blocked, self.s_at = f"the full {pipe.label} queue", index
                     yield unit.space
                     self.s_blocked = None
                     if env.now > t:
@@ -310,15 +332,23 @@ class Core:
                     unit = pipes[p]
                     if unit.completed < unit.issued:
                         unit.drain = (unit.issued, env.event())
-                        self.s_blocked = f"barrier on {p.label}"
+                        self.s_blocked, self.s_at = f"barrier on {p.label}", index
                         yield unit.drain[1]
                         self.s_blocked = None
+                if self.engine.sanitizer is not None:
+                    self.engine.sanitizer.barrier(self.index, index, payload)
                 if env.now > t:
                     st.stall("barrier", env.now - t)
                     t = env.now
             elif kind == K_SSET:
                 t += issue
                 st.busy += issue
+                f = self.flags.get(payload)
+                if f is not None and f.set_at is not None:
+                    # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
+                    # to its clock (and finish that cycle) before calling a second set an error.
+                    yield env.timeout(max(0, t - env.now))
+                    yield env.timeout(0)
                 self.set_flag(payload, t, index)
             elif kind == K_SWAIT:
                 t += issue
@@ -326,8 +356,9 @@ class Core:
                 key, cause = payload
                 f = self.flag(key)
                 if f.set_at is None:
-                    src, dst, ev = key
-                    self.s_blocked = f"wait_flag {src.value} -> {dst.value}, {ev}"
+                    ins = self.stream[index]  # name the wait and its source line in a deadlock report
+                    self.s_blocked = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else "")
+                    self.s_at = index
                     f.waiter = env.event()
                     yield f.waiter
                     self.s_blocked = None
@@ -359,10 +390,14 @@ class Core:
 class Engine:
     """Runs a program on a chip; ``run()`` returns when every core has drained."""
 
-    def __init__(self, program: Program, chip: Chip, memory: MachineMemory | None) -> None:
+    def __init__(
+        self, program: Program, chip: Chip, memory: MachineMemory | None, sanitizer: Tracker | None = None
+    ) -> None:
         self.program = program
         self.chip = chip
         self.memory = memory
+        #: The sanitizer's hooks (``simulator.sanitizer.tracker``), called as things happen; None: off.
+        self.sanitizer = sanitizer
         self.env = simpy.Environment()
         self.gm = SharedBandwidth(self.env, chip.gm_bandwidth)
         self.trace: list[tuple] = []  # TraceEntry fields
@@ -376,12 +411,20 @@ class Engine:
             self.env.process(core.scalar())
             for unit in core.pipes.values():
                 self.env.process(unit.run())
-        self.env.run()
+        try:
+            self.env.run()
+        except DsasimError as e:
+            # SimPy re-raises a process's exception as a copy built from ``args`` alone, which drops
+            # the hint; the original is the copy's cause: raise that.
+            raise (e.__cause__ if isinstance(e.__cause__, DsasimError) else e) from None
         blocked = [b for c in self.cores for b in c.blocked()]
         stuck = [c for c in self.cores if not c.s_done or any(u.queue for u in c.pipes.values())]
         if blocked or stuck:
+            from simulator.sanitizer.deadlock import explain
+
             raise DeadlockError(
-                "deadlock: the program stopped with waits that can never be met",
+                "deadlock: the program stopped with waits that can never be met"
+                + "".join(f"\n  {line}" for line in explain(self)),
                 blocked=blocked or [f"core {c.index}: instructions left unissued" for c in stuck],
                 hint="every wait_flag needs a matching set_flag on its source pipe, "
                 "issued before the wait can block it",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,7 +13,14 @@ from isa.timing import route_name
 from simulator.config import Chip, load_chip
 from simulator.engine import K_FIXED, Engine, FlagEntry, TraceEntry
 from simulator.memory import MachineMemory
+from simulator.sanitizer import Sanitizer, SanitizerReport
 from simulator.stats import Roofline, Stats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from simulator.advice import Diagnosis
+    from simulator.energy import Energy
 
 
 @dataclass
@@ -33,6 +41,11 @@ class Run:
     timing_only: bool
     name: str = "program"
     warnings: list[str] = field(default_factory=list)
+    #: Schedule knob to try per pipe/path/buffer/cause, for the verdict (see ``simulator.advice``);
+    #: a compiled run fills it in, e.g. ``{"gm_l1": "raise the buffer depth of A/B or enlarge tile_k"}``.
+    knobs: dict[str, str] = field(default_factory=dict)
+    #: What the sanitizer found (``simulate(..., sanitize=True)``); None when it was off.
+    sanitizer: SanitizerReport | None = None
 
     @property
     def cycles(self) -> int:
@@ -50,10 +63,50 @@ class Run:
     def to_json(self) -> dict:
         from simulator.report import report_json
 
-        return report_json(self)
+        out = report_json(self)
+        if self.sanitizer is not None:
+            out["sanitizer"] = self.sanitizer.to_json()
+        return out
 
     def __str__(self) -> str:
         return self.report()
+
+    # -- seeing the run (simulator.plots, perfetto, advice, energy, notebook) ---------------------
+    def timeline(self, window: tuple[int | None, int | None] | None = None, **kwargs: Any) -> Figure:
+        """A Gantt chart per core and pipe, with flag arrows (a matplotlib Figure); ``window`` in cycles."""
+        from simulator.plots import timeline
+
+        return timeline(self, window=window, **kwargs)
+
+    def roofline(self, **kwargs: Any) -> Figure:
+        """This run on the chip's hierarchical roofline (a matplotlib Figure)."""
+        from simulator.plots import roofline
+
+        return roofline(self, **kwargs)
+
+    def save_trace(self, path: str | Path) -> Path:
+        """Write a Chrome/Perfetto trace (JSON) of the run; open it at https://ui.perfetto.dev."""
+        from simulator.perfetto import write_trace
+
+        return write_trace(self, path)
+
+    def diagnose(self, knobs: dict[str, str] | None = None) -> Diagnosis:
+        """The bottleneck verdict as data (pipe, cause, chain of waits, advice)."""
+        from simulator.advice import diagnose
+
+        return diagnose(self, knobs)
+
+    @property
+    def energy(self) -> Energy | None:
+        """Energy by memory level and unit, or None when the chip has no ``[energy]`` table."""
+        from simulator.energy import energy
+
+        return energy(self)
+
+    def _repr_html_(self) -> str:
+        from simulator.notebook import run_html
+
+        return run_html(self)
 
 
 def simulate(
@@ -65,11 +118,14 @@ def simulate(
     cores: int | None = None,
     seed: int = 0,
     name: str | None = None,
+    sanitize: bool = False,
 ) -> Run:
     """Run ``program`` (a Program or an assembly file) on ``chip`` (a Chip or preset name).
 
     ``inputs`` maps input tensor names to arrays; inputs not given are drawn from a seeded normal
     distribution (``seed``). With ``timing_only`` no data is touched and the cycles are the same.
+    With ``sanitize`` the run also looks for races, flag misuse, deadlocks and bad accesses, and
+    reports them in ``run.sanitizer`` instead of stopping at the first (docs/sanitizer.md).
     """
     if isinstance(program, str | Path):
         name = name or Path(program).name
@@ -78,14 +134,17 @@ def simulate(
         chip = load_chip(chip)
     if cores is not None:
         chip = chip.with_cores(cores)
-    validate(program, chip, cores=chip.cores)
+    san = Sanitizer(program, chip) if sanitize else None  # validates, collecting what it reports
+    if san is None:
+        validate(program, chip, cores=chip.cores)
     memory = None
     used: dict[str, np.ndarray] = {}
     if not timing_only:
         used = make_inputs(program, inputs or {}, seed)
         memory = MachineMemory(program, chip, used)
-    engine = Engine(program, chip, memory)
-    cycles = engine.run()
+        memory.strict = san is None
+    engine = Engine(program, chip, memory, san.tracker if san is not None else None)
+    cycles = engine.run() if san is None else san.run(engine)
     stats = collect_stats(program, chip, engine, cycles)
     run = Run(
         program,
@@ -102,11 +161,15 @@ def simulate(
     if memory is not None:
         for t, n in memory.unwritten_outputs().items():
             run.warnings.append(f"output '{t}': {n} byte(s) were never written")
+    if san is not None:
+        run.sanitizer = san.report(engine)
     return run
 
 
 def make_inputs(program: Program, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """The given inputs, checked against the declarations, plus seeded random ones for the rest."""
+    if not isinstance(seed, int | np.integer) or seed < 0:
+        raise DsasimError(f"seed {seed!r} must be an integer ≥ 0", hint="e.g. --seed 0")
     rng = np.random.default_rng(seed)
     out = {}
     declared = {t.name for t in program.tensors if t.kind.is_input}
@@ -125,6 +188,13 @@ def make_inputs(program: Program, given: dict[str, np.ndarray], seed: int) -> di
                     f"input '{t.name}' has {arr.size} elements {tuple(arr.shape)} but the program declares "
                     f"{t.dtype.value}{list(t.shape)} ({t.size} elements)",
                     hint="pass an array of the declared shape",
+                )
+            if arr.dtype.kind == "V" and arr.dtype.itemsize == t.dtype.itemsize:
+                arr = arr.view(t.dtype.np)  # bf16 saved with numpy.savez comes back as raw 2-byte voids
+            if arr.dtype.kind not in "biuf" and arr.dtype != t.dtype.np:  # strings, objects, complex
+                raise DsasimError(
+                    f"input '{t.name}' holds {arr.dtype} values, not numbers",
+                    hint=f"pass a numeric array; it is converted to {t.dtype.value}",
                 )
             out[t.name] = arr.astype(t.dtype.np).reshape(t.shape)
         elif t.dtype.is_float:

@@ -46,10 +46,16 @@ def main(args: argparse.Namespace) -> int:
     chip = load_chip(args.chip or program.chip or "edu", cores=args.cores)
     inputs = load_inputs(args.inputs) if args.inputs else None
     run = simulate(
-        program, chip, inputs=inputs, timing_only=args.timing_only, seed=args.seed, name=Path(args.file).name
+        program,
+        chip,
+        inputs=inputs,
+        timing_only=args.timing_only,
+        seed=args.seed,
+        name=Path(args.file).name,
+        sanitize=args.sanitize,
     )
     if args.outputs:
         if args.timing_only:
-            raise DsasimError("--outputs needs data: drop --timing-only")
+            raise DsasimError("--outputs needs data, which --timing-only skips", hint="drop --timing-only")
         np.savez(args.outputs, **run.outputs)
     return emit(run, args)
