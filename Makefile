@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(VENV)/bin/dsasim run-asm examples/vector_add_double.s
+	$(VENV)/bin/dsasim run matmul --shape 256x256x256 --check
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -28,7 +28,7 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.programs import matmul_like  # noqa: E402
-from simulator import load_chip, simulate  # noqa: E402
-from simulator.engine import Engine  # noqa: E402
+from benchmarks.programs import matmul_like
+from simulator import load_chip, simulate
+from simulator.engine import Engine
 
 
 def measure(n: int, repeat: int) -> dict:

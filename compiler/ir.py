@@ -1,0 +1,305 @@
+"""The tile-level loop-nest IR: immutable values, printable as readable pseudo-code.
+
+A :class:`Kernel` is an operator, its (resolved) schedule, the chip's limits, and a body of statements:
+
+- ``Loop`` — ``for mo in 0..4`` over the tiles of one axis (``kind="tile"``), over the L0 steps of a
+  tile (``kind="sub"``), or over elements before tiling (``kind="elem"``);
+- ``Parallel`` — the tiles of the parallel axes, spread over cores (each core runs its own share);
+- ``Compute`` — the operator's statement before staging (``c[mo,no] += a[mo,ko] @ b[ko,no]``);
+- after ``hoist``: ``Load`` (GM → buffer), ``Move`` (buffer → buffer on chip), ``Mmad``, ``Vec`` (a
+  vector tile program), ``Store`` (buffer → GM);
+- after ``sync``: ``Flag`` (``set``/``wait`` of a producer→consumer event).
+
+Buffers (``Buffer``) are declared once per kernel and placed by the ``buffer`` pass. Passes never
+mutate: each returns a new ``Kernel`` (``dataclasses.replace``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Union
+
+from compiler.ops import Op
+from compiler.plan import Axis, TilingPlan
+from compiler.schedule import Schedule
+from compiler.target import Target, fmt_bytes
+from isa import DType, Pipe, Space
+
+# ---------------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Loop:
+    var: str  # loop variable: "mo" for the tiles of m, "ki" for the L0 steps of k
+    axis: str
+    count: int  # iterations (for a "sub" loop: at most; the tail tile has fewer)
+    body: tuple[Stmt, ...]
+    kind: str = "tile"  # "elem" | "tile" | "sub"
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """The tiles of ``axes`` spread over ``cores`` cores; each core runs ``body`` for its share."""
+
+    vars: tuple[str, ...]
+    axes: tuple[str, ...]
+    counts: tuple[int, ...]
+    cores: int
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """A new instance of each buffer begins here; instances take the buffer's slots in turn."""
+
+    bufs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Compute:
+    """The operator's statement on one element (before ``tile``) or one tile (after)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Load:
+    """``buf ← pipe tensor[tile]``: a GM tile into an on-chip buffer (MTE2)."""
+
+    buf: str
+    tensor: str
+    pipe: Pipe = Pipe.MTE2
+    ahead: int | None = None  # prefetch distance, set by the pipeline pass (None: not a pipelined load)
+
+
+@dataclass(frozen=True)
+class Move:
+    """``buf ← pipe src[part]``: an on-chip move (L1→L0A/L0B on MTE1, UB→L1 on MTE3). ``sub`` names
+    the L0-step loop whose slice of ``src`` is moved (None: all of it)."""
+
+    buf: str
+    src: str
+    pipe: Pipe
+    sub: str | None = None
+    ahead: int | None = None
+
+
+@dataclass(frozen=True)
+class Mmad:
+    """``acc (+)= a @ b`` on the Cube. ``init``: "first" (overwrite at the first k step), "always"
+    (every time: a rank-1 bias initialisation), "never" (always accumulate)."""
+
+    acc: str
+    a: str
+    b: str
+    init: str = "first"
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A vector tile program (``kernel.programs[prog]``) from ``ins`` to ``outs`` on the Vector unit."""
+
+    prog: str
+    outs: tuple[str, ...]
+    ins: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Store:
+    """``tensor[tile] ← pipe buf``: write a tile back to GM (MTE3 from UB, FIXPIPE from L0C)."""
+
+    tensor: str
+    buf: str
+    pipe: Pipe
+    to: DType | None = None  # FIXPIPE's on-the-fly cast
+    relu: bool = False  # FIXPIPE's ReLU
+
+
+@dataclass(frozen=True)
+class Flag:
+    """``set``/``wait`` of the event ``src → dst`` of sync group ``group``: ``ready`` (data written,
+    read after write) or ``free`` (slot read, may be overwritten: write after read)."""
+
+    set: bool
+    src: Pipe
+    dst: Pipe
+    group: str
+    role: str
+
+
+Stmt = Union[Loop, Parallel, Alloc, Compute, Load, Move, Mmad, Vec, Store, Flag]  # noqa: UP007 - used at runtime
+
+
+# ------------------------------------------------------------------------------------- buffers
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A staged tile (or a vector temporary) in an on-chip buffer.
+
+    ``dims`` names the axis of its rows and of its columns (None: one). An instance is allocated each
+    time the body of loop ``level`` starts (None: once per core); ``live`` tiles of it exist at once
+    (more than one only for accumulators that outlive the k loop), and ``depth`` instances rotate
+    through their slots (ping-pong for 2).
+    """
+
+    name: str
+    space: Space
+    dtype: DType
+    dims: tuple[str | None, str | None]
+    producer: Pipe
+    consumer: Pipe
+    operand: str = ""  # the schedule operand whose depth it takes ("" for temporaries)
+    level: str | None = None
+    live: int = 1
+    live_vars: tuple[str, ...] = ()
+    knobs: tuple[str, ...] = ()  # tile knobs its size grows with (for capacity errors)
+    temp: bool = False
+    # placed by the buffer pass
+    depth: int = 1
+    rows: int = 0
+    cols: int = 0
+    offset: int = -1
+    slot_bytes: int = 0
+
+    @property
+    def slots(self) -> int:
+        return self.depth * self.live
+
+    @property
+    def tile_bytes(self) -> int:
+        return self.rows * self.cols * self.dtype.itemsize
+
+    def describe(self, width: int = 8) -> str:
+        where = f"@{self.offset:#07x}" if self.offset >= 0 else ""
+        copies = f" ×{self.slots}" if self.slots > 1 else ""
+        pipes = f"{self.producer.value}→{self.consumer.value}" if not self.temp else "temporary"
+        shape = f"{self.dtype}[{self.rows},{self.cols}]" if self.rows else self._dims_text()
+        size = f" ({fmt_bytes(self.slot_bytes)} each)" if self.slot_bytes and self.slots > 1 else ""
+        return f"{self.name:<{width}}{self.space.label:<4} {shape:<14}{copies:<4} {where:<9}{size:<17} {pipes}"
+
+    def _dims_text(self) -> str:
+        return f"{self.dtype}[{','.join(d or '1' for d in self.dims)}]"
+
+
+@dataclass(frozen=True)
+class SyncGroup:
+    """Buffers produced together by one pipe and consumed by another: one flag pair per slot.
+
+    ``ready_ids[s]`` is the event id of "slot s written" on ``producer → consumer``; ``free_ids[s]``
+    of "slot s read" on ``consumer → producer``.
+    """
+
+    name: str
+    buffers: tuple[str, ...]
+    producer: Pipe
+    consumer: Pipe
+    slots: int
+    ready_ids: tuple[int, ...]
+    free_ids: tuple[int, ...]
+    #: the producer of instance i waits until instance i - gap is free: prefetch + 1 for loads, else slots
+    gap: int = 1
+    ahead: int = 0  # prefetch distance of the producing loads (0: not prefetched)
+
+
+# -------------------------------------------------------------------------------------- kernel
+
+
+@dataclass(frozen=True)
+class Kernel:
+    op: Op
+    schedule: Schedule
+    target: Target
+    axes: tuple[Axis, ...]
+    body: tuple[Stmt, ...]
+    buffers: tuple[Buffer, ...] = ()
+    programs: Mapping[str, object] = field(default_factory=dict)  # name → tileprog.TileProgram
+    groups: tuple[SyncGroup, ...] = ()
+    plan: TilingPlan | None = None
+    stage: str = "spec"
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def axis(self, name: str) -> Axis:
+        for a in self.axes:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def with_(self, **changes: object) -> Kernel:
+        return replace(self, **changes)
+
+    def text(self) -> str:
+        from compiler.printer import format_kernel
+
+        return format_kernel(self)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def walk(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement, depth first, in program order."""
+    for s in body:
+        yield s
+        if isinstance(s, Loop | Parallel):
+            yield from walk(s.body)
+
+
+def reads(s: Stmt) -> tuple[str, ...]:
+    """Buffers a leaf statement reads."""
+    if isinstance(s, Move):
+        return (s.src,)
+    if isinstance(s, Mmad):
+        return (s.a, s.b) if s.init != "never" else (s.a, s.b, s.acc)
+    if isinstance(s, Vec):
+        return s.ins
+    if isinstance(s, Store):
+        return (s.buf,)
+    return ()
+
+
+def writes(s: Stmt) -> tuple[str, ...]:
+    """Buffers a leaf statement writes."""
+    if isinstance(s, Load | Move):
+        return (s.buf,)
+    if isinstance(s, Mmad):
+        return (s.acc,)
+    if isinstance(s, Vec):
+        return s.outs
+    return ()
+
+
+def pipe_of(s: Stmt) -> Pipe | None:
+    """The pipe a leaf statement runs on."""
+    if isinstance(s, Load | Move | Store):
+        return s.pipe
+    if isinstance(s, Mmad):
+        return Pipe.CUBE
+    if isinstance(s, Vec):
+        return Pipe.V
+    return None
+
+
+def touches(s: Stmt, names: set[str], write: bool, pipe: Pipe | None = None) -> bool:
+    """Whether ``s`` (or anything inside it) writes (or reads) one of ``names`` — on ``pipe`` if given."""
+    for leaf in walk((s,)):
+        if set(writes(leaf) if write else reads(leaf)) & names and (pipe is None or pipe_of(leaf) is pipe):
+            return True
+    return False
+
+
+def map_body(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
+    """Rebuild a body bottom-up: ``fn(stmt)`` returns a statement or a tuple of statements."""
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Loop | Parallel):
+            s = replace(s, body=map_body(s.body, fn))
+        r = fn(s)
+        out.extend(r if isinstance(r, tuple) else (r,))
+    return tuple(out)

@@ -1,0 +1,371 @@
+"""Operator specs: what to compute, with a numpy reference that is the oracle for tests and ``--check``.
+
+Each operator is a frozen dataclass naming its iteration axes (``m, n, k`` for matmul; ``r, c`` — rows
+and columns — for the vector operators), its GM tensors (each dimension runs along one axis), and a
+``reference(inputs)`` that computes the outputs with numpy in f32 and rounds once to the output type,
+as the kernels do. ``make_inputs(seed)`` draws inputs from each operator's valid domain (``ln`` and
+``sqrt`` get positive numbers), so a check never compares NaN with NaN by accident.
+
+The operators are the ones of issue 3: matmul (f16/bf16 in, f32 accumulate, optional bias and ReLU/GELU
+epilogue), element-wise binary and unary operations (the binary ones optionally broadcasting one row
+over every row), row-wise safe softmax, RMSNorm, LayerNorm and row reductions (sum, max).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from isa import DsasimError, DType
+
+F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
+#: √(2/π), the constant of the tanh form of GELU.
+GELU_C = math.sqrt(2.0 / math.pi)
+GELU_A = 0.044715
+
+
+class OpError(DsasimError):
+    """An operator that cannot be built: a bad name, shape or data type."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A GM tensor of an operator: ``dims[i]`` is the axis dimension ``i`` runs along."""
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+    dims: tuple[str, ...]
+    output: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.dtype}[{','.join(str(s) for s in self.shape)}]"
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """GELU, tanh form (as PyTorch's ``approximate='tanh'``), in the precision of ``x``."""
+    return 0.5 * x * (1 + np.tanh(x.dtype.type(GELU_C) * (x + x.dtype.type(GELU_A) * x * x * x)))
+
+
+def as_f32(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a).astype(np.float32)
+
+
+class Op(abc.ABC):
+    """Base of every operator. Subclasses are frozen dataclasses."""
+
+    #: "cube" operators run on the Cube (GM → L1 → L0 → L0C); "vector" ones on the Vector unit (UB).
+    unit: ClassVar[str] = "vector"
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The name ``dsasim run`` knows the operator by (``matmul``, ``add``, ``softmax``...)."""
+
+    @abc.abstractmethod
+    def axes(self) -> dict[str, int]:
+        """Iteration axes and their extents, outermost first (``{"m": 256, "n": 256, "k": 64}``)."""
+
+    @property
+    def reduce_axes(self) -> tuple[str, ...]:
+        """Axes summed (or maxed) over: the output does not run along them."""
+        return ()
+
+    @property
+    def whole_axes(self) -> tuple[str, ...]:
+        """Axes a tile must cover completely (a row operation needs its whole row in UB)."""
+        return ()
+
+    @abc.abstractmethod
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        """Inputs first, then outputs."""
+
+    @abc.abstractmethod
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The outputs, computed by numpy (f32 arithmetic, rounded once to the output type)."""
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """One line of math: ``c[m,n] = Σ_k a[m,k]·b[k,n]``."""
+
+    @property
+    def flops(self) -> int:
+        """Useful arithmetic (2·M·N·K for a matmul; one per element per operation otherwise)."""
+        return 0
+
+    @property
+    def inputs(self) -> tuple[TensorSpec, ...]:
+        return tuple(t for t in self.tensors() if not t.output)
+
+    @property
+    def outputs(self) -> tuple[TensorSpec, ...]:
+        return tuple(t for t in self.tensors() if t.output)
+
+    def tensor(self, name: str) -> TensorSpec:
+        for t in self.tensors():
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def shape_text(self) -> str:
+        return "x".join(str(v) for v in self.axes().values())
+
+    def make_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
+        """Seeded inputs from the operator's valid domain (standard normal unless it needs otherwise)."""
+        rng = np.random.default_rng(seed)
+        return {t.name: self._draw(rng, t).astype(t.dtype.np) for t in self.inputs}
+
+    def _draw(self, rng: np.random.Generator, t: TensorSpec) -> np.ndarray:
+        return rng.standard_normal(t.shape)
+
+    def _out(self, name: str, values: np.ndarray) -> dict[str, np.ndarray]:
+        t = self.tensor(name)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return {name: np.asarray(values).astype(t.dtype.np).reshape(t.shape)}
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.shape_text()}"
+
+
+def check_dims(name: str, **dims: int) -> None:
+    for k, v in dims.items():
+        if not isinstance(v, int) or v < 1:
+            raise OpError(f"{name}: {k}={v!r} must be a positive integer", hint="shapes are positive sizes")
+
+
+def check_dtype(name: str, dtype: DType, allowed: tuple[DType, ...], what: str = "dtype") -> None:
+    if dtype not in allowed:
+        names = ", ".join(d.value for d in allowed)
+        raise OpError(f"{name}: {what} {dtype} is not supported", hint=f"use one of {names}")
+
+
+# ------------------------------------------------------------------------------------- matmul
+
+
+@dataclass(frozen=True)
+class MatMul(Op):
+    """``c[m,n] = act(Σ_k a[m,k]·b[k,n] + bias[n])``: f16/bf16 inputs, f32 accumulation in L0C."""
+
+    m: int
+    n: int
+    k: int
+    dtype: DType = F16
+    out_dtype: DType = F16
+    bias: bool = False
+    act: str | None = None  # None, "relu" or "gelu"
+
+    unit: ClassVar[str] = "cube"
+    ACTS: ClassVar[tuple[str, ...]] = ("relu", "gelu")
+
+    def __post_init__(self) -> None:
+        check_dims("matmul", m=self.m, n=self.n, k=self.k)
+        check_dtype("matmul", self.dtype, (F16, BF16))
+        check_dtype("matmul", self.out_dtype, (F16, BF16, F32), "output dtype")
+        if self.act is not None and self.act not in self.ACTS:
+            raise OpError(f"matmul: unknown epilogue activation {self.act!r}", hint="use relu or gelu")
+
+    @property
+    def name(self) -> str:
+        return "matmul"
+
+    def axes(self) -> dict[str, int]:
+        return {"m": self.m, "n": self.n, "k": self.k}
+
+    @property
+    def reduce_axes(self) -> tuple[str, ...]:
+        return ("k",)
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        ts = [
+            TensorSpec("a", self.dtype, (self.m, self.k), ("m", "k")),
+            TensorSpec("b", self.dtype, (self.k, self.n), ("k", "n")),
+        ]
+        if self.bias:
+            ts.append(TensorSpec("bias", self.dtype, (self.n,), ("n",)))
+        ts.append(TensorSpec("c", self.out_dtype, (self.m, self.n), ("m", "n"), output=True))
+        return tuple(ts)
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        a, b = as_f32(inputs["a"]).reshape(self.m, self.k), as_f32(inputs["b"]).reshape(self.k, self.n)
+        c = a @ b
+        if self.bias:
+            c = c + as_f32(inputs["bias"]).reshape(1, self.n)
+        if self.act == "relu":
+            c = np.maximum(c, 0)
+        elif self.act == "gelu":
+            c = gelu(c)
+        return self._out("c", c)
+
+    def describe(self) -> str:
+        body = "Σ_k a[m,k]·b[k,n]" + (" + bias[n]" if self.bias else "")
+        return f"c[m,n] = {self.act}({body})" if self.act else f"c[m,n] = {body}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+
+# --------------------------------------------------------------------------------- element-wise
+
+#: Binary element-wise operations and their vector instruction (``v.add``...).
+BINARY = ("add", "sub", "mul", "div", "max", "min")
+#: Unary element-wise operations; ``gelu`` is composed of several vector instructions.
+UNARY = ("relu", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "gelu")
+_POSITIVE = ("ln", "sqrt", "rsqrt", "recip")
+_NP = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+    "relu": lambda x: np.maximum(x, 0),
+    "abs": np.abs,
+    "exp": np.exp,
+    "ln": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "recip": np.reciprocal,
+    "gelu": gelu,
+}
+VECTOR_DTYPES = (F16, BF16, F32)
+
+
+@dataclass(frozen=True)
+class Elementwise(Op):
+    """``z = x OP y`` (binary) or ``z = OP(x)`` (unary) over ``rows × cols``.
+
+    With ``broadcast``, ``y`` is one row of ``cols`` elements added (multiplied...) to every row of
+    ``x`` — the stride-0 broadcast of the vector unit.
+    """
+
+    op: str
+    rows: int
+    cols: int
+    dtype: DType = F16
+    broadcast: bool = False
+
+    def __post_init__(self) -> None:
+        if self.op not in BINARY + UNARY:
+            raise OpError(f"unknown element-wise operation {self.op!r}", hint=f"use one of {', '.join(BINARY + UNARY)}")
+        check_dims(self.op, rows=self.rows, cols=self.cols)
+        check_dtype(self.op, self.dtype, VECTOR_DTYPES)
+        if self.broadcast and not self.binary:
+            raise OpError(f"{self.op} is unary: it has no second operand to broadcast", hint="drop --broadcast")
+
+    @property
+    def binary(self) -> bool:
+        return self.op in BINARY
+
+    @property
+    def name(self) -> str:
+        return self.op
+
+    def axes(self) -> dict[str, int]:
+        return {"r": self.rows, "c": self.cols}
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        shape = (self.rows, self.cols)
+        ts = [TensorSpec("x", self.dtype, shape, ("r", "c"))]
+        if self.binary:
+            ts.append(
+                TensorSpec("y", self.dtype, (self.cols,), ("c",))
+                if self.broadcast
+                else TensorSpec("y", self.dtype, shape, ("r", "c"))
+            )
+        ts.append(TensorSpec("z", self.dtype, shape, ("r", "c"), output=True))
+        return tuple(ts)
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        x = as_f32(inputs["x"]).reshape(self.rows, self.cols)
+        with np.errstate(all="ignore"):
+            if self.binary:
+                y = as_f32(inputs["y"]).reshape((1, self.cols) if self.broadcast else (self.rows, self.cols))
+                z = _NP[self.op](x, y)
+            else:
+                z = _NP[self.op](x)
+        return self._out("z", z)
+
+    def _draw(self, rng: np.random.Generator, t: TensorSpec) -> np.ndarray:
+        if (t.name == "x" and self.op in _POSITIVE) or (t.name == "y" and self.op == "div"):
+            mag = rng.uniform(0.5, 2.0, t.shape)
+            return mag if t.name == "x" else mag * rng.choice([-1.0, 1.0], t.shape)
+        return rng.standard_normal(t.shape)
+
+    def describe(self) -> str:
+        y = "y[c]" if self.broadcast else "y[r,c]"
+        return f"z[r,c] = {self.op}(x[r,c], {y})" if self.binary else f"z[r,c] = {self.op}(x[r,c])"
+
+    @property
+    def flops(self) -> int:
+        return self.rows * self.cols
+
+
+# ----------------------------------------------------------------------------------- registry
+
+ROW_OPS = ("softmax", "rmsnorm", "layernorm", "rowsum", "rowmax")
+OP_NAMES = ("matmul", *BINARY, *UNARY, *ROW_OPS)
+
+
+def parse_shape(text: str, ndim: int, what: str) -> tuple[int, ...]:
+    """``"256x128"`` → ``(256, 128)``; a wrong count or a non-number is an ``OpError``."""
+    parts = text.lower().replace("×", "x").split("x")
+    example = "x".join(["256", "128", "64"][:ndim])
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        raise OpError(f"cannot read shape {text!r}", hint=f"write {what} as {example}") from None
+    if len(dims) != ndim or any(d < 1 for d in dims):
+        raise OpError(f"shape {text!r} must be {ndim} positive sizes ({what})", hint=f"e.g. --shape {example}")
+    return dims
+
+
+def make_op(
+    name: str,
+    shape: str | tuple[int, ...],
+    dtype: DType = F16,
+    *,
+    out_dtype: DType | None = None,
+    bias: bool = False,
+    act: str | None = None,
+    broadcast: bool = False,
+    eps: float | None = None,
+) -> Op:
+    """Build an operator from its CLI name and shape (``MxNxK`` for matmul, ``RxC`` otherwise)."""
+    if name not in OP_NAMES:
+        import difflib
+
+        close = difflib.get_close_matches(name, OP_NAMES, n=1)
+        raise OpError(
+            f"unknown operator {name!r}",
+            hint=f"did you mean {close[0]}?" if close else f"operators: {', '.join(OP_NAMES)}",
+        )
+    if name != "matmul" and (bias or act or out_dtype not in (None, dtype)):
+        raise OpError(f"{name}: --bias, --act and --out-dtype belong to matmul", hint="drop them")
+    if name not in BINARY and broadcast:
+        raise OpError(f"{name}: --broadcast needs a binary element-wise operation", hint=f"use one of {BINARY}")
+    if eps is not None and name not in ("rmsnorm", "layernorm"):
+        raise OpError(f"{name}: --eps belongs to rmsnorm and layernorm", hint="drop --eps")
+    if name == "matmul":
+        m, n, k = shape if isinstance(shape, tuple) else parse_shape(shape, 3, "MxNxK")
+        return MatMul(m, n, k, dtype, out_dtype or dtype, bias, act)
+    rows, cols = shape if isinstance(shape, tuple) else parse_shape(shape, 2, "RxC")
+    if name in BINARY or name in UNARY:
+        return Elementwise(name, rows, cols, dtype, broadcast)
+    from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
+
+    if name == "softmax":
+        return Softmax(rows, cols, dtype)
+    if name == "rmsnorm":
+        return RMSNorm(rows, cols, dtype, **({} if eps is None else {"eps": eps}))
+    if name == "layernorm":
+        return LayerNorm(rows, cols, dtype, **({} if eps is None else {"eps": eps}))
+    return Reduce(rows, cols, dtype, op=name[3:])

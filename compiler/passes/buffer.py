@@ -1,0 +1,206 @@
+"""Pass 4, ``buffer``: give every staged tile a place in L1/L0A/L0B/L0C/UB (Halide: storage folding;
+TVM: ``double_buffer``/storage rewrite).
+
+rewrite (buffers a=2, b=2, c=1): the nest is unchanged; the buffers get slots and addresses::
+
+    A1  L1  f16[128,64]  ×?      →   A1  L1  f16[128,64]  ×2  @0x00000  (16 KiB each)
+    B1  L1  f16[64,128]  ×?      →   B1  L1  f16[64,128]  ×2  @0x08000  (16 KiB each)
+    C0  L0C f32[128,128] ×?      →   C0  L0C f32[128,128]     @0x00000
+
+Each instance of a buffer (``alloc``) takes the next of its ``depth`` slots in turn: with 2 slots,
+tile i+1 is loaded into one while tile i is used from the other (ping-pong). A buffer allocated once
+per core needs one slot whatever its depth; one produced and consumed by the same pipe needs one too
+(the pipe runs in order). Slots start at the buffer's alignment (L0A/L0B 512 B, L0C 64 B, L1/UB 32 B
+on the reference chip).
+
+The vector tile programs' temporaries share one UB area, and inside it two temporaries whose
+lifetimes (first to last use in the program) do not overlap share bytes.
+
+A schedule that does not fit raises ``BufferCapacityError`` naming the buffer, the bytes needed and
+available, and the knobs to lower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from compiler import tileprog
+from compiler.errors import BufferCapacityError
+from compiler.ir import Alloc, Buffer, Kernel, Loop, Parallel, Vec
+from compiler.target import fmt_bytes
+from isa import Pipe, Space
+
+
+def buffer(kernel: Kernel, depths: Mapping[str, int]) -> Kernel:
+    """Choose each buffer's slots (``depths[operand]``, default 2) and place it; check capacities."""
+    if kernel.stage != "hoist":
+        raise ValueError(f"buffer expects a hoisted kernel, got stage {kernel.stage!r}")
+    target = kernel.target
+    instances = alloc_counts(kernel)
+    sized = []
+    for b in kernel.buffers:
+        rows, cols = (_extent(kernel, d) for d in b.dims)
+        depth = depths.get(b.operand, 2)
+        if instances.get(b.name, 1) <= 1 or b.producer is b.consumer:
+            depth = 1
+        slot = target.align(b.space, rows * cols * b.dtype.itemsize)
+        sized.append(replace(b, depth=depth, rows=rows, cols=cols, slot_bytes=slot))
+    temps, temp_bytes, temp_parts = _temporaries(kernel)
+    placed: list[Buffer] = []
+    for space in (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB):
+        here = [b for b in sized if b.space is space]
+        extra = temp_bytes if space is Space.UB else 0
+        need = sum(b.slot_bytes * b.slots for b in here) + extra
+        have = target.capacity[space]
+        if need > have:
+            raise _capacity_error(kernel, space, here, need, have, temp_parts if extra else "")
+        offset = 0
+        for b in here:
+            placed.append(replace(b, offset=offset))
+            offset += b.slot_bytes * b.slots
+        if space is Space.UB:
+            base = target.align(space, offset)
+            placed += [replace(t, offset=base + t.offset) for t in temps]
+    order = {b.name: i for i, b in enumerate(kernel.buffers)}
+    placed.sort(key=lambda b: order.get(b.name, len(order)))
+    return kernel.with_(buffers=tuple(placed), stage="buffer")
+
+
+def _extent(kernel: Kernel, dim: str | None) -> int:
+    if dim is None:
+        return 1
+    return kernel.axis(dim).tile
+
+
+def alloc_counts(kernel: Kernel) -> dict[str, int]:
+    """How many instances of each buffer the busiest core allocates."""
+    counts: dict[str, int] = {}
+    share = max((len(s) for s in kernel.plan.assignment), default=1) if kernel.plan else 1
+
+    def visit(body: tuple, mult: int) -> None:
+        for s in body:
+            if isinstance(s, Alloc):
+                for name in s.bufs:
+                    counts[name] = counts.get(name, 0) + mult
+            elif isinstance(s, Loop):
+                visit(s.body, mult * s.count)
+            elif isinstance(s, Parallel):
+                visit(s.body, mult * share)
+
+    visit(kernel.body, 1)
+    return counts
+
+
+# ------------------------------------------------------------------------------ temporaries
+
+
+def _temporaries(kernel: Kernel) -> tuple[list[Buffer], int, str]:
+    """Every tile program's temporaries, placed by lifetime in one shared area: (buffers with offsets
+    relative to the area, the area's bytes, a description for errors)."""
+    target = kernel.target
+    ub_align = target.alignment[Space.UB]
+    area = 0
+    out: list[Buffer] = []
+    parts: list[str] = []
+    for name, prog in kernel.programs.items():
+        rows, cols = _program_tile(kernel, name)
+        life = prog.lifetimes()
+        placed: list[tuple[int, int, tuple[int, int]]] = []  # (offset, size, lifetime)
+        values = sorted(prog.temps, key=lambda v: -_value_bytes(v, rows, cols, kernel))
+        for v in values:
+            size = target.align(Space.UB, _value_bytes(v, rows, cols, kernel))
+            span = life.get(v.name, (0, 0))
+            offset = 0
+            for o, s, sp in sorted(placed):
+                overlap_time = not (span[1] < sp[0] or sp[1] < span[0])
+                if overlap_time and offset < o + s and o < offset + size:
+                    offset = -(-(o + s) // ub_align) * ub_align
+            placed.append((offset, size, span))
+            r, c = _value_shape(v, rows, cols, kernel)
+            out.append(
+                Buffer(
+                    f"{name}.{v.name}", Space.UB, v.dtype, (None, None), Pipe.V, Pipe.V,
+                    temp=True, rows=r, cols=c, offset=offset, slot_bytes=size, knobs=_prog_knobs(kernel),
+                )
+            )  # fmt: skip
+        used = max((o + s for o, s, _ in placed), default=0)
+        if used:
+            parts.append(f"{name} temporaries {fmt_bytes(used)}")
+        area = max(area, used)
+    return out, area, " / ".join(parts)
+
+
+def _program_tile(kernel: Kernel, prog: str) -> tuple[int, int]:
+    """The largest tile a program runs on: (rows, cols)."""
+    for s in _leaves(kernel.body):
+        if isinstance(s, Vec) and s.prog == prog:
+            b = kernel.buffer((s.outs + s.ins)[0])
+            rows, cols = (_extent(kernel, d) for d in b.dims)
+            return rows, cols
+    return 1, 1
+
+
+def _leaves(body: tuple):
+    for s in body:
+        if isinstance(s, Loop | Parallel):
+            yield from _leaves(s.body)
+        else:
+            yield s
+
+
+def _value_shape(v: tileprog.Value, rows: int, cols: int, kernel: Kernel) -> tuple[int, int]:
+    if v.shape == "tile":
+        return rows, cols
+    if v.shape == "rows":
+        return 1, cols if rows == 1 else rows
+    if v.shape == "row":
+        return 1, cols
+    folds = tileprog.fold_widths(cols, v.dtype, kernel.target)
+    return rows, folds[0][1] if folds else 0
+
+
+def _value_bytes(v: tileprog.Value, rows: int, cols: int, kernel: Kernel) -> int:
+    r, c = _value_shape(v, rows, cols, kernel)
+    return r * c * v.dtype.itemsize
+
+
+def _prog_knobs(kernel: Kernel) -> tuple[str, ...]:
+    return ("tile_m", "tile_n") if kernel.op.unit == "cube" else ("tile_r",)
+
+
+# ------------------------------------------------------------------------------------ errors
+
+
+def _capacity_error(
+    kernel: Kernel, space: Space, here: list[Buffer], need: int, have: int, temps: str
+) -> BufferCapacityError:
+    parts = [
+        f"{b.name}: {b.slots} buffers × {fmt_bytes(b.slot_bytes)}"
+        if b.slots > 1
+        else f"{b.name}: {fmt_bytes(b.slot_bytes)}"
+        for b in sorted(here, key=lambda b: -b.slot_bytes * b.slots)
+    ]
+    if temps:
+        parts.append(temps)
+    knobs: list[str] = []
+    for b in sorted(here, key=lambda b: -b.slot_bytes * b.slots) or [None]:
+        for k in b.knobs if b else _prog_knobs(kernel):
+            if k not in knobs and _knob_value(kernel, k) is not None:
+                knobs.append(k)
+    if temps and not here:
+        knobs += [k for k in _prog_knobs(kernel) if k not in knobs]
+    what = ", ".join(f"{k}={_knob_value(kernel, k)}" for k in knobs) or kernel.op.name
+    deep = sorted({b.operand for b in here if b.depth > 1 and b.operand})
+    lower = " or ".join(knobs) if knobs else "the tile sizes"
+    if deep:
+        lower += ", or --buffers " + ",".join(f"{o}=1" for o in deep)
+    return BufferCapacityError(buffer=space.label, need=need, have=have, knob=lower, what=what, parts=" + ".join(parts))
+
+
+def _knob_value(kernel: Kernel, knob: str) -> int | None:
+    axis = knob.removeprefix("tile_")
+    try:
+        return kernel.axis(axis).tile
+    except KeyError:
+        return None

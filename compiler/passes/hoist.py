@@ -1,0 +1,278 @@
+"""Pass 3, ``hoist``: stage every operand through on-chip buffers, each load at the outermost loop
+level where its tile index changes (Halide: ``compute_at``/``store_at``; TVM: ``cache_read``,
+``cache_write``).
+
+rewrite (matmul, order m,n,k)::
+
+    for mo in 0..2:                              for mo in 0..2:
+      for no in 0..2:                              for no in 0..2:
+        for ko in 0..4:                              alloc C0
+          for ki in 0..2:               ==>          for ko in 0..4:
+            c[mo,no] += a[mo,ko] · b[ko,no]            alloc A1, B1
+                                                       A1 ← mte2 a[mo,ko]
+                                                       B1 ← mte2 b[ko,no]
+                                                       for ki in 0..2:
+                                                         alloc A0, B0
+                                                         A0 ← mte1 A1[ki]
+                                                         B0 ← mte1 B1[ki]
+                                                         C0 += cube A0 @ B0
+                                                     c[mo,no] ← fix C0
+
+A load sits in the body of the innermost loop whose variable indexes it: loops inside that body do not
+change the tile, so it stays resident and is reused. With order ``m,k,n`` the load of ``a[mo,ko]``
+moves out of the ``no`` loop (a is read from GM once), while ``b`` is re-read for every ``mo``: the
+order trades traffic between operands. An accumulator lives from its first k step to its last; if a
+loop indexing it is inside the k loop, every tile of that loop must stay live in L0C at once (``live``),
+and the write-back moves after the k loop.
+
+``alloc X`` marks where a new instance of buffer X begins: instances rotate through X's slots (see
+``buffer``). Vector operators stage ``x`` in UB, run their tile program (``Vec``), and store from UB;
+operands indexed by no loop (gamma, beta) are loaded once per core, before every loop.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from compiler import programs as tp
+from compiler.ir import Alloc, Buffer, Compute, Kernel, Load, Loop, Mmad, Move, Parallel, Stmt, Store, Vec
+from compiler.ops import Elementwise, MatMul, Op
+from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
+from compiler.tileprog import TileProgram
+from isa import DType, Pipe, Space
+
+F32 = DType.F32
+
+
+@dataclass
+class _Level:
+    """One loop level of the nest (level 0: the top of a core's program)."""
+
+    node: Loop | Parallel | None
+    axes: tuple[str, ...]
+    pre: list[Stmt] = field(default_factory=list)
+    post: list[Stmt] = field(default_factory=list)
+    alloc: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str | None:
+        if isinstance(self.node, Loop):
+            return self.node.var
+        if isinstance(self.node, Parallel):
+            return ",".join(self.node.vars)
+        return None
+
+
+def _levels(body: tuple) -> tuple[list[_Level], Compute]:
+    levels = [_Level(None, ())]
+    node = body[0]
+    while isinstance(node, Loop | Parallel):
+        levels.append(_Level(node, node.axes if isinstance(node, Parallel) else (node.axis,)))
+        node = node.body[0]
+    return levels, node
+
+
+def _pos(levels: list[_Level], axes: set[str], upto: int | None = None) -> int:
+    """Innermost level (≤ ``upto``) iterating one of ``axes``; 0 (the top) if none does."""
+    last = len(levels) - 1 if upto is None else upto
+    return max((i for i in range(last + 1) if set(levels[i].axes) & axes), default=0)
+
+
+def _build(levels: list[_Level]) -> tuple[Stmt, ...]:
+    inner: tuple[Stmt, ...] = ()
+    for i in range(len(levels) - 1, -1, -1):
+        lv = levels[i]
+        alloc = (Alloc(tuple(lv.alloc)),) if lv.alloc else ()
+        body = (*alloc, *lv.pre, *inner, *lv.post)
+        if lv.node is None:
+            return body
+        inner = (replace(lv.node, body=body),)
+    return inner
+
+
+def hoist(kernel: Kernel) -> Kernel:
+    """Stage operands in buffers; loads at the outermost level where their tile changes."""
+    if kernel.stage != "order":
+        raise ValueError(f"hoist expects an ordered kernel, got stage {kernel.stage!r}")
+    levels, _ = _levels(kernel.body)
+    op = kernel.op
+    if isinstance(op, MatMul):
+        buffers, programs = _hoist_matmul(kernel, op, levels)
+    else:
+        buffers, programs = _hoist_vector(kernel, op, levels)
+    return kernel.with_(body=_build(levels), buffers=tuple(buffers), programs=programs, stage="hoist")
+
+
+# ----------------------------------------------------------------------------------- matmul
+
+
+def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[list[Buffer], dict]:
+    dt = op.dtype
+    bufs: list[Buffer] = []
+    programs: dict = {}
+
+    def buf(name: str, space: Space, dtype: DType, dims, prod: Pipe, cons: Pipe, operand: str, knobs, at: int, **kw):
+        bufs.append(Buffer(name, space, dtype, dims, prod, cons, operand, levels[at].key, knobs=knobs, **kw))
+        levels[at].alloc.append(name)
+
+    inner = len(levels) - 1
+    # a and b: GM → L1 (MTE2) at the level of their tile, L1 → L0 (MTE1) at the L0 step. Every load
+    # of a level comes before its moves, so buffers loaded together are consumed together.
+    moves: list[tuple[int, Move]] = []
+    for name, dims, l0, l1 in (("a", ("m", "k"), Space.L0A, "A"), ("b", ("k", "n"), Space.L0B, "B")):
+        p1 = _pos(levels, set(dims))
+        buf(f"{l1}1", Space.L1, dt, dims, Pipe.MTE2, Pipe.MTE1, name, _knobs(dims), p1)
+        levels[p1].pre.append(Load(f"{l1}1", name))
+        d0 = tuple("k0" if d == "k" else d for d in dims)
+        p0 = _pos(levels, {*dims, "k0"})
+        buf(f"{l1}0", l0, dt, d0, Pipe.MTE1, Pipe.CUBE, name, _knobs(d0), p0)
+        sub = levels[p0].key if levels[p0].axes == ("k0",) else None
+        moves.append((p0, Move(f"{l1}0", f"{l1}1", Pipe.MTE1, sub)))
+    for p0, mv in moves:
+        levels[p0].pre.append(mv)
+
+    # c: the accumulator lives in L0C from its first k step to its last.
+    k_level = next((i for i, lv in enumerate(levels) if "k" in lv.axes), None)
+    c_levels = [i for i, lv in enumerate(levels) if set(lv.axes) & {"m", "n"}]
+    live_levels = [i for i in c_levels if k_level is not None and i > k_level]
+    pc = k_level - 1 if live_levels else _pos(levels, {"m", "n"}, upto=k_level if k_level is not None else inner)
+    live_loops = [levels[i].node for i in live_levels]
+    live = math.prod(lp.count for lp in live_loops)
+    buf(
+        "C0", Space.L0C, F32, ("m", "n"), Pipe.CUBE, Pipe.FIX, "c", ("tile_m", "tile_n"), pc,
+        live=live, live_vars=tuple(lp.var for lp in live_loops),
+    )  # fmt: skip
+    init: list[Stmt] = []
+    if op.bias:
+        # Bias as a rank-1 update, C0 = ones · biasᵀ (k = 1), the role of DaVinci's BiasTable.
+        programs["ones"] = tp.ones(dt)
+        levels[0].pre += [
+            Vec("ones", ("ONES_UB",), ()),
+            Move("ONES_L1", "ONES_UB", Pipe.MTE3),
+            Move("ONES0", "ONES_L1", Pipe.MTE1),
+        ]
+        for name, space, prod, cons in (
+            ("ONES_UB", Space.UB, Pipe.V, Pipe.MTE3),
+            ("ONES_L1", Space.L1, Pipe.MTE3, Pipe.MTE1),
+            ("ONES0", Space.L0A, Pipe.MTE1, Pipe.CUBE),
+        ):
+            buf(name, space, dt, (None, "m"), prod, cons, "bias", ("tile_m",), 0)
+        if "n" in {lp.axis for lp in live_loops}:
+            init.append(_alloc_here(bufs, "BIAS0", levels[pc].key, dt))
+            init.append(Load("BIAS0", "bias"))
+        else:
+            pb = _pos(levels, {"n"}, upto=pc)
+            buf("BIAS0", Space.L0B, dt, (None, "n"), Pipe.MTE2, Pipe.CUBE, "bias", ("tile_n",), pb)
+            levels[pb].pre.append(Load("BIAS0", "bias"))
+        init.append(Mmad("C0", "ONES0", "BIAS0", init="always"))
+    store: list[Stmt]
+    if op.act == "gelu":
+        programs["gelu"] = tp.gelu_epilogue(F32, op.out_dtype)
+        store = [
+            Alloc(("CUB", "Y")),
+            Move("CUB", "C0", Pipe.FIX),
+            Vec("gelu", ("Y",), ("CUB",)),
+            Store("c", "Y", Pipe.MTE3),
+        ]
+        key = live_loops[-1].var if live_loops else levels[pc].key
+        bufs.append(Buffer("CUB", Space.UB, F32, ("m", "n"), Pipe.FIX, Pipe.V, "c", key, knobs=("tile_m", "tile_n")))
+        bufs.append(
+            Buffer("Y", Space.UB, op.out_dtype, ("m", "n"), Pipe.V, Pipe.MTE3, "c", key, knobs=("tile_m", "tile_n"))
+        )
+    else:
+        to = op.out_dtype if op.out_dtype is not F32 else None
+        store = [Store("c", "C0", Pipe.FIX, to=to, relu=op.act == "relu")]
+    if live_loops:
+        init_nest, store_nest = _nest(live_loops, tuple(init)), _nest(live_loops, tuple(store))
+        levels[pc].pre += list(init_nest)
+        levels[pc].post = list(store_nest) + levels[pc].post
+    else:
+        levels[pc].pre += init
+    # The main product comes after the bias initialisation when both sit at the innermost level.
+    levels[inner].pre.append(Mmad("C0", "A0", "B0", init="never" if op.bias else "first"))
+    if not live_loops:
+        if store and isinstance(store[0], Alloc):
+            levels[pc].alloc += list(store[0].bufs)
+            store = store[1:]
+        levels[pc].post = store + levels[pc].post
+    return bufs, programs
+
+
+def _alloc_here(bufs: list[Buffer], name: str, key: str | None, dt: DType) -> Alloc:
+    bufs.append(Buffer(name, Space.L0B, dt, (None, "n"), Pipe.MTE2, Pipe.CUBE, "bias", key, knobs=("tile_n",)))
+    return Alloc((name,))
+
+
+def _nest(loops: list[Loop], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+    """Re-iterate the live accumulator tiles (for their bias initialisation or their write-back)."""
+    if not body:
+        return ()
+    for lp in reversed(loops):
+        body = (Loop(lp.var, lp.axis, lp.count, body),)
+    return body
+
+
+def _knobs(dims: tuple[str | None, ...]) -> tuple[str, ...]:
+    return tuple(f"tile_{d}" for d in dims if d)
+
+
+# ----------------------------------------------------------------------------------- vector
+
+
+#: GM tensor → the UB buffer that stages it (tile-program inputs use the same names).
+_BUF = {"x": "X", "y": "Y", "z": "Z", "gamma": "G", "beta": "B"}
+
+
+def _program(op: Op) -> TileProgram:
+    if isinstance(op, Elementwise):
+        return tp.elementwise(op.op, op.dtype, op.binary, op.broadcast)
+    if isinstance(op, Softmax):
+        return tp.softmax(op.dtype)
+    if isinstance(op, RMSNorm):
+        return tp.rmsnorm(op.dtype, op.cols, op.eps)
+    if isinstance(op, LayerNorm):
+        return tp.layernorm(op.dtype, op.cols, op.eps)
+    if isinstance(op, Reduce):
+        return tp.reduce(op.op, op.dtype)
+    raise TypeError(f"no tile program for {op.name}")
+
+
+def _hoist_vector(kernel: Kernel, op: Op, levels: list[_Level]) -> tuple[list[Buffer], dict]:
+    prog = _program(op)
+    programs: dict = {op.name: prog}
+    bufs: list[Buffer] = []
+    inner = len(levels) - 1
+    bound: dict[str, str] = {}  # program input value → buffer
+    casts: dict[int, list[Vec]] = {}  # per level: gamma/beta casts, after every load of that level
+    for t in op.inputs:
+        name = _BUF[t.name]
+        dims = (t.dims[0], t.dims[1]) if len(t.dims) == 2 else (None, t.dims[0])
+        p = _pos(levels, set(t.dims))
+        bufs.append(Buffer(name, Space.UB, t.dtype, dims, Pipe.MTE2, Pipe.V, t.name, levels[p].key, knobs=_knobs(dims)))
+        levels[p].alloc.append(name)
+        levels[p].pre.append(Load(name, t.name))
+        bound[name] = name
+        if t.name in ("gamma", "beta") and f"{name}F" in prog.ins:
+            # The row programs take gamma/beta in f32: cast once, where they are loaded.
+            f32 = f"{name}F"
+            if t.dtype is F32:
+                bound[f32] = name
+            else:
+                programs[f"{t.name}_f32"] = tp.cast_row(t.dtype)
+                bufs.append(Buffer(f32, Space.UB, F32, dims, Pipe.V, Pipe.V, t.name, levels[p].key, knobs=_knobs(dims)))
+                levels[p].alloc.append(f32)
+                casts.setdefault(p, []).append(Vec(f"{t.name}_f32", (f32,), (name,)))
+                bound[f32] = f32
+    for p, vecs in casts.items():
+        levels[p].pre += vecs
+    out = op.outputs[0]
+    oname = _BUF[out.name]
+    odims = (out.dims[0], out.dims[1]) if len(out.dims) == 2 else (None, out.dims[0])
+    bufs.append(
+        Buffer(oname, Space.UB, out.dtype, odims, Pipe.V, Pipe.MTE3, out.name, levels[inner].key, knobs=_knobs(odims))
+    )
+    levels[inner].alloc.append(oname)
+    ins = tuple(bound[i] for i in prog.ins)
+    levels[inner].pre += [Vec(op.name, (oname,), ins), Store(out.name, oname, Pipe.MTE3)]
+    return bufs, programs

@@ -1,0 +1,311 @@
+"""Pass 7, ``lower``: one straight-line ISA instruction stream per core (the ISA has no loops) —
+Halide/TVM: lowering and code generation, with every loop fully unrolled.
+
+rewrite (one iteration of a vector kernel, double-buffered, tile 8×1024 f16)::
+
+    alloc X, Y, Z                                wait_flag   v -> mte2, 1
+    wait v→mte2 X+Y.free                         mte2.copy   ub[0x4000], x[0x4000], f16[8,1024]
+    X ← mte2 x[ro,co]                 ==>        mte2.copy   ub[0xc000], y[0x4000], f16[8,1024]
+    Y ← mte2 y[ro,co]                            set_flag    mte2 -> v, 1
+    set mte2→v X+Y.ready                         wait_flag   mte2 -> v, 1
+    ...                                          v.add       ub[0x14000], ub[0x4000], ub[0xc000], f16[8,1024]
+
+The nest is walked with concrete tile indices for each core's share of the parallel tiles: tile
+extents come from the plan (tails are just smaller tiles), a buffer instance's slot is its instance
+number modulo the depth, a flag's event id is the id of its slot. Then:
+
+- *placement* (software pipelining): the load block of instance i of a prefetched group (its ``wait``,
+  loads and ``set``) moves up to just after the consumer released instance ``i-p-1`` — but never above a
+  read-after-write wait on its own pipe, which may guard the data it reads;
+- *flag resolution*: the ``free`` wait of instance i waits for instance ``i-g`` (``g = p+1`` for loads,
+  the depth otherwise); waits with nothing before them and sets nobody waits for are dropped, so every
+  ``set_flag`` has exactly one ``wait_flag``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from compiler.ir import Alloc, Buffer, Flag, Kernel, Load, Loop, Mmad, Move, Parallel, Store, Vec
+from compiler.plan import Axis
+from isa import (
+    Addr,
+    Copy,
+    DType,
+    Fixpipe,
+    Instruction,
+    Pipe,
+    Program,
+    SetFlag,
+    Space,
+    TensorDecl,
+    TensorKind,
+    WaitFlag,
+)
+from isa import Mmad as MmadIns
+
+F32 = DType.F32
+
+
+@dataclass
+class _FlagRef:
+    """A flag before event ids are known: its group, role, and the instance it belongs to."""
+
+    set: bool
+    src: Pipe
+    dst: Pipe
+    group: str
+    role: str
+    instance: int
+
+
+def lower(kernel: Kernel) -> Program:
+    """Emit the ISA program: one instruction stream per core."""
+    if kernel.stage != "sync":
+        raise ValueError(f"lower expects a synchronised kernel, got stage {kernel.stage!r}")
+    op = kernel.op
+    tensors = tuple(
+        TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
+    )
+    streams = []
+    for core in range(kernel.plan.ncores):
+        items = _Emitter(kernel, core).run()
+        items = _place(kernel, items)
+        streams.append(tuple(_resolve(kernel, items)))
+    return Program(tensors, tuple(streams), chip=kernel.target.name)
+
+
+# ------------------------------------------------------------------------------------ emission
+
+
+class _Emitter:
+    def __init__(self, kernel: Kernel, core: int) -> None:
+        self.k = kernel
+        self.core = core
+        self.out: list[Instruction | _FlagRef] = []
+        self.env: dict[str, int] = {}
+        self.inst: dict[str, int] = {}
+        self.bufs = {b.name: b for b in kernel.buffers}
+        self.axes = {a.name: a for a in kernel.axes}
+        self.tensors = {t.name: t for t in kernel.op.tensors()}
+        self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
+        self.counts = {f"{a.name}o": a.count for a in kernel.axes}
+
+    def run(self) -> list[Instruction | _FlagRef]:
+        self.walk(self.k.body)
+        return self.out
+
+    def walk(self, body: tuple) -> None:
+        for s in body:
+            t = type(s)
+            if t is Loop:
+                n = self._sub_count() if s.kind == "sub" else s.count
+                for i in range(n):
+                    self.env[s.var] = i
+                    self.walk(s.body)
+                self.env.pop(s.var, None)
+            elif t is Parallel:
+                for idx in self.k.plan.assignment[self.core]:
+                    self.env.update(zip(s.vars, idx))
+                    self.walk(s.body)
+            elif t is Alloc:
+                for name in s.bufs:
+                    self.inst[name] = self.inst.get(name, -1) + 1
+            elif t is Flag:
+                self.out.append(_FlagRef(s.set, s.src, s.dst, s.group, s.role, self.inst[self.group_head[s.group]]))
+            elif t is Load:
+                self.out.append(self.load(s))
+            elif t is Move:
+                self.out.append(self.move(s))
+            elif t is Mmad:
+                self.out.append(self.mmad(s))
+            elif t is Vec:
+                self.out.extend(self.vec(s))
+            elif t is Store:
+                self.out.append(self.store(s))
+
+    # -- extents and addresses -----------------------------------------------------------------
+    def _sub_count(self) -> int:
+        k = self.axes["k"]
+        return -(-k.size(self.env.get("ko", 0)) // self.axes["k0"].tile)
+
+    def ext(self, dim: str | None) -> int:
+        """Elements along ``dim`` in the current tile (tails included)."""
+        if dim is None:
+            return 1
+        if dim == "k0":
+            k0 = self.axes["k0"].tile
+            return min(k0, self.ext("k") - self.env.get("ki", 0) * k0)
+        a: Axis = self.axes[dim]
+        return a.size(self.env.get(f"{dim}o", 0))
+
+    def addr(self, name: str) -> Addr:
+        b: Buffer = self.bufs[name]
+        if b.temp:
+            return Addr(b.space, b.offset)
+        slot = (self.inst.get(name, 0) % b.depth) * b.live
+        if b.live > 1:
+            local = 0
+            for v in b.live_vars:
+                local = local * self.counts[v] + self.env[v]
+            slot += local
+        return Addr(b.space, b.offset + slot * b.slot_bytes)
+
+    def gm_tile(self, tensor: str) -> tuple[Addr, int, int, int | None]:
+        """(address, rows, cols, row stride or None) of the current tile of a GM tensor."""
+        t = self.tensors[tensor]
+        starts = [self.axes[d].start(self.env.get(f"{d}o", 0)) for d in t.dims]
+        sizes = [self.ext(d) for d in t.dims]
+        if len(t.shape) == 1:
+            return Addr(Space.GM, starts[0] * t.dtype.itemsize, tensor), 1, sizes[0], None
+        width = t.shape[1]
+        offset = (starts[0] * width + starts[1]) * t.dtype.itemsize
+        stride = width if sizes[1] < width and sizes[0] > 1 else None
+        return Addr(Space.GM, offset, tensor), sizes[0], sizes[1], stride
+
+    # -- statements -----------------------------------------------------------------------------
+    def load(self, s: Load) -> Instruction:
+        src, rows, cols, stride = self.gm_tile(s.tensor)
+        dtype = self.tensors[s.tensor].dtype
+        return Copy(self.addr(s.buf), src, dtype, _shape(rows, cols), src_stride=stride)
+
+    def move(self, s: Move) -> Instruction:
+        dst, src = self.bufs[s.buf], self.bufs[s.src]
+        if s.pipe is Pipe.FIX:  # L0C → UB, the accumulator as it is (f32)
+            rows, cols = self.ext(src.dims[0]), self.ext(src.dims[1])
+            return Fixpipe(self.addr(s.buf), self.addr(s.src), src.dtype, _shape(rows, cols))
+        rows, cols = self.ext(dst.dims[0]), self.ext(dst.dims[1])
+        base = self.addr(s.src)
+        es = src.dtype.itemsize
+        if dst.dims[1] == "k0" and s.sub:  # columns ki·k0.. of a row-major [m × k] tile
+            width = self.ext(src.dims[1])
+            at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * es)
+            stride = width if cols < width and rows > 1 else None
+            return Copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols), src_stride=stride)
+        if dst.dims[0] == "k0" and s.sub:  # rows ki·k0.. of a row-major [k × n] tile
+            at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * cols * es)
+            return Copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols))
+        if dst.dims[0] is None:  # a vector of a full buffer (the ones of the bias update)
+            return Copy(self.addr(s.buf), base, src.dtype, (dst.cols,))
+        return Copy(self.addr(s.buf), base, src.dtype, _shape(rows, cols))
+
+    def mmad(self, s: Mmad) -> Instruction:
+        m, n = self.ext("m"), self.ext("n")
+        if s.init == "always":  # C0 = ones · biasᵀ
+            init, k = True, 1
+        else:
+            k = self.ext("k0")
+            init = s.init == "first" and self.env.get("ko", 0) == 0 and self.env.get("ki", 0) == 0
+        dtype = self.bufs[s.a].dtype
+        return MmadIns(self.addr(s.acc), self.addr(s.a), self.addr(s.b), dtype, m, k, n, init=init)
+
+    def vec(self, s: Vec) -> list[Instruction]:
+        prog = self.k.programs[s.prog]
+        addr: dict[str, Addr] = {}
+        rows = cols = None
+        for value, buf in (*zip(prog.ins, s.ins), *zip(prog.outs, s.outs)):
+            addr[value] = self.addr(buf)
+            b, v = self.bufs[buf], prog.value(value)
+            if v.shape == "tile" and rows is None:
+                rows, cols = self.ext(b.dims[0]), self.ext(b.dims[1])
+            elif v.shape == "rows" and rows is None:
+                rows, cols = self.ext(b.dims[1]), 1
+            elif v.shape == "row" and cols is None:
+                cols = self.ext(b.dims[1])
+        for v in prog.temps:
+            addr[v.name] = self.addr(f"{s.prog}.{v.name}")
+        return prog.emit(rows or 1, cols or 1, addr, self.k.target)
+
+    def store(self, s: Store) -> Instruction:
+        dst, rows, cols, stride = self.gm_tile(s.tensor)
+        src = self.addr(s.buf)
+        if s.pipe is Pipe.FIX:
+            return Fixpipe(dst, src, F32, _shape(rows, cols), to=s.to, relu=s.relu, dst_stride=stride)
+        return Copy(dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), dst_stride=stride)
+
+
+def _shape(rows: int, cols: int) -> tuple[int, ...]:
+    return (rows, cols) if rows > 1 else (cols,)
+
+
+# ----------------------------------------------------------------------------------- placement
+
+
+def _place(kernel: Kernel, items: list) -> list:
+    """Move each prefetched group's load blocks up, as far as their prefetch distance allows."""
+    for g in kernel.groups:
+        if g.ahead > 0:
+            items = _place_group(items, g.name, g.producer, g.ahead)
+    return items
+
+
+def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
+    starts: dict[int, int] = {}  # instance → index of its "wait free"
+    ends: dict[int, int] = {}  # instance → index of its "set ready"
+    released: dict[int, int] = {}  # instance → index of the consumer's "set free"
+    guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
+    for i, it in enumerate(items):
+        if type(it) is not _FlagRef:
+            continue
+        if it.group == group:
+            if not it.set and it.role == "free":
+                starts[it.instance] = i
+            elif it.set and it.role == "ready":
+                ends[it.instance] = i
+            elif it.set and it.role == "free":
+                released[it.instance] = i
+        elif not it.set and it.role == "ready" and it.dst is pipe:
+            guards.append(i)
+    if 0 not in ends:
+        return items
+    keys: list[tuple] = [(i, 0, 0) for i in range(len(items))]
+    counter = 0
+    floor = ends[0]  # a block never moves above the (final place of the) block before it
+    for inst in sorted(starts):
+        if inst == 0 or inst not in ends:
+            continue
+        start, end = starts[inst], ends[inst]
+        anchor = released.get(inst - ahead - 1, ends[0]) if inst > ahead else ends[0]
+        g = bisect.bisect_left(guards, start) - 1
+        if g >= 0:
+            anchor = max(anchor, guards[g])
+        anchor = max(anchor, floor)
+        if anchor >= start - 1:
+            floor = end
+            continue
+        floor = anchor
+        for j in range(start, end + 1):
+            counter += 1
+            keys[j] = (anchor, 1, counter)
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    return [items[i] for i in order]
+
+
+# ----------------------------------------------------------------------------------- flags
+
+
+def _resolve(kernel: Kernel, items: list) -> list[Instruction]:
+    """Event ids for every flag; drop the waits with nothing to wait for and the unwaited sets."""
+    groups = {g.name: g for g in kernel.groups}
+    last: dict[str, int] = {}
+    for it in items:
+        if type(it) is _FlagRef:
+            last[it.group] = max(last.get(it.group, -1), it.instance)
+    out: list[Instruction] = []
+    for it in items:
+        if type(it) is not _FlagRef:
+            out.append(it)
+            continue
+        g = groups[it.group]
+        gap = g.gap
+        if it.role == "ready":
+            out.append((SetFlag if it.set else WaitFlag)(it.src, it.dst, g.ready_ids[it.instance % g.slots]))
+        elif it.set:  # "free" after the consumer's last use of instance j: waited by instance j + gap
+            if it.instance + gap <= last[it.group]:
+                out.append(SetFlag(it.src, it.dst, g.free_ids[it.instance % g.slots]))
+        else:  # the producer of instance i waits until instance i - gap is free
+            j = it.instance - gap
+            if j >= 0:
+                out.append(WaitFlag(it.src, it.dst, g.free_ids[j % g.slots]))
+    return out

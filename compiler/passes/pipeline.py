@@ -1,0 +1,51 @@
+"""Pass 5, ``pipeline``: issue loads ``prefetch`` tiles ahead of their use (software pipelining;
+Halide/TVM: ``double_buffer`` with a prefetch distance).
+
+rewrite (prefetch 1)::
+
+    for ko in 0..4:                              for ko in 0..4:
+      alloc A1, B1                                 alloc A1, B1
+      A1 ← mte2 a[mo,ko]            ==>            A1 ← mte2 a[mo,ko]  ahead 1
+      ...                                          ...
+
+Read ``ahead p`` as the classic rotated loop: a prologue loads tiles 0..p, and iteration i loads tile
+i+p+1 while tile i is used. In the straight-line program ``lower`` emits, the load of tile i is placed
+right after the last use of tile i-p-1, and it waits only for that use to finish — so MTE2 runs at
+most p+1 tiles ahead of its consumer. With ``prefetch 0`` a load waits until the previous tile is used
+up: no overlap of loading with computing, whatever the buffer depth. ``prefetch`` must be below the
+buffer depth (a tile can only be loaded early into a free slot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from compiler.errors import ScheduleError
+from compiler.ir import Kernel, Load, Move, map_body
+from compiler.passes.buffer import alloc_counts
+from isa import Pipe
+
+#: Pipes whose moves bring operands towards a compute unit (and may run ahead of it).
+LOADING = (Pipe.MTE2, Pipe.MTE1)
+
+
+def pipeline(kernel: Kernel, prefetch: int) -> Kernel:
+    """Mark every multi-instance load and L1→L0 move ``ahead=prefetch``; check the buffers allow it."""
+    if kernel.stage != "buffer":
+        raise ValueError(f"pipeline expects a buffered kernel, got stage {kernel.stage!r}")
+    counts = alloc_counts(kernel)
+    for b in kernel.buffers:
+        if b.producer in LOADING and counts.get(b.name, 1) > 1 and prefetch > b.depth - 1:
+            raise ScheduleError(
+                f"prefetch={prefetch} loads {prefetch + 1} tiles of {b.operand} ahead into {b.name}, "
+                f"but {b.name} has {b.depth} slot{'s' if b.depth != 1 else ''}",
+                knob="prefetch",
+                hint=f"raise --buffers {b.operand}={min(3, prefetch + 1)} or lower --prefetch to {b.depth - 1}",
+            )
+
+    def mark(s):
+        if isinstance(s, Load | Move) and s.pipe in LOADING and counts.get(s.buf, 1) > 1:
+            return replace(s, ahead=prefetch)
+        return s
+
+    return kernel.with_(body=map_body(kernel.body, mark), stage="pipeline")

@@ -1,0 +1,125 @@
+"""Pass 6, ``sync``: a flag pair for every cross-pipe dependency (Ascend C: the ``EnQue``/``DeQue``
+and ``AllocTensor``/``FreeTensor`` of a ``TQue``; TVM/VTA: dependence tokens).
+
+rewrite (one group, A1+B1, produced by MTE2 and consumed by MTE1)::
+
+    alloc A1, B1                                 alloc A1, B1
+    A1 ← mte2 a[mo,ko]                           wait mte1→mte2 A1+B1.free     # slot free (WAR)
+    B1 ← mte2 b[ko,no]                           A1 ← mte2 a[mo,ko]
+    for ki in 0..2:                   ==>        B1 ← mte2 b[ko,no]
+      A0 ← mte1 A1[ki]                           set  mte2→mte1 A1+B1.ready    # data written (RAW)
+      ...                                        wait mte2→mte1 A1+B1.ready
+                                                 for ki in 0..2:
+                                                   A0 ← mte1 A1[ki]
+                                                   ...
+                                                 set  mte1→mte2 A1+B1.free
+
+Buffers allocated together, written by one pipe and read by another, form a *group*; each slot of a
+group has a ``ready`` event (producer → consumer: read after write) and a ``free`` event (consumer →
+producer: the slot may be overwritten — write after read). Event ids are allocated per pipe pair, one
+per slot, within the chip's ``event_ids``. Because a slot's next ``ready`` can only be set after its
+``free`` was consumed, and vice versa, an id is never set twice before its wait — the error DaVinci
+(and this simulator) raises. ``lower`` drops the waits that have nothing to wait for (the first use of
+each slot) and the sets nobody will wait for (the last), so no flag is left set at the end.
+
+With ``manual_sync`` the pass inserts nothing: the program has races until the user adds flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from compiler.errors import ScheduleError
+from compiler.ir import Alloc, Flag, Kernel, Loop, Parallel, SyncGroup, touches
+from isa import Pipe
+
+
+def sync(kernel: Kernel, manual: bool = False) -> Kernel:
+    """Group buffers, allocate event ids per pipe pair, insert ``set``/``wait`` flags."""
+    if kernel.stage != "pipeline":
+        raise ValueError(f"sync expects a pipelined kernel, got stage {kernel.stage!r}")
+    if manual:
+        return kernel.with_(stage="sync")
+    groups: list[SyncGroup] = []
+    used: dict[tuple[Pipe, Pipe], list[str]] = {}
+
+    def take(pair: tuple[Pipe, Pipe], n: int, who: str) -> tuple[int, ...]:
+        ids = used.setdefault(pair, [])
+        start = len(ids)
+        ids.extend([who] * n)
+        return tuple(range(start, start + n))
+
+    def rewrite(body: tuple) -> tuple:
+        body = tuple(replace(s, body=rewrite(s.body)) if isinstance(s, Loop | Parallel) else s for s in body)
+        allocs = [s for s in body if isinstance(s, Alloc)]
+        if not allocs:
+            return body
+        before: dict[int, list[Flag]] = {}
+        after: dict[int, list[Flag]] = {}
+        for alloc in allocs:
+            start = body.index(alloc)
+            for g, (p_idx, c_idx) in _groups(kernel, alloc, body, start):
+                name = "+".join(g)
+                b0 = kernel.buffer(g[0])
+                prod, cons = b0.producer, b0.consumer
+                names = set(g)
+                if not p_idx or not c_idx or max(p_idx) >= min(c_idx):
+                    raise AssertionError(f"sync: group {name} is not produced before it is consumed")
+                aheads = [a for a in (_ahead(body[i], names) for i in p_idx) if a is not None]
+                ahead = max(aheads) if aheads else None
+                ready = take((prod, cons), b0.depth, name)
+                free = take((cons, prod), b0.depth, name)
+                gap = b0.depth if ahead is None else ahead + 1
+                groups.append(SyncGroup(name, tuple(g), prod, cons, b0.depth, ready, free, gap, ahead or 0))
+                before.setdefault(p_idx[0], []).append(Flag(False, cons, prod, name, "free"))
+                after.setdefault(p_idx[-1], []).append(Flag(True, prod, cons, name, "ready"))
+                before.setdefault(c_idx[0], []).append(Flag(False, prod, cons, name, "ready"))
+                after.setdefault(c_idx[-1], []).append(Flag(True, cons, prod, name, "free"))
+        out = []
+        for i, s in enumerate(body):
+            out += before.get(i, [])
+            out.append(s)
+            out += after.get(i, [])
+        return tuple(out)
+
+    body = rewrite(kernel.body)
+    for (src, dst), owners in used.items():
+        if len(owners) > kernel.target.event_ids:
+            share = ", ".join(f"{n} {owners.count(n)}" for n in dict.fromkeys(owners))
+            raise ScheduleError(
+                f"the schedule needs {len(owners)} event ids on {src.label}→{dst.label} ({share}) but the chip has "
+                f"{kernel.target.event_ids} per pipe pair",
+                knob="buffers",
+                hint="lower the buffer depth of some operands (each slot needs its own event id)",
+            )
+    return kernel.with_(body=body, groups=tuple(groups), stage="sync")
+
+
+def _groups(kernel: Kernel, alloc: Alloc, body: tuple, start: int) -> list[tuple[list[str], tuple[list, list]]]:
+    """The buffers of one ``alloc`` that need flags, grouped: same producer, consumer and depth, and
+    every producer statement of the group before every consumer statement (one pair of flags can then
+    cover them all). Each group comes with the body indices of its producer and consumer statements."""
+    out: list[tuple[tuple, list[str], list[int], list[int]]] = []
+    for name in alloc.bufs:
+        b = kernel.buffer(name)
+        if b.producer is b.consumer:
+            continue
+        key = (b.producer, b.consumer, b.depth)
+        p_idx = [i for i in range(start, len(body)) if touches(body[i], {name}, True, b.producer)]
+        c_idx = [i for i in range(start, len(body)) if touches(body[i], {name}, False, b.consumer)]
+        for k, names, ps, cs in out:
+            if k == key and max(ps + p_idx) < min(cs + c_idx):
+                names.append(name)
+                ps += p_idx
+                cs += c_idx
+                break
+        else:
+            out.append((key, [name], p_idx, c_idx))
+    return [(names, (sorted(set(ps)), sorted(set(cs)))) for _, names, ps, cs in out]
+
+
+def _ahead(stmt, names: set[str]) -> int | None:
+    from compiler.ir import Load, Move, walk
+
+    found = [s.ahead for s in walk((stmt,)) if isinstance(s, Load | Move) and s.buf in names and s.ahead is not None]
+    return max(found) if found else None

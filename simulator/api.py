@@ -1,0 +1,175 @@
+"""Compile an operator and run it: the one call labs and tests use.
+
+    from compiler import MatMul, Schedule
+    from simulator.api import compile_and_run
+
+    r = compile_and_run(MatMul(256, 256, 256), Schedule(tile={"m": 128, "n": 128, "k": 64}), chip="edu")
+    print(r)                      # schedule, cycle report, GM traffic expected vs measured, numpy check
+    r.cycles, r.stats, r.outputs  # as on a simulator Run
+    print(r.passes["hoist"])      # the loop nest after a pass
+
+This is the user-facing layer of ``simulator``, so it may import ``compiler`` (DESIGN.md §1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from compiler import Compiled, Op, Schedule
+from compiler import compile as compile_kernel
+from compiler.check import CheckResult, compare
+from compiler.ir import Kernel
+from simulator.config import Chip, load_chip
+from simulator.run import Run, simulate
+
+
+@dataclass
+class KernelRun:
+    """A compiled operator's run: the simulator's ``Run`` plus what the compiler knows about it.
+
+    Attributes a ``Run`` has (``cycles``, ``stats``, ``outputs``, ``trace``, ``timeline()``, ...) are
+    available directly.
+    """
+
+    run: Run
+    compiled: Compiled
+    #: The comparison with numpy, or None (timing-only, or ``check=False``).
+    check: CheckResult | None
+    #: What numpy computed for the same inputs (empty without a check).
+    expected: dict[str, np.ndarray]
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("run", "compiled"):
+            raise AttributeError(name)
+        return getattr(self.run, name)
+
+    @property
+    def op(self) -> Op:
+        return self.compiled.op
+
+    @property
+    def schedule(self) -> Schedule:
+        return self.compiled.schedule
+
+    @property
+    def passes(self) -> dict[str, Kernel]:
+        """The loop nest after each pass, by pass name (``"spec"``: before any)."""
+        return dict(self.compiled.passes)
+
+    @property
+    def gm_bytes_expected(self) -> int:
+        return self.compiled.gm_bytes_expected
+
+    def header(self) -> str:
+        c = self.compiled
+        return f"kernel    {c.op.name} {c.op.shape_text()}: {c.op.describe()}\nschedule  {c.schedule.text()}\n"
+
+    def footer(self) -> str:
+        st = self.run.stats
+        measured = st.gm_read + st.gm_write
+        same = "=" if measured == self.gm_bytes_expected else "≠"
+        lines = [f"GM traffic: {measured:,} B measured {same} {self.gm_bytes_expected:,} B by the formula"]
+        lines.append(self.check.text() if self.check is not None else "check: skipped (timing-only)")
+        return "\n".join(lines) + "\n"
+
+    def report(self) -> str:
+        return self.header() + "\n" + self.run.report() + "\n" + self.footer()
+
+    def to_json(self) -> dict:
+        return {**self.run.to_json(), **self.extra_json()}
+
+    def extra_json(self) -> dict:
+        """The keys ``dsasim run --json`` adds to ``run-asm``'s."""
+        c = self.compiled
+        return {
+            "op": {"name": c.op.name, "shape": c.op.shape_text(), "math": c.op.describe()},
+            "schedule": c.schedule.to_json(),
+            "gm_bytes_expected": c.gm_bytes_expected,
+            "check": self.check.to_json() if self.check is not None else None,
+        }
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def _repr_html_(self) -> str:
+        html = getattr(self.run, "_repr_html_", None)
+        head = f"<pre>{self.header()}</pre>"
+        return head + (html() if html else f"<pre>{self.run.report()}</pre>") + f"<pre>{self.footer()}</pre>"
+
+
+def chip_for(chip: Chip | str, cores: int = 1) -> Chip:
+    """Load ``chip`` (a preset name, a TOML path or a ``Chip``); give it ``cores`` cores if it has fewer."""
+    c = load_chip(chip) if isinstance(chip, str) else chip
+    return c.with_cores(cores) if cores > c.cores else c
+
+
+def compile_op(op: Op, schedule: Schedule | None = None, chip: Chip | str = "edu") -> Compiled:
+    """``compiler.compile`` with a chip given by name; a schedule with more cores than the chip extends it."""
+    return compile_kernel(op, schedule, chip_for(chip, schedule.cores if schedule else 1))
+
+
+def compile_and_run(
+    op: Op,
+    schedule: Schedule | None = None,
+    chip: Chip | str = "edu",
+    *,
+    inputs: dict[str, np.ndarray] | None = None,
+    timing_only: bool = False,
+    check: bool = True,
+    seed: int = 0,
+    sanitize: bool = False,
+) -> KernelRun:
+    """Compile ``op`` with ``schedule`` (missing knobs: good defaults) for ``chip``, run it, check it.
+
+    ``inputs`` maps input names (``a``, ``b``, ``x``...) to arrays; missing ones are drawn with ``seed``
+    from the operator's valid domain. Unless ``timing_only`` (or ``check=False``), the outputs are
+    compared with the operator's numpy reference (``compiler.check``).
+    """
+    chip_obj = chip_for(chip, schedule.cores if schedule else 1)
+    compiled = compile_kernel(op, schedule, chip_obj)
+    data = None
+    if not timing_only:
+        data = op.make_inputs(seed)
+        data.update(inputs or {})
+    run = simulate(
+        compiled.program,
+        chip_obj,
+        inputs=data,
+        timing_only=timing_only,
+        name=f"{op.name} {op.shape_text()}",
+        sanitize=sanitize,
+    )
+    run.knobs = knobs(compiled)
+    result = None
+    expected: dict[str, np.ndarray] = {}
+    if check and not timing_only:
+        expected = op.reference(run.inputs)
+        result = compare(run.outputs, expected)
+    return KernelRun(run, compiled, result, expected)
+
+
+def knobs(compiled: Compiled) -> dict[str, str]:
+    """The schedule knob to try for each bottleneck the verdict may name (see ``simulator.advice``)."""
+    op = compiled.op
+    if op.unit == "cube":
+        return {
+            "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",
+            "mte2": "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
+            "mte1": "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
+            "cube": "the Cube is the limit: spread m/n over more --cores",
+            "fix": "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
+            "l0c_gm": "raise --buffers c=2 so write-back overlaps the next tile",
+            "issue": "enlarge tile_k0 and tile_k: fewer, larger instructions",
+            "bandwidth": "GM is shared by every core: fewer --cores, or larger tiles to cut traffic",
+        }
+    return {
+        "gm_ub": "enlarge tile_r (longer transfers) and keep --buffers 2 --prefetch 1",
+        "mte2": "raise --buffers 2 and --prefetch 1 so loads overlap the Vector unit",
+        "ub_gm": "raise --buffers for the output so stores overlap the next tile",
+        "v": "the Vector unit is the limit: spread r over more --cores",
+        "issue": "enlarge tile_r: fewer, larger instructions",
+        "bandwidth": "GM is shared by every core: more --cores will not help; move fewer bytes",
+    }
