@@ -13,6 +13,7 @@ Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -36,9 +37,11 @@ def measure(n: int, repeat: int) -> dict:
         run = simulate(program, chip, timing_only=True)
         full.append(time.perf_counter() - t0)
         engine = Engine(program, chip, None)
+        gc.disable()  # as simulate() does while the engine runs
         t0 = time.perf_counter()
         c = engine.run()
         engine_only.append(time.perf_counter() - t0)
+        gc.enable()
         assert c == run.cycles
         cycles = run.cycles
     per_pipe = {p.value: s.instructions for p, s in run.stats.cores[0].items() if s.instructions}
@@ -66,9 +69,7 @@ def main() -> None:
         return
     print(f"{r['instructions']:,} instructions ({r['program']}), {r['simulated_cycles']:,} simulated cycles")
     print(f"  per pipe: {r['instructions_per_pipe']}")
-    print(
-        f"  simulate(): {r['simulate_seconds']:.2f} s  = {r['simulate_instructions_per_second']:,.0f} instructions/s"
-    )
+    print(f"  simulate(): {r['simulate_seconds']:.2f} s  = {r['simulate_instructions_per_second']:,.0f} instructions/s")
     print(f"  engine run: {r['engine_seconds']:.2f} s  = {r['engine_instructions_per_second']:,.0f} instructions/s")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import ml_dtypes
@@ -120,9 +119,11 @@ PIPES = tuple(Pipe)
 EXEC_PIPES = tuple(p for p in Pipe if p is not Pipe.S)
 
 
-@dataclass(frozen=True, slots=True)
-class Addr:
-    """A byte address: ``ub[0x0400]`` on chip, or ``x[0x0400]`` — byte offset inside GM tensor ``x``."""
+class Addr(NamedTuple):
+    """A byte address: ``ub[0x0400]`` on chip, or ``x[0x0400]`` — byte offset inside GM tensor ``x``.
+
+    (An immutable named tuple: addresses are hashed and compared a lot, and tuples do that in C.)
+    """
 
     space: Space
     offset: int
@@ -131,6 +132,9 @@ class Addr:
     def __str__(self) -> str:
         name = self.tensor if self.space is Space.GM else self.space.value
         return f"{name}[{self.offset:#06x}]"
+
+    def __repr__(self) -> str:
+        return f"Addr({self.space}, {self.offset:#x}, {self.tensor!r})"
 
     @property
     def where(self) -> str:

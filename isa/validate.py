@@ -32,11 +32,17 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
     if chip is not None:
         limits = {s: (chip.capacity(s), chip.alignment(s)) for s in Space if s is not Space.GM}
     gm = Space.GM
+    # Compiled kernels repeat the same instruction many times (flags, ping-pong moves, mmads): an
+    # instruction equal to one already checked passes again (equality ignores the source line).
+    checked: set[Instruction] = set()
     for stream in program.cores:
         last = len(stream) - 1
         for i, ins in enumerate(stream):
             if i != last and type(ins) is End:
                 raise ins.fail("instructions after end", hint="end must be the last instruction of its core")
+            if ins in checked:
+                continue
+            checked.add(ins)
             ins.check(chip)
             _check_fields(ins)
             for reg in ins.regions():

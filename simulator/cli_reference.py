@@ -1,7 +1,7 @@
 """Generate the CLI reference (``docs/cli.md``) from the argument parser, so it cannot drift.
 
-    python -m simulator.cli_reference           # print it
-    python -m simulator.cli_reference --write   # rewrite docs/cli.md
+python -m simulator.cli_reference           # print it
+python -m simulator.cli_reference --write   # rewrite docs/cli.md
 """
 
 from __future__ import annotations

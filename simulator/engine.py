@@ -16,6 +16,7 @@ import math
 import os
 import sys
 from collections import deque
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import simpy
@@ -60,6 +61,35 @@ class TraceEntry(NamedTuple):
     index: int
     start: int
     end: int
+
+
+class Entries(Sequence):
+    """A list of ``TraceEntry``/``FlagEntry`` built from the engine's raw tuples on first use (most
+    runs never look at their trace, and wrapping 100,000 tuples costs a tenth of a second)."""
+
+    def __init__(self, kind: type[NamedTuple], raw: list[tuple]) -> None:
+        self._kind, self._raw, self._items = kind, raw, None
+
+    def _list(self) -> list:
+        if self._items is None:
+            make = self._kind._make
+            self._items = [make(t) for t in self._raw]
+        return self._items
+
+    def __getitem__(self, i: int | slice) -> object:
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __iter__(self) -> Iterator:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Entries({len(self)} × {self._kind.__name__})"
 
 
 class FlagEntry(NamedTuple):
@@ -259,7 +289,13 @@ class Core:
         self.env = engine.env
         self.index = index
         self.stream = stream
-        self.decoded = [decode(ins, engine.chip) for ins in stream]
+        cache, chip = engine.decoded, engine.chip
+        self.decoded = []
+        for ins in stream:  # equal instructions decode alike: decode each distinct one once
+            d = cache.get(ins)
+            if d is None:
+                d = cache[ins] = decode(ins, chip)
+            self.decoded.append(d)
         self.pipes = {p: PipeUnit(self, p) for p in EXEC_PIPES}
         self.flags: dict[FlagKey, _Flag] = {}
         self.scalar_stats = PipeStats()
@@ -400,6 +436,7 @@ class Engine:
         self.sanitizer = sanitizer
         self.env = simpy.Environment()
         self.gm = SharedBandwidth(self.env, chip.gm_bandwidth)
+        self.decoded: dict[Instruction, tuple] = {}  # decode() results by instruction
         self.trace: list[tuple] = []  # TraceEntry fields
         self.flags: list[tuple] = []  # FlagEntry fields
         self.debug = os.environ.get("DSASIM_DEBUG", "") not in ("", "0")
