@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
-import ml_dtypes
 import numpy as np
 
 
@@ -22,7 +21,12 @@ class DType(enum.Enum):
 
     @property
     def np(self) -> np.dtype:
-        return self._np
+        d = self._np
+        if d is None:  # bf16: import ml_dtypes (0.5–1 s) only when a bf16 array is really needed
+            import ml_dtypes
+
+            d = self._np = np.dtype(ml_dtypes.bfloat16)
+        return d
 
     @property
     def itemsize(self) -> int:
@@ -42,15 +46,15 @@ class DType(enum.Enum):
 
 _NUMPY = {
     DType.F16: np.dtype(np.float16),
-    DType.BF16: np.dtype(ml_dtypes.bfloat16),
     DType.F32: np.dtype(np.float32),
     DType.I8: np.dtype(np.int8),
     DType.I32: np.dtype(np.int32),
 }
+_ITEMSIZE = {DType.F16: 2, DType.BF16: 2, DType.F32: 4, DType.I8: 1, DType.I32: 4}
 
 for _d in DType:
-    _d._np = _NUMPY[_d]
-    _d._itemsize = _NUMPY[_d].itemsize
+    _d._np = _NUMPY.get(_d)  # bf16's is filled in on first use
+    _d._itemsize = _ITEMSIZE[_d]
 
 DTYPE_NAMES = frozenset(d.value for d in DType)
 

@@ -256,7 +256,7 @@ class Fixpipe(Instruction):
 def convert(data: np.ndarray, to: DType) -> np.ndarray:
     """Round to nearest even; float → int saturates to the integer range."""
     # bf16 (ml_dtypes) is not a numpy floating subtype: ask by the dtype, not by issubdtype alone.
-    is_float = np.issubdtype(data.dtype, np.floating) or data.dtype == DType.BF16.np
+    is_float = np.issubdtype(data.dtype, np.floating) or data.dtype.name == "bfloat16"
     if to.is_float or not is_float:
         if not to.is_float and np.issubdtype(data.dtype, np.integer):
             info = np.iinfo(to.np)
