@@ -96,7 +96,7 @@ def _compare_one(name: str, got: np.ndarray, exp: np.ndarray, ulps: float | None
         idx = np.unravel_index(int(np.argmax(score)), exp.shape)
         where = ",".join(str(int(i)) for i in idx)
         message = (
-            f"{name}: {nbad} of {exp.size} elements beyond {u:g} ulps of {dt.name}; worst at [{where}]: "
+            f"{name}: {nbad} of {exp.size} elements beyond {u:g} ulps of {dt}; worst at [{where}]: "
             f"got {got[idx]!r}, expected {exp[idx]!r}"
         )
         return CheckResult(False, max_abs, max_rel, nbad, exp.size, message)
