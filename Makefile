@@ -4,12 +4,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test lint fmt bench docs clean
+.PHONY: demo test lint fmt bench docs labs lab clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,labs,tune]'
 	touch $@
 
 demo: $(STAMP)
@@ -29,6 +29,13 @@ fmt: $(STAMP)
 
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The Jupyter labs: student and solution notebooks in labs/build/ (docs/labs.md); `lab` opens the student ones.
+labs: $(STAMP)
+	$(PY) -m labs.notebooks
+
+lab: labs
+	$(VENV)/bin/jupyter lab labs/build/student $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

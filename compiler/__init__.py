@@ -11,6 +11,7 @@
 """
 
 from compiler.compile import PASSES, Compiled, compile
+from compiler.conv import Conv2d
 from compiler.defaults import default_schedule
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ops import OP_NAMES, Elementwise, MatMul, Op, OpError, TensorSpec, make_op
@@ -18,19 +19,24 @@ from compiler.plan import TilingPlan
 from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
 from compiler.schedule import Schedule
 from compiler.target import Target
+from compiler.vecops import PerRow, RowMean, ScalarOp
 
 __all__ = [
     "OP_NAMES",
     "PASSES",
     "BufferCapacityError",
     "Compiled",
+    "Conv2d",
     "Elementwise",
     "LayerNorm",
     "MatMul",
     "Op",
     "OpError",
+    "PerRow",
     "RMSNorm",
     "Reduce",
+    "RowMean",
+    "ScalarOp",
     "Schedule",
     "ScheduleError",
     "Softmax",

@@ -91,6 +91,8 @@ def _search(
     """Best tiles (and depths of the operands the user left free: 2 where it fits, else 1)."""
     scored = []
     for cand in _candidates(op, target, fixed):
+        if not _enough_tiles(op, cand, given):
+            continue  # some cores would have nothing to do: the order pass refuses it
         for depths in _depth_options(buffers, free):
             est = estimate(op, target, cand, depths, given.cores, given.order)
             if est is None:
@@ -105,6 +107,15 @@ def _search(
     # that does not fit, and which knob to lower.
     *_, least = _depth_options(buffers, free)
     return {k: fixed.get(k, min(_choices(op, target, k))) for k in tile_knobs(op)}, least
+
+
+def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
+    """At least one tile of the parallel axes per core."""
+    if given.cores <= 1:
+        return True
+    axes = op.axes()
+    parallel = given.parallel or _parallel(op, tiles, given.cores)
+    return math.prod(-(-axes[a] // tiles[a]) for a in parallel) >= given.cores
 
 
 #: How many of the best-scored candidates to check with the real passes before giving up.
@@ -239,18 +250,29 @@ def _estimate_matmul(op: MatMul, target: Target, t: dict[str, int], buffers: dic
         return None
     if dc * live * al(Space.L0C, tm * tn * 4) > cap[Space.L0C]:
         return None
-    if op.act == "gelu" and dc * (tm * tn * 4 + tm * tn * op.out_dtype.itemsize) + tm * tn * 4 > cap[Space.UB]:
-        return None
+    ub_epilogue = op.act in ("gelu", "silu") or op.residual
+    if ub_epilogue:  # the buffers hoist puts in UB: CUB and Y (c's depth), R (r's), temporaries, the ones
+        f32_act = op.act in ("gelu", "silu")  # accumulator in UB as f32, and one f32 temporary
+        out_es = op.out_dtype.itemsize
+        dr = (1 if tiles * counts["k"] <= 1 else buffers.get("r", 2)) if op.residual else 0
+        ub = dc * (al(Space.UB, tm * tn * (4 if f32_act else out_es)) + al(Space.UB, tm * tn * out_es))
+        ub += dr * al(Space.UB, tm * tn * out_es) + (al(Space.UB, tm * tn * 4) if f32_act else 0)
+        ub += al(Space.UB, tm * es) if op.bias else 0
+        if ub > cap[Space.UB]:
+            return None
     active = min(cores, tiles)
     a_load = _copy(target, Space.GM, Space.L1, tm, tk, es, op.k, active)
-    b_load = _copy(target, Space.GM, Space.L1, tk, tn, es, op.n, active)
+    if op.trans_b:  # b is [n, k]: rows of k elements
+        b_load = _copy(target, Space.GM, Space.L1, tn, tk, es, op.k, active)
+    else:
+        b_load = _copy(target, Space.GM, Space.L1, tk, tn, es, op.n, active)
     load = (ex["A1"] * a_load + ex["B1"] * b_load) / cores
     mte1_step = _copy(target, Space.L1, Space.L0A, tm, k0, es, tk) + _copy(target, Space.L1, Space.L0B, k0, tn, es, tn)
     chunks = tiles * counts["k"]
     mte1 = chunks * steps * mte1_step / cores
     fake = Addr(Space.L0A, 0)
     cube = chunks * steps * MmadIns(fake, fake, fake, op.dtype, tm, k0, tn).cost(target.params) / cores
-    out_es = op.out_dtype.itemsize if op.act != "gelu" else 4
+    out_es = op.out_dtype.itemsize if not ub_epilogue else 4
     fix_one = _copy(target, Space.L0C, Space.GM, tm, tn, out_es, op.n, active)
     fix = per_core * fix_one
     instructions = (ex["A1"] + ex["B1"]) * 2 + chunks * steps * 7 + tiles * 5

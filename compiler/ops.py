@@ -55,6 +55,12 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1 + np.tanh(x.dtype.type(GELU_C) * (x + x.dtype.type(GELU_A) * x * x * x)))
 
 
+def silu(x: np.ndarray) -> np.ndarray:
+    """SiLU (swish): ``x · sigmoid(x) = x / (1 + exp(-x))``, in the precision of ``x``."""
+    with np.errstate(over="ignore"):
+        return x / (1 + np.exp(-x))
+
+
 def as_f32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a).astype(np.float32)
 
@@ -152,7 +158,12 @@ def check_dtype(name: str, dtype: DType, allowed: tuple[DType, ...], what: str =
 
 @dataclass(frozen=True)
 class MatMul(Op):
-    """``c[m,n] = act(Σ_k a[m,k]·b[k,n] + bias[n])``: f16/bf16 inputs, f32 accumulation in L0C."""
+    """``c[m,n] = act(Σ_k a[m,k]·b[k,n] + bias[n]) + r[m,n]``: f16/bf16 inputs, f32 accumulation in L0C.
+
+    ``trans_b``: ``b`` is stored as ``[n, k]`` (the ``K`` of attention's ``Q·Kᵀ``) and transposed on its
+    way from L1 to L0B (MTE1), as DaVinci's LoadData does. ``residual``: a tensor ``r`` of the output's
+    shape and type is added after the activation (a residual connection folded into the epilogue).
+    """
 
     m: int
     n: int
@@ -160,17 +171,19 @@ class MatMul(Op):
     dtype: DType = F16
     out_dtype: DType = F16
     bias: bool = False
-    act: str | None = None  # None, "relu" or "gelu"
+    act: str | None = None  # None, "relu", "gelu" or "silu"
+    trans_b: bool = False
+    residual: bool = False
 
     unit: ClassVar[str] = "cube"
-    ACTS: ClassVar[tuple[str, ...]] = ("relu", "gelu")
+    ACTS: ClassVar[tuple[str, ...]] = ("relu", "gelu", "silu")
 
     def __post_init__(self) -> None:
         check_dims("matmul", m=self.m, n=self.n, k=self.k)
         check_dtype("matmul", self.dtype, (F16, BF16))
         check_dtype("matmul", self.out_dtype, (F16, BF16, F32), "output dtype")
         if self.act is not None and self.act not in self.ACTS:
-            raise OpError(f"matmul: unknown epilogue activation {self.act!r}", hint="use relu or gelu")
+            raise OpError(f"matmul: unknown epilogue activation {self.act!r}", hint="use relu, gelu or silu")
 
     @property
     def name(self) -> str:
@@ -186,15 +199,21 @@ class MatMul(Op):
     def tensors(self) -> tuple[TensorSpec, ...]:
         ts = [
             TensorSpec("a", self.dtype, (self.m, self.k), ("m", "k")),
-            TensorSpec("b", self.dtype, (self.k, self.n), ("k", "n")),
+            TensorSpec("b", self.dtype, (self.n, self.k), ("n", "k"))
+            if self.trans_b
+            else TensorSpec("b", self.dtype, (self.k, self.n), ("k", "n")),
         ]
         if self.bias:
             ts.append(TensorSpec("bias", self.dtype, (self.n,), ("n",)))
+        if self.residual:
+            ts.append(TensorSpec("r", self.out_dtype, (self.m, self.n), ("m", "n")))
         ts.append(TensorSpec("c", self.out_dtype, (self.m, self.n), ("m", "n"), output=True))
         return tuple(ts)
 
     def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        a, b = as_f32(inputs["a"]).reshape(self.m, self.k), as_f32(inputs["b"]).reshape(self.k, self.n)
+        a = as_f32(inputs["a"]).reshape(self.m, self.k)
+        b = as_f32(inputs["b"])
+        b = b.reshape(self.n, self.k).T if self.trans_b else b.reshape(self.k, self.n)
         c = a @ b
         if self.bias:
             c = c + as_f32(inputs["bias"]).reshape(1, self.n)
@@ -202,11 +221,16 @@ class MatMul(Op):
             c = np.maximum(c, 0)
         elif self.act == "gelu":
             c = gelu(c)
+        elif self.act == "silu":
+            c = silu(c)
+        if self.residual:
+            c = c + as_f32(inputs["r"]).reshape(self.m, self.n)
         return self._out("c", c)
 
     def describe(self) -> str:
-        body = "Σ_k a[m,k]·b[k,n]" + (" + bias[n]" if self.bias else "")
-        return f"c[m,n] = {self.act}({body})" if self.act else f"c[m,n] = {body}"
+        body = ("Σ_k a[m,k]·b[n,k]" if self.trans_b else "Σ_k a[m,k]·b[k,n]") + (" + bias[n]" if self.bias else "")
+        text = f"c[m,n] = {self.act}({body})" if self.act else f"c[m,n] = {body}"
+        return text + (" + r[m,n]" if self.residual else "")
 
     @property
     def flops(self) -> int:
@@ -217,8 +241,9 @@ class MatMul(Op):
 
 #: Binary element-wise operations and their vector instruction (``v.add``...).
 BINARY = ("add", "sub", "mul", "div", "max", "min")
-#: Unary element-wise operations; ``gelu`` is composed of several vector instructions.
-UNARY = ("relu", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "gelu")
+#: Unary element-wise operations; ``gelu`` and ``silu`` are composed of several vector instructions,
+#: ``square`` is ``x·x`` (the ``pow(2)`` of an unfused RMSNorm).
+UNARY = ("relu", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "gelu", "square", "silu")
 _POSITIVE = ("ln", "sqrt", "rsqrt", "recip")
 _NP = {
     "add": np.add,
@@ -235,6 +260,8 @@ _NP = {
     "rsqrt": lambda x: 1 / np.sqrt(x),
     "recip": np.reciprocal,
     "gelu": gelu,
+    "square": np.square,
+    "silu": silu,
 }
 VECTOR_DTYPES = (F16, BF16, F32)
 
@@ -312,7 +339,7 @@ class Elementwise(Op):
 # ----------------------------------------------------------------------------------- registry
 
 ROW_OPS = ("softmax", "rmsnorm", "layernorm", "rowsum", "rowmax")
-OP_NAMES = ("matmul", *BINARY, *UNARY, *ROW_OPS)
+OP_NAMES = ("matmul", *BINARY, *UNARY, *ROW_OPS, "attention")
 
 
 def parse_shape(text: str, ndim: int, what: str) -> tuple[int, ...]:
@@ -338,8 +365,11 @@ def make_op(
     act: str | None = None,
     broadcast: bool = False,
     eps: float | None = None,
+    causal: bool = False,
+    precision: str | None = None,
 ) -> Op:
-    """Build an operator from its CLI name and shape (``MxNxK`` for matmul, ``RxC`` otherwise)."""
+    """Build an operator from its CLI name and shape (``MxNxK`` for matmul, ``BxHxSxD`` for attention,
+    ``RxC`` otherwise)."""
     if name not in OP_NAMES:
         import difflib
 
@@ -354,6 +384,14 @@ def make_op(
         raise OpError(f"{name}: --broadcast needs a binary element-wise operation", hint=f"use one of {BINARY}")
     if eps is not None and name not in ("rmsnorm", "layernorm"):
         raise OpError(f"{name}: --eps belongs to rmsnorm and layernorm", hint="drop --eps")
+    if name != "attention" and (causal or precision is not None):
+        raise OpError(f"{name}: --causal and --precision belong to attention", hint="drop them")
+    if name == "attention":  # compiler/attention: f16 q, k, v and o
+        from compiler.attention.op import make_attention
+
+        if dtype is not F16:
+            raise OpError(f"attention: dtype {dtype} is not supported", hint="attention takes f16 (drop --dtype)")
+        return make_attention(shape, causal=causal, precision=precision or "fast")
     if name == "matmul":
         m, n, k = shape if isinstance(shape, tuple) else parse_shape(shape, 3, "MxNxK")
         return MatMul(m, n, k, dtype, out_dtype or dtype, bias, act)

@@ -67,9 +67,28 @@ def elementwise(op: str, dtype: DType, binary: bool, broadcast: bool) -> TilePro
     elif op == "gelu":
         xf = b.f32(x, "xf")
         _gelu(b, xf, z)
+    elif op == "silu":
+        xf = b.f32(x, "xf")
+        _silu(b, xf, z)
+    elif op == "square":
+        b.op("mul", z, x, x)
     else:
         b.op(op, z, x)
     return b.build()
+
+
+def _silu(b: _Builder, xf: str, out: str) -> None:
+    """SiLU as ``x · recip(1 + exp(-x))`` in f32 (the vector unit has ``exp`` and ``recip``, no sigmoid)."""
+    t = b.val("t", F32)
+    b.op("muls", t, xf, scalar=-1.0)
+    b.op("exp", t, t)
+    b.op("adds", t, t, scalar=1.0)
+    b.op("recip", t, t)
+    if b.values[out].dtype is F32:
+        b.op("mul", out, xf, t)
+    else:
+        b.op("mul", t, xf, t)
+        b.finish(t, out)
 
 
 def _gelu(b: _Builder, xf: str, out: str) -> None:
@@ -93,11 +112,33 @@ def _gelu(b: _Builder, xf: str, out: str) -> None:
 
 def gelu_epilogue(acc_dtype: DType, out_dtype: DType) -> TileProgram:
     """Matmul epilogue: GELU of the f32 accumulator tile, written in the output type."""
-    b = _Builder("gelu")
+    return matmul_epilogue("gelu", False, acc_dtype, out_dtype)
+
+
+def matmul_epilogue(act: str | None, residual: bool, acc_dtype: DType, out_dtype: DType) -> TileProgram:
+    """Matmul epilogue on the Vector unit: ``Y = act(ACC) + R``, written in the output type.
+
+    ``ACC`` is the accumulator tile as FIXPIPE left it in UB: f32 for GELU and SiLU (computed in f32),
+    already cast to the output type otherwise (FIXPIPE converts on the fly). ``R``, the residual tile, is
+    added in the output type — the roundings of the unfused ``matmul → act → add``, in half the UB of an
+    f32 epilogue. Its name says what it does (``gelu``, ``relu+residual``...)."""
+    name = "+".join(([act] if act else []) + (["residual"] if residual else [])) or "copy"
+    b = _Builder(name)
     x = b.inp("ACC", acc_dtype)
+    r = b.inp("R", out_dtype) if residual else None
     out = b.out("Y", out_dtype)
-    _gelu(b, x, out)
+    if act in ("gelu", "silu"):
+        {"gelu": _gelu, "silu": _silu}[act](b, x, out)
+    elif act == "relu":
+        b.op("relu", out, x)
+    if r is not None:
+        b.op("add", out, out if act else x, r)
     return b.build()
+
+
+def epilogue_acc_dtype(act: str | None, out_dtype: DType) -> DType:
+    """The type FIXPIPE writes the accumulator into UB in, for ``matmul_epilogue``."""
+    return F32 if act in ("gelu", "silu") else out_dtype
 
 
 def ones(dtype: DType) -> TileProgram:

@@ -190,17 +190,21 @@ def tree_reduce(
     binop = "add" if kind == "sum" else "max"
     es = dtype.itemsize
     folds = fold_widths(cols, dtype, target)
+    align = max(1, target.alignment[Space.UB] // es)
     out: list[Instruction] = []
     base, stride = src, cols
     for i, (w, h) in enumerate(folds):
         right = Addr(Space.UB, base.offset + h * es)
         if i == 0 and scratch is not None:
-            # Fold into the scratch (row stride h), carrying over the unpaired middle columns.
-            out.append(_strided(binop, scratch, base, right, dtype, rows, w - h, h, stride))
+            # Fold into the scratch (row stride h), carrying over the unpaired middle columns [w-h, h). The
+            # copy starts at the aligned column a ≤ w-h (UB addresses are aligned) and goes first: the fold
+            # then overwrites columns [a, w-h) with their folded values.
             if 2 * h > w:
-                mid = Addr(Space.UB, base.offset + (w - h) * es)
-                sdst = Addr(Space.UB, scratch.offset + (w - h) * es)
-                out.append(VUnary("copy", sdst, mid, dtype, _shape(rows, 2 * h - w), _st(rows, h), _st(rows, stride)))
+                a = (w - h) // align * align
+                mid = Addr(Space.UB, base.offset + a * es)
+                sdst = Addr(Space.UB, scratch.offset + a * es)
+                out.append(VUnary("copy", sdst, mid, dtype, _shape(rows, h - a), _st(rows, h), _st(rows, stride)))
+            out.append(_strided(binop, scratch, base, right, dtype, rows, w - h, h, stride))
             base, stride = scratch, h
         else:
             out.append(_strided(binop, base, base, right, dtype, rows, w - h, stride, stride))

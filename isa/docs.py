@@ -113,10 +113,10 @@ def pipe_of(cls: type[Instruction]) -> str:
         return "; ".join(
             f"{p.label} for {', '.join(r)}" for p, r in sorted(by_pipe.items(), key=lambda kv: kv[0].value)
         )
-    if cls is SetFlag:
+    if issubclass(cls, SetFlag):
         return "SRC's queue"
-    if cls is WaitFlag:
-        return "DST's queue (`s`: the scalar unit itself)"
+    if issubclass(cls, WaitFlag):
+        return "DST's queue" + (" (`s`: the scalar unit itself)" if cls is WaitFlag else "")
     return example_instruction(cls).pipe.label
 
 

@@ -52,10 +52,13 @@ CAUSE_KEYS = ("issue", "bandwidth")
 
 
 def cause_label(cause: str) -> str:
-    """``flag:mte2`` → ``flag←MTE2``; ``queue:v`` → ``VECTOR queue full``."""
+    """``flag:mte2`` → ``flag←MTE2``; ``xflag:0.fix`` → ``flag←core 0 FIXPIPE``; ``queue:v`` → ``VECTOR queue full``."""
     kind, _, pipe = cause.partition(":")
     if kind == "flag":
         return f"flag←{Pipe(pipe).label}"
+    if kind == "xflag":
+        core, _, p = pipe.partition(".")
+        return f"flag←core {core} {Pipe(p).label}"
     if kind == "queue":
         return f"{Pipe(pipe).label} queue full"
     return cause
@@ -271,6 +274,8 @@ def diagnose(run: Run, knobs: Mapping[object, str] | None = None) -> Diagnosis:
     frac = cycles / total
     if cause.startswith("flag:"):
         return _waits_on(run, core, where, subject, cause, frac, work, kn)
+    if cause.startswith("xflag:"):
+        return _waits_cross(run, core, where, subject, cause, frac)
     if cause == "issue":
         return _issue_bound(run, core, where, subject, frac, kn)
     advice = _pick(kn, "bandwidth", "gm") or "move fewer bytes through GM, or keep fewer transfers in flight at once"
@@ -393,6 +398,25 @@ def _waits_on(
     else:
         advice = f"the stages take turns; give the data between {root.label} and {subject.label} two buffers"
     return Diagnosis("waits", core, subject, frac, cause, tuple(chain), path, advice, knob, f"{lead}: {advice}")
+
+
+def _waits_cross(run: Run, core: int, where: str, subject: Pipe, cause: str, frac: float) -> Diagnosis:
+    """The compute pipe waited on another core (a separated chip's hand-over through GM)."""
+    other_text, _, p = cause.partition(":")[2].partition(".")
+    other, pipe = int(other_text), Pipe(p)
+    total = run.stats.cycles
+    peer = run.stats.cores[other]
+    ran = {q: ps for q, ps in peer.items() if q is not Pipe.S and ps.instructions}
+    lead = f"{where}{subject.label} waited {_pct(frac)} of the time on core {other}'s {pipe.label} (cross-core flag)"
+    top = max(ran, key=lambda q: ran[q].busy) if ran else None
+    if top is not None and ran[top].busy / total >= SATURATED:
+        advice = f"core {other}'s {top.label} is busy {_pct(ran[top].busy / total)}: that side is the bottleneck"
+    else:
+        advice = (
+            "the two cores take turns; give the GM workspace between them more buffers so one side produces "
+            "tile i+1 while the other consumes tile i"
+        )
+    return Diagnosis("waits", core, subject, frac, cause, (), None, advice, None, f"{lead}: {advice}")
 
 
 def _busy_spans(run: Run, core: int, pipe: Pipe) -> list[tuple[int, int]]:

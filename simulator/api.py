@@ -63,6 +63,12 @@ class KernelRun:
     def gm_bytes_expected(self) -> int:
         return self.compiled.gm_bytes_expected
 
+    def tiles(self, step: int | None = None, core: int | None = None) -> Any:
+        """A picture of the tiles loop ``step`` (or ``core``) reads and writes (``simulator.plots.tiles``)."""
+        from simulator.plots.tiles import tiles
+
+        return tiles(self.compiled, step, core)
+
     def header(self) -> str:
         c = self.compiled
         return f"kernel    {c.op.name} {c.op.shape_text()}: {c.op.describe()}\nschedule  {c.schedule.text()}\n"
@@ -147,13 +153,30 @@ def compile_and_run(
     expected: dict[str, np.ndarray] = {}
     if check and not timing_only:
         expected = op.reference(run.inputs)
-        result = compare(run.outputs, expected)
+        result = compare(run.outputs, expected, ulps=getattr(op, "check_ulps", None))
     return KernelRun(run, compiled, result, expected)
 
 
 def knobs(compiled: Compiled) -> dict[str, str]:
     """The schedule knob to try for each bottleneck the verdict may name (see ``simulator.advice``)."""
     op = compiled.op
+    if op.name == "attention":
+        return {
+            "v": "the Vector unit is the limit: raise tile_kv (fewer accumulator rescales per score), use "
+            "--precision fast, or spread the query tiles over more --cores",
+            "cube": "the Cube is the limit: spread the query tiles over more --cores",
+            "mte2": "loads are the limit: raise tile_q (K and V are read once per query tile)",
+            "gm_l1": "K and V are re-read for every query tile: raise tile_q",
+            "gm_ub": "the Vector cores fetch every score tile and partial output from GM (a separated chip's "
+            "hand-over): raise --depth, or run on a coupled chip",
+            "fix": "raise --depth so write-back overlaps the next tile",
+            "mte1": "raise --depth, or lower k0 so L0 slices turn around faster",
+            "issue": "naive runs its three kernels in turn, so the Cube idles while the softmax runs: the flash "
+            "schedule overlaps them"
+            if compiled.schedule.algorithm == "naive"
+            else "enlarge the tiles: fewer, larger instructions",
+            "bandwidth": "GM is shared by every core: raise tile_q to read K and V fewer times",
+        }
     if op.unit == "cube":
         return {
             "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",

@@ -14,7 +14,7 @@ import sys
 from isa import DsasimError
 
 #: Subcommand modules, in the order ``dsasim --help`` lists them.
-COMMANDS = ("run", "compile", "run_asm", "chips", "microbench")
+COMMANDS = ("run", "compile", "run_asm", "graph", "chips", "microbench", "tiles", "sweep", "tune")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -119,6 +119,13 @@ class Chip:
     paths: Mapping[str, PathConfig]
     source: str = ""  # where the config came from (preset name or file)
     energy: EnergyConfig | None = None  # optional [energy] table (not timing-relevant)
+    #: cycles from a ``set_cross`` firing to its waiter on another core seeing it ([core], optional)
+    cross_flag_latency: int = 0
+    #: cross-core flag ids per (source pipe, destination pipe) of two cores ([core], optional)
+    cross_flag_ids: int = 16
+    #: 0: every core has both the Cube and the Vector unit (coupled). N ≥ 1: separated ([topology]):
+    #: ``cores`` Cube cores (AIC) and N Vector cores (AIV) per Cube core, exchanging data through GM
+    vector_per_cube: int = 0
 
     def __post_init__(self) -> None:
         routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
@@ -133,6 +140,23 @@ class Chip:
 
     def alignment(self, space: Space) -> int:
         return 1 if space is Space.GM else self.memory[space].align
+
+    # -- topology ----------------------------------------------------------------------------
+    @property
+    def separated(self) -> bool:
+        """Cube and Vector in different cores (AIC/AIV, as on Ascend 910B), not in one."""
+        return self.vector_per_cube > 0
+
+    @property
+    def total_cores(self) -> int:
+        """Instruction streams the chip can run at once: ``cores``, plus the AIVs when separated."""
+        return self.cores * (1 + self.vector_per_cube)
+
+    def core_text(self) -> str:
+        """``24`` or, separated, ``24 AIC + 48 AIV``."""
+        if not self.separated:
+            return str(self.cores)
+        return f"{self.cores} AIC + {self.cores * self.vector_per_cube} AIV"
 
     # -- derived figures ----------------------------------------------------------------------
     @property
@@ -169,6 +193,8 @@ class Chip:
             "name": self.name,
             "description": self.description,
             "cores": self.cores,
+            "separated": self.separated,
+            "vector_per_cube": self.vector_per_cube,
             "clock_ghz": self.clock_ghz,
             "buffers": {s.value: m.size for s, m in self.memory.items()},
             "cube_flops_per_cycle": self.cube_flops_per_cycle,
@@ -205,16 +231,45 @@ def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
                 f"{path} is not valid TOML: {e}", field="(file)", hint="fix the TOML syntax at the line shown"
             ) from None
         source = str(path)
+        data = _with_base(data, path.name)
     else:
         names = preset_names()
         if text_name not in names:
             close = difflib.get_close_matches(text_name, names, n=1)
             hint = f"did you mean {close[0]}?" if close else f"presets: {', '.join(names)}"
             raise ConfigError(f"no preset named '{text_name}'", field="chip", hint=hint)
-        data = tomllib.loads(resources.files("simulator.presets").joinpath(f"{text_name}.toml").read_text())
+        data = _with_base(_preset_data(text_name), text_name)
         source = f"preset {text_name}"
     chip = chip_from_dict(data, source=source)
     return chip.with_cores(cores) if cores is not None else chip
+
+
+def _preset_data(name: str) -> dict[str, Any]:
+    return tomllib.loads(resources.files("simulator.presets").joinpath(f"{name}.toml").read_text())
+
+
+def _with_base(data: dict[str, Any], who: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A preset that says ``base = "NAME"`` is preset NAME with its own fields laid over, table by table
+    (knobs, not forks: ``ascend910b-like-separated`` changes only the topology of ``ascend910b-like``)."""
+    if "base" not in data:
+        return data
+    base = data["base"]
+    if not isinstance(base, str) or base not in preset_names():
+        raise ConfigError(
+            f"{who}: base {base!r} is not a preset", field="base", hint=f"presets: {', '.join(preset_names())}"
+        )
+    if base in seen:
+        raise ConfigError(f"{who}: presets based on each other in a loop", field="base", hint="remove one base")
+    merged = _merge(_with_base(_preset_data(base), base, (*seen, base)), data)
+    merged.pop("base")
+    return merged
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
@@ -228,7 +283,18 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     issue = core.integer("issue_cycles", 0, 1000)
     depth = core.integer("queue_depth", 1, 4096)
     ids = core.integer("event_ids", 1, 64)
+    # optional: cross-core flags (set_cross / wait_cross)
+    xlat = core.integer("cross_flag_latency", 0, 10**6) if "cross_flag_latency" in core.data else 0
+    xids = core.integer("cross_flag_ids", 1, 64) if "cross_flag_ids" in core.data else 16
     core.done()
+    vpc = 0
+    if "topology" in data:
+        topo = r.table("topology")
+        separated = topo.boolean("separated")
+        if separated or "vector_per_cube" in topo.data:
+            n = topo.integer("vector_per_cube", 1, 8)  # AIVs per AIC: 2 on the 910B [S1,S2]
+            vpc = n if separated else 0
+        topo.done()
 
     mem = r.table("memory")
     memory = {}
@@ -281,8 +347,9 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     energy = _energy(r.table("energy")) if "energy" in data else None
     r.done()
     return Chip(
-        name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy
-    )
+        name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
+        xlat, xids, vpc,
+    )  # fmt: skip
 
 
 def _energy(t: _Reader) -> EnergyConfig:
@@ -310,6 +377,7 @@ def _energy(t: _Reader) -> EnergyConfig:
 _VECTOR_OPS = frozenset(
     {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy"}
     | {"adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast"}
+    | {"tril", "triu", "transpose"}
 )
 
 
@@ -360,6 +428,12 @@ class _Reader:
             )
         _check_range(self.prefix + key, v, lo, hi)
         return float(v)
+
+    def boolean(self, key: str) -> bool:
+        v = self._get(key)
+        if not isinstance(v, bool):
+            raise ConfigError(f"must be true or false, not {v!r}", field=self.prefix + key, hint="write true or false")
+        return v
 
     def integer(self, key: str, lo: int, hi: int) -> int:
         v = self._get(key)

@@ -30,9 +30,11 @@ from isa import (
     Pipe,
     Program,
     Scalar,
+    SetCross,
     SetFlag,
     SyncError,
     Transfer,
+    WaitCross,
     WaitFlag,
 )
 from isa.types import EXEC_PIPES
@@ -44,10 +46,15 @@ from simulator.stats import PipeStats
 if TYPE_CHECKING:
     from simulator.sanitizer.tracker import Tracker
 
-# Decoded instruction kinds.
-K_FIXED, K_GM, K_SET, K_WAIT, K_SCALAR, K_BARRIER, K_END, K_SSET, K_SWAIT = range(9)
+# Decoded instruction kinds. Kinds up to K_XWAIT go into a pipe's queue; the rest run on the scalar unit.
+K_FIXED, K_GM, K_SET, K_WAIT, K_XSET, K_XWAIT, K_SCALAR, K_BARRIER, K_END, K_SSET, K_SWAIT = range(11)
+PIPE_KINDS = K_XWAIT
 
 FlagKey = tuple[Pipe, Pipe, int]
+#: A cross-core flag: (source core, source pipe, destination core, destination pipe, id).
+CrossKey = tuple[int, Pipe, int, Pipe, int]
+#: Pending sets a cross-core flag's counter holds at most (Ascend C: a flag id is set at most 16 times).
+CROSS_DEPTH = 16
 
 
 class TraceEntry(NamedTuple):
@@ -92,6 +99,21 @@ class Entries(Sequence):
         return f"Entries({len(self)} × {self._kind.__name__})"
 
 
+class CrossFlagEntry(NamedTuple):
+    """One cross-core hand-over: ``set_index`` of ``src_core`` fired at ``set_at``; ``wait_index`` of
+    ``dst_core`` took it at ``consumed_at`` (at least the chip's ``cross_flag_latency`` later)."""
+
+    src_core: int
+    src: Pipe
+    dst_core: int
+    dst: Pipe
+    event: int
+    set_index: int
+    set_at: int
+    wait_index: int
+    consumed_at: int
+
+
 class FlagEntry(NamedTuple):
     """One flag hand-over: set by ``set_index`` at ``set_at``, consumed by ``wait_index`` at ``consumed_at``."""
 
@@ -112,6 +134,10 @@ def decode(ins: Instruction, chip: Chip) -> tuple[int, Pipe, object, int | Trans
     """
     pipe = ins.pipe
     cls = type(ins)
+    if cls is SetCross:  # payload: what the key needs besides this core's index
+        return K_XSET, pipe, (ins.src, ins.core, ins.dst, ins.event), 0
+    if cls is WaitCross:
+        return K_XWAIT, pipe, ((ins.core, ins.src, ins.dst, ins.event), f"xflag:{ins.core}.{ins.src.value}"), 0
     if cls is SetFlag:
         return (K_SSET if pipe is Pipe.S else K_SET), pipe, (ins.src, ins.dst, ins.event), 0
     if cls is WaitFlag:
@@ -257,6 +283,25 @@ class PipeUnit:
                         san.end(cid, pipe, index)
                 elif kind == K_SET:
                     core.set_flag(payload, start, index)
+                elif kind == K_XSET:
+                    src, other, dst, ev = payload
+                    core.engine.cross_set((cid, src, other, dst, ev), start, index)
+                elif kind == K_XWAIT:
+                    (other, src, dst, ev), cause = payload
+                    key = (other, src, cid, dst, ev)
+                    x = core.engine.cross_flag(key)
+                    if not x.pending:
+                        self.blocked = index
+                        x.waiter = env.event()
+                        yield x.waiter
+                        self.blocked = None
+                    visible = x.pending[0][0]
+                    if visible > env.now:
+                        yield env.timeout(visible - env.now)
+                    end = env.now
+                    if end > start:
+                        stalls[cause] = stalls.get(cause, 0) + end - start
+                    core.engine.cross_consume(key, x, index, end)
                 else:  # K_WAIT
                     key, cause = payload
                     flag = core.flag(key)
@@ -345,7 +390,7 @@ class Core:
         pipes = self.pipes
         t = 0
         for index, (kind, pipe, payload, _) in enumerate(self.decoded):
-            if kind <= K_WAIT:
+            if kind <= PIPE_KINDS:
                 unit = pipes[pipe]
                 if len(unit.queue) >= depth:
                     unit.space = env.event()
@@ -423,6 +468,16 @@ class Core:
         return out
 
 
+class _Cross:
+    """A cross-core flag's counter: the sets not yet taken, as (visible at, set at, set index), in order."""
+
+    __slots__ = ("pending", "waiter")
+
+    def __init__(self) -> None:
+        self.pending: deque[tuple[int, int, int]] = deque()
+        self.waiter: simpy.Event | None = None
+
+
 class Engine:
     """Runs a program on a chip; ``run()`` returns when every core has drained."""
 
@@ -439,8 +494,43 @@ class Engine:
         self.decoded: dict[Instruction, tuple] = {}  # decode() results by instruction
         self.trace: list[tuple] = []  # TraceEntry fields
         self.flags: list[tuple] = []  # FlagEntry fields
+        self.cross: dict[CrossKey, _Cross] = {}  # cross-core flags by key
+        self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
         self.debug = os.environ.get("DSASIM_DEBUG", "") not in ("", "0")
         self.cores = [Core(self, i, s) for i, s in enumerate(program.cores)]
+
+    # -- cross-core flags (set_cross / wait_cross) ------------------------------------------------
+    def cross_flag(self, key: CrossKey) -> _Cross:
+        x = self.cross.get(key)
+        if x is None:
+            x = self.cross[key] = _Cross()
+        return x
+
+    def cross_set(self, key: CrossKey, at: int, index: int) -> None:
+        """``set_cross`` ``index`` of core ``key[0]`` fired at ``at``: one more pending set, visible to the
+        waiting core ``cross_flag_latency`` cycles later."""
+        x = self.cross_flag(key)
+        if len(x.pending) >= CROSS_DEPTH:
+            ins = self.cores[key[0]].stream[index]
+            where = f"{ins.loc}: " if ins.loc else ""
+            raise SyncError(
+                f"{where}core {key[0]}, cycle {at}: '{short(ins)}' would be the {CROSS_DEPTH + 1}th pending set of "
+                f"its cross-core flag, which counts at most {CROSS_DEPTH}",
+                hint=f"let core {key[2]} take some (wait_cross) before setting more, or use fewer buffers in flight",
+            )
+        x.pending.append((at + self.chip.cross_flag_latency, at, index))
+        if self.sanitizer is not None:
+            self.sanitizer.cross_set(key, index, at)
+        if x.waiter is not None:
+            w, x.waiter = x.waiter, None
+            w.succeed()
+
+    def cross_consume(self, key: CrossKey, x: _Cross, index: int, at: int) -> None:
+        """``wait_cross`` ``index`` of core ``key[2]`` took the oldest pending set at ``at``."""
+        _, set_at, set_index = x.pending.popleft()
+        self.cross_flags.append((key[0], key[1], key[2], key[3], key[4], set_index, set_at, index, at))
+        if self.sanitizer is not None:
+            self.sanitizer.cross_consume(key, set_index, index, at)
 
     def run(self) -> int:
         """Simulate; return the total cycles. Raises ``DeadlockError`` if waits can never be met."""

@@ -111,6 +111,19 @@ def trace_events(run: Run, *, real_time: bool = False) -> dict[str, Any]:
         keyed.append((t(f.consumed_at), dst_key + 1, arrive))
         end = {**common, "ph": "f", "bp": "e", "ts": t(f.consumed_at), "tid": tid[f.dst]}
         keyed.append((t(f.consumed_at), dst_key + 2, end))
+    base2 = base + 8 * len(run.flags)
+    for n, f in enumerate(getattr(run, "cross_flags", ())):  # between cores: set_cross → wait_cross
+        flag = f"{f.src.value}→core {f.dst_core} {f.dst.value} #{f.event}"
+        fid = len(run.flags) + n + 1
+        src_pos, dst_pos = position.get((f.src_core, f.set_index)), position.get((f.dst_core, f.wait_index))
+        src_key = 4 * src_pos + 1 if src_pos is not None else base2 + 4 * n
+        dst_key = 4 * dst_pos + 1 if dst_pos is not None else base2 + 4 * n + 2
+        start = {"name": f"cross flag {flag}", "cat": "flag", "id": fid, "ph": "s", "ts": t(f.set_at)}
+        start.update(pid=f.src_core + 1, tid=tid[f.src])
+        keyed.append((t(f.set_at), src_key + 1, start))
+        end = {"name": f"cross flag {flag}", "cat": "flag", "id": fid, "ph": "f", "bp": "e", "ts": t(f.consumed_at)}
+        end.update(pid=f.dst_core + 1, tid=tid[f.dst])
+        keyed.append((t(f.consumed_at), dst_key + 2, end))
     counter = "GM bandwidth"
     for cycle, bw in run.gm_usage:
         ev = {"name": counter, "ph": "C", "ts": t(cycle), "pid": gm_pid, "args": {"in use (B/cycle)": round(bw, 3)}}
@@ -131,8 +144,10 @@ def trace_events(run: Run, *, real_time: bool = False) -> dict[str, Any]:
 
 def _metadata(run: Run, threads: set[tuple[int, Pipe]], tid: dict[Pipe, int], gm_pid: int) -> list[dict]:
     meta = []
+    kinds = getattr(run, "core_kinds", ()) or ("",) * run.program.ncores
     for c in range(run.program.ncores):
-        meta.append({"name": "process_name", "ph": "M", "pid": c + 1, "args": {"name": f"core {c}"}})
+        name = f"core {c} ({kinds[c]})" if kinds[c] else f"core {c}"
+        meta.append({"name": "process_name", "ph": "M", "pid": c + 1, "args": {"name": name}})
         meta.append({"name": "process_sort_index", "ph": "M", "pid": c + 1, "args": {"sort_index": c + 1}})
     for c, p in sorted(threads, key=lambda cp: (cp[0], tid[cp[1]])):
         meta.append({"name": "thread_name", "ph": "M", "pid": c + 1, "tid": tid[p], "args": {"name": p.label}})

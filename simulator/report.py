@@ -28,15 +28,18 @@ def format_report(run: Run) -> str:
     total = st.cycles
     ncores = run.program.ncores
     mode = "timing-only" if run.timing_only else "functional"
+    kinds = run.core_kinds or ("",) * ncores
+    used = _cores_text(kinds, ncores) if chip.separated else str(ncores)
+    total_text = chip.core_text() if chip.separated else f"{chip.cores} core{'s' if chip.cores > 1 else ''}"
     lines = [
-        f"dsasim · {run.name} · chip {chip.name} ({ncores} of {chip.cores} core{'s' if chip.cores > 1 else ''}, "
-        f"{chip.clock_ghz:g} GHz) · {mode}",
+        f"dsasim · {run.name} · chip {chip.name} ({used} of {total_text}, {chip.clock_ghz:g} GHz) · {mode}",
         "",
         f"total        {total:,} cycles = {_seconds(run.seconds)}        instructions {st.instructions:,}",
         "",
     ]
     for c, pipes in enumerate(st.cores):
-        lines.append(f"core {c}        busy   instr   idle by cause (% of total)")
+        kind = f" ({kinds[c]})" if kinds[c] else ""
+        lines.append(f"core {c}{kind}        busy   instr   idle by cause (% of total)")
         for p in PIPE_ORDER:
             ps = pipes[p]
             if ps.instructions == 0 and p is not Pipe.S:
@@ -50,7 +53,8 @@ def format_report(run: Run) -> str:
         for key, n in sorted(st.bytes.items()):
             path = chip.paths[key]
             lines.append(
-                f"  {path.label:<10}{n:>15,} {n / total if total else 0:>11.1f} {path.bandwidth * ncores:>14.1f}"
+                f"  {path.label:<10}{n:>15,} {n / total if total else 0:>11.1f} "
+                f"{path.bandwidth * _sharing(kinds, key):>14.1f}"
             )
         lines.append(
             f"  {'GM total':<10}{st.gm_bytes:>15,} {st.gm_bytes / total if total else 0:>11.1f} "
@@ -59,7 +63,7 @@ def format_report(run: Run) -> str:
         lines.append("")
     lines.append("compute")
     if st.cube_flops:
-        peak = chip.cube_flops_per_cycle * ncores
+        peak = chip.cube_flops_per_cycle * _sharing(kinds, "cube")
         lines.append(
             f"  cube     {st.cube_flops:>15,} FLOP  {st.cube_flops / total:>10.1f} FLOP/cycle of {peak:,} peak "
             f"({_pct(st.cube_flops / total, peak).strip()})"
@@ -83,6 +87,21 @@ def format_report(run: Run) -> str:
     for w in run.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def _cores_text(kinds: tuple[str, ...], ncores: int) -> str:
+    """``1 AIC + 2 AIV`` (cores of a separated chip by kind)."""
+    parts = [f"{kinds.count(k)} {k}" for k in ("AIC", "AIV") if kinds.count(k)]
+    rest = ncores - sum(kinds.count(k) for k in ("AIC", "AIV"))
+    return " + ".join(parts + ([f"{rest} other"] if rest else [])) or str(ncores)
+
+
+def _sharing(kinds: tuple[str, ...], resource: str) -> int:
+    """How many of the run's cores have ``resource`` (a path key, or ``cube``): all, unless separated."""
+    if not any(kinds):
+        return max(1, len(kinds))
+    side = "AIV" if resource == "vector" or "ub" in resource.split("_") else "AIC"
+    return max(1, kinds.count(side))
 
 
 def _bound_text(run: Run, by: str) -> str:

@@ -14,10 +14,11 @@ import numpy as np
 from isa import DsasimError, Pipe, Program, Space, Transfer, parse_file, validate
 from isa.timing import route_name
 from simulator.config import Chip, load_chip
-from simulator.engine import K_FIXED, Engine, Entries, FlagEntry, TraceEntry
+from simulator.engine import K_FIXED, CrossFlagEntry, Engine, Entries, FlagEntry, TraceEntry
 from simulator.memory import MachineMemory
 from simulator.sanitizer import Sanitizer, SanitizerReport
 from simulator.stats import Roofline, Stats
+from simulator.topology import AIC, AIV, core_kinds
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -49,6 +50,10 @@ class Run:
     knobs: dict[str, str] = field(default_factory=dict)
     #: What the sanitizer found (``simulate(..., sanitize=True)``); None when it was off.
     sanitizer: SanitizerReport | None = None
+    #: Cross-core hand-overs (``set_cross`` → ``wait_cross``), in the order they were taken.
+    cross_flags: Sequence[CrossFlagEntry] = ()
+    #: Per core: ``"AIC"`` or ``"AIV"`` on a separated chip (``simulator.topology``), ``""`` otherwise.
+    core_kinds: tuple[str, ...] = ()
 
     @property
     def cycles(self) -> int:
@@ -153,7 +158,8 @@ def _simulate(
         chip = chip.with_cores(cores)
     san = Sanitizer(program, chip) if sanitize else None  # validates, collecting what it reports
     if san is None:
-        validate(program, chip, cores=chip.cores)
+        validate(program, chip, cores=chip.total_cores)
+    kinds = core_kinds(program, chip)
     memory = None
     used: dict[str, np.ndarray] = {}
     if not timing_only:
@@ -162,7 +168,7 @@ def _simulate(
         memory.strict = san is None
     engine = Engine(program, chip, memory, san.tracker if san is not None else None)
     cycles = engine.run() if san is None else san.run(engine)
-    stats = collect_stats(program, chip, engine, cycles)
+    stats = collect_stats(program, chip, engine, cycles, kinds)
     run = Run(
         program,
         chip,
@@ -174,6 +180,8 @@ def _simulate(
         engine.gm.usage,
         timing_only,
         name or "program",
+        cross_flags=Entries(CrossFlagEntry, engine.cross_flags),
+        core_kinds=kinds,
     )
     if memory is not None:
         for t, n in memory.unwritten_outputs().items():
@@ -238,8 +246,12 @@ def make_inputs(program: Program, given: dict[str, np.ndarray], seed: int) -> di
     return out
 
 
-def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int) -> Stats:
-    """Static work (bytes, FLOPs) from the instructions; times from the engine."""
+def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kinds: tuple[str, ...] = ()) -> Stats:
+    """Static work (bytes, FLOPs) from the instructions; times from the engine.
+
+    Each resource's work is shared by the cores that have it: every core of a coupled chip; on a
+    separated chip the Cube cores (AIC) for the Cube and its paths, the Vector cores (AIV) for the
+    Vector unit and UB's paths."""
     by_path: dict[str, int] = {}
     gm_read = gm_write = cube_flops = vector_ops = 0
     work = {"cube": 0.0, "vector": 0.0}
@@ -263,6 +275,11 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int) -> 
                 work["vector"] += ins.repeats(chip)
     ncores = max(1, program.ncores)
     bounds = {k: v / ncores for k, v in work.items()}
+    if chip.separated and kinds:
+        n_aic, n_aiv = max(1, kinds.count(AIC)), max(1, kinds.count(AIV))
+        for k, v in work.items():
+            vector_side = k == "vector" or "ub" in k.split("_")
+            bounds[k] = v / (n_aiv if vector_side else n_aic)
     gm_bytes = gm_read + gm_write
     bounds["GM"] = gm_bytes / chip.gm_bandwidth
     bound_by, bound = max(bounds.items(), key=lambda kv: kv[1])

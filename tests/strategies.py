@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from isa import (
@@ -36,6 +37,7 @@ from isa import (
     Pipe,
     Program,
     Scalar,
+    SetCross,
     SetFlag,
     Space,
     TensorDecl,
@@ -46,7 +48,10 @@ from isa import (
     VDup,
     VReduce,
     VScalar,
+    VTranspose,
+    VTriangle,
     VUnary,
+    WaitCross,
     WaitFlag,
 )
 from isa.asm.parser import RESERVED
@@ -188,6 +193,7 @@ def fixpipes(draw, chip: Chip = EDU, gm: GmTensors = DEFAULT_GM) -> Fixpipe:
         relu=draw(st.booleans()),
         src_stride=draw(row_strides(cols, allow_zero=True)),
         dst_stride=draw(row_strides(cols)),
+        scale=draw(st.none() | st.floats(1 / 64, 64.0, width=32)),
     )
     return _place(draw, ins, {"dst": (dst, True), "src": (Space.L0C, False)}, chip, gm)
 
@@ -205,7 +211,7 @@ _UB_R, _UB_W = (Space.UB, False), (Space.UB, True)
 @st.composite
 def vector_ops(draw, chip: Chip = EDU) -> Instruction:
     """A vector instruction of any family and op, with a dtype that op accepts and row strides."""
-    family = draw(st.sampled_from((VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast)))
+    family = draw(st.sampled_from((VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast, VTriangle, VTranspose)))
     shape = draw(shapes())
     cols = cols_of(shape)
     ub = Addr(Space.UB, 0)
@@ -243,6 +249,19 @@ def vector_ops(draw, chip: Chip = EDU) -> Instruction:
         dtype = draw(dtypes(VReduce.dtypes_for(op)))
         ins = VReduce(op, ub, ub, dtype, shape, draw(row_strides(cols, allow_zero=True)))
         fields = {"dst": _UB_W, "src": _UB_R}
+    elif family is VTriangle:
+        op = draw(st.sampled_from(VTriangle.MNEMONICS))[2:]
+        dtype = draw(dtypes(VTriangle.dtypes_for(op)))
+        strides = (draw(row_strides(cols)), draw(row_strides(cols, allow_zero=True)))
+        ins = VTriangle(op, ub, ub, draw(scalars()), dtype, shape, draw(st.integers(-16, 16)), *strides)
+        fields = {"dst": _UB_W, "src": _UB_R}
+    elif family is VTranspose:
+        dtype = draw(dtypes(VTranspose.dtypes_for("transpose")))
+        strides = (draw(row_strides(rows_of(shape))), draw(row_strides(cols, allow_zero=True)))
+        ins = _place(draw, VTranspose(ub, ub, dtype, shape, *strides), {"dst": _UB_W, "src": _UB_R}, chip, DEFAULT_GM)
+        src, dst = ins.regions()
+        assume(src.end <= dst.start or dst.end <= src.start)  # a transpose is not done in place
+        return ins
     else:
         dtype = draw(dtypes(VBroadcast.dtypes_for("rowbcast")))
         ins = VBroadcast(ub, ub, dtype, shape, draw(row_strides(cols)))
@@ -255,6 +274,14 @@ def flags(draw, chip: Chip = EDU) -> Instruction:
     src, dst = draw(st.lists(st.sampled_from(tuple(Pipe)), min_size=2, max_size=2, unique=True))
     cls = draw(st.sampled_from((SetFlag, WaitFlag)))
     return cls(src, dst, draw(st.integers(0, chip.event_ids - 1)))
+
+
+@st.composite
+def cross_flags(draw, chip: Chip = EDU, cores: int = 3) -> Instruction:
+    """A ``set_cross``/``wait_cross`` between two execution pipes, naming one of ``cores`` cores."""
+    src, dst = (draw(st.sampled_from(EXEC_PIPES)) for _ in range(2))
+    cls = draw(st.sampled_from((SetCross, WaitCross)))
+    return cls(src, dst, draw(st.integers(0, chip.cross_flag_ids - 1)), draw(st.integers(0, cores - 1)))
 
 
 def barriers() -> st.SearchStrategy[Barrier]:
@@ -298,7 +325,7 @@ def programs(draw, chip: Chip = EDU, max_cores: int = 3, max_len: int = 10) -> P
     gm = GmTensors.any(tensors)
     cores = []
     for _ in range(draw(st.integers(1, max_cores))):
-        stream = draw(st.lists(instructions(chip, gm), max_size=max_len))
+        stream = draw(st.lists(instructions(chip, gm) | cross_flags(chip, max_cores), max_size=max_len))
         if draw(st.booleans()):
             stream.append(End())
         cores.append(tuple(stream))

@@ -73,4 +73,3 @@ def test_page_examples_run(page, capsys, tmp_path, monkeypatch):
     namespace: dict = {"__name__": f"docs.{page}"}
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         exec(compile(block, str(DOCS / page), "exec"), namespace)
-

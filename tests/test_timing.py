@@ -38,6 +38,8 @@ from isa import (
     VDup,
     VReduce,
     VScalar,
+    VTranspose,
+    VTriangle,
     VUnary,
     parse,
 )
@@ -260,6 +262,9 @@ def vector_formula(ins: Instruction, chip) -> int:
         VDup: lambda i: (i.dst_stride,),
         VBroadcast: lambda i: (i.dst_stride,),
         VReduce: lambda i: (-1,),  # reductions always work row by row
+        VTriangle: lambda i: (i.dst_stride, i.src_stride),
+        # a transpose writes cols × rows: its destination is dense when its stride is the source's row count
+        VTranspose: lambda i: (None if i.dst_stride in (None, rows) else -1, i.src_stride),
     }[type(ins)](ins)
     per_row = math.ceil(cols * width / 256)
     dense = rows == 1 or all(s in (None, cols) for s in strides)

@@ -135,7 +135,10 @@ def _program_tile(kernel: Kernel, prog: str) -> tuple[int, int]:
     """The largest tile a program runs on: (rows, cols)."""
     for s in _leaves(kernel.body):
         if isinstance(s, Vec) and s.prog == prog:
-            b = kernel.buffer((s.outs + s.ins)[0])
+            names = s.outs + s.ins
+            # A [rows, cols] buffer gives the tile (a fused kernel's first output may be one per row).
+            full = [n for n in names if None not in kernel.buffer(n).dims]
+            b = kernel.buffer((full or names)[0])
             rows, cols = (_extent(kernel, d) for d in b.dims)
             return rows, cols
     return 1, 1

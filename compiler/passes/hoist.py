@@ -122,7 +122,9 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[lis
     moves: list[tuple[int, Move]] = []
     for name, dims, l0, l1 in (("a", ("m", "k"), Space.L0A, "A"), ("b", ("k", "n"), Space.L0B, "B")):
         p1 = _pos(levels, set(dims))
-        buf(f"{l1}1", Space.L1, dt, dims, Pipe.MTE2, Pipe.MTE1, name, _knobs(dims), p1)
+        # b of a trans_b matmul sits in L1 as [n, k]; MTE1 transposes it into L0B.
+        stored = op.tensor(name).dims
+        buf(f"{l1}1", Space.L1, dt, stored, Pipe.MTE2, Pipe.MTE1, name, _knobs(stored), p1)
         levels[p1].pre.append(Load(f"{l1}1", name))
         d0 = tuple("k0" if d == "k" else d for d in dims)
         p0 = _pos(levels, {*dims, "k0"})
@@ -167,16 +169,25 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[lis
             levels[pb].pre.append(Load("BIAS0", "bias"))
         init.append(Mmad("C0", "ONES0", "BIAS0", init="always"))
     store: list[Stmt]
-    if op.act == "gelu":
-        programs["gelu"] = tp.gelu_epilogue(F32, op.out_dtype)
+    if op.act in ("gelu", "silu") or op.residual:
+        # The epilogue goes through UB: FIXPIPE → UB, a vector program (act, + residual), MTE3 → GM.
+        acc = tp.epilogue_acc_dtype(op.act, op.out_dtype)  # FIXPIPE casts on its way to UB
+        epi = tp.matmul_epilogue(op.act, op.residual, acc, op.out_dtype)
+        programs[epi.name] = epi
+        res = ("R",) if op.residual else ()
         store = [
-            Alloc(("CUB", "Y")),
+            Alloc(("CUB", *res, "Y")),
             Move("CUB", "C0", Pipe.FIX),
-            Vec("gelu", ("Y",), ("CUB",)),
+            *([Load("R", "r")] if op.residual else []),
+            Vec(epi.name, ("Y",), ("CUB", *res)),
             Store("c", "Y", Pipe.MTE3),
         ]
         key = live_loops[-1].var if live_loops else levels[pc].key
-        bufs.append(Buffer("CUB", Space.UB, F32, ("m", "n"), Pipe.FIX, Pipe.V, "c", key, knobs=("tile_m", "tile_n")))
+        bufs.append(Buffer("CUB", Space.UB, acc, ("m", "n"), Pipe.FIX, Pipe.V, "c", key, knobs=("tile_m", "tile_n")))
+        if op.residual:
+            bufs.append(
+                Buffer("R", Space.UB, op.out_dtype, ("m", "n"), Pipe.MTE2, Pipe.V, "r", key, knobs=("tile_m", "tile_n"))
+            )
         bufs.append(
             Buffer("Y", Space.UB, op.out_dtype, ("m", "n"), Pipe.V, Pipe.MTE3, "c", key, knobs=("tile_m", "tile_n"))
         )
@@ -225,6 +236,8 @@ _BUF = {"x": "X", "y": "Y", "z": "Z", "gamma": "G", "beta": "B"}
 
 
 def _program(op: Op) -> TileProgram:
+    if hasattr(op, "tile_program"):  # operators that bring their own (compiler.vecops, fused kernels)
+        return op.tile_program()
     if isinstance(op, Elementwise):
         return tp.elementwise(op.op, op.dtype, op.binary, op.broadcast)
     if isinstance(op, Softmax):
@@ -246,7 +259,7 @@ def _hoist_vector(kernel: Kernel, op: Op, levels: list[_Level]) -> tuple[list[Bu
     bound: dict[str, str] = {}  # program input value → buffer
     casts: dict[int, list[Vec]] = {}  # per level: gamma/beta casts, after every load of that level
     for t in op.inputs:
-        name = _BUF[t.name]
+        name = _BUF.get(t.name, t.name.upper())
         dims = (t.dims[0], t.dims[1]) if len(t.dims) == 2 else (None, t.dims[0])
         p = _pos(levels, set(t.dims))
         bufs.append(Buffer(name, Space.UB, t.dtype, dims, Pipe.MTE2, Pipe.V, t.name, levels[p].key, knobs=_knobs(dims)))
@@ -266,13 +279,15 @@ def _hoist_vector(kernel: Kernel, op: Op, levels: list[_Level]) -> tuple[list[Bu
                 bound[f32] = f32
     for p, vecs in casts.items():
         levels[p].pre += vecs
-    out = op.outputs[0]
-    oname = _BUF[out.name]
-    odims = (out.dims[0], out.dims[1]) if len(out.dims) == 2 else (None, out.dims[0])
-    bufs.append(
-        Buffer(oname, Space.UB, out.dtype, odims, Pipe.V, Pipe.MTE3, out.name, levels[inner].key, knobs=_knobs(odims))
-    )
-    levels[inner].alloc.append(oname)
+    onames = []
+    for out in op.outputs:  # several for a fused kernel whose intermediates are also used elsewhere
+        oname = _BUF.get(out.name, out.name.upper())
+        odims = (out.dims[0], out.dims[1]) if len(out.dims) == 2 else (None, out.dims[0])
+        key = levels[inner].key
+        bufs.append(Buffer(oname, Space.UB, out.dtype, odims, Pipe.V, Pipe.MTE3, out.name, key, knobs=_knobs(odims)))
+        levels[inner].alloc.append(oname)
+        onames.append((oname, out.name))
     ins = tuple(bound[i] for i in prog.ins)
-    levels[inner].pre += [Vec(op.name, (oname,), ins), Store(out.name, oname, Pipe.MTE3)]
+    levels[inner].pre.append(Vec(op.name, tuple(o for o, _ in onames), ins))
+    levels[inner].pre += [Store(t, o, Pipe.MTE3) for o, t in onames]
     return bufs, programs

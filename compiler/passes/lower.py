@@ -172,12 +172,18 @@ class _Emitter:
 
     def move(self, s: Move) -> Instruction:
         dst, src = self.bufs[s.buf], self.bufs[s.src]
-        if s.pipe is Pipe.FIX:  # L0C → UB, the accumulator as it is (f32)
+        if s.pipe is Pipe.FIX:  # L0C → UB: the accumulator, cast on the fly to the buffer's type
             rows, cols = self.ext(src.dims[0]), self.ext(src.dims[1])
-            return Fixpipe(self.addr(s.buf), self.addr(s.src), src.dtype, _shape(rows, cols))
+            to = dst.dtype if dst.dtype is not src.dtype else None
+            return Fixpipe(self.addr(s.buf), self.addr(s.src), src.dtype, _shape(rows, cols), to=to)
         rows, cols = self.ext(dst.dims[0]), self.ext(dst.dims[1])
         base = self.addr(s.src)
         es = src.dtype.itemsize
+        if src.dims == ("n", "k"):  # trans_b: columns ki·k0.. of a row-major [n × k] tile, transposed
+            width = self.ext("k")
+            at = Addr(base.space, base.offset + (self.env[s.sub] * self.axes["k0"].tile * es if s.sub else 0))
+            stride = width if rows < width and cols > 1 else None
+            return Copy(self.addr(s.buf), at, src.dtype, _shape(cols, rows), src_stride=stride, transpose=True)
         if dst.dims[1] == "k0" and s.sub:  # columns ki·k0.. of a row-major [m × k] tile
             width = self.ext(src.dims[1])
             at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * es)

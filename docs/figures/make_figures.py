@@ -25,6 +25,19 @@ COMMANDS = (
     "run-asm examples/matmul_tile.s --timeline {out}/timeline_matmul.png --roofline {out}/roofline_matmul.png",
     "run-asm examples/two_core_scale.s --cores 2 --timeline {out}/timeline_two_core.png",
     "run-asm examples/vector_add_double.s --trace {out}/vector_add_double.trace.json",
+    # tile pictures and sweeps of compiled operators
+    "tiles matmul --shape 256x256x256 --tile m=64,n=64,k=64 --order m,n,k --step 5 -o {out}/tiles_mnk_step5.png",
+    "tiles matmul --shape 256x256x256 --tile m=64,n=64,k=64 --order m,k,n --buffers c=1 --step 5 "
+    "-o {out}/tiles_mkn_step5.png",
+    "tiles matmul --shape 256x256x256 --tile m=64,n=64,k=64 --order m,k,n --buffers c=1 --core 0 "
+    "-o {out}/tiles_mkn_core0.png",
+    "tiles matmul --shape 256x256x256 --tile m=64,n=64,k=64 --cores 3 --parallel m,n -o {out}/tiles_cores.png",
+    "tiles rmsnorm --shape 60x1000 --tile r=8 --cores 2 --core 1 --step 3 -o {out}/tiles_rmsnorm.png",
+    "sweep matmul --shape 256x256x256 --vary tile_m=16,32,64,128 --vary buffers=1,2 --plot {out}/sweep_matmul.png",
+    "sweep matmul --shape 256x256x256 --tile n=256 --vary tile_m=32,64,128 --vary buffers=1,2",
+    "sweep matmul --shape 1024x1024x1024 --chip ascend910b-like --vary cores=1,2,4,8,16,24 "
+    "--plot {out}/sweep_cores.png",
+    "sweep add --vary shape=256x1024,512x1024,1024x1024 --vary tile_r=2,8,32 --metric gbps --plot {out}/sweep_add.png",
 )
 
 

@@ -292,12 +292,16 @@ class Args:
         ints: dict[str, int | None] | None = None,
         flags: tuple[str, ...] = (),
         dtypes: dict[str, DType | None] | None = None,
+        signed: dict[str, int | None] | None = None,
+        floats: dict[str, float | None] | None = None,
     ) -> dict[str, object]:
-        """Read the trailing ``key=value`` options and bare flags; unknown ones are errors."""
-        ints, dtypes = ints or {}, dtypes or {}
-        out: dict[str, object] = {**ints, **dtypes, **dict.fromkeys(flags, False)}
+        """Read the trailing ``key=value`` options and bare flags; unknown ones are errors.
+
+        ``ints`` take integers ≥ 0, ``signed`` any integer, ``floats`` any number (read as a float)."""
+        ints, dtypes, signed, floats = ints or {}, dtypes or {}, signed or {}, floats or {}
+        out: dict[str, object] = {**ints, **dtypes, **signed, **floats, **dict.fromkeys(flags, False)}
         seen: set[str] = set()
-        known = [*ints, *dtypes, *flags]
+        known = [*ints, *signed, *floats, *dtypes, *flags]
         for op in self.ops[self.i :]:
             key = op.key if isinstance(op, KeyOp) else op.word if isinstance(op, WordOp) else None
             if key is None or key not in known:
@@ -317,6 +321,16 @@ class Args:
                 if not isinstance(v, NumOp) or not isinstance(v.value, int) or v.value < 0:
                     self.fail(f"{key} must be a non-negative integer", v.col, v.text, f"write e.g. {key}=64")
                 out[key] = v.value
+            elif key in signed:
+                v = op.value
+                if not isinstance(v, NumOp) or not isinstance(v.value, int):
+                    self.fail(f"{key} must be an integer", v.col, v.text, f"write e.g. {key}=-16")
+                out[key] = v.value
+            elif key in floats:
+                v = op.value
+                if not isinstance(v, NumOp):
+                    self.fail(f"{key} must be a number", v.col, v.text, f"write e.g. {key}=0.125")
+                out[key] = float(v.value)
             else:
                 v = op.value
                 if not isinstance(v, WordOp) or v.word not in DTYPE_NAMES:

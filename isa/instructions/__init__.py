@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from isa.instructions.base import Instruction, Memory, Write
+from isa.instructions.cross import SetCross, WaitCross
 from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VBroadcast, VCast, VDup, VReduce, VScalar, VUnary
+from isa.instructions.vindex import VTranspose, VTriangle
 
 #: Every instruction class, in the order the ISA reference lists them.
 INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
@@ -20,8 +22,12 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VCast,
     VReduce,
     VBroadcast,
+    VTriangle,
+    VTranspose,
     SetFlag,
     WaitFlag,
+    SetCross,
+    WaitCross,
     Barrier,
     Scalar,
     End,
@@ -43,6 +49,7 @@ __all__ = [
     "Memory",
     "Mmad",
     "Scalar",
+    "SetCross",
     "SetFlag",
     "VBinary",
     "VBroadcast",
@@ -50,7 +57,10 @@ __all__ = [
     "VDup",
     "VReduce",
     "VScalar",
+    "VTranspose",
+    "VTriangle",
     "VUnary",
+    "WaitCross",
     "WaitFlag",
     "Write",
 ]

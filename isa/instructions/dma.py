@@ -170,17 +170,21 @@ class Copy(Instruction):
 class Fixpipe(Instruction):
     """FIXPIPE: move an L0C result out, converting on the fly.
 
-    Format: ``fixpipe DST, l0c[OFF], ACC[ROWS,COLS] [, to=DTYPE] [, relu] [, src_stride=S] [, dst_stride=S]``
+    Format: ``fixpipe DST, l0c[OFF], ACC[ROWS,COLS] [, to=DTYPE] [, relu] [, src_stride=S] [, dst_stride=S]
+    [, scale=F]``
 
     Action: read the ``rows × cols`` accumulator tile (ACC is ``f32`` or ``i32``, row stride ``src_stride``
-    elements) from L0C, apply ReLU if asked, convert to ``to`` (default: unchanged; round to nearest
-    even) and write it to GM, UB or L1 with row stride ``dst_stride``.
+    elements) from L0C, multiply it by ``scale`` if given (in f32), apply ReLU if asked, convert to
+    ``to`` (default: unchanged; round to nearest even) and write it to GM, UB or L1 with row stride
+    ``dst_stride``.
 
     Timing: as a copy on the path L0C→GM, L0C→UB or L0C→L1, counting the converted (destination)
     bytes. L0C→GM shares GM bandwidth.
 
     Notes: real FIXPIPE also converts the fractal NZ layout of L0C to ND on the way out; dsasim keeps
-    tiles ND throughout, so only the cast and the ReLU are modelled.
+    tiles ND throughout, so only the cast, the scale and the ReLU are modelled. ``scale`` is the
+    scalar of FIXPIPE's on-the-fly quantisation stage (Ascend C ``SetFixpipePreQuantFlag``, A2/A3):
+    attention uses it to apply ``1/√d`` to the scores for free.
     """
 
     MNEMONICS = ("fixpipe",)
@@ -194,6 +198,7 @@ class Fixpipe(Instruction):
     relu: bool = False
     src_stride: int | None = None
     dst_stride: int | None = None
+    scale: float | None = None
 
     @property
     def pipe(self) -> Pipe:
@@ -212,6 +217,7 @@ class Fixpipe(Instruction):
             *opt("relu", self.relu),
             *opt("src_stride", self.src_stride),
             *opt("dst_stride", self.dst_stride),
+            *opt("scale", None if self.scale is None else repr(float(self.scale))),
         ]
 
     @classmethod
@@ -219,8 +225,10 @@ class Fixpipe(Instruction):
         dst = args.addr("destination", (Space.GM, Space.UB, Space.L1))
         src = args.addr("source", (Space.L0C,))
         dtype, shape = args.view()
-        o = args.options(ints={"src_stride": None, "dst_stride": None}, flags=("relu",), dtypes={"to": None})
-        return cls(dst, src, dtype, shape, o["to"], o["relu"], o["src_stride"], o["dst_stride"], loc=loc)
+        o = args.options(
+            ints={"src_stride": None, "dst_stride": None}, flags=("relu",), dtypes={"to": None}, floats={"scale": None}
+        )
+        return cls(dst, src, dtype, shape, o["to"], o["relu"], o["src_stride"], o["dst_stride"], o["scale"], loc=loc)
 
     def regions(self) -> tuple[Region, ...]:
         rows, cols = shape2(self.shape)
@@ -248,6 +256,9 @@ class Fixpipe(Instruction):
     def execute(self, mem: Memory) -> list[Write]:
         src, dst = self.regions()
         data = mem.read(src, self.dtype)
+        if self.scale is not None:
+            with np.errstate(all="ignore"):  # IEEE: overflow is inf, silently
+                data = data.astype(np.float32) * np.float32(self.scale)
         if self.relu:
             data = np.maximum(data, 0)
         return [(dst, self.out_dtype, convert(data, self.out_dtype))]

@@ -32,6 +32,10 @@ class _Flag(Instruction):
             args.fail("a flag connects two different pipes", args.col, mnemonic, "write e.g. mte2 -> v")
         return cls(src, dst, event, loc=loc)
 
+    def id_limit(self, chip: ChipParams) -> int:
+        """How many event ids the chip has for this kind of flag."""
+        return chip.event_ids
+
     def check(self, chip: ChipParams | None = None) -> None:
         if self.src is self.dst:
             raise self.fail("a flag connects two different pipes", hint="write e.g. mte2 -> v")

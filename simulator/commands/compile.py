@@ -37,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
     op, schedule = op_and_schedule(args)
     chip = chip_for(args.chip, schedule.cores)
     compiled = compile_op(op, schedule, chip)
-    validate(compiled.program, chip, cores=chip.cores)  # what run-asm will check: fail here, not there
+    validate(compiled.program, chip, cores=chip.total_cores)  # what run-asm will check: fail here, not there
     if args.show_passes:
         print(compiled.show_passes())
     if args.traffic:
@@ -50,8 +50,9 @@ def main(args: argparse.Namespace) -> int:
         run = f"dsasim run-asm {path}"
         if args.chip not in preset_names():
             run += f" --chip {args.chip}"
-        if compiled.program.ncores > 1:
-            run += f" --cores {compiled.program.ncores}"
+        groups = -(-compiled.program.ncores // (1 + chip.vector_per_cube))  # AI cores (separated: AICs)
+        if groups > 1:
+            run += f" --cores {groups}"
         print(f"wrote {path}: {compiled.summary()}", file=sys.stderr)
         print(f"run it with: {run}", file=sys.stderr)
     elif not args.show_passes and not args.traffic:

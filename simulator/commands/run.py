@@ -20,6 +20,7 @@ from compiler import OP_NAMES, Op, Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
 from isa import DsasimError, DType
 from simulator.api import compile_and_run
+from simulator.commands.attention_args import add_attention_options, attention_schedule, refuse_attention_options
 from simulator.commands.output import add_output_options, emit
 from simulator.commands.run_asm import load_inputs
 
@@ -41,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--inputs", metavar="IN.npz", help="input tensors by name (default: seeded random)")
     p.add_argument("--outputs", metavar="OUT.npz", help="write the output tensors here")
     p.add_argument("--show-passes", action="store_true", help="print the loop nest after every pass first")
+    p.add_argument("--tuned", action="store_true", help="run the best schedule stored by dsasim tune (needs --db)")
+    p.add_argument("--db", metavar="FILE", help="the performance database of dsasim tune (for --tuned)")
     add_output_options(p)
     p.set_defaults(func=main)
 
@@ -53,10 +56,11 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("matmul")
     g.add_argument("--out-dtype", metavar="DTYPE", help="output type (default: --dtype); f32 keeps the accumulator")
     g.add_argument("--bias", action="store_true", help="add a bias row: c = a·b + bias[n]")
-    g.add_argument("--act", choices=("relu", "gelu"), help="epilogue activation")
+    g.add_argument("--act", choices=("relu", "gelu", "silu"), help="epilogue activation")
     g = p.add_argument_group("vector operators")
     g.add_argument("--broadcast", action="store_true", help="binary ops: y is one row, broadcast over the rows")
     g.add_argument("--eps", type=float, help="rmsnorm/layernorm epsilon")
+    add_attention_options(p)
     g = p.add_argument_group("schedule (knobs left out get good defaults for the chip)")
     g.add_argument("--tile", metavar="AX=N,...", help="tile sizes, e.g. m=128,n=128,k=64,k0=32 or r=8")
     g.add_argument("--order", metavar="AX,...", help="tile loop order, outermost first, e.g. m,n,k or n,k,m")
@@ -79,6 +83,8 @@ def dtype(text: str | None, what: str) -> DType | None:
 
 
 def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
+    if args.op != "attention":
+        refuse_attention_options(args)
     op = make_op(
         args.op,
         args.shape,
@@ -88,7 +94,10 @@ def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
         act=args.act,
         broadcast=args.broadcast,
         eps=args.eps,
+        **({"causal": args.causal, "precision": args.precision} if args.causal or args.precision else {}),
     )
+    if op.name == "attention":
+        return op, attention_schedule(args)
     schedule = Schedule(
         tile=parse_pairs(args.tile, "--tile") if args.tile else {},
         order=parse_list(args.order) if args.order else (),
@@ -103,6 +112,10 @@ def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
 
 def main(args: argparse.Namespace) -> int:
     op, schedule = op_and_schedule(args)
+    if args.tuned or args.db:
+        from simulator.commands.tune import tuned
+
+        schedule = tuned(args, op, schedule)
     inputs = load_inputs(args.inputs) if args.inputs else None
     if args.outputs and args.timing_only:
         raise DsasimError("--outputs needs data, which --timing-only skips", hint="drop --timing-only")

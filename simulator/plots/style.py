@@ -62,11 +62,13 @@ PIPE_COLORS = {
 _VECTOR_PALETTE = ("#e377c2", "#bcbd22", "#17becf", "#8c564b", "#f7b6d2", "#dbdb8d", "#9edae5", "#c49c94")
 _VECTOR_OPS = ("add", "sub", "mul", "div", "max", "min", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy")
 _VECTOR_OPS += ("adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast")
+_VECTOR_OPS += ("tril", "triu", "transpose")
 VECTOR_COLORS = {f"v.{op}": _VECTOR_PALETTE[i % len(_VECTOR_PALETTE)] for i, op in enumerate(_VECTOR_OPS)}
 WAIT_COLOR = "#e6e6e6"
 WAIT_EDGE = "#8c8c8c"
 #: Idle causes (the notebook's utilisation bars).
 CAUSE_COLORS = {"issue": "#fdd0a2", "flag": "#c6dbef", "bandwidth": "#fcbba1", "queue": "#dadaeb", "barrier": "#bcbddc"}
+CAUSE_COLORS["xflag"] = CAUSE_COLORS["flag"]  # a wait for another core's flag
 DRAINED_COLOR = "#f4f4f4"
 #: One colour per run in plots that compare runs (ColorBrewer Dark2).
 RUN_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")

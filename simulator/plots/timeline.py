@@ -108,6 +108,11 @@ def timeline_data(
         if src is None or dst is None or f.consumed_at < lo or f.set_at > hi:
             continue
         arrows.append(Arrow(src, f.set_at, dst, f.consumed_at, f.event))
+    for f in getattr(run, "cross_flags", ()):  # hand-overs between cores (set_cross → wait_cross)
+        src, dst = row_of.get((f.src_core, f.src)), row_of.get((f.dst_core, f.dst))
+        if src is None or dst is None or f.consumed_at < lo or f.set_at > hi:
+            continue
+        arrows.append(Arrow(src, f.set_at, dst, f.consumed_at, f.event))
     usage = [(max(c, lo), bw) for i, (c, bw) in enumerate(run.gm_usage) if c < hi and _until(run.gm_usage, i) > lo]
     return TimelineData(rows, bars, arrows, (lo, hi), usage)
 
@@ -154,7 +159,10 @@ def timeline(
         _draw_arrows(ax, data, y)
         multi = run.program.ncores > 1
         ax.set_yticks([y[i] for i in range(nrows)])
-        ax.set_yticklabels([f"core {c} · {p.label}" if multi else p.label for c, p in data.rows])
+        kinds = getattr(run, "core_kinds", ()) or ("",) * run.program.ncores
+        ax.set_yticklabels(
+            [f"core {c}{f' {kinds[c]}' if kinds[c] else ''} · {p.label}" if multi else p.label for c, p in data.rows]
+        )
         ax.set_ylim(-0.7, nrows - 0.3)
         ax.set_xlim(lo, hi)
         ax.grid(axis="x", alpha=0.3)

@@ -10,7 +10,8 @@ When the engine runs out of events with work left, every stuck unit waits for an
 Following "waits for" from each stuck unit ends either back where it started — a *cycle*, where none
 of them can move — or at a wait that no instruction left in the program can satisfy (a missing or
 surplus ``set_flag``/``wait_flag``). Both are reported with the instructions and their source lines.
-Cores share no flags, so each core is analysed alone.
+Each core is analysed alone: a ``wait_cross`` for another core ends its chain, naming what that core is
+doing (stuck, finished, or with no matching ``set_cross`` left).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from isa import Pipe, SetFlag, WaitFlag
-from simulator.engine import K_BARRIER, K_SET, K_SSET, K_SWAIT, K_WAIT, short
+from simulator.engine import K_BARRIER, K_SET, K_SSET, K_SWAIT, K_XSET, K_XWAIT, PIPE_KINDS, short
 
 if TYPE_CHECKING:
     from simulator.engine import Core, Engine
@@ -89,9 +90,28 @@ def _setter(core: Core, key: tuple[Pipe, Pipe, int], s_at: int | None) -> tuple[
     )
 
 
+def _cross_why(core: Core, index: int) -> str:
+    """Why a ``wait_cross`` cannot go on: what the other core's source pipe is doing."""
+    (other, src, dst, ev), _ = core.decoded[index][2]
+    peer = core.engine.cores[other]
+    name = f"{src.value} -> {dst.value}, {ev}, core={core.index}"
+    for idx, _ in peer.pipes[src].queue:
+        kind, _, payload, _ = peer.decoded[idx]
+        if kind == K_XSET and payload == (src, core.index, dst, ev):
+            return f"waiting for core {other}'s {src.label} to reach {_ins(peer, idx)}"
+    if peer.s_at is not None and not peer.s_done:
+        for idx in range(peer.s_at, len(peer.stream)):
+            kind, _, payload, _ = peer.decoded[idx]
+            if kind == K_XSET and payload == (src, core.index, dst, ev):
+                return f"waiting for core {other}'s scalar unit to issue {_ins(peer, idx)}"
+    return f"but core {other} has no set_cross {name} left to run"
+
+
 def _step(core: Core, agent: Pipe, s_at: int | None) -> Step:
     if agent is not Pipe.S:
         w = core.pipes[agent].blocked
+        if core.decoded[w][0] == K_XWAIT:
+            return Step(agent, w, None, None, _cross_why(core, w))
         key = core.decoded[w][2][0]
         return Step(agent, w, *_setter(core, key, s_at))
     kind, pipe, payload, _ = core.decoded[s_at]
@@ -102,7 +122,7 @@ def _step(core: Core, agent: Pipe, s_at: int | None) -> Step:
                 return Step(agent, s_at, p, unit.blocked, f"waiting for {p.label} to finish what was issued to it")
     if kind == K_SWAIT:
         return Step(agent, s_at, *_setter(core, payload[0], s_at))
-    if kind <= K_WAIT:
+    if kind <= PIPE_KINDS:
         unit = core.pipes[pipe]
         return Step(agent, s_at, pipe, unit.blocked, f"waiting for room in the full {pipe.label} queue")
     return Step(agent, s_at, None, None, "and cannot go on")

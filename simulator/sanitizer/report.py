@@ -54,8 +54,12 @@ def _race(r: RaceRecord, ref: _Refs) -> Finding:
     ops = ("write" if r.first_write else "read", "write" if r.second_write else "read")
     detail = []
     if a.core != b.core:
-        detail.append("they run on different cores, which share no flags: nothing orders them")
-        hint = "cores can only share GM unordered: give each core its own bytes, or run this part on one core"
+        detail.append("they run on different cores and no chain of cross-core flags (set_cross/wait_cross) orders them")
+        hint = (
+            f"order them with 'set_cross {a.pipe.value} -> {b.pipe.value}, ID, core={b.core}' after {a.where} and "
+            f"'wait_cross {a.pipe.value} -> {b.pipe.value}, ID, core={a.core}' before {b.where}; or give each core "
+            "its own bytes"
+        )
     else:
         detail.append(
             f"nothing orders them: no set_flag/wait_flag chain (or barrier) leads from {a.pipe.label} "
@@ -247,6 +251,20 @@ def build_report(
                         "same core starts with the flag set",
                     )
                 )
+    for (src_core, src, dst_core, dst, ev), x in sorted(engine.cross.items(), key=lambda kv: kv[0][:1] + kv[0][2:3]):
+        for _, set_at, set_index in x.pending:
+            found.append(
+                Finding(
+                    LEFT_SET,
+                    WARNING,
+                    f"cross-core flag {src.value} -> {dst.value}, {ev} from core {src_core} to core {dst_core} is "
+                    f"still pending when the program ends (set at cycle {set_at}, never waited for)",
+                    (ref(src_core, set_index),),
+                    ("set",),
+                    hint=f"take every set_cross with a wait_cross on core {dst_core}, or its counter starts the next "
+                    "run of this kernel above zero",
+                )
+            )
     order = {ERROR: 0, WARNING: 1}
     found.sort(key=lambda f: (order[f.severity], f.first_cycle))
     return SanitizerReport(found)

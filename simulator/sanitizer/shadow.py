@@ -94,9 +94,10 @@ class Shadow:
 
     def conflicts(self, g: Geometry, thread: int, base: int, vc: list[int], write: bool) -> list[Conflict]:
         """Earlier accesses by other threads that this access (by ``thread``, whose vector clock ``vc``
-        covers threads ``base .. base+5``, i.e. its own core) conflicts with and is not ordered after.
-        A read conflicts with writes; a write with reads and writes. Threads of other cores are never
-        ordered with this one (cores share no flags), so any conflicting access of theirs counts."""
+        covers threads ``base .. base+len(vc)-1``: its own core's six, or every core's when the program
+        has cross-core flags) conflicts with and is not ordered after. A read conflicts with writes; a
+        write with reads and writes. A thread the clock does not cover is never ordered with this one,
+        so any conflicting access of it counts."""
         out: list[Conflict] = []
         tables = ((self.w, self.wmax, True), (self.r, self.rmax, False)) if write else ((self.w, self.wmax, True),)
         for table, maxes, was_write in tables:
@@ -104,7 +105,7 @@ class Shadow:
                 if t == thread:
                     continue
                 k = t - base
-                known = vc[k] if 0 <= k < NPIPES else 0
+                known = vc[k] if 0 <= k < len(vc) else 0
                 if m <= known:
                     continue
                 win = view(table[t], g)

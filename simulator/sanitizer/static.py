@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from isa import Program, Scalar, SetFlag, Space, ValidationError, WaitFlag, validate
 from simulator.config import Chip
 from simulator.sanitizer.findings import ERROR, EVENT_RANGE, MISALIGNED, OUT_OF_BOUNDS
+from simulator.topology import core_kinds
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ def check_and_validate(program: Program, chip: Chip) -> StaticResult:
     validation fails.
     """
     try:
-        validate(program, chip, cores=chip.cores)
+        validate(program, chip, cores=chip.total_cores)
+        core_kinds(program, chip)  # kinds of core (AIC/AIV) and cross-core flag targets
         return StaticResult()
     except ValidationError:
         result = static_issues(program, chip)
@@ -66,7 +68,8 @@ def check_and_validate(program: Program, chip: Chip) -> StaticResult:
                 ins.check(chip)
                 patched[i] = Scalar(0, loc=ins.loc)
         cores.append(tuple(patched))
-    validate(dataclasses.replace(program, cores=tuple(cores)), chip, cores=chip.cores)
+    validate(dataclasses.replace(program, cores=tuple(cores)), chip, cores=chip.total_cores)
+    core_kinds(program, chip)
     return result
 
 
@@ -78,13 +81,14 @@ def static_issues(program: Program, chip: Chip) -> StaticResult:
     for c, stream in enumerate(program.cores):
         for i, ins in enumerate(stream):
             if isinstance(ins, SetFlag | WaitFlag):
-                if not 0 <= ins.event < chip.event_ids:
+                limit = ins.id_limit(chip)
+                if not 0 <= ins.event < limit:
                     issues.append(
                         StaticIssue(
                             EVENT_RANGE,
                             c,
                             i,
-                            f"event id {ins.event} is out of range: this chip has ids 0..{chip.event_ids - 1} "
+                            f"event id {ins.event} is out of range: this chip has ids 0..{limit - 1} "
                             f"per pipe pair ({ins.src.value} -> {ins.dst.value})",
                             hint="reuse an id whose previous wait_flag has already run",
                         )

@@ -1,12 +1,15 @@
 """Happens-before tracking with vector clocks, driven by the engine as the program runs.
 
-Each in-order pipe of each core is a thread with a vector clock over its core's six pipes (cores share
-no flags, so nothing orders two cores and their clocks never mix). The edges of happens-before are
-exactly the ones the hardware guarantees (docs/sanitizer.md):
+Each in-order pipe of each core is a thread with a vector clock over its core's six pipes — or, when the
+program has cross-core flags, over every pipe of every core (only ``set_cross``/``wait_cross`` order two
+cores; without them the clocks of different cores never mix). The edges of happens-before are exactly
+the ones the hardware guarantees (docs/sanitizer.md):
 
 - **program order on a pipe**: its queue runs one instruction at a time, in order;
 - **set_flag → wait_flag**: the set fires once every earlier instruction of its pipe has finished, and
   the wait holds its pipe until then: the waiting pipe joins the clock the setting pipe had;
+- **set_cross → wait_cross**: the same across two cores; a flag's waits take its sets in order, so the
+  k-th wait joins the clock of the k-th set;
 - **the scalar unit**: an instruction starts after it is issued, so it joins what the scalar unit knew
   at issue — which grows at ``barrier P`` (every instruction issued to P before it has finished) and
   at ``wait_flag X -> s`` (everything before X's ``set_flag``). A ``set_flag s -> P`` carries it on.
@@ -21,7 +24,9 @@ hooks check each access against the shadow memory (``shadow.py``) and record it.
 
 from __future__ import annotations
 
-from isa import Pipe, Program, Region, Space, TensorKind
+from collections import deque
+
+from isa import Pipe, Program, Region, SetCross, Space, TensorKind, WaitCross
 from isa.types import EXEC_PIPES
 from simulator.config import Chip
 from simulator.sanitizer.findings import HAZARDS
@@ -31,6 +36,7 @@ assert len(EXEC_PIPES) == NPIPES
 ORD = {p: i for i, p in enumerate(EXEC_PIPES)}
 
 FlagKey = tuple[Pipe, Pipe, int]
+CrossKey = tuple[int, Pipe, int, Pipe, int]
 #: One access of an instruction: (shadow, geometry, is_write).
 Plan = tuple[tuple[Shadow, Geometry, bool], ...]
 
@@ -71,12 +77,16 @@ class Tracker:
         self.chip = chip
         self.skip = skip
         n = program.ncores
-        self.vc = [[0] * NPIPES for _ in range(n * NPIPES)]  # thread → its vector clock
-        self.svc = [[0] * NPIPES for _ in range(n)]  # core → its scalar unit's vector clock
+        #: With cross-core flags a clock covers every thread of every core; without, its own core's six.
+        self.global_clocks = any(isinstance(i, SetCross | WaitCross) for c in program.cores for i in c)
+        width = n * NPIPES if self.global_clocks else NPIPES
+        self.vc = [[0] * width for _ in range(n * NPIPES)]  # thread → its vector clock
+        self.svc = [[0] * width for _ in range(n)]  # core → its scalar unit's vector clock
         self.snaps: list[list[tuple[int, list[int]]]] = [[] for _ in range(n)]  # core → (index, S clock)
         self.snap_next = [0] * (n * NPIPES)  # thread → first snapshot it has not joined
         self.ticks: list[list[int]] = [[] for _ in range(n * NPIPES)]  # thread → index of its clock c at [c-1]
         self.flag_vc: dict[tuple[int, FlagKey], list[int]] = {}
+        self.cross_vc: dict[CrossKey, deque[list[int]]] = {}  # pending set_cross clocks, oldest first
         self.plans: list[list[Plan | None]] = [[None] * len(s) for s in program.cores]
         self.shadows: dict[tuple[int, Space | str], Shadow] = {}
         self.kinds = {t.name: t.kind for t in program.tensors}
@@ -89,6 +99,10 @@ class Tracker:
         self.unplanned: list[tuple[int, int, str, int, int]] = []  # out-of-bounds found at run time
 
     # -- clocks ----------------------------------------------------------------------------------
+    def base(self, core: int) -> int:
+        """Thread ``t`` of ``core`` is entry ``t - base(core)`` of a vector clock."""
+        return 0 if self.global_clocks else core * NPIPES
+
     def _issued(self, core: int, t: int, index: int) -> list[int]:
         """Thread ``t``'s clock, after joining what the scalar unit knew when it issued ``index``."""
         vc = self.vc[t]
@@ -109,16 +123,16 @@ class Tracker:
         """Instruction ``index`` starts on ``pipe``: check and record its reads. Returns whether its
         data action may run (not for an out-of-bounds access, which would touch foreign memory)."""
         t = core * NPIPES + ORD[pipe]
+        base = self.base(core)
         vc = self._issued(core, t, index)
-        vc[ORD[pipe]] += 1
+        vc[t - base] += 1
         self.ticks[t].append(index)
         plan = self.plans[core][index]
         if plan is None:
             plan = self.plans[core][index] = self._plan(core, index)
         if (core, index) in self.skip:
             return False
-        clock = vc[ORD[pipe]]
-        base = core * NPIPES
+        clock = vc[t - base]
         for shadow, g, write in plan:
             if write:
                 continue
@@ -137,8 +151,8 @@ class Tracker:
             return
         t = core * NPIPES + ORD[pipe]
         vc = self.vc[t]
-        clock = vc[ORD[pipe]]
-        base = core * NPIPES
+        base = self.base(core)
+        clock = vc[t - base]
         for shadow, g, write in self.plans[core][index]:
             if not write:
                 continue
@@ -177,6 +191,20 @@ class Tracker:
             vc = self._issued(core, core * NPIPES + ORD[dst], wait_index)
             if snap is not None:
                 _join(vc, snap)
+
+    def cross_set(self, key: CrossKey, index: int, at: int) -> None:
+        """``set_cross`` ``index`` of core ``key[0]`` fired: remember its pipe's clock, behind earlier sets."""
+        core, src = key[0], key[1]
+        snap = list(self._issued(core, core * NPIPES + ORD[src], index))
+        self.cross_vc.setdefault(key, deque()).append(snap)
+
+    def cross_consume(self, key: CrossKey, set_index: int, wait_index: int, at: int) -> None:
+        """``wait_cross`` ``wait_index`` of core ``key[2]`` took the oldest set: its pipe joins that clock."""
+        core, dst = key[2], key[3]
+        vc = self._issued(core, core * NPIPES + ORD[dst], wait_index)
+        pending = self.cross_vc.get(key)
+        if pending:
+            _join(vc, pending.popleft())
 
     def barrier(self, core: int, index: int, pipes: tuple[Pipe, ...]) -> None:
         """``barrier`` ``index`` returned: every instruction issued to ``pipes`` has finished."""

@@ -63,7 +63,9 @@ def matmul_cases(draw, max_dim: int = 80) -> Case:
         dtype=draw(st.sampled_from((F16, BF16))),
         out_dtype=draw(st.sampled_from((F16, F32))),
         bias=draw(st.booleans()),
-        act=draw(st.sampled_from((None, "relu", "gelu"))),
+        act=draw(st.sampled_from((None, "relu", "gelu", "silu"))),
+        trans_b=draw(st.booleans()),
+        residual=draw(st.booleans()),
     )
     order = tuple(draw(st.permutations(("m", "n", "k"))))
     tm, tn = draw(st.sampled_from((16, 32, 48))), draw(st.sampled_from((16, 32, 64)))

@@ -13,7 +13,7 @@ from compiler.ops import gelu
 from isa import DType
 from simulator.api import compile_and_run
 
-SHAPES = {"matmul": "72x40x56"}  # tails for the default tiles on both chips
+SHAPES = {"matmul": "72x40x56", "attention": "1x2x72x64"}  # tails for the default tiles on both chips
 
 
 @pytest.mark.parametrize("chip", ["edu", "ascend910b-like"])

@@ -54,6 +54,8 @@ OPERATORS = {
 }
 #: name → (buffer depth of every loaded operand, prefetch distance, cores)
 SCHEDULES = {"double-buffer": (2, 1, 1), "triple-buffer": (3, 2, 1), "single-buffer": (1, 0, 1), "2-cores": (2, 1, 2)}
+
+
 def compiled_case(op_name: str, schedule_name: str) -> Case:
     """The one place compiled kernels plug in: compile ``op_name`` under ``schedule_name`` and wrap it
     as a ``Case`` with the operator's inputs and numpy reference."""

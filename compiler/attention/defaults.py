@@ -1,0 +1,213 @@
+"""Default attention schedules: the tile sizes that fit the chip and keep its busiest unit busiest.
+
+Every candidate (``tile_q × tile_kv × k0``, and ``rows`` for ``naive``) is first checked against the
+chip's buffers by the kernels' own layout code (the same that emits them, so a schedule chosen here
+always compiles), then scored with the simulator's timing rules — ``Mmad.cost``, the vector rule,
+``Transfer.cycles`` — assuming the units of a step overlap, so the busiest one sets the pace:
+
+    flash  ≈ steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE, GM share) per step
+    naive  ≈ the same for each of its three kernels, one after another
+
+Knobs already given are kept. Ties go to fewer, larger tiles.
+"""
+
+from __future__ import annotations
+
+import math
+
+from compiler.attention.op import Attention
+from compiler.attention.plan import columns, share, units
+from compiler.attention.schedule import AttentionSchedule
+from compiler.attention.tiles import pitch
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.target import Target
+from isa import DType, Mmad, Space, Transfer
+from isa.types import Addr
+
+TILE_Q = (16, 32, 48, 64, 96, 128, 192, 256)
+TILE_KV = (32, 64, 128, 192, 256, 320, 384, 448, 512)
+K0 = (16, 32, 64, 128)
+ROWS = (1, 2, 4, 8, 16, 32)
+F16, F32 = DType.F16, DType.F32
+_A = Addr(Space.L0A, 0)
+
+
+def default_attention_schedule(
+    op: Attention, target: Target, schedule: AttentionSchedule, vector_per_cube: int = 0
+) -> AttentionSchedule:
+    """``schedule`` with every ``None`` knob chosen for ``target`` (raises if nothing fits)."""
+    from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorBuffers, separated_lag
+    from compiler.attention.naive import NaiveKernel
+
+    nv = max(1, vector_per_cube)
+    flash = schedule.algorithm == "flash"
+    cap = -(-op.seq // 16) * 16
+    tqs = (schedule.tile_q,) if schedule.tile_q else tuple(t for t in TILE_Q if t <= max(16, cap))
+    tks = (schedule.tile_kv,) if schedule.tile_kv else tuple(t for t in TILE_KV if t <= max(32, cap))
+    k0s = (schedule.k0,) if schedule.k0 else K0
+    depths = (schedule.depth,) if schedule.depth else (2, 1)
+    sdt = F16 if op.precision == "fast" else F32
+    error: Exception | None = None
+
+    def fits(cand: AttentionSchedule, parts: tuple[str, ...] = ("cube", "vector")) -> bool:
+        nonlocal error
+        try:
+            if flash:
+                lag = separated_lag(cand.depth) if vector_per_cube else 1
+                geo = FlashGeometry(op.head_dim, cand.tile_q, cand.tile_kv, cand.k0, cand.depth,
+                                    nv if vector_per_cube else 1, sdt, lag)  # fmt: skip
+                CubeBuffers(geo, target)
+                VectorBuffers(geo, target)
+            else:
+                NaiveKernel(op, cand, target, vector_per_cube, parts)
+        except (BufferCapacityError, ScheduleError) as e:
+            error = error or e
+            return False
+        return True
+
+    for depth in depths:
+        base = schedule.replace(depth=depth)
+        if not flash:  # naive's softmax rows depend on nothing else: choose them first
+            rows = [r for r in ((schedule.rows,) if schedule.rows else ROWS) if fits(base.replace(rows=r), ("vector",))]
+            if not rows:
+                continue
+            base = base.replace(rows=min(rows, key=lambda r: (_naive_softmax(op, r, target, vector_per_cube), -r)))
+        best: tuple[float, int, AttentionSchedule] | None = None
+        for tq in tqs:
+            for tk in tks:
+                for k0 in k0s:
+                    cand = base.replace(tile_q=tq, tile_kv=tk, k0=k0)
+                    if not fits(cand, ("cube",) if not flash else ("cube", "vector")):
+                        continue
+                    key = (estimate(op, cand, target, vector_per_cube), -(tq * tk * k0), cand)
+                    if best is None or key[:2] < best[:2]:
+                        best = key
+        if best is not None:
+            return best[2]
+    assert error is not None
+    raise error
+
+
+# ------------------------------------------------------------------------------------- the model
+
+
+def _vec(target: Target, op: str, dtype: DType, rows: int, cols: int, dense: bool = True) -> int:
+    """Cycles of one vector instruction over a ``rows × cols`` tile (the vector rule, isa.instructions.vector)."""
+    v = target.params.vector
+    per = target.bytes_per_repeat
+    w = cols * dtype.itemsize
+    reps = -(-rows * w // per) if dense or rows == 1 else rows * -(-w // per)
+    return v.startup + max(v.min_cycles(op, dtype), v.cost(op, dtype) * reps)
+
+
+def _bcast(target: Target, op: str, dtype: DType, rows: int, cols: int) -> int:
+    """Cycles of ``tiles.broadcast_op``: a row operand replicated to fill whole repeats when it can be."""
+    dense = pitch(cols, dtype) == cols
+    k = min(target.bytes_per_repeat // (cols * dtype.itemsize), rows) if dense else 1
+    if k < 2:
+        return _vec(target, op, dtype, rows, cols, dense=False)
+    whole, rest = divmod(rows, k)
+    cost = _vec(target, "copy", dtype, k, cols) + _vec(target, op, dtype, whole, k * cols, dense=False)
+    return cost + (_vec(target, op, dtype, rest, cols, dense=False) if rest else 0)
+
+
+def _move(target: Target, src: Space, dst: Space, nburst: int, burst: int) -> int:
+    return Transfer(src, dst, nburst, burst).cycles(target.path(src, dst))
+
+
+def _mmad(target: Target, m: int, k: int, n: int) -> int:
+    return Mmad(_A, _A, _A, F16, m, k, n).cost(target.params)
+
+
+def _mmads(target: Target, m: int, extent: int, n: int, k0: int) -> int:
+    """Cycles of the mmads that sweep ``extent`` elements of k in steps of ``k0``."""
+    full, tail = divmod(extent, k0)
+    return full * _mmad(target, m, k0, n) + (_mmad(target, m, tail, n) if tail else 0)
+
+
+def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
+    """Estimated cycles of ``op`` under a resolved schedule ``s`` (see the module docs)."""
+    blocks = share(units(op, s.tile_q, s.tile_kv), s.cores)
+    busiest = max(sum(len(u.kv_tiles) for u in b) for b in blocks)
+    if s.algorithm == "flash":
+        return (busiest + s.depth) * _flash_step(op, s, target, vpc, len(blocks))
+    return _naive(op, s, target, vpc, blocks)
+
+
+def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores: int) -> float:
+    d, bq, bk, k0 = op.head_dim, s.tile_q, s.tile_kv, s.k0
+    sdt = F16 if op.precision == "fast" else F32
+    bqv = columns(bq, max(1, vpc), 0)[1]
+    cube = _mmads(t, bk, d, bq, k0) + _mmads(t, d + 1, bk, bq, k0)
+    sd, od = pitch(bqv, sdt) == bqv, pitch(bqv, F32) == bqv
+    fold, w = 0, bk
+    while w > 1:
+        h = (w + 1) // 2
+        fold += _vec(t, "max", sdt, w - h, bqv, sd)
+        w = h
+    vector = fold + 6 * _vec(t, "sub", F32, 1, bqv)
+    vector += _bcast(t, "sub", sdt, bk, bqv) + _vec(t, "exp", sdt, bk, bqv, sd)
+    vector += _bcast(t, "mul", F32, d + 1, bqv) + _vec(t, "add", F32, d + 1, bqv, od)
+    if sdt is F32:
+        vector += _vec(t, "cast", F32, bk, bqv, sd)
+    mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0A, bk, k0 * 2)
+    mte1 += math.ceil(bk / k0) * (
+        _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
+    )
+    mte2 = 2 * _move(t, Space.GM, Space.L1, 1, bk * d * 2)
+    gm_bytes = 2 * bk * d * 2
+    es = sdt.itemsize
+    if vpc:
+        fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
+        mte2 += _move(t, Space.GM, Space.L1, 1, bk * bq * 2)
+        aiv = _move(t, Space.GM, Space.UB, bk, bqv * es) + _move(t, Space.GM, Space.UB, d + 1, bqv * 4)
+        mte3 = _move(t, Space.UB, Space.GM, bk, bqv * 2)
+        gm_bytes += 2 * (bk * bq * (es + 2) + (d + 1) * bq * 4)
+        others = (fix, mte2, aiv, mte3)
+    else:
+        fix = _move(t, Space.L0C, Space.UB, 1, bk * bq * es) + _move(t, Space.L0C, Space.UB, 1, (d + 1) * bq * 4)
+        mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
+        others = (fix, mte2, mte3)
+    gm = gm_bytes * cores / t.gm_bandwidth
+    return max(cube, vector, mte1, gm, *others)
+
+
+def _naive_softmax(op: Attention, rows: int, t: Target, vpc: int) -> float:
+    """Kernel 2 of naive, per query row: ``rows`` rows at a time on each vector unit."""
+    n = op.seq
+    sdt = F16 if op.precision == "fast" else F32
+    es = sdt.itemsize
+    r = rows
+    vec = 2 * _vec(t, "max", sdt, r, n // 2) + _vec(t, "rowbcast", sdt, r, n) + _vec(t, "sub", sdt, r, n)
+    vec += _vec(t, "exp", sdt, r, n) + 2 * _vec(t, "add", F32, r, n // 2) + _vec(t, "cast", sdt, r, n)
+    vec += _vec(t, "rowbcast", sdt, r, n) + _vec(t, "mul", sdt, r, n)
+    load = _move(t, Space.GM, Space.UB, 1, r * n * es)
+    store = _move(t, Space.UB, Space.GM, 1, r * n * 2)
+    return max(vec, load, store) / (r * max(1, vpc))
+
+
+def _naive(op: Attention, s: AttentionSchedule, t: Target, vpc: int, blocks: list) -> float:
+    d, n, bq, bk, k0 = op.head_dim, op.seq, s.tile_q, s.tile_kv, s.k0
+    sdt = F16 if op.precision == "fast" else F32
+    es = sdt.itemsize
+    per_core = max(len(b) for b in blocks)
+    tiles = -(-n // bk)
+    cores = len(blocks)
+    # 1: scores
+    cube = _mmads(t, bq, d, bk, k0)
+    mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bk, k0 * 2)
+    fix = _move(t, Space.L0C, Space.GM, bq, bk * es)
+    mte2 = _move(t, Space.GM, Space.L1, 1, bk * d * 2)
+    gm1 = (bk * d * 2 + bq * bk * es) * cores / t.gm_bandwidth
+    phase1 = per_core * tiles * max(cube, mte1, fix, mte2, gm1)
+    # 2: softmax
+    phase2 = per_core * bq * _naive_softmax(op, s.rows or 1, t, vpc)
+    # 3: P·V
+    cube = _mmads(t, bq, bk, d, k0)
+    mte1 = math.ceil(bk / k0) * (
+        _move(t, Space.L1, Space.L0A, bq, k0 * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * d * 2)
+    )
+    mte2 = _move(t, Space.GM, Space.L1, bq, bk * 2) + _move(t, Space.GM, Space.L1, 1, bk * d * 2)
+    gm3 = (bq * bk * 2 + bk * d * 2) * cores / t.gm_bandwidth
+    phase3 = per_core * tiles * max(cube, mte1, mte2, gm3)
+    return phase1 + phase2 + phase3

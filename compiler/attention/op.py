@@ -1,0 +1,146 @@
+"""The attention operator: ``o = softmax(q·kᵀ/√d [+ causal mask])·v`` for every batch and head.
+
+``q``, ``k``, ``v`` and ``o`` are ``f16[batch, heads, seq, head_dim]`` in GM. The numpy reference
+computes in f32 and rounds once to f16, like every operator's (``compiler.ops``). ``precision`` is how
+the kernels keep the scores on chip — the choice Ascend's FlashAttention offers as ``innerPrecise``
+(high precision / high performance):
+
+- ``fast``: score tiles are rounded to f16 on their way out of L0C (FIXPIPE's cast) and the
+  element-wise softmax runs in f16; the statistics (row maximum, row sum) and the output accumulator
+  stay in f32. Half the vector work of ``high`` on the max and the subtraction, and half the bytes.
+- ``high``: score tiles stay f32 through the softmax; only the probabilities ``P`` are rounded to f16
+  (the Cube multiplies f16).
+
+The check allows 8 units in the last place of f16 for ``fast`` (scores carry f16 rounding into the
+exponent: the largest error measured, over sequences up to 1024, is 4.3 ulps) and the usual 4 for
+``high`` (1.4 measured).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
+
+PRECISIONS = ("fast", "high")
+
+
+@dataclass(frozen=True)
+class Attention(Op):
+    """Scaled dot-product attention, optionally causal, over ``batch × heads`` independent heads."""
+
+    batch: int
+    heads: int
+    seq: int
+    head_dim: int
+    causal: bool = False
+    precision: str = "fast"
+
+    unit: ClassVar[str] = "cube"
+
+    def __post_init__(self) -> None:
+        check_dims("attention", batch=self.batch, heads=self.heads, seq=self.seq, head_dim=self.head_dim)
+        if self.precision not in PRECISIONS:
+            raise OpError(f"attention: unknown precision {self.precision!r}", hint="use fast or high")
+
+    @property
+    def name(self) -> str:
+        return "attention"
+
+    @property
+    def check_ulps(self) -> float | None:
+        """Tolerance of ``--check`` in f16 ulps (None: the default, 4)."""
+        return 8.0 if self.precision == "fast" else None
+
+    @property
+    def scale(self) -> float:
+        """``1/√d``, applied to the scores."""
+        return 1.0 / math.sqrt(self.head_dim)
+
+    @property
+    def bh(self) -> int:
+        """Independent (batch, head) pairs."""
+        return self.batch * self.heads
+
+    def axes(self) -> dict[str, int]:
+        return {"b": self.batch, "h": self.heads, "q": self.seq, "kv": self.seq, "d": self.head_dim}
+
+    @property
+    def reduce_axes(self) -> tuple[str, ...]:
+        return ("kv", "d")
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        shape = (self.batch, self.heads, self.seq, self.head_dim)
+        dims = ("b", "h", "q", "d")
+        kv_dims = ("b", "h", "kv", "d")
+        return (
+            TensorSpec("q", F16, shape, dims),
+            TensorSpec("k", F16, shape, kv_dims),
+            TensorSpec("v", F16, shape, kv_dims),
+            TensorSpec("o", F16, shape, dims, output=True),
+        )
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        shape = (self.bh, self.seq, self.head_dim)
+        q, k, v = (as_f32(inputs[n]).reshape(shape) for n in "qkv")
+        s = np.einsum("bqd,bkd->bqk", q, k) * np.float32(self.scale)
+        if self.causal:
+            s = np.where(np.tril(np.ones((self.seq, self.seq), bool)), s, -np.inf)
+        e = np.exp(s - s.max(axis=2, keepdims=True))
+        o = np.einsum("bqk,bkd->bqd", e / e.sum(axis=2, keepdims=True), v)
+        return self._out("o", o)
+
+    def describe(self) -> str:
+        mask = " + causal mask" if self.causal else ""
+        return f"o[b,h] = softmax(q[b,h]·k[b,h]ᵀ/√{self.head_dim}{mask})·v[b,h]"
+
+    def shape_text(self) -> str:
+        return f"{self.batch}x{self.heads}x{self.seq}x{self.head_dim}"
+
+    def compile_via(self, schedule: object, chip: object) -> object:
+        """``compiler.compile`` hands attention to its own kernel writers (``compiler.attention``)."""
+        from compiler.attention.compile import compile_attention
+        from compiler.attention.schedule import AttentionSchedule
+        from compiler.errors import ScheduleError
+
+        if schedule is not None and not isinstance(schedule, AttentionSchedule):
+            given = {k: v for k, v in getattr(schedule, "to_json", dict)().items() if v not in (None, {}, [], 1, False)}
+            if given:
+                raise ScheduleError(
+                    f"attention takes an AttentionSchedule, not these knobs: {', '.join(given)}",
+                    knob="schedule",
+                    hint="use compiler.attention.AttentionSchedule(algorithm, tile_q, tile_kv, k0, depth, cores=...)",
+                )
+            schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
+        return compile_attention(self, schedule, chip)
+
+    def pairs(self) -> int:
+        """(query, key) pairs that count: all of them, or the lower triangle with a causal mask."""
+        s = self.seq
+        return s * (s + 1) // 2 if self.causal else s * s
+
+    @property
+    def flops(self) -> int:
+        """Useful FLOPs: 2·d per pair for ``q·kᵀ`` and again for ``P·v``, per head (masked pairs excluded)."""
+        return 4 * self.bh * self.pairs() * self.head_dim
+
+
+def make_attention(shape: str | tuple[int, ...], *, causal: bool = False, precision: str = "fast") -> Attention:
+    """``"BxHxSxD"`` (batch, heads, sequence, head dim) → ``Attention``."""
+    if isinstance(shape, str):
+        try:
+            dims = tuple(int(p) for p in shape.lower().replace("×", "x").split("x"))
+        except ValueError:
+            dims = ()
+        if len(dims) != 4 or min(dims) < 1:
+            raise OpError(
+                f"attention shape {shape!r} must be 4 positive sizes: batch x heads x sequence x head dim",
+                hint="e.g. --shape 1x8x1024x64",
+            )
+        shape = dims
+    b, h, s, d = shape
+    return Attention(b, h, s, d, causal, precision)

@@ -1,0 +1,139 @@
+"""Where attention's tiles go (STYLE.md item 3): work units over cores, the steps of each, buffers.
+
+A *unit* is one query tile of one (batch, head): ``tile_q`` query rows and every key tile they attend
+to — all of them, or with a causal mask only the tiles at or before the diagonal (a key tile wholly
+after the last query is skipped; one that straddles the diagonal is a *diagonal* step and gets the
+mask). Units are shared out among the cores in contiguous blocks of about equal work. A *step* is
+one (unit, key tile) pair: one score tile.
+
+:class:`Arena` places buffers in one on-chip memory and refuses a schedule that does not fit, naming
+the buffer, what each part needs and the knob to lower.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from compiler.attention.op import Attention
+from compiler.errors import BufferCapacityError
+from compiler.target import Target, fmt_bytes
+from isa import Addr, Space
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Query rows ``q0 .. q0+bq`` of (batch·heads) index ``bh``, and the key tiles they use."""
+
+    bh: int
+    qi: int
+    q0: int
+    bq: int
+    kv_tiles: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One score tile: ``unit``'s queries against keys ``kv0 .. kv0+bk`` (key tile ``j``)."""
+
+    unit: Unit
+    j: int
+    kv0: int
+    bk: int
+    first: bool  # the unit's first key tile
+    last: bool  # the unit's last key tile
+    diag: bool  # straddles the causal diagonal: some of its elements are masked
+
+
+def units(op: Attention, tile_q: int, tile_kv: int) -> list[Unit]:
+    """Every (batch·head, query tile) unit in order, with the key tiles it needs."""
+    s = op.seq
+    out = []
+    for bh in range(op.bh):
+        for qi in range(-(-s // tile_q)):
+            q0 = qi * tile_q
+            bq = min(tile_q, s - q0)
+            last_key = q0 + bq - 1 if op.causal else s - 1
+            out.append(Unit(bh, qi, q0, bq, tuple(range(last_key // tile_kv + 1))))
+    return out
+
+
+def steps(op: Attention, unit: Unit, tile_kv: int) -> list[Step]:
+    """The unit's steps, key tiles in order."""
+    out = []
+    n = len(unit.kv_tiles)
+    for i, j in enumerate(unit.kv_tiles):
+        kv0 = j * tile_kv
+        bk = min(tile_kv, op.seq - kv0)
+        diag = op.causal and kv0 + bk - 1 > unit.q0  # some key after some query of the tile
+        out.append(Step(unit, j, kv0, bk, i == 0, i == n - 1, diag))
+    return out
+
+
+def share(work: list[Unit], cores: int) -> list[list[Unit]]:
+    """Split ``work`` into at most ``cores`` contiguous blocks of about equal key tiles (a causal mask
+    makes later query tiles dearer); every block gets at least one unit."""
+    n = min(cores, len(work))
+    cum = list(itertools.accumulate(len(u.kv_tiles) for u in work))
+    out, start = [], 0
+    for c in range(n):
+        end = len(work)
+        if c < n - 1:
+            target = cum[-1] * (c + 1) / n
+            end = start + 1
+            while end < len(work) - (n - 1 - c) and cum[end - 1] < target:
+                end += 1
+        out.append(work[start:end])
+        start = end
+    return out
+
+
+@dataclass
+class Arena:
+    """Buffers in one on-chip memory of one core, placed one after another (each slot aligned).
+
+    ``check()`` raises ``BufferCapacityError`` if they do not fit, listing every part.
+    """
+
+    target: Target
+    space: Space
+    knob: str
+    what: str
+    used: int = 0
+    parts: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def take(self, name: str, nbytes: int, count: int = 1) -> tuple[Addr, ...]:
+        """``count`` slots of ``nbytes`` each; returns their addresses."""
+        if count < 1 or nbytes < 1:
+            return ()
+        step = self.target.align(self.space, nbytes)
+        base = self.target.align(self.space, self.used)
+        self.used = base + step * count
+        self.parts.append((name, count, nbytes))
+        return tuple(Addr(self.space, base + i * step) for i in range(count))
+
+    def one(self, name: str, nbytes: int) -> Addr:
+        return self.take(name, nbytes)[0]
+
+    def check(self) -> None:
+        have = self.target.capacity[self.space]
+        if self.used > have:
+            parts = ", ".join(
+                f"{n}: {c} × {fmt_bytes(b)}" if c > 1 else f"{n}: {fmt_bytes(b)}" for n, c, b in self.parts
+            )
+            raise BufferCapacityError(
+                buffer=self.space.label, need=self.used, have=have, knob=self.knob, what=self.what, parts=parts
+            )
+
+
+def columns(bq: int, share_count: int, index: int) -> tuple[int, int]:
+    """Columns ``[c0, c1)`` of a ``bq``-wide query tile that vector core ``index`` of ``share_count``
+    takes (equal chunks, the last one smaller; empty when ``bq`` is narrower than the cores)."""
+    chunk = -(-bq // share_count)
+    c0 = min(bq, index * chunk)
+    return c0, min(bq, c0 + chunk)
+
+
+def gm(tensor: str, row: int, row_bytes: int) -> Addr:
+    """The GM address of row ``row`` of a row-major tensor with rows of ``row_bytes``."""
+    return Addr(Space.GM, row * row_bytes, tensor)

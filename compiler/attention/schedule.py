@@ -1,0 +1,114 @@
+"""Attention schedules: which algorithm, the tile sizes and buffer depth, how many cores.
+
+``flash`` streams K/V tiles past each Q tile and keeps the softmax online (never writes the score
+matrix); ``naive`` is three kernels in a row — scores to GM, a softmax kernel, then ``P·V`` — with the
+``seq × seq`` matrices in GM. Knobs left ``None`` are chosen by :func:`compiler.attention.defaults.
+default_attention_schedule` for the chip; a knob that cannot work raises ``ScheduleError`` naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from compiler.errors import ScheduleError
+
+ALGORITHMS = ("flash", "naive")
+MAX_DEPTH = 4
+#: ``--tile`` keys: query rows per tile, keys per tile, the L0 step, and naive's softmax rows per tile.
+TILE_KEYS = ("q", "kv", "k0", "r")
+
+
+@dataclass(frozen=True)
+class AttentionSchedule:
+    """How to run an ``Attention``; ``None`` means "choose for me".
+
+    - ``algorithm``: ``flash`` or ``naive``;
+    - ``tile_q``, ``tile_kv``: query rows and keys per tile (``Bq``, ``Bk``); tails are smaller tiles;
+    - ``k0``: the L0 step — the slice of ``d`` (for ``q·kᵀ``) or of the keys (for ``P·v``) per ``mmad``;
+    - ``depth``: buffers for each tile handed between the Cube and the Vector unit (the score tile in
+      L0C/UB, the probability tile in L1): with 2 the Cube computes tile j+1 while the Vector unit
+      works on tile j; 1 makes them take turns. ``naive`` uses it for every staged tile;
+    - ``rows``: ``naive`` only, rows of the score matrix per softmax tile;
+    - ``cores``: AI cores (Cube cores on a separated chip); (batch, head, query tile) units are shared
+      out among them.
+    """
+
+    algorithm: str = "flash"
+    tile_q: int | None = None
+    tile_kv: int | None = None
+    k0: int | None = None
+    depth: int | None = None
+    rows: int | None = None
+    cores: int = 1
+
+    def replace(self, **changes: object) -> AttentionSchedule:
+        return replace(self, **changes)
+
+    @property
+    def resolved(self) -> bool:
+        return None not in (self.tile_q, self.tile_kv, self.k0, self.depth) and (
+            self.algorithm == "flash" or self.rows is not None
+        )
+
+    def text(self) -> str:
+        """One line in the CLI's terms: ``flash · tile q=64,kv=256,k0=32 · depth 2 · 1 core``."""
+        tile = [f"{k}={v}" for k, v in (("q", self.tile_q), ("kv", self.tile_kv), ("k0", self.k0)) if v]
+        if self.algorithm == "naive" and self.rows:
+            tile.append(f"r={self.rows}")
+        parts = [self.algorithm]
+        if tile:
+            parts.append("tile " + ",".join(tile))
+        if self.depth:
+            parts.append(f"depth {self.depth}")
+        parts.append(f"{self.cores} core{'s' if self.cores != 1 else ''}")
+        return " · ".join(parts)
+
+    def to_json(self) -> dict:
+        return {
+            "algorithm": self.algorithm,
+            "tile": {"q": self.tile_q, "kv": self.tile_kv, "k0": self.k0, "r": self.rows},
+            "depth": self.depth,
+            "cores": self.cores,
+        }
+
+
+def check(schedule: AttentionSchedule) -> None:
+    """Reject knobs that cannot work whatever the chip."""
+    if schedule.algorithm not in ALGORITHMS:
+        raise ScheduleError(
+            f"unknown attention schedule {schedule.algorithm!r}", knob="--schedule", hint="use flash or naive"
+        )
+    for knob, value in (("tile_q", schedule.tile_q), ("tile_kv", schedule.tile_kv), ("k0", schedule.k0),
+                        ("rows", schedule.rows)):  # fmt: skip
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ScheduleError(f"{knob}={value!r} must be a positive integer", knob=knob)
+    if schedule.k0 is not None and schedule.k0 % 16:
+        raise ScheduleError(
+            f"k0={schedule.k0} must be a multiple of 16 (the Cube's fractal depth)", knob="k0", hint="e.g. k0=32"
+        )
+    if schedule.depth is not None and (not isinstance(schedule.depth, int) or not 1 <= schedule.depth <= MAX_DEPTH):
+        raise ScheduleError(
+            f"depth={schedule.depth!r} must be 1 to {MAX_DEPTH}",
+            knob="--depth",
+            hint="1: the Cube and the Vector unit take turns; 2: they overlap",
+        )
+    if schedule.rows is not None and schedule.algorithm == "flash":
+        raise ScheduleError("tile r (softmax rows) belongs to the naive schedule", knob="--tile", hint="drop r=")
+    if not isinstance(schedule.cores, int) or schedule.cores < 1:
+        raise ScheduleError(f"cores={schedule.cores!r} must be a positive integer", knob="--cores")
+
+
+def from_tile(tile: dict[str, int], **knobs: object) -> AttentionSchedule:
+    """A schedule from ``--tile q=64,kv=256,k0=32,r=2`` and the other knobs."""
+    for key in tile:
+        if key not in TILE_KEYS:
+            raise ScheduleError(
+                f"attention has no tile size '{key}'",
+                knob="--tile",
+                hint="attention tiles q (query rows), kv (keys), k0 (the L0 step) and r (naive softmax rows)",
+            )
+    schedule = AttentionSchedule(
+        tile_q=tile.get("q"), tile_kv=tile.get("kv"), k0=tile.get("k0"), rows=tile.get("r"), **knobs
+    )
+    check(schedule)
+    return schedule

@@ -1,0 +1,143 @@
+"""The attention family: the search space of an ``AttentionSchedule`` (``compiler.attention``).
+
+Attention is written by its own kernel generators, not the loop-nest passes, so its knobs are the
+fields of its schedule, with the choices its compiler already considers (``compiler.attention.defaults``):
+
+=============  ==============================================================================
+knob           choices
+=============  ==============================================================================
+algorithm      ``flash``, ``naive`` (unless pinned)
+tile.q         query rows per tile (16 … 256, at most the sequence rounded up to 16)
+tile.kv        keys per tile (32 … 512, likewise)
+tile.k0        the L0 step (16 … 128)
+depth          1 … 4 tiles in flight between the Cube and the Vector unit
+tile.r         ``naive`` only: score rows per softmax tile (1 … 32)
+=============  ==============================================================================
+
+A candidate is valid when the kernel generator accepts its buffers (the same layout code that emits
+it, so it compiles); the model is the attention compiler's own estimate (each step's busiest unit,
+``compiler.attention.defaults.estimate``). ``tile.r`` is dropped for ``flash``, so its candidates are
+distinct. There is no instruction budget here: the estimate does not count instructions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from compiler.ops import Op
+from compiler.target import Target
+from compiler.tune.errors import TuneError
+from compiler.tune.model import Prediction
+from compiler.tune.space import REFUSED, Family, Knob, reason
+
+
+def is_attention(op: Op) -> bool:
+    try:
+        from compiler.attention.op import Attention
+    except ImportError:  # pragma: no cover - attention not built
+        return False
+    return isinstance(op, Attention)
+
+
+class AttentionFamily(Family):
+    name = "attention"
+
+    def __init__(self, op: Op, target: Target, fixed: Any) -> None:
+        from compiler.attention.schedule import AttentionSchedule, check
+
+        if fixed is None:
+            fixed = AttentionSchedule(algorithm=None)
+        if not isinstance(fixed, AttentionSchedule):
+            raise TuneError(
+                f"attention takes an AttentionSchedule, not {type(fixed).__name__}",
+                hint="pin --schedule, --tile q=..,kv=..,k0=.., --depth or --cores",
+            )
+        if fixed.algorithm is not None:
+            check(fixed)
+        super().__init__(op, target, fixed)
+        self.vpc = int(getattr(target.params, "vector_per_cube", 0) or 0)
+
+    def baseline(self) -> Any:
+        return self.fixed.replace(algorithm=self.fixed.algorithm or "flash")  # the compiler's default algorithm
+
+    def knobs(self) -> tuple[Knob, ...]:
+        from compiler.attention.defaults import K0, ROWS, TILE_KV, TILE_Q
+        from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH
+
+        f, cap = self.fixed, -(-self.op.seq // 16) * 16
+        out = []
+        if f.algorithm is None:
+            out.append(Knob("algorithm", ALGORITHMS))
+        if f.tile_q is None:
+            out.append(Knob("tile.q", tuple(t for t in TILE_Q if t <= max(16, cap))))
+        if f.tile_kv is None:
+            out.append(Knob("tile.kv", tuple(t for t in TILE_KV if t <= max(32, cap))))
+        if f.k0 is None:
+            out.append(Knob("tile.k0", K0))
+        if f.depth is None:
+            out.append(Knob("depth", tuple(range(1, MAX_DEPTH + 1))))
+        if f.rows is None and f.algorithm != "flash":
+            out.append(Knob("tile.r", ROWS))
+        return tuple(out)
+
+    def values_of(self, schedule: Any) -> dict[str, object]:
+        return {
+            "algorithm": schedule.algorithm,
+            "tile.q": schedule.tile_q,
+            "tile.kv": schedule.tile_kv,
+            "tile.k0": schedule.k0,
+            "depth": schedule.depth,
+            "tile.r": schedule.rows,
+        }
+
+    def canonical(self, values: Mapping[str, object]) -> Any:
+        from compiler.attention.flash import FlashKernel
+        from compiler.attention.naive import NaiveKernel
+        from compiler.attention.schedule import check
+
+        f = self.fixed
+        algorithm = values.get("algorithm") or f.algorithm
+        rows = (values.get("tile.r") or f.rows) if algorithm == "naive" else None
+        s = f.replace(
+            algorithm=algorithm,
+            tile_q=values.get("tile.q") or f.tile_q,
+            tile_kv=values.get("tile.kv") or f.tile_kv,
+            k0=values.get("tile.k0") or f.k0,
+            depth=values.get("depth") or f.depth,
+            rows=rows,
+        )
+        check(s)
+        (FlashKernel if algorithm == "flash" else NaiveKernel)(self.op, s, self.target, self.vpc)
+        return s
+
+    def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:
+        from compiler.attention.defaults import estimate
+
+        knobs = self.knobs()
+        seen: set = set()
+        for combo in itertools.product(*(k.choices for k in knobs)):
+            values = dict(zip((k.name for k in knobs), combo))
+            if (values.get("algorithm") or self.fixed.algorithm) == "flash" and values.get("tile.r") not in (None, 1):
+                continue  # rows mean nothing to flash: one representative (r=1 or none) stands for all
+            try:
+                s = self.canonical(values)
+            except REFUSED as e:
+                pruned[reason(e)] += 1
+                continue
+            if s in seen:
+                continue
+            seen.add(s)
+            cycles = float(estimate(self.op, s, self.target, self.vpc))
+            yield s, None, Prediction(cycles, 0, {}, 0, 0.0, "model", 0.0)
+
+
+def schedule_from_json(d: dict) -> Any:
+    """The inverse of ``AttentionSchedule.to_json``."""
+    from compiler.attention.schedule import AttentionSchedule
+
+    t = d.get("tile", {})
+    return AttentionSchedule(d["algorithm"], t.get("q"), t.get("kv"), t.get("k0"), d.get("depth"), t.get("r"),
+                             d.get("cores", 1))  # fmt: skip

@@ -1,0 +1,304 @@
+"""The loop-nest family: the search space of a ``compiler.Schedule``, from the operator's own knobs.
+
+=============  ==============================================================================
+knob           choices
+=============  ==============================================================================
+tile.<axis>    powers of two from the smallest useful tile (one Cube fractal, 16, for Cube
+               operators; one row, or one 32-byte block along the contiguous axis, for
+               vector operators) up to the axis, plus the axis itself — for every
+               tile knob of the operator (``compiler.schedule.tile_knobs``: its axes, and
+               matmul's L0 step ``k0``); axes a row operation keeps whole are not knobs
+order          every nesting of the tile loops
+parallel       which non-reduced axes are spread over the cores (only with ``cores > 1``)
+buffers.<op>   1, 2 or 3 slots for each operand (``compiler.schedule.operands``)
+prefetch       0, 1 or 2 tiles loaded ahead of their use
+=============  ==============================================================================
+
+**Distinct.** Many raw combinations compile to the same kernel, and only one of each class is a
+candidate (the *canonical* one): a tile larger than its axis is the axis; only the nesting of the
+serial axes with more than one tile matters (single-tile loops are dropped, parallel axes become the
+loop over cores wherever they are listed); more slots than a buffer has instances change nothing (a
+buffer allocated once has one); prefetch changes nothing when no operand is loaded twice.
+
+**Valid.** Each tiling and order goes through the compiler's passes ``tile``, ``order``, ``hoist`` and
+``buffer``: a refusal prunes it. Buffer needs only grow with the depths, so a tiling whose single
+buffers do not fit prunes all its depths at once. ``pipeline``'s rule (a load runs at most depth − 1
+tiles ahead) is checked directly, and ``sync`` runs whenever the event ids could run short. An operator
+compiled as another (conv2d as its implicit GEMM) is searched over that operator's knobs, with its own
+extra checks. Candidates whose program would exceed the instruction budget are pruned and counted.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator, Mapping
+
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.ir import Kernel
+from compiler.ops import Op
+from compiler.passes import buffer, hoist, order, pipeline, spec, sync, tile
+from compiler.passes.buffer import alloc_counts
+from compiler.passes.pipeline import LOADING
+from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
+from compiler.target import Target
+from compiler.tune.errors import TuneError
+from compiler.tune.model import Prediction, predict, price
+from compiler.tune.space import REFUSED, Family, Knob, reason
+from isa import Space
+
+DEPTHS = tuple(range(1, MAX_BUFFERS + 1))
+PREFETCHES = tuple(range(MAX_BUFFERS))
+
+
+class LoopNestFamily(Family):
+    name = "loopnest"
+
+    def __init__(self, op: Op, target: Target, fixed: Schedule | None) -> None:
+        fixed = fixed if fixed is not None else Schedule()
+        if not isinstance(fixed, Schedule):
+            raise TuneError(f"{op.name} takes a compiler.Schedule, not {type(fixed).__name__}", hint="pin its knobs")
+        #: the operator the passes tile: conv2d is compiled as its implicit GEMM
+        self.inner = op.gemm() if hasattr(op, "gemm") and hasattr(op, "compile_via") else op
+        #: the outer operator's own checks of a schedule (conv2d: alignment of the gathered rows)
+        self._extra = getattr(op, "_check_alignment", None) if self.inner is not op else None
+        super().__init__(op, target, fixed)
+        check(fixed, self.inner)
+        if fixed.manual_sync:
+            raise TuneError("a manual-sync schedule cannot be tuned: its flags are yours", hint="drop --manual-sync")
+
+    # -- knobs --------------------------------------------------------------------------------------
+    def knobs(self) -> tuple[Knob, ...]:
+        op, fixed = self.inner, self.fixed
+        out = []
+        for k in tile_knobs(op):
+            if k not in fixed.tile and k not in op.whole_axes:
+                out.append(Knob(f"tile.{k}", tile_choices(op, self.target, k)))
+        axes = tuple(op.axes())
+        nested = tuple(a for a in axes if a not in op.whole_axes)
+        if not fixed.order and len(nested) > 1:
+            out.append(Knob("order", tuple(itertools.permutations(nested))))
+        if fixed.cores > 1 and not fixed.parallel:
+            free = [a for a in axes if a not in op.reduce_axes]
+            subsets = (c for n in range(1, len(free) + 1) for c in itertools.combinations(free, n))
+            out.append(Knob("parallel", tuple(subsets)))
+        for name in operands(op):
+            if name not in fixed.buffers:
+                out.append(Knob(f"buffers.{name}", DEPTHS))
+        if fixed.prefetch is None:
+            out.append(Knob("prefetch", PREFETCHES))
+        return tuple(out)
+
+    def values_of(self, schedule: Schedule) -> dict[str, object]:
+        out: dict[str, object] = {f"tile.{k}": v for k, v in schedule.tile.items()}
+        out.update({f"buffers.{k}": v for k, v in schedule.buffers.items()})
+        out["order"] = schedule.order or tuple(self.inner.axes())
+        out["parallel"] = schedule.parallel
+        out["prefetch"] = schedule.prefetch or 0
+        return out
+
+    def _schedule(self, values: Mapping[str, object]) -> Schedule:
+        f = self.fixed
+        tiles = {**f.tile, **{k[5:]: v for k, v in values.items() if k.startswith("tile.")}}
+        depths = {**f.buffers, **{k[8:]: v for k, v in values.items() if k.startswith("buffers.")}}
+        given = tuple(values.get("order") or f.order)
+        return Schedule(
+            tile=tiles,
+            order=given + tuple(a for a in self.inner.axes() if a not in given),
+            buffers=depths,
+            prefetch=values.get("prefetch", f.prefetch),
+            cores=f.cores,
+            parallel=tuple(values.get("parallel") or f.parallel),
+        )
+
+    # -- canonical forms ----------------------------------------------------------------------------
+    def canonical(self, values: Mapping[str, object]) -> Schedule:
+        op, target = self.inner, self.target
+        schedule = self._schedule(values)
+        tiled = tile(spec(op, schedule, target), schedule.tile)
+        tiles, multi = _tiles(op, tiled)
+        par = tuple(a for a in schedule.parallel if a in multi) if schedule.cores > 1 else ()
+        order_ = _order(op, schedule.order or tuple(op.axes()), multi, par)
+        hoisted = hoist(order(tiled, order_, par, schedule.cores))
+        deep, loading = _relevant(hoisted)
+        depths = {n: _depth(schedule.buffers.get(n, 2), deep.get(n, 1)) for n in operands(op)}
+        prefetch = (schedule.prefetch or 0) if loading else 0
+        out = Schedule(tile=tiles, order=order_, buffers=depths, prefetch=prefetch, cores=schedule.cores, parallel=par)
+        sync(pipeline(buffer(hoisted, depths), prefetch))
+        if self._extra:
+            self._extra(target, out)
+        return out
+
+    # -- enumeration --------------------------------------------------------------------------------
+    def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Schedule, Kernel, Prediction]]:
+        op, target, fixed = self.inner, self.target, self.fixed
+        knobs = {k.name: k.choices for k in self.knobs()}
+        tile_names = [n for n in knobs if n.startswith("tile.")]
+        seen_tiles: set[tuple] = set()
+        for combo in itertools.product(*(knobs[n] for n in tile_names)):
+            sizes = {**fixed.tile, **{n[5:]: v for n, v in zip(tile_names, combo)}}
+            try:
+                tiled = tile(spec(op, Schedule(tile=sizes), target), sizes)
+                tiles, multi = _tiles(op, tiled)
+                if self._extra:
+                    self._extra(target, Schedule(tile=tiles))
+            except REFUSED as e:
+                pruned[reason(e)] += 1
+                continue
+            tkey = tuple(sorted(tiles.items()))
+            if tkey in seen_tiles:
+                continue
+            seen_tiles.add(tkey)
+            orders = [fixed.order] if fixed.order else list(itertools.permutations(multi))
+            pars = [fixed.parallel] if fixed.parallel or fixed.cores == 1 else knobs["parallel"]
+            seen: set[tuple] = set()
+            for loop_order, par in itertools.product(orders, pars):
+                par = tuple(a for a in par if a in multi) if fixed.cores > 1 else ()
+                order_ = _order(op, loop_order, multi, par)
+                if (order_, par) not in seen:
+                    seen.add((order_, par))
+                    yield from self._depths(pruned, max_instructions, tiled, tiles, order_, par)
+
+    def _depths(self, pruned: Counter, max_instructions: int, tiled: Kernel, tiles: dict[str, int],
+                order_: tuple[str, ...], par: tuple[str, ...]):  # fmt: skip
+        """The candidates of one tiling and loop order: every distinct depth and prefetch that fits."""
+        op, fixed = self.inner, self.fixed
+        try:
+            hoisted = hoist(order(tiled, order_, par, fixed.cores))
+        except ScheduleError as e:
+            pruned[reason(e)] += 1
+            return
+        deep, loading = _relevant(hoisted)
+        names = operands(op)
+        pools = []
+        for n in names:
+            given = (fixed.buffers[n],) if n in fixed.buffers else DEPTHS
+            pools.append(tuple(sorted({_depth(d, deep.get(n, 1)) for d in given})))
+        prefetches = (fixed.prefetch,) if fixed.prefetch is not None else PREFETCHES
+        prefetches = tuple(sorted({p if loading else 0 for p in prefetches}))
+        combos = list(itertools.product(*pools))
+        try:  # the least each combination needs: if single buffers do not fit, nothing does
+            buffer(hoisted, {n: min(pool) for n, pool in zip(names, pools)})
+        except BufferCapacityError as e:
+            pruned[reason(e)] += len(combos) * len(prefetches)
+            return
+        base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par}
+        work = None
+        for combo in combos:
+            depths = dict(zip(names, combo))
+            # pipeline's rule, checked here to save the passes: a load runs at most depth - 1 tiles ahead
+            deepest = min((depths[n] for n in loading), default=MAX_BUFFERS) - 1
+            ok = [p for p in prefetches if p <= deepest]
+            pruned["prefetch deeper than their buffers"] += len(prefetches) - len(ok)
+            if not ok:
+                continue
+            try:
+                buffered = buffer(hoisted, depths)
+            except BufferCapacityError as e:
+                pruned[reason(e)] += len(ok)
+                continue
+            for prefetch in ok:
+                if _event_ids(buffered) > self.target.event_ids:  # maybe too many: let sync decide
+                    try:
+                        sync(pipeline(buffered, prefetch))
+                    except ScheduleError as e:
+                        pruned[reason(e)] += 1
+                        continue
+                work = work or price(buffered)
+                prediction = predict(buffered, work, prefetch)
+                if prediction.instructions > max_instructions:
+                    pruned["exceed the instruction budget"] += 1
+                    continue
+                yield Schedule(**base, buffers=depths, prefetch=prefetch), buffered, prediction
+
+
+def schedule_from_json(op: Op, d: dict) -> Schedule:
+    """The inverse of ``Schedule.to_json``, with tiles and buffers in ``op``'s order."""
+    inner = op.gemm() if hasattr(op, "gemm") and hasattr(op, "compile_via") else op
+    knobs, names = tile_knobs(inner), operands(inner)
+
+    def rank(order: tuple[str, ...]):
+        return lambda k: (order.index(k) if k in order else len(order), k)
+
+    return Schedule(
+        tile={k: d["tile"][k] for k in sorted(d["tile"], key=rank(knobs))},
+        order=tuple(d["order"]),
+        buffers={k: d["buffers"][k] for k in sorted(d["buffers"], key=rank(names))},
+        prefetch=d["prefetch"],
+        cores=d["cores"],
+        parallel=tuple(d["parallel"]),
+        manual_sync=d.get("manual_sync", False),
+    )
+
+
+def tile_choices(op: Op, target: Target, knob: str) -> tuple[int, ...]:
+    """Powers of two from the smallest useful tile up to the axis, and the axis itself.
+
+    The smallest useful tile is one Cube fractal (16) for a Cube operator; for a vector operator, one
+    row (1) along the rows and one 32-byte block of UB (16 f16 elements) along the contiguous last axis —
+    narrower tiles move a few bytes per burst and never win.
+    """
+    axes = op.axes()
+    extent = axes["k"] if knob == "k0" and "k0" not in axes else axes[knob]
+    if op.unit == "cube":
+        size = target.m0
+    elif knob == list(axes)[-1]:
+        itemsize = min(t.dtype.itemsize for t in op.tensors())
+        size = max(1, target.alignment[Space.UB] // itemsize)
+    else:
+        size = 1
+    out = []
+    while size < extent:
+        out.append(size)
+        size *= 2
+    out.append(extent)
+    return tuple(out)
+
+
+def _tiles(op: Op, tiled: Kernel) -> tuple[dict[str, int], tuple[str, ...]]:
+    """The effective tile sizes (clamped to their axes) and the axes with more than one tile."""
+    knobs = tile_knobs(op)
+    tiles = {a.name: a.tile for a in tiled.axes if a.name in knobs}
+    multi = tuple(a.name for a in tiled.axes if a.name in op.axes() and a.count > 1)
+    return tiles, multi
+
+
+def _order(op: Op, given: tuple[str, ...], multi: tuple[str, ...], par: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Only the nesting of the serial multi-tile axes matters: parallel axes become the outer loop over
+    cores whatever their place, and single-tile loops are dropped. So: the parallel axes first, the serial
+    multi-tile axes in the given order, then the rest in the operator's axis order."""
+    serial = tuple(a for a in given if a in multi and a not in par)
+    return par + serial + tuple(a for a in op.axes() if a not in par and a not in serial)
+
+
+def _relevant(hoisted: Kernel) -> tuple[dict[str, int], tuple[str, ...]]:
+    """Operands whose depth changes the kernel (a buffer of theirs has several instances and crosses
+    pipes), with their largest instance count; and the operands loaded more than once (prefetch moves
+    their loads ahead; without any, prefetch changes nothing)."""
+    counts = alloc_counts(hoisted)
+    deep: dict[str, int] = {}
+    loading: list[str] = []
+    for b in hoisted.buffers:
+        n = counts.get(b.name, 1)
+        if b.temp or n <= 1 or b.producer is b.consumer:
+            continue
+        deep[b.operand] = max(deep.get(b.operand, 1), n)
+        if b.producer in LOADING and b.operand not in loading:
+            loading.append(b.operand)
+    return deep, tuple(loading)
+
+
+def _depth(depth: int, instances: int) -> int:
+    """More slots than instances change nothing: ``min(depth, instances)`` (1 when allocated once)."""
+    return max(1, min(depth, instances))
+
+
+def _event_ids(buffered: Kernel) -> int:
+    """An upper bound of the event ids ``sync`` needs on the busiest pipe pair: each buffer crossing
+    pipes alone in its group (``sync`` groups buffers, which only lowers the count)."""
+    per_pair: Counter = Counter()
+    for b in buffered.buffers:
+        if not b.temp and b.producer is not b.consumer:
+            per_pair[(b.producer, b.consumer)] += b.depth
+            per_pair[(b.consumer, b.producer)] += b.depth
+    return max(per_pair.values(), default=0)

@@ -1,0 +1,216 @@
+"""An analytical estimate of a compiled kernel's cycles, cheap enough to rank thousands of schedules.
+
+It reads the kernel after the ``buffer`` pass (the loop nest with its buffers and their slots) and prices
+it with the simulator's own timing rules, without emitting the whole program:
+
+1. **Work per pipe.** For every statement of the nest, ``lower``'s emitter produces the instructions of
+   one representative execution (a full tile, and the tail tile where an axis has one, weighted by how
+   often each occurs); each instruction's ``cost`` (``Transfer.cycles`` on its path for a copy — with GM
+   bandwidth split evenly over the active cores — ``Mmad.cost``, a vector instruction's cost) times the
+   statement's trip count is that pipe's work, on the busiest core. With one core it equals the sum over
+   the compiled program, tails included.
+2. **Roofline.** The kernel cannot beat its busiest pipe, the scalar unit issuing every instruction
+   (``issue_cycles`` each), or the GM traffic of ``compiler.traffic`` over the chip's shared GM
+   bandwidth: ``steady = max(busiest pipe, issue, gm_bytes / gm_bandwidth)``.
+3. **What does not overlap.** A group of buffers whose producer must wait until the previous instance is
+   consumed (one slot, or a load with ``prefetch 0``) runs producer and consumer in turn: it adds the
+   smaller of the two sides' work. The first execution of each pipe's largest statement is the
+   pipeline fill.
+
+``cycles = steady + serialised work + fill``. The model ranks schedules; the simulator measures them.
+It knows nothing of queue depths or the order of the fluid GM sharing, so its absolute error is
+typically a few to 15 %; what matters for tuning is that it ranks the good schedules near the top
+(``docs/autotuning.md``, ``tests/tune/test_tune_model.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
+from compiler.passes.buffer import alloc_counts
+from compiler.passes.lower import _Emitter
+from compiler.passes.pipeline import LOADING
+from compiler.traffic import gm_traffic
+from isa import Instruction, Transfer
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's view of a kernel (cycles on the busiest core; bytes over all cores)."""
+
+    cycles: float
+    #: instructions of the whole program (all cores), as ``lower`` would emit them (approximately)
+    instructions: int
+    #: cycles of work per pipe (``"mte2"``, ``"cube"``, ``"v"``, ...) on the busiest core
+    busy: dict[str, float]
+    gm_bytes: int
+    #: GM traffic over the chip's shared bandwidth: the memory roof (cycles)
+    gm_cycles: float
+    #: what sets the steady-state pace: a pipe name, ``"gm"`` or ``"issue"``
+    bound: str
+    #: cycles added because producer and consumer of a sync group take turns
+    serialised: float
+
+    def to_json(self) -> dict:
+        return {
+            "cycles": round(self.cycles),
+            "instructions": self.instructions,
+            "bound": self.bound,
+            "gm_bytes": self.gm_bytes,
+            "busy": {k: round(v) for k, v in self.busy.items()},
+        }
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    pipe: str
+    work: float  # cycles over all its executions
+    single: float  # cycles of one (average) execution
+    reads: frozenset[str]
+    writes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Work:
+    """The part of a prediction that depends only on tiles and loop order, not on depths or prefetch
+    (so a search can price it once per tiling and reuse it for every buffer depth)."""
+
+    leaves: tuple[_Leaf, ...]
+    #: instructions per core, flags excluded
+    instructions: float
+    gm_bytes: int
+
+
+def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = None) -> Prediction:
+    """Estimated cycles of ``kernel`` — see the module doc for the formula.
+
+    ``kernel`` is the kernel after ``buffer`` (its slots are known) or any later pass; ``prefetch`` is the
+    schedule's (default: the kernel's schedule's). ``work``: the :func:`price` of a kernel with the same
+    tiles and loop order (depths may differ), to price each tiling once.
+    """
+    if kernel.stage not in ("buffer", "pipeline", "sync"):
+        raise ValueError(f"predict expects a kernel after the buffer pass, got stage {kernel.stage!r}")
+    target = kernel.target
+    params = target.params
+    work = work or price(kernel)
+    prefetch = (kernel.schedule.prefetch or 0) if prefetch is None else prefetch
+    active = kernel.plan.ncores if kernel.plan else 1
+    leaves = work.leaves
+    busy: dict[str, float] = {}
+    for leaf in leaves:
+        busy[leaf.pipe] = busy.get(leaf.pipe, 0.0) + leaf.work
+    groups = _groups(kernel)
+    flags = sum(4 * n for _, n, _ in groups)
+    per_core = work.instructions + flags
+    issue = per_core * getattr(params, "issue_cycles", 1)
+    gm_cycles = work.gm_bytes / target.gm_bandwidth if math.isfinite(target.gm_bandwidth) else 0.0
+    roofs = {**busy, "issue": issue, "gm": gm_cycles}
+    bound = max(roofs, key=roofs.__getitem__)
+    serialised = _serialised(groups, leaves, prefetch)
+    fill = sum(max((leaf.single for leaf in leaves if leaf.pipe == p), default=0.0) for p in busy)
+    return Prediction(
+        cycles=roofs[bound] + serialised + fill,
+        instructions=round(per_core * active),
+        busy=busy,
+        gm_bytes=work.gm_bytes,
+        gm_cycles=gm_cycles,
+        bound=bound,
+        serialised=serialised,
+    )
+
+
+def price(kernel: Kernel) -> Work:
+    """Every statement's work per pipe (busiest core), and the instructions they emit."""
+    target = kernel.target
+    params = target.params
+    plan = kernel.plan
+    active = plan.ncores if plan else 1
+    share = max((len(s) for s in plan.assignment), default=1) if plan else 1
+    emitter = _Emitter(kernel, 0)
+    costs: dict[Instruction, tuple[str, float]] = {}
+
+    def cost(ins: Instruction) -> tuple[str, float]:
+        got = costs.get(ins)
+        if got is None:
+            c = ins.cost(params)
+            if isinstance(c, Transfer):
+                path = params.path(c.src, c.dst)
+                bw = min(path.bandwidth, target.gm_bandwidth / active) if path.shared else path.bandwidth
+                c = c.cycles(path, bw)
+            got = costs[ins] = (ins.pipe.value, float(c))
+        return got
+
+    leaves: list[_Leaf] = []
+    counts = {"instructions": 0.0}
+
+    def visit(body: tuple, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...]) -> None:
+        for s in body:
+            if isinstance(s, Loop):
+                tails = _tail(kernel, s.var, s.axis, s.count)
+                visit(s.body, mult * s.count, {**env, s.var: 0}, (*varying, *tails))
+            elif isinstance(s, Parallel):
+                tails = [t for v, a, n in zip(s.vars, s.axes, s.counts) for t in _tail(kernel, v, a, n)]
+                visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)}, (*varying, *tails))
+            elif not isinstance(s, Alloc | Compute | Flag):
+                leaves.extend(_price(emitter, s, mult, env, varying, cost, counts))
+
+    visit(kernel.body, 1.0, {}, ())
+    return Work(tuple(leaves), counts["instructions"], gm_traffic(kernel).total)
+
+
+def _tail(kernel: Kernel, var: str, axis: str, count: int) -> tuple[tuple[str, int], ...]:
+    """``((var, count),)`` when the loop's last tile is smaller than the others (a tail), else ``()``."""
+    try:
+        a = kernel.axis(axis)
+    except KeyError:
+        return ()
+    return ((var, count),) if a.tail and count > 1 else ()
+
+
+def _price(
+    emitter: _Emitter, stmt, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...], cost, counts
+) -> list[_Leaf]:
+    """The statement's work per pipe: its instructions for a full tile and for each tail, weighted."""
+    per_pipe: dict[str, list[float]] = {}
+    instructions = 0.0
+    for picks in itertools.product(*(((v, 0, (n - 1) / n), (v, n - 1, 1 / n)) for v, n in varying)):
+        weight = math.prod(w for _, _, w in picks)
+        emitter.env = {**env, **{v: i for v, i, _ in picks}}
+        emitter.out = []
+        emitter.walk((stmt,))
+        emitted = [i for i in emitter.out if isinstance(i, Instruction)]
+        instructions += weight * len(emitted)
+        for ins in emitted:
+            pipe, cycles = cost(ins)
+            per_pipe.setdefault(pipe, [0.0])[0] += weight * cycles
+    counts["instructions"] += mult * instructions
+    r, w = frozenset(reads(stmt)), frozenset(writes(stmt))
+    return [_Leaf(p, mult * c[0], c[0], r, w) for p, c in per_pipe.items()]
+
+
+def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:
+    """The sync groups ``sync`` will form, approximately: buffers allocated at the same level that cross
+    the same pipes with the same depth. Each is ``((producer, consumer, depth), instances, names)``."""
+    instances = alloc_counts(kernel)
+    groups: dict[tuple, set[str]] = {}
+    for b in kernel.buffers:
+        if b.temp or b.producer is b.consumer:
+            continue
+        groups.setdefault((b.level, b.producer, b.consumer, b.depth), set()).add(b.name)
+    return [(k[1:], max(instances.get(n, 1) for n in names), frozenset(names)) for k, names in groups.items()]
+
+
+def _serialised(groups: list, leaves: list[_Leaf], prefetch: int) -> float:
+    """Work that cannot overlap: for each group whose producer waits until the previous instance is
+    consumed (one slot; or a load without prefetch), the smaller of its two sides' work."""
+    extra = 0.0
+    for (producer, consumer, depth), n, names in groups:
+        if n <= 1 or not (depth == 1 or (producer in LOADING and prefetch == 0)):
+            continue
+        produce = sum(x.work for x in leaves if x.pipe == producer.value and x.writes & names)
+        consume = sum(x.work for x in leaves if x.pipe == consumer.value and x.reads & names)
+        extra += min(produce, consume)
+    return extra

@@ -1,0 +1,252 @@
+"""Search spaces: every distinct schedule of an operator that the compiler accepts on a chip.
+
+A space is derived from the operator's own schedule knobs, never from a list written for the tuner: a
+*family* knows one kind of schedule — the loop-nest ``compiler.Schedule`` of most operators
+(``compiler.tune.loopnest``: tile sizes, loop order, cores' axes, buffer depths, prefetch) or
+attention's ``AttentionSchedule`` (``compiler.tune.attention``: algorithm, tiles, L0 step, depth) —
+and turns it into knobs with their choices, enumerates the distinct valid combinations, and prices each
+with an analytical model. A new operator is tunable as soon as the compiler compiles it with one of
+these schedule kinds.
+
+Knobs the given schedule sets are pinned; the space searches the rest. Every candidate is the
+canonical representative of the schedules that compile to the same kernel, and has passed the
+compiler's own checks (buffer capacities, event ids, alignment, cores): nothing that cannot fit is ever
+simulated. ``len(space)`` is the number of candidates; ``space.summary()`` says how many raw
+combinations there were and why the others were pruned.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.ops import Op, OpError
+from compiler.target import Target
+from compiler.tune.errors import TuneError
+from compiler.tune.model import Prediction
+
+#: Default cap on a candidate's instructions (all cores): ~2–5 s of simulation.
+MAX_INSTRUCTIONS = 400_000
+#: What the compiler raises for a schedule it refuses.
+REFUSED = (ScheduleError, BufferCapacityError, OpError)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One dimension of a space: ``tile.m``, ``order``, ``parallel``, ``buffers.a``, ``prefetch``, ``algorithm``..."""
+
+    name: str
+    choices: tuple
+
+    @property
+    def ordinal(self) -> bool:
+        """Numeric choices, where neighbours behave alike (a model-based search may exploit that)."""
+        return all(isinstance(c, int) and not isinstance(c, bool) for c in self.choices)
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One distinct, valid schedule, with the model's estimate (and, for loop-nest schedules, the
+    compiler's kernel after ``buffer``)."""
+
+    index: int
+    schedule: Any
+    kernel: Any = field(repr=False)
+    prediction: Prediction = field(repr=False)
+
+    @property
+    def key(self) -> str:
+        return schedule_key(self.schedule)
+
+
+def schedule_key(schedule: Any) -> str:
+    """A stable text key of a schedule (sorted JSON), for databases and de-duplication."""
+    return json.dumps(schedule.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+class Family(abc.ABC):
+    """One kind of schedule: its knobs, its canonical forms, its valid candidates."""
+
+    name: ClassVar[str]
+
+    def __init__(self, op: Op, target: Target, fixed: Any) -> None:
+        self.op, self.target, self.fixed = op, target, fixed
+
+    @property
+    def cores(self) -> int:
+        return self.fixed.cores
+
+    def baseline(self) -> Any:
+        """The pinned knobs as the compiler takes them, to complete with its own defaults (the baseline)."""
+        return self.fixed
+
+    @abc.abstractmethod
+    def knobs(self) -> tuple[Knob, ...]:
+        """The free knobs and their choices."""
+
+    @abc.abstractmethod
+    def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:
+        """``(schedule, kernel, prediction)`` of every distinct valid candidate; refusals counted in ``pruned``
+        by reason."""
+
+    @abc.abstractmethod
+    def canonical(self, values: Mapping[str, object]) -> Any:
+        """The canonical schedule for raw knob values; raises what the compiler raises if it is refused."""
+
+    @abc.abstractmethod
+    def values_of(self, schedule: Any) -> dict[str, object]:
+        """A complete schedule as raw knob values."""
+
+
+@dataclass
+class Space:
+    """The distinct valid schedules of an operator on a chip (see the module doc)."""
+
+    family: Family
+    knobs: tuple[Knob, ...]
+    candidates: list[Candidate]
+    #: canonical combinations refused, by reason ("do not fit L0C", "need too many event ids", ...)
+    pruned: Counter
+    max_instructions: int
+    _by_key: dict[str, Candidate] = field(default_factory=dict, repr=False)
+    _canon: dict[tuple, str | None] = field(default_factory=dict, repr=False)
+
+    @property
+    def op(self) -> Op:
+        return self.family.op
+
+    @property
+    def target(self) -> Target:
+        return self.family.target
+
+    @property
+    def fixed(self) -> Any:
+        return self.family.fixed
+
+    @property
+    def cores(self) -> int:
+        return self.family.cores
+
+    @property
+    def raw_size(self) -> int:
+        """Combinations of the knobs' choices, before canonical forms and pruning."""
+        return math.prod(len(k.choices) for k in self.knobs)
+
+    @property
+    def distinct(self) -> int:
+        """Canonical combinations examined: the candidates plus the pruned ones."""
+        return len(self.candidates) + sum(self.pruned.values())
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return iter(self.candidates)
+
+    def knob(self, name: str) -> Knob:
+        for k in self.knobs:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def find(self, schedule: Any) -> Candidate | None:
+        """The candidate equivalent to ``schedule`` (any complete schedule), or None if it is pruned."""
+        return self.lookup(self.family.values_of(schedule))
+
+    def lookup(self, values: Mapping[str, object]) -> Candidate | None:
+        """The candidate for raw knob values (``{"tile.m": 512, "order": ("n", "m", "k"), ...}``), or None."""
+        raw = tuple((k.name, _freeze(values.get(k.name))) for k in self.knobs)
+        if raw not in self._canon:
+            try:
+                self._canon[raw] = schedule_key(self.family.canonical(values))
+            except REFUSED:
+                self._canon[raw] = None
+        key = self._canon[raw]
+        return self._by_key.get(key) if key else None
+
+    def summary(self) -> str:
+        """``12,345,678 raw schedules → 9,812 distinct → 3,204 candidates (pruned: 6,211 do not fit L0C, ...)``."""
+        why = ", ".join(f"{n:,} {r}" for r, n in self.pruned.most_common() if n)
+        text = f"{self.raw_size:,} raw schedules → {self.distinct:,} distinct → {len(self):,} candidates"
+        return text + (f" (pruned: {why})" if why else "")
+
+    def to_json(self) -> dict:
+        return {
+            "family": self.family.name,
+            "raw": self.raw_size,
+            "distinct": self.distinct,
+            "candidates": len(self),
+            "pruned": {r: n for r, n in self.pruned.most_common() if n},
+            "knobs": {k.name: [list(c) if isinstance(c, tuple) else c for c in k.choices] for k in self.knobs},
+        }
+
+
+def _freeze(v: object) -> object:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def family_for(op: Op, target: Target, fixed: Any) -> Family:
+    """The schedule family ``op`` is compiled with (attention: its own schedules; the rest: loop nests)."""
+    from compiler.tune.attention import AttentionFamily, is_attention
+    from compiler.tune.loopnest import LoopNestFamily
+
+    if is_attention(op):
+        return AttentionFamily(op, target, fixed)
+    return LoopNestFamily(op, target, fixed)
+
+
+def schedule_from_json(op: Op, d: dict) -> Any:
+    """The inverse of ``schedule.to_json()`` for ``op``'s kind of schedule (tiles and buffers listed in the
+    operator's order, as the CLI prints them)."""
+    from compiler.tune.attention import is_attention
+    from compiler.tune.attention import schedule_from_json as attention_schedule
+    from compiler.tune.loopnest import schedule_from_json as loopnest_schedule
+
+    return attention_schedule(d) if is_attention(op) else loopnest_schedule(op, d)
+
+
+def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions: int = MAX_INSTRUCTIONS) -> Space:
+    """Every distinct schedule of ``op`` the compiler accepts on ``chip``, with ``schedule``'s knobs pinned.
+
+    ``chip`` is anything ``compiler.Target.of`` accepts; its core count must cover ``schedule.cores``.
+    ``schedule`` is the operator's kind of schedule (``compiler.Schedule``, or ``AttentionSchedule``).
+    """
+    target = Target.of(chip)
+    family = family_for(op, target, schedule)
+    cores = family.cores
+    if cores > target.cores:
+        raise TuneError(
+            f"the schedule uses {cores} cores but chip {target.name} has {target.cores}",
+            hint="lower --cores, or extend the chip (dsasim tune --cores does)",
+        )
+    space = Space(family, family.knobs(), [], Counter(), max_instructions)
+    for index, (sched, kernel, prediction) in enumerate(family.enumerate(space.pruned, max_instructions)):
+        cand = Candidate(index, sched, kernel, prediction)
+        space._by_key[cand.key] = cand
+        space.candidates.append(cand)
+    if not space.candidates:
+        raise TuneError(
+            f"no schedule of {op} fits chip {target.name}: {space.summary()}",
+            hint="pin fewer knobs, use more cores, or a smaller shape",
+        )
+    return space
+
+
+def reason(e: Exception) -> str:
+    """Why the compiler refused a schedule, as a pruning category."""
+    if isinstance(e, BufferCapacityError):
+        return f"do not fit {e.buffer}"
+    if isinstance(e, ScheduleError):
+        known = {
+            "buffers": "need too many event ids",
+            "cores": "have fewer parallel tiles than cores",
+            "prefetch": "prefetch deeper than their buffers",
+        }
+        return known.get(e.knob, f"are refused ({e.knob})")
+    return "are refused by the operator"

@@ -1,0 +1,62 @@
+"""Show which tiles of each tensor a compiled kernel touches: at one loop step, on one core, or per core.
+
+Drawn from the compiler's tiling plan and loop nest (nothing is simulated). Prints what the picture
+shows; ``-o`` writes the picture (PNG, SVG or PDF), ``--json`` prints the data instead.
+
+    dsasim tiles matmul --shape 256x256x256 --tile m=64,n=64,k=64 --order m,k,n --step 5 -o step5.png
+    dsasim tiles matmul --shape 256x256x256 --tile m=64,n=64,k=64 --cores 4 -o cores.png
+    dsasim tiles softmax --shape 64x1000 --tile r=8 --cores 2 --core 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from isa import DsasimError
+from simulator.api import compile_op
+from simulator.commands.output import PICTURE_TYPES
+from simulator.commands.run import add_kernel_options, op_and_schedule
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tiles",
+        help="picture the tiles a compiled kernel reads and writes at a loop step or on a core",
+        description=__doc__.split("\n\n")[0],
+    )
+    add_kernel_options(p)
+    g = p.add_argument_group("what to show (default: which core touches each tile)")
+    g.add_argument("--step", type=int, metavar="T", help="the tiles loop step T uses (of core 0, or of --core)")
+    g.add_argument("--core", type=int, metavar="C", help="every tile core C reads and writes")
+    p.add_argument("-o", "--output", metavar="OUT.png", help="write the picture here (.png, .svg or .pdf)")
+    p.add_argument("--json", action="store_true", help="print the marked tiles as JSON")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from simulator.plots.tiles import tiles_data
+
+    if args.output:
+        path = Path(args.output)
+        if path.suffix.lower() not in PICTURE_TYPES:
+            raise DsasimError(
+                f"-o {args.output}: unknown file type", hint=f"end the name with {' or '.join(PICTURE_TYPES)}"
+            )
+        if not path.parent.is_dir():
+            raise DsasimError(f"-o {args.output}: folder '{path.parent}' does not exist", hint="create it first")
+    op, schedule = op_and_schedule(args)
+    compiled = compile_op(op, schedule, args.chip)
+    data = tiles_data(compiled, args.step, args.core)
+    if args.json:
+        print(json.dumps(data.to_json(), indent=2))
+    else:
+        print(data.text())
+    if args.output:
+        from simulator.plots import save_figure
+        from simulator.plots.tiles_draw import draw_tiles
+
+        print(f"wrote tiles picture to {save_figure(draw_tiles(data), args.output)}", file=sys.stderr)
+    return 0

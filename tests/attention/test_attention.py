@@ -1,0 +1,177 @@
+"""Attention, both schedules on both kinds of chip: right (numpy), honest (bytes, cycles, flags) and
+as described (skipped tiles, overlap, refusals)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attention_cases import Case, attention_cases
+from hypothesis import given, reject, settings
+
+import isa
+from compiler import BufferCapacityError, ScheduleError, make_op
+from compiler.attention import Attention, AttentionSchedule, compile_attention
+from compiler.check import compare
+from isa import Pipe
+from simulator import load_chip, simulate
+from simulator.api import chip_for, compile_and_run
+
+
+def _check(case: Case, *, sanitize: bool = True) -> None:
+    try:
+        r = compile_and_run(case.op, case.schedule, case.chip, seed=3, sanitize=sanitize)
+    except BufferCapacityError:
+        reject()  # a drawn tile that does not fit edu's buffers
+    where = str(case)
+    assert r.check.passed, f"{where}: {r.check.text()}"
+    assert not r.run.warnings, f"{where}: {r.run.warnings}"
+    if sanitize:
+        assert r.run.sanitizer.clean, f"{where}:\n{r.run.sanitizer.format()}"
+    st = r.run.stats
+    assert st.gm_read + st.gm_write == r.gm_bytes_expected, f"{where}:\n{r.compiled.traffic.text()}"
+    assert r.cycles >= st.roofline.bound_cycles, where
+    for pipes in st.cores:  # every cycle of every pipe has one account
+        assert all(ps.busy + ps.idle == r.cycles for ps in pipes.values()), where
+    t = compile_and_run(case.op, case.schedule, case.chip, timing_only=True)
+    assert t.cycles == r.cycles, f"{where}: timing-only {t.cycles} != functional {r.cycles}"
+    parsed = isa.parse(r.compiled.program.text())
+    assert parsed == r.compiled.program, where
+
+
+@settings(max_examples=30)
+@given(attention_cases())
+def test_random_attention_kernels_match_numpy(case: Case) -> None:
+    _check(case)
+
+
+@pytest.mark.parametrize("chip", ["edu", "edu-separated"])
+@pytest.mark.parametrize("algorithm", ["flash", "naive"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_every_schedule_mode_mask_and_head_dim(chip, algorithm, causal, head_dim):
+    """Every combination at least once, whatever hypothesis draws: 70 positions (a tail for any tile)."""
+    _check(Case(Attention(1, 2, 70, head_dim, causal), AttentionSchedule(algorithm, cores=2), chip))
+
+
+def test_the_reference_is_softmax_attention():
+    op = Attention(1, 1, 5, 4, causal=True)
+    x = op.make_inputs(0)
+    q, k, v = (x[n].astype(np.float64).reshape(5, 4) for n in "qkv")
+    s = q @ k.T / 2
+    o = np.zeros((5, 4))
+    for i in range(5):  # row by row, the textbook way
+        w = np.exp(s[i, : i + 1] - s[i, : i + 1].max())
+        o[i] = (w / w.sum()) @ v[: i + 1]
+    np.testing.assert_allclose(op.reference(x)["o"].astype(np.float64).reshape(5, 4), o, rtol=2e-3, atol=1e-3)
+    assert op.flops == 4 * 15 * 4  # 15 (query, key) pairs in the lower triangle, 2·d FLOPs twice each
+
+
+def test_flash_never_writes_the_score_matrix_and_skips_masked_tiles():
+    """GM bytes, by formula and measured: flash reads q once, k and v once per query tile — per key tile
+    it processes — and writes o; naive adds the seq² score and probability matrices."""
+    chip = load_chip("edu")
+    s, d, tq, tk = 256, 64, 64, 64
+    sched = {"tile_q": tq, "tile_kv": tk, "k0": 32, "depth": 2}
+    full = compile_attention(Attention(1, 1, s, d), AttentionSchedule("flash", **sched), chip)
+    causal = compile_attention(Attention(1, 1, s, d, True), AttentionSchedule("flash", **sched), chip)
+    naive = compile_attention(Attention(1, 1, s, d), AttentionSchedule("naive", rows=8, **sched), chip)
+    tile = s * d * 2
+    nq = s // tq
+    assert full.gm_bytes_expected == tile + 2 * nq * tile + tile
+    # causal: query tile i needs key tiles 0..i: 1+2+3+4 = 10 of 16
+    assert causal.gm_bytes_expected == tile + 2 * (10 * tk * d * 2) + tile
+    assert naive.gm_bytes_expected == tile + nq * tile + 4 * s * s * 2 + nq * tile + tile
+    for c in (full, causal, naive):
+        run = simulate(c.program, chip, timing_only=True)
+        assert run.stats.gm_bytes == c.gm_bytes_expected
+    assert naive.peak_gm_bytes - full.peak_gm_bytes == 2 * s * s * 2  # s and p: the N×N matrices
+    # a masked tile costs no Cube work either
+    cube = [sum(i.flops for i in c.program.cores[0] if i.pipe is Pipe.CUBE) for c in (full, causal)]
+    assert cube[1] * 16 == cube[0] * 10
+
+
+def test_depth_two_lets_the_cube_run_ahead():
+    """With one score buffer the Vector unit waits while FIXPIPE brings the next score tile in; with two
+    the tile is already there (the Cube and FIXPIPE work a step ahead)."""
+    op = Attention(1, 1, 512, 128)
+    cycles, waits = {}, {}
+    for depth in (1, 2):
+        sched = AttentionSchedule("flash", tile_q=64, tile_kv=256, k0=32, depth=depth)
+        r = compile_and_run(op, sched, "ascend910b-like", timing_only=True)
+        cycles[depth], waits[depth] = r.cycles, r.stats.cores[0][Pipe.V].stalls.get("flag:fix", 0)
+    assert cycles[2] < 0.92 * cycles[1], cycles
+    assert waits[2] < 0.5 * waits[1], waits
+
+
+def test_flash_is_faster_than_naive_on_both_core_modes():
+    op = Attention(1, 1, 256, 64, causal=True)
+    for chip in ("edu", "edu-separated"):
+        naive = compile_and_run(op, AttentionSchedule("naive"), chip, timing_only=True).cycles
+        flash = compile_and_run(op, AttentionSchedule("flash"), chip, timing_only=True).cycles
+        assert flash < naive, (chip, flash, naive)
+
+
+def test_separated_kernels_use_one_cube_core_and_its_vector_cores():
+    r = compile_and_run(Attention(1, 1, 64, 64), AttentionSchedule("flash", cores=2), "edu-separated")
+    assert r.compiled.kinds == r.run.core_kinds == ("AIC", "AIV", "AIV", "AIC", "AIV", "AIV")
+    assert {t.name for t in r.program.tensors} >= {"ws_s", "ws_p", "ws_pv", "ws_ones"}
+    assert len(r.run.cross_flags) > 0
+    assert r.run.stats.cores[1][Pipe.CUBE].instructions == 0 and r.run.stats.cores[0][Pipe.V].instructions == 0
+
+
+def test_precision_fast_rounds_scores_to_f16_and_high_keeps_f32():
+    """Same inputs, both within their tolerance of numpy; ``high`` is the closer of the two."""
+    errs = {}
+    for precision in ("fast", "high"):
+        op = Attention(1, 2, 96, 64, True, precision)
+        r = compile_and_run(op, AttentionSchedule("flash"), "edu", seed=1)
+        assert r.check.passed, r.check.text()
+        errs[precision] = compare(r.outputs, r.expected, ulps=op.check_ulps).max_rel_err
+    assert errs["high"] <= errs["fast"]
+
+
+def test_refusals_name_the_knob():
+    edu = load_chip("edu")
+    with pytest.raises(BufferCapacityError, match=r"needs 1152.1 KiB of L1 \(Q: 2 × 64 KiB, K: 2 × 128 KiB") as info:
+        compile_attention(Attention(1, 1, 512, 128), AttentionSchedule(tile_q=256, tile_kv=512, k0=32, depth=2), edu)
+    assert "tile_q" in info.value.hint and info.value.buffer == "L1"
+    with pytest.raises(BufferCapacityError, match="of UB"):
+        high = Attention(1, 1, 512, 64, precision="high")
+        compile_attention(high, AttentionSchedule(tile_q=64, tile_kv=128, k0=16, depth=4), edu)
+    with pytest.raises(ScheduleError, match="depth=9"):
+        compile_attention(Attention(1, 1, 64, 64), AttentionSchedule(depth=9), edu)
+    with pytest.raises(ScheduleError, match="k0=24"):
+        compile_attention(Attention(1, 1, 64, 64), AttentionSchedule(k0=24), edu)
+    with pytest.raises(ScheduleError, match="unknown attention schedule"):
+        compile_attention(Attention(1, 1, 64, 64), AttentionSchedule("paged"), edu)
+    with pytest.raises(ScheduleError, match="belongs to the naive schedule"):
+        compile_attention(Attention(1, 1, 64, 64), AttentionSchedule("flash", rows=4), edu)
+    with pytest.raises(isa.DsasimError, match="4 positive sizes"):
+        make_op("attention", "64x64")
+    with pytest.raises(isa.DsasimError, match="precision"):
+        Attention(1, 1, 8, 8, precision="double")
+
+
+def test_the_assembly_runs_to_the_same_cycles_from_its_text(tmp_path):
+    c = compile_attention(Attention(1, 1, 40, 64, True), AttentionSchedule("flash"), load_chip("edu-separated"))
+    path = tmp_path / "attention.s"
+    path.write_text(c.text())
+    chip = chip_for("edu-separated", 1)
+    assert simulate(path, chip, timing_only=True).cycles == simulate(c.program, chip, timing_only=True).cycles
+    assert "attention 1x1x40x64 causal (fast)" in c.text()
+
+
+def test_the_sanitizer_catches_a_missing_cross_core_wait():
+    """Drop one Vector core's wait for its first score tile: its load now races the Cube core's write."""
+    c = compile_attention(Attention(1, 1, 64, 64), AttentionSchedule("flash"), load_chip("edu-separated"))
+    streams = list(c.program.cores)
+    aiv = list(streams[1])
+    first = next(i for i, ins in enumerate(aiv) if isinstance(ins, isa.WaitCross) and ins.src is Pipe.FIX)
+    del aiv[first]
+    streams[1] = tuple(aiv)
+    program = isa.Program(c.program.tensors, tuple(streams), c.program.chip)
+    report = simulate(program, chip_for("edu-separated", 1), sanitize=True).sanitizer
+    kinds = {f.kind for f in report.findings}
+    assert "race" in kinds and "flag-left-set" in kinds, report.format()
+    race = next(f for f in report.findings if f.kind == "race")
+    assert race.buffer == "GM tensor 'ws_s'" and {i.core for i in race.instrs} == {0, 1}
