@@ -162,9 +162,9 @@ def knobs(compiled: Compiled) -> dict[str, str]:
     op = compiled.op
     if op.name == "attention":
         return {
-            "v": "the Vector unit is the limit: raise tile_kv (fewer accumulator rescales per score), use "
+            "v": "raise tile_kv (fewer accumulator rescales per score), use "
             "--precision fast, or spread the query tiles over more --cores",
-            "cube": "the Cube is the limit: spread the query tiles over more --cores",
+            "cube": "spread the query tiles over more --cores",
             "mte2": "loads are the limit: raise tile_q (K and V are read once per query tile)",
             "gm_l1": "K and V are re-read for every query tile: raise tile_q",
             "gm_ub": "the Vector cores fetch every score tile and partial output from GM (a separated chip's "
@@ -182,7 +182,7 @@ def knobs(compiled: Compiled) -> dict[str, str]:
             "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",
             "mte2": "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
             "mte1": "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
-            "cube": "the Cube is the limit: spread m/n over more --cores",
+            "cube": "spread m/n over more --cores",
             "fix": "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
             "l0c_gm": "raise --buffers c=2 so write-back overlaps the next tile",
             "issue": "enlarge tile_k0 and tile_k: fewer, larger instructions",
@@ -192,7 +192,7 @@ def knobs(compiled: Compiled) -> dict[str, str]:
         "gm_ub": "enlarge tile_r (longer transfers) and keep --buffers 2 --prefetch 1",
         "mte2": "raise --buffers 2 and --prefetch 1 so loads overlap the Vector unit",
         "ub_gm": "raise --buffers for the output so stores overlap the next tile",
-        "v": "the Vector unit is the limit: spread r over more --cores",
+        "v": "spread r over more --cores",
         "issue": "enlarge tile_r: fewer, larger instructions",
         "bandwidth": "GM is shared by every core: more --cores will not help; move fewer bytes",
     }
