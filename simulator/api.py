@@ -178,13 +178,24 @@ def knobs(compiled: Compiled) -> dict[str, str]:
             "bandwidth": "GM is shared by every core: raise tile_q to read K and V fewer times",
         }
     if op.unit == "cube":
+        sched = compiled.schedule
+        ab_buffered = min(sched.depth("a"), sched.depth("b")) >= 2
+        c_buffered = sched.depth("c") >= 2
         return {
             "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",
-            "mte2": "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
-            "mte1": "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
+            "mte2": "enlarge tile_k (fewer, longer loads) or tile_m/tile_n (fewer reloads)"
+            if ab_buffered and sched.prefetch >= 1
+            else "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
+            "mte1": "enlarge tile_k0 (longer L1→L0 moves) or tile_m (b moved to L0B fewer times)"
+            if ab_buffered
+            else "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
             "cube": "spread m/n over more --cores",
-            "fix": "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
-            "l0c_gm": "raise --buffers c=2 so write-back overlaps the next tile",
+            "fix": "enlarge tile_k (more Cube work per write-back)"
+            if c_buffered
+            else "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
+            "l0c_gm": "enlarge tile_k (more Cube work per write-back)"
+            if c_buffered
+            else "raise --buffers c=2 so write-back overlaps the next tile",
             "issue": "enlarge tile_k0 and tile_k: fewer, larger instructions",
             "bandwidth": "GM is shared by every core: fewer --cores, or larger tiles to cut traffic",
         }
