@@ -97,6 +97,11 @@ class KernelRun:
             "check": self.check.to_json() if self.check is not None else None,
         }
 
+    def __repr__(self) -> str:
+        passed = "" if self.check is None else (", check passed" if self.check.passed else ", check FAILED")
+        op = self.compiled.op
+        return f"<KernelRun {op.name} {op.shape_text()}: {self.run.cycles:,} cycles{passed}>"
+
     def __str__(self) -> str:
         return self.report()
 

@@ -79,6 +79,12 @@ class Run:
     def __str__(self) -> str:
         return self.report()
 
+    def __repr__(self) -> str:
+        # Short: a notebook cell ending in a run shows the HTML report; the plain repr (what ends up in
+        # logs and in a notebook's text/plain output) must not be the whole program.
+        mode = "timing-only" if self.timing_only else "functional"
+        return f"<Run {self.name} on {self.chip.name}: {self.cycles:,} cycles, {mode}>"
+
     # -- seeing the run (simulator.plots, perfetto, advice, energy, notebook) ---------------------
     def timeline(self, window: tuple[int | None, int | None] | None = None, **kwargs: Any) -> Figure:
         """A Gantt chart per core and pipe, with flag arrows (a matplotlib Figure); ``window`` in cycles."""
