@@ -156,7 +156,7 @@ def _value_shape(v: tileprog.Value, rows: int, cols: int, kernel: Kernel) -> tup
     if v.shape == "tile":
         return rows, cols
     if v.shape == "rows":
-        return 1, cols if rows == 1 else rows
+        return 1, rows
     if v.shape == "row":
         return 1, cols
     folds = tileprog.fold_widths(cols, v.dtype, kernel.target)

@@ -71,3 +71,13 @@ def test_broadcast_row_is_hoisted_when_its_loop_is_outside():
     outer = compile(op, Schedule(tile={"r": 8, "c": 128}, order=("c", "r")), EDU)
     factor = {k: {t.tensor: t.factor for t in k.traffic.terms}["y"] for k in (inner, outer)}
     assert factor[inner] == 8 and factor[outer] == 1
+
+
+@pytest.mark.parametrize("rows", [1, 2, 8])
+def test_per_row_temporaries_take_one_element_per_row(rows):
+    """A row statistic (RMSNorm's sum of squares) of an r-row tile needs r values — one when r = 1, not a
+    whole row of the tile (the bug this guards against reserved cols elements for 1-row tiles)."""
+    kernel = compile(RMSNorm(8, 1024), Schedule(tile={"r": rows}), EDU).kernel
+    temps = {b.name: b for b in kernel.buffers if b.temp}
+    assert (temps["rmsnorm.ss"].rows, temps["rmsnorm.ss"].cols) == (1, rows)
+    assert temps["rmsnorm.ss"].slot_bytes == max(32, rows * 4)  # f32, rounded to UB's 32-byte alignment

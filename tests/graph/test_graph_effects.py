@@ -87,7 +87,8 @@ def test_onchip_reuse_lets_larger_or_double_buffered_tiles_fit():
     d = t.data
     shared, apart = d[("edu", "rmsnorm", True)], d[("edu", "rmsnorm", False)]
     assert shared[1] > apart[1] and shared[0] < apart[0]  # more rows per tile, fewer cycles
-    assert d[("edu", "layernorm", False)] is None and d[("edu", "layernorm", True)] is not None
-    shared, apart = d[("ascend910b-like", "softmax", True)], d[("ascend910b-like", "softmax", False)]
-    assert shared[2] == 2 and apart[2] == 1 and shared[0] < 0.8 * apart[0]  # double buffering kept
+    shared, apart = d[("edu", "layernorm", True)], d[("edu", "layernorm", False)]
+    assert shared[2] == 2 and apart[2] == 1 and shared[0] < 0.85 * apart[0]  # double buffering kept
+    for key in (("edu", "softmax"), ("ascend910b-like", "layernorm")):  # fits only when shared
+        assert d[(*key, False)] is None and d[(*key, True)] is not None, key
     _current(t)
