@@ -193,18 +193,24 @@ class Grader:
             pass
         return value
 
-    def call(self, fn: Callable, *args: Any, case: str) -> Any:
-        """``fn(*args)``; anything it raises (but ``NotImplementedError``) fails ``case``."""
+    def call(
+        self,
+        fn: Callable,
+        *args: Any,
+        case: str,
+        allow_none: bool = False,
+        hint: str = "run that call yourself in a new cell to see where it fails",
+    ) -> Any:
+        """``fn(*args)``; anything it raises (but ``NotImplementedError``) fails ``case`` with ``hint``. A
+        ``None`` result fails too, unless ``allow_none`` (a method called for its effect)."""
         try:
             out = fn(*args)
         except NotImplementedError:
             raise
         except Exception as err:  # the student's code: report it as this case's failure
-            raise CheckFailed(
-                self.ex.id,
-                f"{case} raised {type(err).__name__}: {err}",
-                hint="run that call yourself in a new cell to see where it fails",
-            ) from err
+            raise CheckFailed(self.ex.id, f"{case} raised {type(err).__name__}: {err}", hint=hint) from err
+        if allow_none and out is None:
+            return None
         if out is None:
             self.fail(f"{case} returned None", hint="did you forget `return`?")
         self.not_placeholder(out, f"{case} returned a value that")

@@ -1,0 +1,552 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 6 — FlashAttention
+#
+# **What you will learn**
+#
+# - why attention's softmax can be computed **one key tile at a time**: the online-softmax rescale (a
+#   running maximum `m`, a running sum `ℓ`, and an accumulator rescaled by `exp(m_old − m_new)`), which you
+#   derive, implement in numpy and check against `softmax(q·kᵀ/√d)·v`;
+# - to count the GM bytes of the **naive** schedule (the `S × S` scores and probabilities in GM) and of
+#   **flash**, to the byte against the simulator — and what grows as `S²` and what as `S`;
+# - how the Cube (which produces score tiles) and the Vector unit (which consumes them) overlap, and what a
+#   second buffer (`depth 2`) buys, seen in the timeline;
+# - how a **causal mask** lets flash skip whole tiles, and what **separate Cube and Vector cores** cost.
+#
+# Time: about 75 minutes. Labs 0–3 first (Lab 2 counts GM bytes, Lab 3 explains buffers and overlap).
+# `docs/attention.md` describes both schedules in detail.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from compiler.attention import Attention, AttentionSchedule, plan_attention
+from isa import Pipe, Space
+from labs.checks import check
+from simulator import load_chip
+from simulator.api import compile_and_run
+
+chip = load_chip("edu")
+
+
+def run(seq: int, algorithm: str = "flash", *, causal: bool = False, chip="edu", head_dim: int = 64, **knobs):
+    """Compile and simulate one head of f16 attention, timing only (knobs: tile_q, tile_kv, depth, ...)."""
+    op = Attention(1, 1, seq, head_dim, causal)
+    return compile_and_run(op, AttentionSchedule(algorithm, **knobs), chip, timing_only=True)
+
+
+# %% [markdown]
+# ## 1. Attention, counted by hand
+#
+# One head of attention takes `q`, `k`, `v` of `S × d` (S queries and S keys, head dimension d, f16) and
+# computes
+#
+#     o = softmax(q·kᵀ / √d) · v          (softmax along each row)
+#
+# - The **scores** `q·kᵀ/√d` form an `S × S` matrix: one number per (query, key) pair. So do the
+#   **probabilities** `P = softmax(scores)`.
+# - The Cube does `2·d` FLOPs per pair for `q·kᵀ` and again for `P·v`: `4·S²·d` in all.
+# - The Vector unit does a few operations per pair: the row maximum, a subtraction, an `exp`, the row sum,
+#   a division.
+# - The inputs and the output are `4 · S · d` elements; the scores alone are `S²`.
+#
+# Count them for `d = 64`, and compare one head's score matrix with the Unified Buffer (UB), where the
+# Vector unit works:
+
+# %%
+d = 64
+ub = chip.capacity(Space.UB)
+print(f"edu's UB holds {ub:,} bytes\n")
+print(f"{'S':>6} {'q,k,v,o (f16)':>14} {'scores (f16)':>13} {'fit UB?':>8} {'Cube FLOPs':>14} {'FLOP/byte*':>11}")
+for S in (128, 512, 1024, 4096):
+    io, scores, flops = 4 * S * d * 2, S * S * 2, 4 * S * S * d
+    print(f"{S:6} {io:14,} {scores:13,} {'yes' if scores <= ub else 'no':>8} {flops:14,} {flops / io:11.0f}")
+print("* if q, k, v and o crossed GM exactly once")
+
+# %% [markdown]
+# Attention does a lot of arithmetic per byte of its inputs and outputs, and that arithmetic intensity grows
+# with `S` — *if* the inputs are read once and nothing else goes to GM. But beyond a modest `S` the score
+# matrix of a single head no longer fits in UB, so a **naive** kernel computes all the scores, writes them to
+# GM, runs the softmax over them, writes the probabilities to GM, and multiplies those by `v`: `S²` numbers
+# written and read back, twice. **FlashAttention** (Dao et al., 2022) never forms the matrix: it walks over
+# the keys tile by tile and keeps the softmax *online*. Section 2 derives how.
+
+# %% [markdown]
+# ## 2. Softmax, one key tile at a time
+#
+# Take one query: one row of scores `s_1 … s_N` (one per key) and the value rows `v_1 … v_N`. Its output is
+#
+#     o = Σ_j exp(s_j) · v_j  /  Σ_j exp(s_j)
+#
+# Multiplying the top and the bottom by `exp(−m)`, for any number `m`, changes nothing:
+#
+#     o = Σ_j exp(s_j − m) · v_j  /  Σ_j exp(s_j − m)
+#
+# and softmax code takes `m = max_j s_j`, so that no exponent is positive (`exp(1000)` overflows even in
+# float64; f16 overflows beyond `exp(11)`).
+#
+# A flash kernel never has the whole row: the keys arrive in tiles. After some tiles it keeps, per query,
+#
+# - `m`   — the largest score seen so far;
+# - `ℓ`   — `Σ exp(s_j − m)` over the keys seen so far: the denominator, relative to `m` (`ell` in code: a lone
+#   `l` reads like `1`);
+# - `acc` — `Σ exp(s_j − m) · v_j` over the same keys: the numerator (a row of `d` numbers), relative to the
+#   same `m`.
+#
+# When the next tile arrives, with scores `s'_j` and value rows `v'_j`, the maximum may rise to
+# `m' = max(m, max_j s'_j)`. Everything accumulated so far is relative to `m`; relative to `m'` each term
+# `exp(s_j − m)` becomes `exp(s_j − m') = exp(s_j − m) · exp(m − m')`. So the update is: multiply `ℓ` and
+# `acc` by **`α = exp(m − m')`** (at most 1), then add the tile's own terms `exp(s'_j − m')` (to `ℓ`) and
+# `exp(s'_j − m') · v'_j` (to `acc`). After the last tile, `o = acc / ℓ`. No exponent is ever positive.
+#
+# Start from `m = −∞`, `ℓ = 0`, `acc = 0`: for the first tile `α = exp(−∞) = 0`. With a **causal mask**
+# (query `i` sees only keys `0 … i`) a masked score is `−∞`, and `exp(−∞ − m') = 0`: it adds nothing. (A
+# query's first key tile holds key 0, which every query sees, so `m` is finite after the first tile; you need
+# not handle a row that has seen nothing but `−∞`.)
+#
+# ### Exercise 6.1 — the online update
+#
+# Write `online_softmax_update(m, ell, acc, s_tile, v_tile)` for a block of rows (queries) at once, in float64
+# numpy: `m` and `ell` have shape `(rows,)`, `acc` `(rows, d)`, `s_tile` `(rows, bk)` (scores already scaled,
+# `−inf` where masked), `v_tile` `(bk, d)`. Return `(m_new, ell_new, acc_new)`. No Python loop over rows is
+# needed: broadcast `m_new[:, None]` across a tile's columns.
+#
+# The check builds each state straight from the definitions above — over all the keys seen so far, with no
+# online trick — and compares your update with the definitions over one more tile: a first tile, maxima that
+# rise and fall, scores near 1000, rows wholly masked in a tile, a one-key tile, three tiles in a row.
+
+
+# %%
+def online_softmax_update(m: np.ndarray, ell: np.ndarray, acc: np.ndarray, s_tile: np.ndarray, v_tile: np.ndarray):
+    """Fold one key tile into the running (max, sum, accumulator) of each row."""
+    ### BEGIN SOLUTION
+    m_new = np.maximum(m, s_tile.max(axis=1))
+    alpha = np.exp(m - m_new)  # the old terms, brought to the new maximum
+    p = np.exp(s_tile - m_new[:, None])  # this tile's terms (0 where masked)
+    return m_new, alpha * ell + p.sum(axis=1), alpha[:, None] * acc + p @ v_tile
+    ### END SOLUTION
+
+
+check("6.1", online_softmax_update)
+
+# %% [markdown]
+# Watch it on one row of twelve scores in three tiles of four: whenever the maximum rises, `α < 1` shrinks
+# what was accumulated.
+
+# %%
+rng = np.random.default_rng(0)
+s_row, v_row = rng.standard_normal((1, 12)) * 2, rng.standard_normal((12, 3))
+m, ell, acc = np.full(1, -np.inf), np.zeros(1), np.zeros((1, 3))
+for t in range(3):
+    cols = slice(4 * t, 4 * t + 4)
+    m_old = m
+    m, ell, acc = online_softmax_update(m, ell, acc, s_row[:, cols], v_row[cols])
+    print(
+        f"tile {t}: max {s_row[0, cols].max():+.3f}   m {m[0]:+.3f}   α = exp(m_old − m) = {np.exp(m_old - m)[0]:.3f}"
+    )
+p = np.exp(s_row - s_row.max())
+print("online  :", np.round(acc[0] / ell[0], 6))
+print("softmax :", np.round((p / p.sum() @ v_row)[0], 6))
+
+# %% [markdown]
+# ### Exercise 6.2 — flash attention in numpy
+#
+# Write `flash_attention(q, k, v, tile_q, tile_kv, causal)`: `q`, `k`, `v` are `S × d` float arrays; return
+# `o` (`S × d`). For each **query tile** of `tile_q` rows (the last may be shorter) start from `m = −∞`,
+# `ell = 0`, `acc = 0`; for each **key tile** of `tile_kv` keys compute the tile's scores `q_tile·k_tileᵀ/√d`,
+# set them to `−inf` where the key comes after the query (if `causal`; count both from the start of the
+# sequence), and fold them in with your `online_softmax_update`. Key tiles that lie wholly after the query
+# tile's last query may be skipped (they would add nothing).
+#
+# The check compares with numpy's `softmax(q·kᵀ/√d)·v` for several shapes, with tails, with and without the
+# mask — and last passes `k` and `v` as objects that can be sliced by rows, `k[a:b]`, but at most `tile_kv`
+# rows at a time: all a flash kernel ever has of them.
+
+
+# %%
+def flash_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, tile_q: int, tile_kv: int, causal: bool):
+    """softmax(q·kᵀ/√d [+ causal mask])·v, one (query tile, key tile) at a time."""
+    S, d = q.shape
+    o = np.zeros((S, d))
+    ### BEGIN SOLUTION
+    for q0 in range(0, S, tile_q):
+        qt = q[q0 : q0 + tile_q]
+        rows = np.arange(q0, q0 + len(qt))
+        m, ell, acc = np.full(len(qt), -np.inf), np.zeros(len(qt)), np.zeros((len(qt), d))
+        last_key = rows[-1] if causal else S - 1
+        for kv0 in range(0, last_key + 1, tile_kv):  # tiles wholly after the last query are skipped
+            kt, vt = k[kv0 : kv0 + tile_kv], v[kv0 : kv0 + tile_kv]
+            s = qt @ kt.T / math.sqrt(d)
+            if causal:
+                keys = np.arange(kv0, kv0 + len(kt))
+                s = np.where(keys[None, :] > rows[:, None], -np.inf, s)
+            m, ell, acc = online_softmax_update(m, ell, acc, s, vt)
+        o[q0 : q0 + len(qt)] = acc / ell[:, None]
+    ### END SOLUTION
+    return o
+
+
+check("6.2", flash_attention)
+
+# %% [markdown]
+# The simulator runs the same algorithm on the chip, in f16 with f32 statistics. Run its flash kernel with a
+# causal mask and compare its output with yours, on the same inputs:
+
+# %%
+sim = compile_and_run(Attention(1, 1, 256, 64, causal=True), AttentionSchedule("flash", tile_q=64, tile_kv=128), chip)
+q, k, v = (sim.inputs[name][0, 0].astype(np.float64) for name in "qkv")
+mine = flash_attention(q, k, v, 64, 128, True)
+chip_o = sim.outputs["o"][0, 0].astype(np.float64)
+err = np.abs(chip_o - mine)
+# the check's rule (compiler/check.py): an f16 ulp is 2⁻¹⁰ of |value| + the RMS of the output
+ulps = err / (2.0**-10 * (np.abs(mine) + np.sqrt(np.mean(mine**2))))
+print(f"chip vs your float64 flash_attention: largest difference {err.max():.2e}, {ulps.max():.1f} f16 ulps")
+print(sim.check.text())
+
+# %% [markdown]
+# ## 3. GM traffic: naive against flash
+#
+# Both schedules split the queries into **query tiles** of `tile_q` rows. Per head, and without a mask:
+#
+# **naive** — three kernels, one after another:
+#
+# 1. *scores* (Cube): for each query tile, load its rows of `q` once, and all of `k`, key tile by key tile;
+#    write its rows of `q·kᵀ/√d` to a GM workspace, in f16;
+# 2. *softmax* (Vector): read whole rows of scores back, write the probabilities `P` (f16) to a second
+#    workspace;
+# 3. *P·V* (Cube): for each query tile, read its rows of `P`, and all of `v`, key tile by key tile; write its
+#    rows of `o` once.
+#
+# **flash** — one kernel: for each query tile, load its rows of `q` once; for each key tile (a *step*) load
+# that tile of `k` and of `v`; the scores and probabilities never leave the chip; write its rows of `o` once.
+#
+# ### Exercise 6.3 — predict the bytes
+#
+# Write `gm_bytes(algorithm, seq, head_dim, tile_q)`: the GM bytes read plus written by one head of f16
+# attention (no mask) under `"naive"` or `"flash"`. The check runs both schedules on the simulator for
+# several shapes and query tiles — including `seq` not a multiple of `tile_q` — on `edu` and on
+# `ascend910b-like`, and compares with the bytes it measured.
+
+
+# %%
+def gm_bytes(algorithm: str, seq: int, head_dim: int, tile_q: int) -> int:
+    """GM bytes (read + written) of one head of f16 attention, no mask, 'naive' or 'flash'."""
+    ### BEGIN SOLUTION
+    q_tiles = math.ceil(seq / tile_q)
+    qo = 2 * seq * head_dim * 2  # q read once, o written once
+    kv = 2 * q_tiles * seq * head_dim * 2  # all of k and all of v, once per query tile
+    if algorithm == "flash":
+        return qo + kv
+    return qo + kv + 2 * seq * seq * 2 + 2 * seq * seq * 2  # S written and read back, P written and read back
+    ### END SOLUTION
+
+
+check("6.3", gm_bytes)
+
+# %% [markdown]
+# The compiler's own count, term by term, for one run of each (it equals what the simulator measures):
+
+# %%
+for algorithm in ("naive", "flash"):
+    r = run(256, algorithm, tile_q=64)
+    print(f"{algorithm}, S = 256, d = 64, {r.schedule.text()}:")
+    print(r.compiled.traffic.text(), "\n")
+
+# %% [markdown]
+# Now measure both schedules as `S` grows (`d = 64`, `tile_q = 64`), with your formula beside them and
+# extended to long sequences. The right panel is the GM each schedule must **hold** — `q`, `k`, `v`, `o` and
+# its workspaces — from the compiler's plan (`plan_attention(...).peak_gm_bytes`).
+
+# %%
+measured_s = [64, 128, 256, 512]
+long_s = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+measured = {a: [run(S, a, tile_q=64).stats.gm_bytes for S in measured_s] for a in ("naive", "flash")}
+held = {
+    a: [plan_attention(Attention(1, 1, S, 64), AttentionSchedule(a, tile_q=64), chip).peak_gm_bytes for S in long_s]
+    for a in ("naive", "flash")
+}
+print(f"{'S':>5} {'naive B':>12} {'flash B':>12} {'naive/flash':>12} {'FLOP/B naive':>13} {'FLOP/B flash':>13}")
+for i, S in enumerate(measured_s):
+    n, f = measured["naive"][i], measured["flash"][i]
+    flops = Attention(1, 1, S, 64).flops
+    print(f"{S:5} {n:12,} {f:12,} {n / f:12.2f} {flops / n:13.1f} {flops / f:13.1f}")
+for S in long_s[-3:]:
+    print(f"S = {S}: naive / flash by your formula = {gm_bytes('naive', S, 64, 64) / gm_bytes('flash', S, 64, 64):.2f}")
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+for a, color, marker in (("naive", "C3", "o"), ("flash", "C0", "s")):
+    ax1.loglog(long_s, [gm_bytes(a, S, 64, 64) for S in long_s], "-", color=color, label=f"{a}, your formula")
+    ax1.loglog(measured_s, measured[a], marker, color=color, label=f"{a}, simulator")
+    ax2.loglog(long_s, held[a], marker + "-", color=color, label=a)
+ax1.loglog(long_s, [S * S * 2 for S in long_s], ":", color="grey", label="one S × S f16 matrix")
+ax1.set_title("GM bytes moved (d = 64, tile_q = 64, edu)")
+ax2.set_title("GM bytes held: q, k, v, o + workspaces")
+for ax in (ax1, ax2):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(long_s, [str(S) for S in long_s])
+    ax.set_xlabel("sequence length S")
+    ax.set_ylabel("bytes")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Both lines of bytes *moved* have the slope of `S²`: flash reads all of `k` and `v` once per query tile, and
+# there are `S / tile_q` query tiles. What flash removes is the `S²` *workspace* — the right panel: what
+# naive must hold grows as `S²`, what flash holds as `S`. Question 6.7 asks what the ratio of bytes moved
+# tends to.
+
+# %% [markdown]
+# ## 4. The Cube feeds the Vector unit: one buffer or two
+#
+# On a coupled core (Cube and Vector unit in one core, like `edu`), one flash **step** — one query tile
+# against one key tile — keeps every pipe of the core busy (below, MTE1's moves from L1 into L0A/L0B are left
+# out). The kernel works on transposed tiles (keys down the rows), so that every per-query statistic is one
+# row, and it computes the row sum `ℓ_t` on the Cube, as a product with a row of ones:
+#
+# ```
+# MTE2     K_t, V_t  GM → L1
+# Cube     Sᵀ_t = K_t · Qᵀ                                → L0C
+# FIXPIPE  Sᵀ_t · 1/√d, cast to f16                       L0C → UB
+# Vector   m_t, α_t = exp(m_{t-1} − m_t), Pᵀ_t = exp(Sᵀ_t − m_t)   (Pᵀ_t written over Sᵀ_t in UB)
+# MTE3     Pᵀ_t                                           UB → L1
+# Cube     Oᵀ_t = V_tᵀ · Pᵀ_t,  ℓ_t = 1ᵀ · Pᵀ_t            → L0C, then FIXPIPE → UB
+# Vector   Oᵀ = α_t · Oᵀ + Oᵀ_t                           (the accumulator, in UB)
+# ```
+#
+# The Cube (with FIXPIPE) is a **producer** of score tiles and the Vector unit their **consumer**, as the
+# loads and the compute were in Lab 3. `depth` is the number of score slots in UB (and of probability slots
+# in L1) between them: with `depth 2` the producer may run a tile ahead. Run the same kernel with one slot and
+# with two, and look at a few steps of each:
+
+# %%
+deep = {depth: run(512, tile_q=64, tile_kv=128, depth=depth) for depth in (1, 2)}
+lo = deep[1].cycles // 3  # a window in the middle of the run, the same for both
+deep[1].timeline(window=(lo, lo + 4000), title=f"flash S=512, tile 64×128, depth 1: cycles {lo:,}–{lo + 4000:,}")
+
+# %%
+deep[2].timeline(window=(lo, lo + 4000), title=f"flash S=512, tile 64×128, depth 2: cycles {lo:,}–{lo + 4000:,}")
+
+# %% [markdown]
+# The report of every pipe says where its idle cycles went (Lab 0): `flag:fix` is time spent in a `wait_flag`
+# for FIXPIPE. Compare the waits of the Vector unit and of FIXPIPE:
+
+# %%
+print(f"{'':22}{'depth 1':>10}{'depth 2':>10}")
+print(f"{'cycles':22}{deep[1].cycles:>10,}{deep[2].cycles:>10,}")
+for pipe in (Pipe.V, Pipe.FIX):
+    stalls = [deep[depth].stats.cores[0][pipe].stalls for depth in (1, 2)]
+    for cause in sorted(set(stalls[0]) | set(stalls[1])):
+        if cause.startswith("flag:"):
+            print(f"{pipe.label + ' waits ' + cause:22}{stalls[0].get(cause, 0):>10,}{stalls[1].get(cause, 0):>10,}")
+
+# %% [markdown]
+# ### Question 6.4 — what the second buffer buys
+#
+# At depth 1, what does the Vector unit wait for at the start of a step, and what does depth 2 change?
+# Answer `"a"`, `"b"`, `"c"` or `"d"`:
+#
+# - a. at depth 1 the Cube may not start `Sᵀ_{t+1} = K_{t+1}·Qᵀ` until the Vector unit has finished every
+#   instruction of step `t`; depth 2 lets the Cube compute two score tiles at the same time;
+# - b. at depth 1 MTE2 reloads the query tile for every key tile; depth 2 keeps it in L1;
+# - c. at depth 1 the one UB slot holds `Sᵀ_t` and then `Pᵀ_t`, so FIXPIPE may move `Sᵀ_{t+1}` into UB only
+#   once MTE3 has copied `Pᵀ_t` out to L1, and the Vector unit waits for that move; at depth 2 FIXPIPE fills
+#   the other slot while the Vector unit is still working on the first;
+# - d. at depth 1 the Vector unit computes the softmax of two tiles at once and runs out of UB; depth 2 gives
+#   it twice the UB.
+
+# %%
+### BEGIN SOLUTION
+answer_6_4 = "c"
+### END SOLUTION
+check("6.4", answer_6_4)
+
+# %% [markdown]
+# ## 5. A causal mask skips tiles
+#
+# In a decoder, query `i` may only attend to keys `0 … i`. Take a query tile (queries `q0 … q0+bq−1`) and a
+# key tile (keys `kv0 … kv0+bk−1`):
+#
+# - if its first key comes after the tile's last query (`kv0 > q0 + bq − 1`), every score in it is masked:
+#   flash **skips** it — no load, no `mmad`, no vector work;
+# - if its last key comes after the tile's first query (`kv0 + bk − 1 > q0`), some of its scores are masked:
+#   flash processes it and masks those scores with one instruction (`v.triu … -inf`);
+# - otherwise it is used whole.
+#
+# The naive schedule computes every score and masks afterwards.
+#
+# ### Exercise 6.5 — the tiles a causal mask leaves
+#
+# Write `causal_steps(seq, tile_q, tile_kv)`: with a causal mask, how many (query tile, key tile) steps
+# flash processes for one head, and how many of those need the mask — a pair `(processed, masked)`. Tiles
+# need not be the same size, and the last query tile or key tile may be short. The check asks the compiler's
+# plan.
+
+
+# %%
+def causal_steps(seq: int, tile_q: int, tile_kv: int) -> tuple[int, int]:
+    """(steps processed, of them masked) of causal flash attention over one head."""
+    ### BEGIN SOLUTION
+    processed = masked = 0
+    for q0 in range(0, seq, tile_q):
+        last_query = min(q0 + tile_q, seq) - 1
+        for kv0 in range(0, last_query + 1, tile_kv):
+            processed += 1
+            masked += min(kv0 + tile_kv, seq) - 1 > q0
+    return processed, masked
+    ### END SOLUTION
+
+
+check("6.5", causal_steps)
+
+# %% [markdown]
+# The plan the compiler prints for a causal run lists the steps of each query tile, and the traffic counts
+# the skipped key tiles:
+
+# %%
+r = run(256, causal=True, tile_q=64, tile_kv=64)
+print("\n".join(r.compiled.plan_lines))
+print(r.compiled.traffic.text())
+print(f"your causal_steps(256, 64, 64) = {causal_steps(256, 64, 64)}")
+
+# %% [markdown]
+# How much of the full work does the mask leave, as `S` grows? Your count against the measured bytes and
+# cycles of both schedules (tiles `64 × 64`):
+
+# %%
+sizes = [64, 128, 192, 256, 384, 512]
+kept = {"K and V bytes, flash": [], "cycles, flash": [], "cycles, naive": []}
+for S in sizes:
+    full, masked_run = run(S, tile_q=64, tile_kv=64), run(S, causal=True, tile_q=64, tile_kv=64)
+    qo = 2 * S * 64 * 2  # q and o: read and written once either way
+    kept["K and V bytes, flash"].append((masked_run.stats.gm_bytes - qo) / (full.stats.gm_bytes - qo))
+    kept["cycles, flash"].append(masked_run.cycles / full.cycles)
+    naive_full, naive_masked = (
+        run(S, "naive", tile_q=64, tile_kv=64),
+        run(S, "naive", causal=True, tile_q=64, tile_kv=64),
+    )
+    kept["cycles, naive"].append(naive_masked.cycles / naive_full.cycles)
+formula_s = list(range(64, 2049, 64))
+fig, ax = plt.subplots(figsize=(7.5, 4.2))
+all_steps = [math.ceil(S / 64) ** 2 for S in formula_s]
+ax.plot(formula_s, [causal_steps(S, 64, 64)[0] / n for S, n in zip(formula_s, all_steps)], "-", color="grey",
+        label="steps processed (your causal_steps)")  # fmt: skip
+for (label, values), marker in zip(kept.items(), ("s", "o", "^")):
+    ax.plot(sizes, values, marker, label=f"{label} (simulator)", markersize=7)
+ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+ax.set_xscale("log", base=2)
+ax.set_xticks([64, 128, 256, 512, 1024, 2048], ["64", "128", "256", "512", "1024", "2048"])
+ax.set_ylim(0, 1.15)
+ax.set_xlabel("sequence length S")
+ax.set_ylabel("causal / no mask")
+ax.set_title("what a causal mask leaves of the work (tiles 64×64, d = 64, edu)")
+ax.legend(fontsize=8, loc="lower left")
+plt.show()
+
+# %% [markdown]
+# ## 6. Separate Cube and Vector cores
+#
+# On the Ascend 910B the Cube and the Vector units sit in different cores: an **AIC** (MTE1, MTE2, Cube,
+# FIXPIPE; L1, L0A/B/C) and two **AIVs** (MTE2, MTE3, Vector; UB each), which share nothing but GM. The
+# preset `edu-separated` is `edu` split that way. There, flash hands every score tile from the AIC to the
+# AIVs, every probability tile back, and every partial output `Oᵀ_t` to the AIVs again — through GM
+# workspaces, with cross-core flags (`set_cross`/`wait_cross`) to order them. Each AIV takes half of each
+# query tile's columns.
+
+# %%
+sep = {name: run(256, chip=name, tile_q=64, tile_kv=128) for name in ("edu", "edu-separated")}
+for name, r in sep.items():
+    print(f"{name}: {r.cycles:,} cycles, {r.stats.gm_bytes:,} GM bytes")
+    kinds = r.compiled.kinds
+    for c, pipes in enumerate(r.stats.cores):
+        busiest = max((p for p in pipes if p is not Pipe.S), key=lambda p: pipes[p].busy)
+        kind = f" ({kinds[c]})" if kinds[c] else ""
+        print(
+            f"  core {c}{kind}: busiest {busiest.label} {pipes[busiest].busy:,} cycles; "
+            f"VECTOR {pipes[Pipe.V].busy:,}, MTE2 {pipes[Pipe.MTE2].busy:,}"
+        )
+print("\nedu-separated's GM traffic:")
+print(sep["edu-separated"].compiled.traffic.text())
+r = sep["edu-separated"]
+lo = r.cycles // 3
+r.timeline(window=(lo, lo + 3000), title=f"flash S=256 on edu-separated: cycles {lo:,}–{lo + 3000:,}")
+
+# %% [markdown]
+# ### Question 6.6 — two Vector units, yet slower
+#
+# On `edu-separated` each AIV works on only half of each query tile's columns, yet the kernel takes more
+# cycles than on `edu`. Why? Answer `"a"`, `"b"`, `"c"` or `"d"`:
+#
+# - a. the two AIVs share one Vector unit, so the softmax takes as long as on `edu`;
+# - b. the hand-over between Cube and Vector now goes through GM: the AIC's MTE2 loads every `Pᵀ` tile (as
+#   well as `K` and `V`) from GM and becomes the busiest pipe, and the workspaces move more bytes than `q`,
+#   `k`, `v` and `o` together;
+# - c. the Cube of `edu-separated` runs at a lower clock;
+# - d. the separated chip cannot skip or mask tiles, so it computes more scores.
+
+# %%
+### BEGIN SOLUTION
+answer_6_6 = "b"
+### END SOLUTION
+check("6.6", answer_6_6)
+
+# %% [markdown]
+# ## Questions
+#
+# **Question 6.7** *(written)*. From your `gm_bytes`, what does the ratio naive / flash of GM bytes moved tend
+# to as `S` grows, for a given `tile_q` and `d`? Is flash's traffic linear in `S`? What would make it so, and
+# what stops that on this chip? Why does flash still win by much more than this ratio in GM *held*?
+#
+# <!-- BEGIN SOLUTION -->
+# Per head, naive moves `4·S·d + 4·⌈S/tile_q⌉·S·d + 8·S²` bytes and flash the same without the `8·S²`,
+# so for large `S` the ratio tends to `1 + 8·S² / (4·S²·d / tile_q) = 1 + 2·tile_q / d`: 3 for
+# `tile_q = d = 64` (the printed ratios approach it: 2.98 at S = 8192). Flash's traffic is still quadratic:
+# `k` and `v` are re-read once per query tile. It would be linear if one query tile covered the whole
+# sequence (`tile_q ≥ S`: `k` and `v` read once) — but a query tile, its score tile, its accumulator and its
+# statistics must live in L0B, L0C and UB (32 to 128 KiB on edu), so `tile_q` stays at a few dozen rows,
+# far below a long sequence; more on-chip memory (a larger `tile_q`) or a smaller `d` widens the gap. What
+# flash does remove is the `S²` workspace: naive must hold two `S × S` matrices in GM (quadratic: 260 MiB
+# for one head at S = 8192 in the plot), flash only `q`, `k`, `v`, `o` (linear) — the difference between
+# fitting long sequences and large batches in memory and not.
+# <!-- END SOLUTION -->
+#
+# **Question 6.8** *(written)*. At depth 1 the producer and the consumer share one UB slot, yet the kernel of
+# section 4 is only a little slower than at depth 2 (the table) — nowhere near 2×. Why? Then measure both
+# depths with `head_dim=32` (`run(512, head_dim=32, tile_q=64, tile_kv=128, depth=...)`): does the second
+# buffer matter more or less, and why?
+#
+# <!-- BEGIN SOLUTION -->
+# The Vector unit is the bottleneck at both depths (busy most of the run), and at depth 1 producer and
+# consumer do not take turns over a whole step: the Cube still computes `Sᵀ_{t+1}` into L0C while the Vector
+# unit works, and only FIXPIPE's move into the single UB slot must wait — for MTE3 to copy `Pᵀ_t` out to L1.
+# The program places the Vector unit's rescale and add of step `t−1` right after the softmax of step `t`,
+# so the Vector unit has work to do during that move; only the rest of the move is exposed (the table's
+# `VECTOR waits flag:fix`), and depth 1 takes about 8% more cycles at `d = 64`. The rescale and add cover
+# the `d + 1` rows of the accumulator: with `d = 32` there is less Vector work to hide the move behind,
+# while the score tile to move is as large as before, so depth 2 gains more — about 17% (30,255 against
+# 25,947 cycles).
+# <!-- END SOLUTION -->
+#
+# **Question 6.9** *(written)*. In the plot of section 5, causal flash's cycles fall less than its steps,
+# most of all at small `S`, and causal naive takes slightly *more* cycles than naive without a mask. Why?
+#
+# <!-- BEGIN SOLUTION -->
+# Not every cost of flash scales with the steps. Each query tile pays a fixed amount whatever its number of
+# key tiles — loading and transposing `q`, and the final `O = Oᵀ / ℓ`, transposed and stored — and the tiles
+# on the diagonal, processed in full, each pay one more vector instruction for the mask. At small `S` most
+# steps are diagonal and each query tile has few steps, so these costs weigh more; as `S` grows the skipped
+# tiles dominate and the cycles approach the steps' ratio (and ½). Naive computes every score whatever the
+# mask — kernels 1 and 3 do the same work — and its softmax kernel adds the masking instruction for every row
+# tile, so the mask only costs it.
+# <!-- END SOLUTION -->
