@@ -8,7 +8,12 @@ import numpy as np
 
 
 def _update(m, ell, acc, s, v, *, rescale_acc=True, rescale_ell=True, sign=1.0, shift=True):
-    """The online update, with one of the usual slips."""
+    """The online update, with one of the usual slips (whose NaNs are expected: silenced)."""
+    with np.errstate(invalid="ignore"):
+        return _update_unchecked(m, ell, acc, s, v, rescale_acc, rescale_ell, sign, shift)
+
+
+def _update_unchecked(m, ell, acc, s, v, rescale_acc, rescale_ell, sign, shift):
     m_new = np.maximum(m, s.max(axis=1))
     alpha = np.exp(sign * (m - m_new))
     base = m_new if shift else np.zeros_like(m_new)
