@@ -28,9 +28,9 @@
 import matplotlib.pyplot as plt
 
 from compiler.graph import GraphBuilder, build, fuse
-from compiler.ops import Elementwise
 from isa import Pipe
 from labs.checks import check
+from labs.graphs import epilogue_graph
 from simulator import load_chip
 from simulator.graph_run import run_graph
 
@@ -339,9 +339,9 @@ print(fuse(mlp))
 #
 # ### Exercise 5.5 — which epilogues fold?
 #
-# `epilogue_graph(*steps)` builds a `64 × 128` matmul followed by the operators in `steps`. For which
-# graphs does `fuse` leave **one** kernel? Predict from the rule, then check with
-# `len(fuse(epilogue_graph(...)).nodes)`. Set `folds` to the list of letters.
+# `epilogue_graph(*steps)` (from `labs/graphs.py`; `epilogue_graph??` shows it) builds a `64 × 128` matmul
+# followed by the operators in `steps`. For which graphs does `fuse` leave **one** kernel? Predict from the
+# rule, then check with `len(fuse(epilogue_graph(...)).nodes)`. Set `folds` to the list of letters.
 #
 # - a. `epilogue_graph("bias", "relu")`
 # - b. `epilogue_graph("gelu", "residual")`
@@ -352,30 +352,7 @@ print(fuse(mlp))
 # - g. `epilogue_graph("bias", "silu", "residual")`
 # - h. `epilogue_graph("softmax")`
 
-
 # %%
-def epilogue_graph(*steps: str, M: int = 64, N: int = 128, K: int = 64):
-    """A matmul x·W of M × N × K, then each step: 'bias', 'residual', 'softmax', 'fork' (a ReLU reading
-    the current tensor, as an extra output) or an element-wise operator ('relu', 'gelu', 'silu', 'exp')."""
-    b = GraphBuilder()
-    y = b.linear("fc", b.tensor("x", (M, K), "input"), N)
-    extra = []
-    for i, step in enumerate(steps):
-        if step == "bias":
-            bias, z = b.tensor(f"bias{i}", (N,), "weight", 0.1), b.tensor(f"s{i}.out", (M, N))
-            b.node(f"s{i}", Elementwise("add", M, N, broadcast=True), x=y, y=bias, z=z)
-            y = z
-        elif step == "residual":
-            y = b.add(f"s{i}", y, b.tensor(f"r{i}", (M, N), "input"))
-        elif step == "softmax":
-            y = b.softmax(f"s{i}", y)
-        elif step == "fork":
-            extra.append(b.unary(f"s{i}", "relu", y))
-        else:
-            y = b.unary(f"s{i}", step, y)
-    return b.graph("epilogue", (y, *extra), {}, None)
-
-
 print(fuse(epilogue_graph("bias", "gelu")))
 
 # %%

@@ -1,17 +1,17 @@
 """Pass 6, ``sync``: a flag pair for every cross-pipe dependency (Ascend C: the ``EnQue``/``DeQue``
 and ``AllocTensor``/``FreeTensor`` of a ``TQue``; TVM/VTA: dependence tokens).
 
-rewrite (one group, A1+B1, produced by MTE2 and consumed by MTE1)::
+rewrite (one group, A1+B1, produced by MTE2 and consumed by MTE1; the L0 side's own flags left out)::
 
     alloc A1, B1                                 alloc A1, B1
     A1 ← mte2 a[mo,ko]                           wait mte1→mte2 A1+B1.free     # slot free (WAR)
     B1 ← mte2 b[ko,no]                           A1 ← mte2 a[mo,ko]
     for ki in 0..2:                   ==>        B1 ← mte2 b[ko,no]
       A0 ← mte1 A1[ki]                           set  mte2→mte1 A1+B1.ready    # data written (RAW)
-      ...                                        wait mte2→mte1 A1+B1.ready
+      B0 ← mte1 B1[ki]                           wait mte2→mte1 A1+B1.ready
                                                  for ki in 0..2:
                                                    A0 ← mte1 A1[ki]
-                                                   ...
+                                                   B0 ← mte1 B1[ki]
                                                  set  mte1→mte2 A1+B1.free
 
 Buffers allocated together, written by one pipe and read by another, form a *group*; each slot of a

@@ -7,10 +7,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from compiler.graph import GraphBuilder, build, fuse
-from compiler.ops import Elementwise
+from compiler.graph import build, fuse
 from isa import Pipe
 from labs.checks.core import Grader, exercise
+from labs.graphs import epilogue_graph
 from simulator.graph_run import GraphRun, KernelResult, run_graph
 
 B910 = "ascend910b-like"
@@ -136,27 +136,6 @@ def _one_core(g: Grader, answer: Any) -> None:
     )
 
 
-def _epilogue_graph(*steps: str, M: int = 64, N: int = 128, K: int = 64):
-    """The notebook's ``epilogue_graph``: a matmul, then each step."""
-    b = GraphBuilder()
-    y = b.linear("fc", b.tensor("x", (M, K), "input"), N)
-    extra = []
-    for i, step in enumerate(steps):
-        if step == "bias":
-            bias, z = b.tensor(f"bias{i}", (N,), "weight", 0.1), b.tensor(f"s{i}.out", (M, N))
-            b.node(f"s{i}", Elementwise("add", M, N, broadcast=True), x=y, y=bias, z=z)
-            y = z
-        elif step == "residual":
-            y = b.add(f"s{i}", y, b.tensor(f"r{i}", (M, N), "input"))
-        elif step == "softmax":
-            y = b.softmax(f"s{i}", y)
-        elif step == "fork":
-            extra.append(b.unary(f"s{i}", "relu", y))
-        else:
-            y = b.unary(f"s{i}", step, y)
-    return b.graph("epilogue", (y, *extra), {}, None)
-
-
 EPILOGUES = {
     "a": ("bias", "relu"),
     "b": ("gelu", "residual"),
@@ -181,7 +160,7 @@ def _folds(g: Grader, answer: Any) -> None:
         if not isinstance(letter, str) or letter.strip().lower() not in EPILOGUES:
             g.fail(f"the entry {letter!r} is not one of the letters a to h", hint="list letters such as 'a'")
         got.add(letter.strip().lower())
-    one = {letter for letter, steps in EPILOGUES.items() if len(fuse(_epilogue_graph(*steps)).nodes) == 1}
+    one = {letter for letter, steps in EPILOGUES.items() if len(fuse(epilogue_graph(*steps)).nodes) == 1}
     for letter in sorted(got - one):
         g.fail(
             f"graph {letter} ({' → '.join(('matmul', *EPILOGUES[letter]))}) does not become one kernel",
