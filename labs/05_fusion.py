@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 from compiler.graph import GraphBuilder, build, fuse
 from isa import Pipe
 from labs.checks import check
-from labs.graphs import epilogue_graph
+from labs.graphs import EPILOGUES, epilogue_graph
 from simulator import load_chip
 from simulator.graph_run import run_graph
 
@@ -341,7 +341,8 @@ print(fuse(mlp))
 #
 # `epilogue_graph(*steps)` (from `labs/graphs.py`; `epilogue_graph??` shows it) builds a `64 × 128` matmul
 # followed by the operators in `steps`. For which graphs does `fuse` leave **one** kernel? Predict from the
-# rule, then check with `len(fuse(epilogue_graph(...)).nodes)`. Set `folds` to the list of letters.
+# rule, then check with `len(fuse(epilogue_graph(...)).nodes)`. Set `folds` to the list of letters
+# (`EPILOGUES` maps each letter to its steps).
 #
 # - a. `epilogue_graph("bias", "relu")`
 # - b. `epilogue_graph("gelu", "residual")`
@@ -357,17 +358,7 @@ print(fuse(epilogue_graph("bias", "gelu")))
 
 # %%
 ### BEGIN SOLUTION
-candidates = {
-    "a": ("bias", "relu"),
-    "b": ("gelu", "residual"),
-    "c": ("exp",),
-    "d": ("relu", "bias"),
-    "e": ("residual", "relu"),
-    "f": ("fork", "bias"),
-    "g": ("bias", "silu", "residual"),
-    "h": ("softmax",),
-}
-folds = [letter for letter, steps in candidates.items() if len(fuse(epilogue_graph(*steps)).nodes) == 1]
+folds = [letter for letter, steps in EPILOGUES.items() if len(fuse(epilogue_graph(*steps)).nodes) == 1]
 ### END SOLUTION
 check("5.5", folds)
 

@@ -5,6 +5,18 @@ from __future__ import annotations
 from compiler.graph import Graph, GraphBuilder
 from compiler.ops import Elementwise
 
+#: Lab 5's question 5.5: which of these ``epilogue_graph(*steps)`` does ``fuse`` make one kernel?
+EPILOGUES: dict[str, tuple[str, ...]] = {
+    "a": ("bias", "relu"),
+    "b": ("gelu", "residual"),
+    "c": ("exp",),
+    "d": ("relu", "bias"),
+    "e": ("residual", "relu"),
+    "f": ("fork", "bias"),
+    "g": ("bias", "silu", "residual"),
+    "h": ("softmax",),
+}
+
 
 def epilogue_graph(*steps: str, M: int = 64, N: int = 128, K: int = 64) -> Graph:
     """A matmul x·W of M × N × K, then each step: 'bias', 'residual', 'softmax', 'fork' (a ReLU reading

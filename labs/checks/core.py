@@ -270,6 +270,22 @@ class Grader:
             self.fail(f"{case} {value!r} is not one of {_options(options)}", hint="copy one option exactly")
         return norm
 
+    def strings(self, value: Any, name: str, example: str) -> list[str]:
+        """``value`` must be a list (tuple, set) of strings, such as ``[example]``; returns its entries,
+        stripped and lower-cased (the grader checks that each is a valid one)."""
+        if isinstance(value, str) or not isinstance(value, list | tuple | set):
+            self.fail(
+                f"{name} is {type(value).__name__} {_short(value)}; it should be a list of strings such as "
+                f"[{example!r}]",
+                hint=f"one string per entry, e.g. [{example!r}]",
+            )
+        for entry in value:
+            if not isinstance(entry, str):
+                self.fail(
+                    f"the entry {entry!r} of {name} is not a string such as {example!r}", hint=f"write {example!r}"
+                )
+        return [entry.strip().lower() for entry in value]
+
     # -- comparing -----------------------------------------------------------------------------
     def close(
         self, got: float, want: float, case: str, *, rtol: float = 1e-6, atol: float = 0.0, hint: str | None = None

@@ -55,15 +55,8 @@ def _predict(g: Grader, fn: Any) -> None:
 
 @exercise("2.2", "best_orders: the orders (e.g. 'm,n,k') of the 256³ matmul with 64³ tiles that move the fewest bytes")
 def _best_orders(g: Grader, answer: Any) -> None:
-    if isinstance(answer, str) or not isinstance(answer, list | tuple | set):
-        g.fail(
-            f"best_orders is {type(answer).__name__} {answer!r:.60}; it should be a list of strings such as ['m,n,k']",
-            hint="one string per order",
-        )
     got = set()
-    for o in answer:
-        if not isinstance(o, str):
-            g.fail(f"the entry {o!r} is not a string such as 'm,n,k'", hint="write orders as 'm,n,k'")
+    for o in g.strings(answer, "best_orders", "m,n,k"):
         norm = "".join(ch for ch in o.lower() if ch in "mnk")
         if sorted(norm) != ["k", "m", "n"]:
             g.fail(f"the entry {o!r} is not an order of m, n and k", hint="write orders as 'm,n,k'")

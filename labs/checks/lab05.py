@@ -10,7 +10,7 @@ from typing import Any
 from compiler.graph import build, fuse
 from isa import Pipe
 from labs.checks.core import Grader, exercise
-from labs.graphs import epilogue_graph
+from labs.graphs import EPILOGUES, epilogue_graph
 from simulator.graph_run import GraphRun, KernelResult, run_graph
 
 B910 = "ascend910b-like"
@@ -136,30 +136,11 @@ def _one_core(g: Grader, answer: Any) -> None:
     )
 
 
-EPILOGUES = {
-    "a": ("bias", "relu"),
-    "b": ("gelu", "residual"),
-    "c": ("exp",),
-    "d": ("relu", "bias"),
-    "e": ("residual", "relu"),
-    "f": ("fork", "bias"),
-    "g": ("bias", "silu", "residual"),
-    "h": ("softmax",),
-}
-
-
 @exercise("5.5", "folds: the letters of the graphs that fuse() makes one kernel")
 def _folds(g: Grader, answer: Any) -> None:
-    if isinstance(answer, str) or not isinstance(answer, list | tuple | set):
-        g.fail(
-            f"folds is {type(answer).__name__} {answer!r:.60}; it should be a list of letters such as ['a']",
-            hint="one string per graph, e.g. ['a', 'c']",
-        )
-    got = set()
-    for letter in answer:
-        if not isinstance(letter, str) or letter.strip().lower() not in EPILOGUES:
-            g.fail(f"the entry {letter!r} is not one of the letters a to h", hint="list letters such as 'a'")
-        got.add(letter.strip().lower())
+    got = set(g.strings(answer, "folds", "a"))
+    for letter in sorted(got - set(EPILOGUES)):
+        g.fail(f"the entry {letter!r} is not one of the letters a to h", hint="list letters such as 'a'")
     one = {letter for letter, steps in EPILOGUES.items() if len(fuse(epilogue_graph(*steps)).nodes) == 1}
     for letter in sorted(got - one):
         g.fail(
