@@ -235,6 +235,7 @@ UB_CASES = (
     ("edu", "rmsnorm", 64, 1024, 2, True),
     ("edu", "rmsnorm", 64, 1024, 2, False),
     ("edu", "rmsnorm", 128, 1024, 8, True),
+    ("edu", "rmsnorm", 64, 1024, 1, False),  # one row: a per-row value is one element
     ("edu", "softmax", 64, 1024, 4, True),
     ("edu", "softmax", 64, 1024, 4, False),
     ("edu", "layernorm", 64, 1024, 4, True),
@@ -242,6 +243,7 @@ UB_CASES = (
     ("ascend910b-like", "rmsnorm", 64, 768, 16, True),
     ("ascend910b-like", "softmax", 64, 4096, 2, False),
     ("ascend910b-like", "layernorm", 128, 1024, 8, True),
+    ("ascend910b-like", "softmax", 32, 2048, 1, True),
 )
 
 
