@@ -513,8 +513,8 @@ for v in prog.temps:
 # - of `v.dtype.itemsize` bytes each, rounded up to `chip.alignment(Space.UB)` bytes;
 #
 # and the area is the most bytes live at any one op (a temporary is live from its first to its last op, both
-# included). The check compiles kernels (RMSNorm, softmax, LayerNorm; both chips; shared or not; tiles of 2 rows
-# or more) and compares with the area the `buffer` pass reserves.
+# included). The check compiles kernels (RMSNorm, softmax, LayerNorm; both chips; shared or not; tiles of one
+# to sixteen rows) and compares with the area the `buffer` pass reserves.
 
 
 # %%
