@@ -7,8 +7,9 @@ from isa.instructions.cross import SetCross, WaitCross
 from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
-from isa.instructions.vector import VBinary, VBroadcast, VCast, VDup, VReduce, VScalar, VUnary
+from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
 from isa.instructions.vindex import VTranspose, VTriangle
+from isa.instructions.vrow import VBroadcast, VReduce
 
 #: Every instruction class, in the order the ISA reference lists them.
 INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
