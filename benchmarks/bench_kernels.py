@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from compiler import Elementwise, MatMul, RMSNorm, Schedule  # noqa: E402
-from simulator.api import KernelRun, compile_and_run  # noqa: E402
+from dsasim.api import KernelRun, compile_and_run  # noqa: E402
 
 CHIP = "ascend910b-like"
 

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from compiler import OP_NAMES, MatMul, RMSNorm, Schedule  # noqa: E402
-from simulator.tune import tune  # noqa: E402
+from dsasim.tune import tune  # noqa: E402
 
 CHIP = "ascend910b-like"
 CORES = 24
@@ -168,7 +168,7 @@ def table(rows: list[dict], command: str) -> str:
 
 def plot(row: dict, path: Path) -> None:
     from simulator.plots import save_figure
-    from simulator.plots.tune import tuning_curves
+    from dsasim.plots.tune import tuning_curves
 
     title = f"{row['case']} on {CHIP} ({CORES} cores) · {row['space']:,} candidates"
     save_figure(tuning_curves(row["curves"], title=title, optimum=row["optimum"]), path)

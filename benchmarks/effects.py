@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from compiler import BufferCapacityError, Elementwise, MatMul, Op, Schedule, Softmax  # noqa: E402
 from compiler.schedule import operands  # noqa: E402
-from simulator.api import KernelRun, compile_and_run  # noqa: E402
+from dsasim.api import KernelRun, compile_and_run  # noqa: E402
 
 DOC = ROOT / "docs" / "compiler.md"
 CHIP = "edu"

@@ -1,6 +1,6 @@
 """Memory reuse and fusion (issue 6), measured: the tables and figures of docs/memory-and-fusion.md.
 
-Each table is one experiment on a graph from ``compiler.graph.build``, run by ``simulator.graph_run``
+Each table is one experiment on a graph from ``compiler.graph.build``, run by ``dsasim.graph_run``
 (timing-only: the cycles are those of a functional run) or only planned (``max_batch`` touches no
 device memory). ``tests/graph/test_graph_effects.py`` asserts each effect with a margin and fails if a
 table in the docs is stale. Regenerate with::
@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from compiler import BufferCapacityError, Schedule  # noqa: E402
 from compiler.graph import build, fuse, max_batch, plan_memory  # noqa: E402
 from simulator import load_chip  # noqa: E402
-from simulator.api import compile_and_run  # noqa: E402
-from simulator.graph_run import GraphRun, run_graph  # noqa: E402
+from dsasim.api import compile_and_run  # noqa: E402
+from dsasim.graph_run import GraphRun, run_graph  # noqa: E402
 
 DOC = ROOT / "docs" / "memory-and-fusion.md"
 #: The figures of the page and the commands that draw them ({out}: the folder).
@@ -211,7 +211,7 @@ def figures(folder: Path = ROOT / "docs" / "memory") -> list[Path]:
     import io
     import shlex
 
-    from simulator.cli import main as dsasim
+    from dsasim.cli import main as dsasim
 
     out = []
     for name, command in FIGURES.items():

@@ -36,7 +36,7 @@ from isa import Pipe
 from labs import EXAMPLES
 from labs.checks import check
 from simulator import load_chip, simulate
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 from simulator.microbench import bench_path
 
 # %% [markdown]

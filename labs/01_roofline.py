@@ -30,7 +30,7 @@ from compiler import Elementwise, MatMul
 from isa import DType
 from labs.checks import check
 from simulator import load_chip
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 from simulator.plots import roofline
 
 edu = load_chip("edu")

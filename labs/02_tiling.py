@@ -32,7 +32,7 @@ from compiler import BufferCapacityError, MatMul, Schedule
 from isa import DsasimError, Space
 from labs.checks import check
 from simulator import load_chip
-from simulator.api import compile_and_run, compile_op
+from dsasim.api import compile_and_run, compile_op
 
 chip = load_chip("edu")
 

@@ -31,7 +31,7 @@ from compiler import BufferCapacityError, Elementwise, Schedule
 from isa import DType, Space
 from labs.checks import check
 from simulator import load_chip
-from simulator.api import compile_and_run, compile_op
+from dsasim.api import compile_and_run, compile_op
 from simulator.microbench import bench_path, bench_vector
 
 chip = load_chip("edu")

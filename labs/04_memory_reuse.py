@@ -35,8 +35,8 @@ from compiler.graph import ALIGN, GraphBuilder, build, fuse, plan_memory
 from isa import DType, Space
 from labs.checks import check
 from simulator import load_chip
-from simulator.api import compile_and_run
-from simulator.graph_run import run_graph
+from dsasim.api import compile_and_run
+from dsasim.graph_run import run_graph
 
 chip = load_chip("edu")
 KiB, MiB = 1 << 10, 1 << 20

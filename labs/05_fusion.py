@@ -32,7 +32,7 @@ from isa import Pipe
 from labs.checks import check
 from labs.graphs import EPILOGUES, epilogue_graph
 from simulator import load_chip
-from simulator.graph_run import run_graph
+from dsasim.graph_run import run_graph
 
 edu, b910 = load_chip("edu"), load_chip("ascend910b-like")
 

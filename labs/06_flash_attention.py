@@ -35,7 +35,7 @@ from compiler.attention import Attention, AttentionSchedule, plan_attention
 from isa import Pipe, Space
 from labs.checks import check
 from simulator import load_chip
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 
 chip = load_chip("edu")
 

@@ -45,9 +45,9 @@ from compiler.tune import Measurement, Strategy, build_space, make_strategy, sch
 from isa import DType, Space
 from labs.checks import check
 from simulator import load_chip
-from simulator.api import compile_and_run, compile_op
-from simulator.cli import main as dsasim
-from simulator.tune import tune
+from dsasim.api import compile_and_run, compile_op
+from dsasim.cli import main as dsasim
+from dsasim.tune import tune
 
 chip = load_chip("edu")
 op = MatMul(256, 256, 256)
@@ -584,7 +584,7 @@ _ = dsasim(["tune", "matmul", "--shape", "256x256x256", "--buffers", "a=2,b=2,c=
 # - g. `schedule=dataclasses.replace(pinned, prefetch=0)`
 # - h. `max_instructions=2 * BUDGET`
 #
-# Set `misses` to their letters, e.g. `"a, c"`. Read `simulator/tune/db.py` and `Chip.fingerprint()` in
+# Set `misses` to their letters, e.g. `"a, c"`. Read `dsasim/tune/db.py` and `Chip.fingerprint()` in
 # `simulator/config.py`, or try: `hit_or_miss(**change)` below tunes a 16×16×32 matmul `tiny` into a fresh
 # database and then makes the second call (the key does not depend on the size; for f, change `tiny`).
 

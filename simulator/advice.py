@@ -37,7 +37,7 @@ from simulator.config import ROUTES
 from simulator.stats import Stats
 
 if TYPE_CHECKING:
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 #: Pipes in data-flow order (the scalar unit first), as the report and the pictures list them.
 PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MTE3)

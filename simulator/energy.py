@@ -27,7 +27,7 @@ from isa.timing import route_name
 from simulator.config import Chip, EnergyConfig
 
 if TYPE_CHECKING:
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 VECTOR_CLASSES = (VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast)
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from isa import Pipe
 from simulator.advice import attribution, cause_label, diagnose, stall_summary
+from simulator.colors import PIPE_COLORS, cause_color
 from simulator.energy import energy, format_pj
-from simulator.plots.style import PIPE_COLORS, cause_color
 
 if TYPE_CHECKING:
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 #: With more cores than this, the table sums each pipe over the cores instead of listing every core.
 MAX_CORE_ROWS = 4

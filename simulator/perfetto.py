@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from isa import Copy, DsasimError, Fixpipe, Instruction, Pipe, Region, Space
 from simulator.advice import PIPE_ORDER
+from simulator.colors import instruction_kind
 from simulator.engine import short
-from simulator.plots.style import instruction_kind
 
 if TYPE_CHECKING:
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 
 def _region_text(r: Region) -> str:

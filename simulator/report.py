@@ -9,7 +9,7 @@ from simulator.advice import PIPE_ORDER, cause_label, diagnose, verdict
 from simulator.energy import energy, format_energy
 
 if TYPE_CHECKING:
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 
 def _pct(part: float, total: float) -> str:

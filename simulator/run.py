@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,64 +12,30 @@ import numpy as np
 
 from isa import DsasimError, Pipe, Program, Space, Transfer, parse_file, validate
 from isa.timing import route_name
+from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
-from simulator.engine import K_FIXED, CrossFlagEntry, Engine, Entries, FlagEntry, TraceEntry
+from simulator.energy import Energy, energy
+from simulator.engine import CrossFlagEntry, Engine, Entries, FlagEntry, Kind, TraceEntry
 from simulator.memory import MachineMemory
-from simulator.sanitizer import Sanitizer, SanitizerReport
+from simulator.notebook import run_html
+from simulator.perfetto import write_trace
+from simulator.record import RunRecord
+from simulator.report import format_report, report_json
+from simulator.sanitizer import Sanitizer
 from simulator.stats import Roofline, Stats
 from simulator.topology import AIC, AIV, core_kinds
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from simulator.advice import Diagnosis
-    from simulator.energy import Energy
 
-
-@dataclass
-class Run:
-    """Everything one simulation produced. ``print(run)`` shows the cycle report."""
-
-    program: Program
-    chip: Chip
-    stats: Stats
-    #: Output tensors (``out``/``inout``) by name; empty in timing-only mode.
-    outputs: dict[str, np.ndarray]
-    #: The inputs the run used (given or generated), by name; empty in timing-only mode.
-    inputs: dict[str, np.ndarray]
-    trace: Sequence[TraceEntry]
-    flags: Sequence[FlagEntry]
-    #: (cycle, bytes/cycle of GM bandwidth in use) at every change
-    gm_usage: list[tuple[int, float]]
-    timing_only: bool
-    name: str = "program"
-    warnings: list[str] = field(default_factory=list)
-    #: Schedule knob to try per pipe/path/buffer/cause, for the verdict (see ``simulator.advice``);
-    #: a compiled run fills it in, e.g. ``{"gm_l1": "raise the buffer depth of A/B or enlarge tile_k"}``.
-    knobs: dict[str, str] = field(default_factory=dict)
-    #: What the sanitizer found (``simulate(..., sanitize=True)``); None when it was off.
-    sanitizer: SanitizerReport | None = None
-    #: Cross-core hand-overs (``set_cross`` → ``wait_cross``), in the order they were taken.
-    cross_flags: Sequence[CrossFlagEntry] = ()
-    #: Per core: ``"AIC"`` or ``"AIV"`` on a separated chip (``simulator.topology``), ``""`` otherwise.
-    core_kinds: tuple[str, ...] = ()
-
-    @property
-    def cycles(self) -> int:
-        return self.stats.cycles
-
-    @property
-    def seconds(self) -> float:
-        return self.chip.cycles_to_seconds(self.stats.cycles)
+class Run(RunRecord):
+    """Everything one simulation produced, and its views. ``print(run)`` shows the cycle report."""
 
     def report(self) -> str:
-        from simulator.report import format_report
-
         return format_report(self)
 
     def to_json(self) -> dict:
-        from simulator.report import report_json
-
         out = report_json(self)
         if self.sanitizer is not None:
             out["sanitizer"] = self.sanitizer.to_json()
@@ -88,38 +53,30 @@ class Run:
     # -- seeing the run (simulator.plots, perfetto, advice, energy, notebook) ---------------------
     def timeline(self, window: tuple[int | None, int | None] | None = None, **kwargs: Any) -> Figure:
         """A Gantt chart per core and pipe, with flag arrows (a matplotlib Figure); ``window`` in cycles."""
-        from simulator.plots import timeline
+        from simulator.plots import timeline  # matplotlib costs ~0.3 s: loaded on the first picture only
 
         return timeline(self, window=window, **kwargs)
 
     def roofline(self, **kwargs: Any) -> Figure:
         """This run on the chip's hierarchical roofline (a matplotlib Figure)."""
-        from simulator.plots import roofline
+        from simulator.plots import roofline  # matplotlib: loaded on the first picture only
 
         return roofline(self, **kwargs)
 
     def save_trace(self, path: str | Path) -> Path:
         """Write a Chrome/Perfetto trace (JSON) of the run; open it at https://ui.perfetto.dev."""
-        from simulator.perfetto import write_trace
-
         return write_trace(self, path)
 
     def diagnose(self, knobs: dict[str, str] | None = None) -> Diagnosis:
         """The bottleneck verdict as data (pipe, cause, chain of waits, advice)."""
-        from simulator.advice import diagnose
-
         return diagnose(self, knobs)
 
     @property
     def energy(self) -> Energy | None:
         """Energy by memory level and unit, or None when the chip has no ``[energy]`` table."""
-        from simulator.energy import energy
-
         return energy(self)
 
     def _repr_html_(self) -> str:
-        from simulator.notebook import run_html
-
         return run_html(self)
 
 
@@ -271,7 +228,7 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kin
                     gm_read += cost.nbytes
                 elif cost.dst is Space.GM:
                     gm_write += cost.nbytes
-            elif kind != K_FIXED:
+            elif kind is not Kind.FIXED:
                 continue
             elif pipe is Pipe.CUBE:
                 cube_flops += ins.flops

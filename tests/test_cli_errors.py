@@ -15,7 +15,7 @@ from helpers import assert_close
 
 from isa import Space, parse_file
 from simulator import load_chip, preset_names, simulate
-from simulator.cli import main
+from dsasim.cli import main
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.cli import main as cli
+from dsasim.cli import main as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

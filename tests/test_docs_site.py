@@ -34,5 +34,5 @@ def test_every_page_is_in_the_navigation():
 
 def test_cli_reference_is_current():
     assert (ROOT / "docs" / "cli.md").read_text() == cli_reference.render(), (
-        "docs/cli.md is stale: run `.venv/bin/python -m simulator.cli_reference --write`"
+        "docs/cli.md is stale: run `.venv/bin/python -m dsasim.cli.reference --write`"
     )

@@ -17,7 +17,7 @@ import pytest
 from helpers import check_golden
 
 from isa import format_program, parse, parse_file
-from simulator.cli import main
+from dsasim.cli import main
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.s"))

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from isa import DsasimError, DType, Space
 from simulator import calibration as cal
 from simulator import microbench as mb
-from simulator.cli import main as cli
+from dsasim.cli import main as cli
 from simulator.config import load_chip
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from helpers import make_chip
 
 from isa import DsasimError, Pipe, parse
 from simulator import simulate
-from simulator.cli import main as cli
+from dsasim.cli import main as cli
 from simulator.notebook import run_html
 from simulator.plots import resolve_window, roofline, roofline_data, save_figure, timeline_data
 from simulator.plots.style import DsasimFigure

@@ -19,7 +19,7 @@ from strategies import runnable_programs
 
 from isa import Addr, DeadlockError, Region, Space, SyncError, ValidationError, parse
 from simulator import simulate
-from simulator.cli import main as cli
+from dsasim.cli import main as cli
 from simulator.sanitizer import (
     DEADLOCK,
     DOUBLE_SET,

@@ -10,12 +10,12 @@ import sys
 import pytest
 
 from compiler import MatMul, OpError, Schedule, make_op
-from simulator.api import compile_and_run
-from simulator.cli import main as cli
+from dsasim.api import compile_and_run
+from dsasim.cli import main as cli
 from simulator.config import load_chip
 from simulator.plots.style import DsasimFigure
-from simulator.sweep import Progress, SweepError, apply, parse_value, parse_vary, sweep
-from simulator.sweep_report import flat_knobs, knobs_text
+from dsasim.sweep import SweepError, apply, parse_value, parse_vary, sweep
+from dsasim.sweep_report import flat_knobs, knobs_text
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -154,21 +154,6 @@ def test_plot_draws_one_line_per_value_of_the_other_knobs(mm):
     assert peak and peak[0].get_ydata()[0] == pytest.approx(8192 * 1e9 / 1e12)  # edu's Cube: 8192 FLOP/cycle
     with pytest.raises(SweepError, match="not varied"):
         mm.plot(x="tile_n")
-
-
-def test_progress_bar():
-    out = io.StringIO()
-    bar = Progress(4, True, out, clock=iter([0.0, 1.0, 2.0, 3.0]).__next__)
-    bar.update(0, "tile_m=32")
-    bar.update(2, "tile_m=64")
-    assert "\r[··········" in out.getvalue() and "0/4  tile_m=32  1.0 s" in out.getvalue()
-    assert "[##########··········] 2/4  tile_m=64  2.0 s, ~2.0 s left" in out.getvalue()
-    bar.close()
-    assert out.getvalue().endswith("\r")
-    quiet = io.StringIO()
-    Progress(1, True, quiet).update(0, "x")  # a single run needs no bar
-    Progress(5, False, quiet).update(2, "x")
-    assert quiet.getvalue() == ""
 
 
 def test_cli_table_json_plot(tmp_path, capsys, monkeypatch):

@@ -10,7 +10,7 @@ from isa import DType, Pipe
 from labs import EXAMPLES
 from labs.checks.core import Grader, exercise
 from simulator import Run, load_chip, simulate
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 from simulator.microbench import bench_path
 
 

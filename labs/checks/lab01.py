@@ -13,7 +13,7 @@ from compiler import Elementwise, MatMul, Op, Schedule
 from isa import DType
 from labs.checks.core import Grader, exercise
 from simulator import Run, load_chip
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 
 F16, F32, BF16 = DType.F16, DType.F32, DType.BF16
 

@@ -10,7 +10,7 @@ from compiler import Elementwise, Schedule
 from isa import DsasimError, DType
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from simulator.api import compile_and_run, compile_op
+from dsasim.api import compile_and_run, compile_op
 from simulator.microbench import bench_path, bench_vector
 
 BINARY = ("add", "sub", "mul", "div", "max", "min")

@@ -13,7 +13,7 @@ from compiler.graph.ir import Graph
 from compiler.graph.memory import lifetimes
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from simulator.api import compile_op
+from dsasim.api import compile_op
 
 MIB = 1 << 20
 

@@ -1,5 +1,5 @@
 """Graders of lab 5, fusion. Oracles: graphs run kernel by kernel on the simulator
-(``simulator.graph_run.run_graph``: the GM bytes it counted, the cycles it took, its roofline memory
+(``dsasim.graph_run.run_graph``: the GM bytes it counted, the cycles it took, its roofline memory
 bounds, its pipes' busy time) and the compiler's fusion pass (``compiler.graph.fuse``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from compiler.graph import build, fuse
 from isa import Pipe
 from labs.checks.core import Grader, exercise
 from labs.graphs import EPILOGUES, epilogue_graph
-from simulator.graph_run import GraphRun, KernelResult, run_graph
+from dsasim.graph_run import GraphRun, KernelResult, run_graph
 
 B910 = "ascend910b-like"
 

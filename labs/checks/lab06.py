@@ -12,7 +12,7 @@ import numpy as np
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.plan import steps, units
 from labs.checks.core import Grader, exercise
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 
 NEG_INF = -np.inf
 

@@ -27,7 +27,7 @@ from isa import DType
 from isa.instructions.cube import Mmad
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from simulator.api import compile_op
+from dsasim.api import compile_op
 
 #: The knobs the lab pins: double-buffered a and b, one accumulator, prefetch 1.
 PINNED = Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1)
@@ -310,7 +310,7 @@ def _variants(op: MatMul, chip) -> dict[str, dict[str, Any]]:
 def _misses() -> frozenset[str]:
     """The variants that search again, found by running them against a database (on a small matmul: the key
     does not depend on the size)."""
-    from simulator.tune import tune
+    from dsasim.tune import tune
 
     op, chip = MatMul(16, 16, 32), load_chip("edu")
     first = {"op": op, "chip": chip, "schedule": PINNED, "strategy": "exhaustive", "max_instructions": BUDGET}

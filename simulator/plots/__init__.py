@@ -1,5 +1,5 @@
-"""Pictures of a run: the hierarchical roofline and the pipe timeline (matplotlib, Agg, no GUI); and of a
-compiled kernel: its tile pictures (``tiles``).
+"""Pictures of a run: the hierarchical roofline and the pipe timeline (matplotlib, Agg, no GUI). Pictures
+that need the compiler (tiles, memory plans, sweeps, tuning) live in ``dsasim.plots``.
 
 ``roofline(runs)`` and ``timeline(run)`` return a matplotlib Figure; ``save_figure(fig, "out.png")``
 writes it. The data each picture draws is computed separately (``roofline_data``, ``timeline_data``) so
@@ -8,20 +8,15 @@ tests check coordinates, not pixels. ``Run.roofline()`` and ``Run.timeline()`` a
 
 from simulator.plots.roofline import RooflineData, roofline, roofline_data
 from simulator.plots.style import save_figure
-from simulator.plots.tiles import TilesData, tiles, tiles_data, tiles_widget
 from simulator.plots.timeline import TimelineData, resolve_window, timeline, timeline_data
 
 __all__ = [
     "RooflineData",
-    "TilesData",
     "TimelineData",
     "resolve_window",
     "roofline",
     "roofline_data",
     "save_figure",
-    "tiles",
-    "tiles_data",
-    "tiles_widget",
     "timeline",
     "timeline_data",
 ]

@@ -27,7 +27,7 @@ from simulator.plots.style import MMAD_COLOR, ROUTE_COLORS, RUN_COLORS, VECTOR_C
 
 if TYPE_CHECKING:
     from simulator.plots.style import DsasimFigure
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 GM = "GM"
 

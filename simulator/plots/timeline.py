@@ -22,7 +22,7 @@ from simulator.plots.style import WAIT_COLOR, WAIT_EDGE, instruction_kind, kind_
 
 if TYPE_CHECKING:
     from simulator.plots.style import DsasimFigure
-    from simulator.run import Run
+    from simulator.record import RunRecord as Run
 
 #: Above this many hand-overs in view, flag arrows are left out (they would hide the bars): zoom in instead.
 MAX_ARROWS = 300

@@ -14,7 +14,7 @@ from compiler.attention import Attention, AttentionSchedule, compile_attention
 from compiler.check import compare
 from isa import Pipe
 from simulator import load_chip, simulate
-from simulator.api import chip_for, compile_and_run
+from dsasim.api import chip_for, compile_and_run
 
 
 def _check(case: Case, *, sanitize: bool = True) -> None:

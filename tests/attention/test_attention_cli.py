@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from simulator.cli import main
+from dsasim.cli import main
 
 
 def dsasim(capsys, *argv: str) -> tuple[int, str, str]:

@@ -9,7 +9,7 @@ from helpers import check_golden
 
 from compiler.attention import Attention, AttentionSchedule, compile_attention
 from simulator import load_chip
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 
 CASES = [
     ("flash_edu", "edu", "flash", 40),

@@ -1,4 +1,4 @@
-"""The Python API labs use (``simulator.api``) and the ``dsasim run`` / ``dsasim compile`` commands."""
+"""The Python API labs use (``dsasim.api``) and the ``dsasim run`` / ``dsasim compile`` commands."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from strategies import EDU
 
 from compiler import Elementwise, MatMul, Schedule, Softmax
-from simulator.api import compile_and_run
-from simulator.cli import main as cli
+from dsasim.api import compile_and_run
+from dsasim.cli import main as cli
 
 DSASIM = Path(sys.executable).with_name("dsasim")
 

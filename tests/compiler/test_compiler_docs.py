@@ -6,7 +6,7 @@ import re
 import shlex
 from pathlib import Path
 
-from simulator.cli import main as cli
+from dsasim.cli import main as cli
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "compiler.md"
 

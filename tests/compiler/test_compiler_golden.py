@@ -16,7 +16,7 @@ from strategies import EDU
 
 from compiler import Elementwise, MatMul, RMSNorm, Schedule, Softmax, compile
 from isa import DType
-from simulator.api import chip_for
+from dsasim.api import chip_for
 
 KERNELS = {
     "matmul_tails": (

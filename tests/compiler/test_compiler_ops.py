@@ -11,7 +11,7 @@ import pytest
 from compiler import OP_NAMES, Elementwise, LayerNorm, MatMul, Reduce, RMSNorm, Softmax, make_op
 from compiler.ops import gelu
 from isa import DType
-from simulator.api import compile_and_run
+from dsasim.api import compile_and_run
 
 SHAPES = {"matmul": "72x40x56", "attention": "1x2x72x64"}  # tails for the default tiles on both chips
 

@@ -9,7 +9,7 @@ from strategies import EDU
 
 from compiler import Elementwise, MatMul, RMSNorm, Schedule, compile
 from simulator import simulate
-from simulator.api import chip_for
+from dsasim.api import chip_for
 
 
 def test_plan_covers_every_output_tile_once_across_cores():

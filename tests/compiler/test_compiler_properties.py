@@ -18,7 +18,7 @@ from kernel_strategies import CHIP, Case, elementwise_cases, matmul_cases, row_c
 import isa
 from compiler import BufferCapacityError
 from simulator import simulate
-from simulator.api import chip_for, compile_and_run
+from dsasim.api import chip_for, compile_and_run
 
 
 def _check_case(case: Case) -> None:

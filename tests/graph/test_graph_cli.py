@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from simulator.cli import main as cli
-from simulator.plots.memory import memory_data
+from dsasim.cli import main as cli
+from dsasim.plots.memory import memory_data
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -65,7 +65,7 @@ def test_memory_plot_is_written(capsys, tmp_path):
 
 def test_memory_plot_data_follows_the_run():
     from compiler.graph import build
-    from simulator.graph_run import run_graph
+    from dsasim.graph_run import run_graph
 
     r = run_graph(build("softmax", rows=16, cols=128), "edu", fuse=False, timing_only=True)
     d = memory_data(r)

@@ -7,7 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
-from simulator.cli import main as cli
+from dsasim.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "memory-and-fusion.md"

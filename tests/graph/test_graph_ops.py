@@ -17,8 +17,8 @@ from compiler.graph.fused import FusedVector, Member
 from compiler.ops import OpError
 from compiler.vecops import PerRow, RowMean, ScalarOp
 from isa import DType
-from simulator.api import compile_and_run
-from simulator.graph_run import run_graph
+from dsasim.api import compile_and_run
+from dsasim.graph_run import run_graph
 
 F16, F32 = DType.F16, DType.F32
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from compiler.graph import build
 from compiler.graph.ir import Graph, GraphError
 from compiler.graph.memory import ALIGN, FreeBlocks, aligned, inplace_pairs, lifetimes, max_batch, plan_memory
-from simulator.graph_run import run_graph
+from dsasim.graph_run import run_graph
 
 
 def _check_plan(graph: Graph, inplace: bool) -> None:

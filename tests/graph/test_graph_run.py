@@ -12,7 +12,7 @@ from compiler.graph import Graph, GraphError, Node, Ref, Tensor, bind, build, fu
 from compiler.graph.fused import FusedVector
 from compiler.ops import Elementwise
 from isa import DType
-from simulator.graph_run import run_graph
+from dsasim.graph_run import run_graph
 
 SMALL = {
     "mlp": {"batch": 16, "hidden": 64},

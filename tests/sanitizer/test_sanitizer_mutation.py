@@ -61,7 +61,7 @@ def compiled_case(op_name: str, schedule_name: str) -> Case:
     as a ``Case`` with the operator's inputs and numpy reference."""
     import compiler
     from compiler.schedule import loaded_operands
-    from simulator.api import chip_for
+    from dsasim.api import chip_for
 
     make, tiles = OPERATORS[op_name]
     op = make(compiler)

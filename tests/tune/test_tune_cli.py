@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from simulator.cli import main as cli
-from simulator.tune.progress import Progress
+from dsasim.cli import main as cli
 
 SOFTMAX = ["tune", "softmax", "--shape", "32x256", "--tile", "r=4"]
 
@@ -94,19 +93,6 @@ def test_user_errors_exit_2(capsys, argv, message, tmp_path, monkeypatch):
     code, out, err = run(capsys, *argv)
     assert code == 2, out + err
     assert err.startswith("error: ") and message in err and "hint:" in err
-
-
-def test_progress_bar():
-    stream = io.StringIO()
-    bar = Progress(4, "model", stream=stream, enabled=True)
-    for best in (900, 800, None, 700):
-        bar.update(best)
-    bar.close()
-    text = stream.getvalue()
-    assert text.startswith("\rmodel") and "4/4" in text and "best 700 cycles" in text and text.endswith("\n")
-    quiet = io.StringIO()
-    Progress(4, "x", stream=quiet).update(1)  # not a terminal: silent
-    assert quiet.getvalue() == ""
 
 
 def test_tune_attention(capsys, tmp_path):

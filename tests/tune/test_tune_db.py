@@ -17,10 +17,10 @@ import pytest
 from compiler import MatMul, Schedule, make_op
 from compiler.tune import MAX_INSTRUCTIONS, Measurement, TuneError
 from isa import DType
-from simulator.api import chip_for
-from simulator.tune import PerfDB, compiler_version, tune, tuned_schedule
-from simulator.tune.db import op_spec
-from simulator.tune.tuner import space_key
+from dsasim.api import chip_for
+from dsasim.tune import PerfDB, compiler_version, tune, tuned_schedule
+from dsasim.tune.db import op_spec
+from dsasim.tune.tuner import space_key
 
 ROOT = Path(__file__).resolve().parents[2]
 OP = make_op("softmax", "32x256")
@@ -136,7 +136,7 @@ def test_a_killed_run_keeps_every_committed_trial(tmp_path):
     """SIGKILL a tuning process in the middle of its search (it commits a trial every few milliseconds),
     then reopen: the file is consistent and holds every trial another connection saw committed."""
     db = tmp_path / "t.sqlite"
-    cmd = [sys.executable, "-m", "simulator.cli", "tune", "add", "--shape", "64x512", "--tile", "c=512",
+    cmd = [sys.executable, "-m", "dsasim.cli", "tune", "add", "--shape", "64x512", "--tile", "c=512",
            "--strategy", "exhaustive", "--db", str(db), "--no-progress"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     seen: list[tuple] = []

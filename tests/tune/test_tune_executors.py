@@ -7,9 +7,9 @@ import pytest
 
 from compiler import MatMul, Schedule, make_op
 from compiler.tune import TuneError
-from simulator.api import chip_for
-from simulator.tune import DaskExecutor, ProcessExecutor, SerialExecutor, make_executor, tune
-from simulator.tune.measure import measure_schedule
+from dsasim.api import chip_for
+from dsasim.tune import DaskExecutor, ProcessExecutor, SerialExecutor, make_executor, tune
+from dsasim.tune.measure import measure_schedule
 
 OP = make_op("softmax", "32x256")
 PINS = Schedule(tile={"r": 4})

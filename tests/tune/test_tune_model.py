@@ -8,8 +8,8 @@ import pytest
 from compiler import MatMul, Schedule, compile, make_op
 from compiler.tune import build_space, predict
 from isa import Transfer
-from simulator.api import chip_for
-from simulator.tune.measure import measure_schedule
+from dsasim.api import chip_for
+from dsasim.tune.measure import measure_schedule
 
 EDU = chip_for("edu")
 

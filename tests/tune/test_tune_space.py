@@ -15,7 +15,7 @@ from compiler.target import Target
 from compiler.tune import TuneError, build_space, schedule_from_json, schedule_key
 from compiler.tune.loopnest import LoopNestFamily, tile_choices
 from isa import DType, Space
-from simulator.api import chip_for
+from dsasim.api import chip_for
 
 EDU = chip_for("edu")
 

@@ -9,7 +9,7 @@ import pytest
 from compiler import MatMul, Schedule, make_op
 from compiler.tune import STRATEGIES, Measurement, TuneError, build_space, make_strategy, schedule_key, search
 from compiler.tune.search import default_trials
-from simulator.api import chip_for
+from dsasim.api import chip_for
 
 EDU = chip_for("edu")
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from compiler import Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
+from dsasim.cli.commands.kernel_args import add_kernel_options, dtype
+from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.sweep import MAX_RUNS, METRICS, parse_vary, sweep
 from isa import DsasimError
-from simulator.commands.output import PICTURE_TYPES
-from simulator.commands.run import add_kernel_options, dtype
-from simulator.sweep import MAX_RUNS, METRICS, parse_vary, sweep
 
 KNOBS = (
     "knobs to vary: tile_<axis> (tile_m, tile_n, tile_k, tile_k0; tile_r), buffers, buffers_<operand> (buffers_a, "

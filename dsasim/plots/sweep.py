@@ -8,15 +8,10 @@ bound at 100%) is a dashed line when every point shares it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from matplotlib.lines import Line2D
 
-from simulator.plots.style import RUN_COLORS, new_figure, styled
-
-if TYPE_CHECKING:
-    from simulator.plots.style import DsasimFigure
-    from simulator.sweep import SweepResult, SweepRow
+from dsasim.sweep_rows import SweepData, SweepError, SweepRow, json_value
+from simulator.plots.style import RUN_COLORS, DsasimFigure, new_figure, styled
 
 YLABELS = {
     "cycles": "cycles (lower is better)",
@@ -43,9 +38,8 @@ def peak(row: SweepRow, metric: str) -> tuple[float, str] | None:
     return None
 
 
-def sweep_plot(result: SweepResult, metric: str, x: str | None = None) -> DsasimFigure:
+def sweep_plot(result: SweepData, metric: str, x: str | None = None) -> DsasimFigure:
     """Draw ``metric`` of every row of ``result`` against knob ``x`` (default: the first varied knob)."""
-    from simulator.sweep import SweepError, json_value
 
     keys = list(result.vary)
     if x is not None and x not in keys:
@@ -102,10 +96,9 @@ def sweep_plot(result: SweepResult, metric: str, x: str | None = None) -> Dsasim
     return fig
 
 
-def _draw_peaks(ax, result: SweepResult, metric: str, pos: dict, x: str | None, nseries: int) -> list[float]:
+def _draw_peaks(ax, result: SweepData, metric: str, pos: dict, x: str | None, nseries: int) -> list[float]:
     """The chip's ceiling: one dashed line if every point shares it; a dashed curve over x if it changes
     with x (cores, chips) and there is one line; else nothing. Returns the values drawn."""
-    from simulator.sweep import json_value
 
     ok = [r for r in result.rows if r.ok]
     peaks = {peak(r, metric) for r in ok}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dsasim.cli.commands.output import add_output_options, emit
 from isa import DsasimError, parse_file
-from simulator.commands.output import add_output_options, emit
 from simulator.config import load_chip
 from simulator.run import simulate
 

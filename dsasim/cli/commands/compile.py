@@ -14,9 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from dsasim.api import chip_for, compile_op
+from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from isa import DsasimError, validate
-from simulator.api import chip_for, compile_op
-from simulator.commands.run import add_kernel_options, op_and_schedule
 from simulator.config import preset_names
 
 

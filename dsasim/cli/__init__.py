@@ -1,6 +1,6 @@
 """The ``dsasim`` command line.
 
-Each subcommand lives in its own module under ``simulator/commands`` with ``add_parser(subparsers)``
+Each subcommand lives in its own module under ``dsasim/cli/commands`` with ``add_parser(subparsers)``
 and ``main(args) -> int``. A user mistake (any ``DsasimError``) prints ``error: …`` and a hint on
 stderr and exits with status 2 — never a traceback.
 """
@@ -34,9 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"simulator.commands.{name}")
+            module = importlib.import_module(f"dsasim.cli.commands.{name}")
         except ModuleNotFoundError as e:
-            if e.name and e.name.startswith("simulator.commands"):
+            if e.name and e.name.startswith("dsasim.cli.commands"):
                 continue  # a command not built yet
             raise
         module.add_parser(sub)

@@ -8,7 +8,7 @@ once. ``jobs`` says how many run at the same time (the search asks for at least 
     with make_executor(executor="dask://127.0.0.1:8786") as ex:  # a dask scheduler's workers
 
 The dask executor needs ``dsasim[tune]`` on the client and on every worker (the workers import
-``simulator.tune.measure``); ``dask scheduler`` and ``dask worker tcp://HOST:8786`` start a cluster.
+``dsasim.tune.measure``); ``dask scheduler`` and ``dask worker tcp://HOST:8786`` start a cluster.
 """
 
 from __future__ import annotations

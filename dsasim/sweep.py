@@ -1,9 +1,9 @@
 """Sweeps: one operator over every combination of schedule knobs (or shapes, or chips), side by side.
 
 Seeded by Triton's ``do_bench``/``perf_report``: name the knobs to vary and their values, and every
-combination is compiled and simulated (``simulator.api.compile_and_run``), then tabulated and plotted::
+combination is compiled and simulated (``dsasim.api.compile_and_run``), then tabulated and plotted::
 
-    from simulator.sweep import sweep
+    from dsasim.sweep import sweep
 
     r = sweep("matmul", "256x256x256", vary={"tile_m": [32, 64, 128], "buffers": [1, 2]})
     print(r.table())           # cycles, µs, TFLOP/s (2·M·N·K / time), GB/s of GM traffic, % of the roofline bound
@@ -26,28 +26,25 @@ are the same (the simulator guarantees it), and a sweep is about time.
 
 from __future__ import annotations
 
+import html
 import itertools
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compiler import Op, Schedule, make_op
 from compiler.schedule import operands, tile_knobs
+from dsasim.api import compile_and_run
+from dsasim.progress import Progress
+from dsasim.sweep_report import fixed_knobs, format_table
+from dsasim.sweep_rows import SweepData, SweepError, SweepRow, check_metric, json_value
 from isa import DsasimError, DType
 from simulator.config import Chip, load_chip
 
 if TYPE_CHECKING:
-    from simulator.plots.style import DsasimFigure
+    from simulator.plots.style import DsasimFigure  # the type of plot(); matplotlib is loaded by plot() alone
 
-#: What a sweep can plot and rank by: name → (column title, higher is better).
-METRICS = {
-    "cycles": ("cycles", False),
-    "tflops": ("TFLOP/s", True),
-    "gbps": ("GB/s", True),
-    "roofline": ("roofline", True),
-}
 #: A sweep with more combinations than this is refused unless ``max_runs`` is raised.
 MAX_RUNS = 1000
 _INT_KNOBS = ("prefetch", "cores", "buffers")
@@ -55,118 +52,21 @@ _AXES_KNOBS = ("order", "parallel")
 _OTHER_KNOBS = ("shape", "chip", "dtype")
 
 
-class SweepError(DsasimError):
-    """A sweep that cannot be set up: an unknown knob, a value that cannot be read, too many runs."""
-
-
-# ------------------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class SweepRow:
-    """One combination: its knob values and what its run measured, or the error that stopped it."""
-
-    params: dict[str, Any]
-    op: Op | None = None
-    chip: Chip | None = None
-    schedule: Schedule | None = None  # as resolved by the compiler (defaults filled in)
-    cycles: int | None = None
-    seconds: float | None = None  # simulated time at the chip's clock
-    gm_bytes: int | None = None
-    roofline: float | None = None  # the run's roofline bound / its cycles (0..1)
-    bound: str | None = None  # the resource that sets the bound: "cube", "GM", "gm_l1", ...
-    check: bool | None = None  # outputs equal numpy's (None: not checked)
-    error: str | None = None
-    hint: str | None = None
-    wall: float = 0.0  # seconds of real time the compile and run took
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def flops(self) -> int | None:
-        """Useful arithmetic of the operator (2·M·N·K for a matmul; elements for vector operators)."""
-        return self.op.flops if self.op is not None and self.ok else None
-
-    @property
-    def tflops(self) -> float | None:
-        """Achieved TFLOP/s: useful FLOPs / simulated time."""
-        return self.flops / self.seconds / 1e12 if self.ok and self.seconds else None
-
-    @property
-    def gbps(self) -> float | None:
-        """Achieved GB/s of GM traffic (bytes read and written) / simulated time."""
-        return self.gm_bytes / self.seconds / 1e9 if self.ok and self.seconds else None
-
-    def metric(self, name: str) -> float | None:
-        if name == "cycles":
-            return self.cycles
-        if name == "roofline":
-            return None if self.roofline is None else 100 * self.roofline
-        return getattr(self, name)
-
-    def to_json(self) -> dict:
-        return {
-            "params": {k: json_value(v) for k, v in self.params.items()},
-            "ok": self.ok,
-            "cycles": self.cycles,
-            "seconds": self.seconds,
-            "flops": self.flops,
-            "gm_bytes": self.gm_bytes,
-            "tflops": self.tflops,
-            "gbps": self.gbps,
-            "roofline": self.roofline,
-            "bound": self.bound,
-            "check": self.check,
-            "schedule": self.schedule.to_json() if self.schedule is not None else None,
-            "error": self.error,
-            "hint": self.hint,
-        }
-
-
 @dataclass
-class SweepResult:
-    """Every row of a sweep, in the order the combinations ran (the first knob varies slowest)."""
-
-    op: str
-    shape: str | None
-    chip: str
-    vary: dict[str, list[Any]]
-    rows: list[SweepRow]
-    timing_only: bool = True
-    wall: float = 0.0
-    unit: str = "cube"  # "cube" operators are judged in TFLOP/s, "vector" ones in GB/s
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def default_metric(self) -> str:
-        return "tflops" if self.unit == "cube" else "gbps"
-
-    def best(self, metric: str | None = None) -> SweepRow | None:
-        """The row with the best ``metric`` (fewest cycles, most TFLOP/s...); None if every row failed."""
-        metric = check_metric(metric or self.default_metric)
-        ok = [r for r in self.rows if r.ok and r.metric(metric) is not None]
-        if not ok:
-            return None
-        higher = METRICS[metric][1]
-        return max(ok, key=lambda r: r.metric(metric) if higher else -r.metric(metric))
+class SweepResult(SweepData):
+    """A sweep's rows with their views: ``table()``, ``plot()``, ``to_json()``; ``print(result)`` shows the table."""
 
     def table(self, metric: str | None = None) -> str:
         """The table ``dsasim sweep`` prints."""
-        from simulator.sweep_report import format_table
-
         return format_table(self, check_metric(metric or self.default_metric))
 
     def plot(self, metric: str | None = None, x: str | None = None) -> DsasimFigure:
         """``metric`` against knob ``x`` (default: the first varied), one line per value of the other knobs."""
-        from simulator.plots.sweep import sweep_plot
+        from dsasim.plots.sweep import sweep_plot  # matplotlib: loaded on the first picture only
 
         return sweep_plot(self, check_metric(metric or self.default_metric), x)
 
     def to_json(self, metric: str | None = None) -> dict:
-        from simulator.sweep_report import fixed_knobs
-
         metric = check_metric(metric or self.default_metric)
         best = self.best(metric)
         return {
@@ -186,26 +86,7 @@ class SweepResult:
         return self.table()
 
     def _repr_html_(self) -> str:
-        import html
-
         return f"<pre>{html.escape(self.table())}</pre>"
-
-
-def check_metric(metric: str) -> str:
-    if metric not in METRICS:
-        raise SweepError(f"unknown metric {metric!r}", hint=f"use one of {', '.join(METRICS)}")
-    return metric
-
-
-def json_value(v: Any) -> Any:
-    """Knob values as JSON: axis tuples as ``"m,k,n"``, data types by name."""
-    if isinstance(v, tuple) and all(isinstance(x, str) for x in v):
-        return ",".join(v)
-    if isinstance(v, tuple):
-        return "x".join(map(str, v))
-    if isinstance(v, DType):
-        return v.value
-    return v
 
 
 # ---------------------------------------------------------------------------------- knob values
@@ -310,13 +191,13 @@ def sweep(
             hint="sweep fewer values per knob, or raise max_runs (--max-runs)",
         )
     chip_name = chip if isinstance(chip, str) else chip.name
-    bar = Progress(total, sys.stderr.isatty() if progress is None else progress)
+    bar = Progress(total, "sweep", enabled=progress)
     rows: list[SweepRow] = []
     start = time.perf_counter()
     try:
         for i, combo in enumerate(itertools.product(*values.values())):
             params = dict(zip(values, combo))
-            bar.update(i, ", ".join(f"{k}={json_value(v)}" for k, v in params.items()))
+            bar.update(step=0 if i == 0 else 1, now=", ".join(f"{k}={json_value(v)}" for k, v in params.items()))
             rows.append(_run_one(op, shape, params, base, chip, check, seed, op_options))
     finally:
         bar.close()
@@ -380,8 +261,6 @@ def _run_one(
     seed: int,
     options: dict[str, Any],
 ) -> SweepRow:
-    from simulator.api import compile_and_run
-
     t0 = time.perf_counter()
     the_op: Op | None = None
     try:
@@ -408,30 +287,3 @@ def _run_one(
 
 
 # ------------------------------------------------------------------------------------- progress
-
-
-class Progress:
-    """A one-line progress bar on stderr: ``[#####·····] 5/10  tile_m=64  1.2 s, ~1.2 s left``."""
-
-    def __init__(self, total: int, enabled: bool, stream: Any = None, clock: Callable[[], float] = time.perf_counter):
-        self.total, self.enabled = total, enabled and total > 1
-        self.stream = stream or sys.stderr
-        self.clock = clock
-        self.start = clock()
-
-    def update(self, done: int, label: str) -> None:
-        """``done`` combinations finished; ``label`` is the one starting now."""
-        if not self.enabled:
-            return
-        width = 20
-        filled = width * done // self.total
-        elapsed = self.clock() - self.start
-        eta = f", ~{elapsed / done * (self.total - done):.1f} s left" if done else ""
-        line = f"[{'#' * filled}{'·' * (width - filled)}] {done}/{self.total}  {label}  {elapsed:.1f} s{eta}"
-        self.stream.write("\r" + line[:110].ljust(110))
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * 110 + "\r")
-            self.stream.flush()

@@ -1,14 +1,14 @@
 """``tune(op, chip)``: look the best schedule up in the performance database, or search for it and store it.
 
     from compiler import MatMul, Schedule
-    from simulator.tune import tune
+    from dsasim.tune import tune
 
     r = tune(MatMul(512, 512, 512), "edu", strategy="model", trials=20, db="tune.sqlite")
     print(r)                       # the space, the search, the best schedule and its speed-ups
     r.best_schedule, r.best_cycles
 
 The measuring function the search gets (``compiler.tune.search``) compiles each schedule and simulates
-it in timing-only mode (:mod:`simulator.tune.measure`) on the chosen executor; schedules measured before
+it in timing-only mode (:mod:`dsasim.tune.measure`) on the chosen executor; schedules measured before
 for the same task come from the database (or from an earlier strategy of the same call) instead.
 The compiler's default schedule is measured too (trial 0 of every session): the speed-up is over it.
 """
@@ -30,13 +30,13 @@ from compiler.tune import Space, TuneError, build_space, schedule_from_json, sch
 from compiler.tune.search import Measurement, SearchResult, Trial, default_trials, search
 from compiler.tune.space import MAX_INSTRUCTIONS
 from compiler.tune.strategies import make_strategy
+from dsasim.api import chip_for
+from dsasim.progress import Progress
+from dsasim.tune.db import PerfDB, Task
+from dsasim.tune.executors import Executor, check_executor, make_executor
+from dsasim.tune.measure import measure_schedule
 from isa import DsasimError
-from simulator.api import chip_for
 from simulator.config import Chip
-from simulator.tune.db import PerfDB, Task
-from simulator.tune.executors import Executor, check_executor, make_executor
-from simulator.tune.measure import measure_schedule
-from simulator.tune.progress import Progress
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -167,8 +167,8 @@ class TuneResult:
         }
 
     def plot(self, optimum: int | None = None) -> Figure:
-        """Best-so-far cycles against trials, one line per strategy (see ``simulator.plots.tune``)."""
-        from simulator.plots.tune import tuning_curves
+        """Best-so-far cycles against trials, one line per strategy (see ``dsasim.plots.tune``)."""
+        from dsasim.plots.tune import tuning_curves
 
         title = f"{self.op.name} {self.op.shape_text()} on {self.chip.name} · space {self.space_size:,}"
         return tuning_curves({r.strategy: r.best_so_far for r in self.runs}, title=title, optimum=optimum)

@@ -18,18 +18,18 @@ import json
 import sys
 from pathlib import Path
 
+from compiler import parse_shape
 from compiler.graph.builders import GRAPHS, SINGLE_OP, build
 from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph
 from compiler.graph.memory import POLICIES, max_batch
-from compiler.ops import parse_shape
 from compiler.target import fmt_bytes
+from dsasim.api import chip_for
+from dsasim.cli.commands.kernel_args import dtype
+from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.graph_run import run_graph
 from isa import DsasimError
-from simulator.api import chip_for
-from simulator.commands.output import PICTURE_TYPES
-from simulator.commands.run import dtype
 from simulator.config import Chip
-from simulator.graph_run import run_graph
 
 #: CLI option → builder parameter (a graph that has no such parameter refuses the option).
 PARAMS = ("batch", "seq", "hidden", "heads", "ffn", "image", "channels", "classes")

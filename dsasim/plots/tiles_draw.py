@@ -1,4 +1,4 @@
-"""Drawing a tile picture (:class:`simulator.plots.tiles.TilesData`): every tensor as its grid of tiles;
+"""Drawing a tile picture (:class:`dsasim.plots.tiles.TilesData`): every tensor as its grid of tiles;
 in Jupyter, a step slider over the pictures (``widget``).
 
 All tensors share one canvas. A matmul is drawn the way it is taught: ``a`` left of ``c``, ``b`` above it,
@@ -18,8 +18,8 @@ from typing import Any
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Patch, Rectangle
 
+from dsasim.plots.tiles import STATES, TensorGrid, TilesData, check_view, compiled_of, tiles_data
 from simulator.plots.style import DsasimFigure, new_figure, styled
-from simulator.plots.tiles import STATES, TensorGrid, TilesData, check_view, compiled_of, tiles_data
 
 #: (face colour, hatch) per state: loads blue as in the timeline, stores green, outputs on chip orange.
 STATE_STYLE = {
@@ -239,7 +239,7 @@ def widget(kernel: object, core: int = 0) -> Any:
     except ImportError:
         warnings.warn(
             "ipywidgets is not installed, so there is no step slider: showing step 0. "
-            "Install it (pip install ipywidgets) or call simulator.plots.tiles(kernel, step=N).",
+            "Install it (pip install ipywidgets) or call dsasim.plots.tiles(kernel, step=N).",
             stacklevel=2,
         )
         return draw_tiles(tiles_data(compiled, 0, core))
@@ -267,3 +267,20 @@ def widget(kernel: object, core: int = 0) -> Any:
     show()
     controls = [slider, picker] if plan.ncores > 1 else [slider]
     return w.VBox([w.HBox(controls), image, caption])
+
+
+# ------------------------------------------------------------------------------------- pictures
+
+
+def tiles(kernel: object, step: int | None = None, core: int | None = None, *, title: str | None = None):
+    """Draw :func:`tiles_data` (a matplotlib Figure; it shows itself in a notebook)."""
+    return draw_tiles(tiles_data(kernel, step, core), title=title)
+
+
+def tiles_widget(kernel: object, core: int = 0) -> Any:
+    """In Jupyter: a step slider (and a core picker on multi-core kernels) over the step pictures.
+
+    Needs ``ipywidgets`` (``pip install ipywidgets``, part of dsasim's ``labs`` extra). Without it, this
+    warns and returns the picture of step 0 instead, so a notebook still runs.
+    """
+    return widget(kernel, core)

@@ -1,7 +1,7 @@
 """Compile an operator and run it: the one call labs and tests use.
 
     from compiler import MatMul, Schedule
-    from simulator.api import compile_and_run
+    from dsasim.api import compile_and_run
 
     r = compile_and_run(MatMul(256, 256, 256), Schedule(tile={"m": 128, "n": 128, "k": 64}), chip="edu")
     print(r)                      # schedule, cycle report, GM traffic expected vs measured, numpy check
@@ -64,8 +64,8 @@ class KernelRun:
         return self.compiled.gm_bytes_expected
 
     def tiles(self, step: int | None = None, core: int | None = None) -> Any:
-        """A picture of the tiles loop ``step`` (or ``core``) reads and writes (``simulator.plots.tiles``)."""
-        from simulator.plots.tiles import tiles
+        """A picture of the tiles loop ``step`` (or ``core``) reads and writes (``dsasim.plots.tiles``)."""
+        from dsasim.plots.tiles_draw import tiles  # matplotlib: loaded on the first picture only
 
         return tiles(self.compiled, step, core)
 

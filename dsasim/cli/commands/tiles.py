@@ -15,10 +15,10 @@ import json
 import sys
 from pathlib import Path
 
+from dsasim.api import compile_op
+from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
+from dsasim.cli.commands.output import PICTURE_TYPES
 from isa import DsasimError
-from simulator.api import compile_op
-from simulator.commands.output import PICTURE_TYPES
-from simulator.commands.run import add_kernel_options, op_and_schedule
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from simulator.plots.tiles import tiles_data
+    from dsasim.plots.tiles import tiles_data
 
     if args.output:
         path = Path(args.output)
@@ -55,8 +55,8 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(data.text())
     if args.output:
+        from dsasim.plots.tiles_draw import draw_tiles
         from simulator.plots import save_figure
-        from simulator.plots.tiles_draw import draw_tiles
 
         print(f"wrote tiles picture to {save_figure(draw_tiles(data), args.output)}", file=sys.stderr)
     return 0

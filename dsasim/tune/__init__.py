@@ -6,9 +6,9 @@ result in an SQLite database so that a schedule is tuned once per operator, shap
 See ``docs/autotuning.md``.
 """
 
-from simulator.tune.db import PerfDB, compiler_version
-from simulator.tune.executors import DaskExecutor, Executor, ProcessExecutor, SerialExecutor, make_executor
-from simulator.tune.tuner import TuneResult, tune, tuned_schedule
+from dsasim.tune.db import PerfDB, compiler_version
+from dsasim.tune.executors import DaskExecutor, Executor, ProcessExecutor, SerialExecutor, make_executor
+from dsasim.tune.tuner import TuneResult, tune, tuned_schedule
 
 __all__ = [
     "DaskExecutor",

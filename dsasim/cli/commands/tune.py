@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from compiler.tune import MAX_INSTRUCTIONS, STRATEGIES, TuneError
+from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from isa import DsasimError
-from simulator.commands.run import add_kernel_options, op_and_schedule
 from simulator.plots.style import FORMATS
 
 
@@ -73,7 +73,7 @@ def pins(args: argparse.Namespace):
 
 
 def main(args: argparse.Namespace) -> int:
-    from simulator.tune import tune
+    from dsasim.tune import tune
 
     op, schedule = pins(args)
     if args.plot:
@@ -143,7 +143,7 @@ _KNOBS = ("tile", "order", "buffers", "prefetch", "parallel", "manual_sync", "sc
 
 def tuned(args: argparse.Namespace, op, schedule):
     """``dsasim run --tuned --db FILE``: the best schedule stored for this operator, chip and cores."""
-    from simulator.tune import tuned_schedule
+    from dsasim.tune import tuned_schedule
 
     if not args.tuned:
         raise TuneError("--db only applies with --tuned", hint="add --tuned to run the best stored schedule")

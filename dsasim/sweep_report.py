@@ -1,4 +1,4 @@
-"""The table of a sweep (``dsasim sweep``, ``SweepResult.table()``): one line per combination.
+"""The table of a sweep (``dsasim sweep``, ``SweepData.table()``): one line per combination.
 
 Knobs a sweep does not vary are filled by the compiler's default search, which may choose them
 differently for each combination (a smaller ``tile_m`` can leave room for a larger ``tile_n``). So the
@@ -8,11 +8,10 @@ ones that moved: a comparison is only fair when you can see everything that chan
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from compiler import Schedule
-    from simulator.sweep import SweepResult, SweepRow
+from compiler import Schedule
+from dsasim.sweep_rows import METRICS, SweepData, SweepRow, json_value
 
 
 def flat_knobs(s: Schedule) -> dict[str, Any]:
@@ -31,7 +30,7 @@ def _varied(key: str, vary: dict[str, Any]) -> bool:
     return key in vary or (key.startswith("buffers_") and "buffers" in vary)
 
 
-def _knob_sets(result: SweepResult) -> tuple[dict[str, Any], list[str]]:
+def _knob_sets(result: SweepData) -> tuple[dict[str, Any], list[str]]:
     """(knobs equal in every successful row, knobs that differ), both leaving out the varied ones."""
     flats = [flat_knobs(r.schedule) for r in result.rows if r.ok and r.schedule is not None]
     keys: list[str] = []
@@ -47,7 +46,7 @@ def _knob_sets(result: SweepResult) -> tuple[dict[str, Any], list[str]]:
     return fixed, moved
 
 
-def fixed_knobs(result: SweepResult) -> dict[str, Any]:
+def fixed_knobs(result: SweepData) -> dict[str, Any]:
     """Knobs not varied that every successful combination resolved to the same value."""
     return _knob_sets(result)[0]
 
@@ -84,9 +83,8 @@ def _bound_label(row: SweepRow) -> str:
     return b
 
 
-def format_table(result: SweepResult, metric: str) -> str:
+def format_table(result: SweepData, metric: str) -> str:
     """Header, one line per combination (errors in place of numbers), and the best combination."""
-    from simulator.sweep import METRICS, json_value
 
     fixed, moved = _knob_sets(result)
     cube = result.unit == "cube"

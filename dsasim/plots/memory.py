@@ -13,16 +13,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from matplotlib.patches import Rectangle
 
+from compiler.graph.ir import Graph
 from compiler.graph.memory import MemoryPlan, plan_memory
+from simulator.config import Chip
 from simulator.plots.style import DsasimFigure, new_figure, styled
 
-if TYPE_CHECKING:
-    from simulator.graph_run import GraphRun
+
+class KernelSpan(Protocol):
+    start: int  # cycles
+
+
+class GraphRun(Protocol):
+    """What the picture reads of a graph run (``dsasim.graph_run.GraphRun`` has it)."""
+
+    graph: Graph
+    source: Graph
+    plan: MemoryPlan
+    chip: Chip
+    fused: bool
+
+    @property
+    def kernels(self) -> Sequence[KernelSpan]: ...
+
+    @property
+    def cycles(self) -> int: ...
+
 
 MIB = 1 << 20
 #: Tensor kinds, one colour each (weights grey: they are the same under every plan).

@@ -1,7 +1,7 @@
 """Run a graph on the simulator, kernel by kernel, with its tensors where the memory planner put them.
 
     from compiler.graph import build
-    from simulator.graph_run import run_graph
+    from dsasim.graph_run import run_graph
 
     r = run_graph(build("transformer-block", batch=1, seq=64), chip="edu", plan="reuse", fuse=True)
     print(r)                    # per-kernel cycles and GM bytes, total, peak memory, the numpy check
@@ -35,8 +35,8 @@ from compiler.check import CheckResult, compare
 from compiler.graph.fusion import fuse as fuse_graph
 from compiler.graph.ir import Graph, GraphError, Node, view
 from compiler.graph.memory import MemoryPlan, plan_memory
+from dsasim.api import chip_for, compile_op
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
-from simulator.api import chip_for, compile_op
 from simulator.config import Chip
 from simulator.run import Run, simulate
 
@@ -101,7 +101,7 @@ class GraphRun:
 
     def memory_plot(self, **kwargs: Any):
         """Memory over time (cycles) under both plans, and this plan's arena (a matplotlib Figure)."""
-        from simulator.plots.memory import memory_figure
+        from dsasim.plots.memory import memory_figure  # matplotlib: loaded on the first picture only
 
         return memory_figure(self, **kwargs)
 

@@ -15,22 +15,20 @@ Which tiles a step touches is ``plan.tiles(step=...)``. When a tile moves betwee
 from the compiled loop nest: its ``Load``/``Store`` statements (placed by ``hoist``), walked with each
 core's tile indices as ``lower`` walks them — the same statements ``compiler.traffic`` counts, so the
 loads a picture shows add up to the GM traffic the run measures. :func:`tiles_data` returns what is
-drawn (tests check it, not pixels); :mod:`simulator.plots.tiles_draw` draws it; the loads and stores
-come from :mod:`simulator.plots.tile_moves`.
+drawn (tests check it, not pixels); :mod:`dsasim.plots.tiles_draw` draws it; the loads and stores
+come from :mod:`dsasim.plots.tile_moves`.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from compiler import Compiled
+from compiler.plan import TilingPlan
+from dsasim.plots.tile_moves import GmAccess, gm_accesses
 from isa import DsasimError
-from simulator.plots.tile_moves import GmAccess, gm_accesses
-
-if TYPE_CHECKING:
-    from compiler import Compiled
-    from compiler.plan import TilingPlan
 
 #: Tile states a view may mark, with what the legend says about them.
 STATES = {
@@ -191,8 +189,6 @@ def _state_key(state: str) -> tuple[int, int]:
 
 def compiled_of(kernel: object) -> Compiled:
     """The ``Compiled`` of a compiled kernel or of a ``compile_and_run`` result."""
-    from compiler import Compiled
-
     if isinstance(kernel, Compiled):
         return kernel
     inner = getattr(kernel, "compiled", None)
@@ -200,7 +196,7 @@ def compiled_of(kernel: object) -> Compiled:
         return inner
     raise DsasimError(
         f"tile pictures need a compiled kernel, not {type(kernel).__name__}",
-        hint="pass compiler.compile(...) or simulator.api.compile_and_run(...); assembly has no tiling plan",
+        hint="pass compiler.compile(...) or dsasim.api.compile_and_run(...); assembly has no tiling plan",
     )
 
 
@@ -377,24 +373,3 @@ def _cores_marks(plan: TilingPlan) -> list[TileMark]:
             label = ",".join(map(str, cs)) if len(cs) <= 3 else f"{len(cs)} cores"
             marks.append(TileMark(*key, "shared", label))
     return marks
-
-
-# ------------------------------------------------------------------------------------- pictures
-
-
-def tiles(kernel: object, step: int | None = None, core: int | None = None, *, title: str | None = None):
-    """Draw :func:`tiles_data` (a matplotlib Figure; it shows itself in a notebook)."""
-    from simulator.plots.tiles_draw import draw_tiles
-
-    return draw_tiles(tiles_data(kernel, step, core), title=title)
-
-
-def tiles_widget(kernel: object, core: int = 0) -> Any:
-    """In Jupyter: a step slider (and a core picker on multi-core kernels) over the step pictures.
-
-    Needs ``ipywidgets`` (``pip install ipywidgets``, part of dsasim's ``labs`` extra). Without it, this
-    warns and returns the picture of step 0 instead, so a notebook still runs.
-    """
-    from simulator.plots.tiles_draw import widget
-
-    return widget(kernel, core)
