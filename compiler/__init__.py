@@ -7,14 +7,15 @@
     print(k.show_passes())       # the loop nest after tile, order, hoist, buffer, pipeline, sync
     print(k.text())              # the assembly
 
-``compiler`` imports ``isa`` only; the simulator runs what it produces (``simulator.api.compile_and_run``).
+``compiler`` imports ``isa`` only; the simulator runs what it produces (``dsasim.api.compile_and_run``).
 """
 
+from compiler.catalog import OP_NAMES, make_op, parse_shape
 from compiler.compile import PASSES, Compiled, compile
 from compiler.conv import Conv2d
 from compiler.defaults import default_schedule
 from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.ops import OP_NAMES, Elementwise, MatMul, Op, OpError, TensorSpec, make_op
+from compiler.ops import Elementwise, MatMul, Op, OpError, TensorSpec
 from compiler.plan import TilingPlan
 from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
 from compiler.schedule import Schedule
@@ -46,4 +47,5 @@ __all__ = [
     "compile",
     "default_schedule",
     "make_op",
+    "parse_shape",
 ]

@@ -10,14 +10,15 @@ where row ``(n, oh, ow)`` of ``im2col(x)`` is the ``KH × KW`` window of ``x`` a
 channels innermost, and ``w`` is stored HWIO (TensorFlow's layout), which *is* ``[K, OC]``. ``y`` is the
 product in NHWC, so ``bias``, the activation and a residual fold into the GEMM's epilogue.
 
-The GEMM is compiled by the ordinary passes (``compiler.compile`` on a :class:`MatMul`); then every GM
-load of the virtual ``im2col(x)`` is rewritten into DMA descriptors on ``x`` (:func:`descriptors`): a
-tile ``[rows, cols]`` becomes one descriptor per run of columns contiguous in ``x`` (a window slice of
-``IC`` channels, longer where neighbouring window positions are neighbours in ``x``) and per run of rows
-at a constant distance (output pixels along one output row, ``s·IC`` elements apart). Padding reads
-zeros from a small ``zero`` tensor with row stride 0, so the descriptors move exactly the bytes of the
-virtual tile and the GEMM's GM traffic formula holds to the byte. Each descriptor pays the DMA start-up:
-im2col by DMA costs cycles a hardware ``img2col`` unit (DaVinci's Load3D) would not.
+The passes build the GEMM's loop nest (``lowered_as()`` is a :class:`MatMul`); ``compiler.compile`` then
+hands the lowered program to ``finish_program``, which rewrites every GM load of the virtual
+``im2col(x)`` into DMA descriptors on ``x`` (:func:`descriptors`): a tile ``[rows, cols]`` becomes one
+descriptor per run of columns contiguous in ``x`` (a window slice of ``IC`` channels, longer where
+neighbouring window positions are neighbours in ``x``) and per run of rows at a constant distance
+(output pixels along one output row, ``s·IC`` elements apart). Padding reads zeros from a small ``zero``
+tensor with row stride 0, so the descriptors move exactly the bytes of the virtual tile and the GEMM's
+GM traffic formula holds to the byte. Each descriptor pays the DMA start-up: im2col by DMA costs cycles
+a hardware ``img2col`` unit (DaVinci's Load3D) would not.
 
 Two constraints come from the hardware:
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -41,9 +42,6 @@ from compiler.ops import BF16, F16, F32, MatMul, Op, OpError, TensorSpec, as_f32
 from compiler.schedule import Schedule
 from compiler.target import Target
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
-
-if TYPE_CHECKING:
-    from compiler.compile import Compiled
 
 LAYOUTS = ("NHWC",)
 
@@ -183,25 +181,26 @@ class Conv2d(Op):
         m, k = self.batch * self.pixels, self.depth
         return MatMul(m, self.out_ch, k, self.dtype, self.out_dtype, self.bias, self.act, residual=self.residual)
 
-    def compile_via(self, schedule: Schedule | None, chip: object) -> Compiled:
-        """Compile the GEMM with the ordinary passes, then gather its ``a`` tiles from ``x`` by DMA
-        descriptors (called by ``compiler.compile``)."""
-        from compiler.compile import Compiled, compile
+    def lowered_as(self) -> MatMul:
+        """The passes tile the implicit GEMM."""
+        return self.gemm()
 
-        target = Target.of(chip)
-        self._check_alignment(target, schedule)
-        c = compile(self.gemm(), schedule, chip)
-        self._check_alignment(target, c.schedule)
-        program = rewrite(c.program, self)
-        comments = (
+    def finish_program(self, program: Program) -> Program:
+        """The GEMM's program gathering its ``a`` tiles from ``x`` by DMA descriptors (:func:`rewrite`)."""
+        return rewrite(program, self)
+
+    def knob_hints(self, schedule: object) -> dict[str, str]:
+        """The implicit GEMM's (its knobs are the GEMM's)."""
+        return self.gemm().knob_hints(schedule)
+
+    def program_notes(self) -> tuple[str, ...]:
+        g = self.gemm()
+        return (
             f"{self.name} {self.shape_text()}: {self.describe()}",
-            f"as an implicit GEMM {c.op.m}x{c.op.n}x{c.op.k}: a = im2col(x), gathered from x by strided DMA",
-            *c.program.comments[1:],
+            f"as an implicit GEMM {g.m}x{g.n}x{g.k}: a = im2col(x), gathered from x by strided DMA",
         )
-        program = Program(program.tensors, program.cores, program.chip, comments)
-        return Compiled(self, c.schedule, c.target, program, c.passes, c.traffic)
 
-    def _check_alignment(self, target: Target, schedule: Schedule | None) -> None:
+    def check_schedule(self, schedule: Schedule | None, target: Target) -> None:
         """DMA writes into L1 start on L1's alignment: channel blocks and k tiles must fill it."""
         align = target.alignment[Space.L1]
         es = self.dtype.itemsize

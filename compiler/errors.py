@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compiler.target import fmt_bytes
 from isa import CapacityError, DsasimError
 
 
@@ -21,8 +22,6 @@ class BufferCapacityError(CapacityError):
     """
 
     def __init__(self, *, buffer: str, need: int, have: int, knob: str, what: str, parts: str) -> None:
-        from compiler.target import fmt_bytes
-
         DsasimError.__init__(
             self,
             f"{what} needs {fmt_bytes(need)} of {buffer} ({parts}) but {buffer} holds {fmt_bytes(have)}",

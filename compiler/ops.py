@@ -6,7 +6,7 @@ and columns — for the vector operators), its GM tensors (each dimension runs a
 as the kernels do. ``make_inputs(seed)`` draws inputs from each operator's valid domain (``ln`` and
 ``sqrt`` get positive numbers), so a check never compares NaN with NaN by accident.
 
-The operators are the ones of issue 3: matmul (f16/bf16 in, f32 accumulate, optional bias and ReLU/GELU
+The operators: matmul (f16/bf16 in, f32 accumulate, optional bias and ReLU/GELU
 epilogue), element-wise binary and unary operations (the binary ones optionally broadcasting one row
 over every row), row-wise safe softmax, RMSNorm, LayerNorm and row reductions (sum, max).
 """
@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from isa import DsasimError, DType
+from isa import DsasimError, DType, Program
 
 F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
 #: √(2/π), the constant of the tanh form of GELU.
@@ -140,6 +140,36 @@ class Op(abc.ABC):
     def __str__(self) -> str:
         return f"{self.name} {self.shape_text()}"
 
+    # -- how ``compiler.compile`` takes it down the passes (conv2d overrides all three) ---------------
+    def lowered_as(self) -> Op:
+        """The operator whose loop nest the passes build: itself (conv2d: its implicit GEMM)."""
+        return self
+
+    def check_schedule(self, schedule: object, target: object) -> None:
+        """Checks of a schedule (given or resolved) that only this operator knows; raises
+        ``ScheduleError``/``OpError``. ``target`` is a ``compiler.Target``."""
+        return
+
+    def finish_program(self, program: Program) -> Program:
+        """``lower``'s program on this operator's own GM tensors (conv2d: im2col gathers from ``x``)."""
+        return program
+
+    def program_notes(self) -> tuple[str, ...]:
+        """The first comment lines of its program: what it computes."""
+        return (f"{self.name} {self.shape_text()}: {self.describe()}",)
+
+    def knob_hints(self, schedule: object) -> dict[str, str]:
+        """The schedule knob to try for each bottleneck a run's verdict may name (``simulator.advice``),
+        given the resolved ``schedule``. These are a vector operator's; Cube operators override them."""
+        return {
+            "gm_ub": "enlarge tile_r (longer transfers) and keep --buffers 2 --prefetch 1",
+            "mte2": "raise --buffers 2 and --prefetch 1 so loads overlap the Vector unit",
+            "ub_gm": "raise --buffers for the output so stores overlap the next tile",
+            "v": "spread r over more --cores",
+            "issue": "enlarge tile_r: fewer, larger instructions",
+            "bandwidth": "GM is shared by every core: more --cores will not help; move fewer bytes",
+        }
+
 
 def check_dims(name: str, **dims: int) -> None:
     for k, v in dims.items():
@@ -236,6 +266,29 @@ class MatMul(Op):
     def flops(self) -> int:
         return 2 * self.m * self.n * self.k
 
+    def knob_hints(self, schedule: object) -> dict[str, str]:
+        """Hints that depend on the schedule: no "raise buffers to 2" when they already are."""
+        ab_buffered = min(schedule.depth("a"), schedule.depth("b")) >= 2
+        c_buffered = schedule.depth("c") >= 2
+        return {
+            "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",
+            "mte2": "enlarge tile_k (fewer, longer loads) or tile_m/tile_n (fewer reloads)"
+            if ab_buffered and schedule.prefetch >= 1
+            else "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
+            "mte1": "enlarge tile_k0 (longer L1→L0 moves) or tile_m (b moved to L0B fewer times)"
+            if ab_buffered
+            else "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
+            "cube": "spread m/n over more --cores",
+            "fix": "enlarge tile_k (more Cube work per write-back)"
+            if c_buffered
+            else "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
+            "l0c_gm": "enlarge tile_k (more Cube work per write-back)"
+            if c_buffered
+            else "raise --buffers c=2 so write-back overlaps the next tile",
+            "issue": "enlarge tile_k0 and tile_k: fewer, larger instructions",
+            "bandwidth": "GM is shared by every core: fewer --cores, or larger tiles to cut traffic",
+        }
+
 
 # --------------------------------------------------------------------------------- element-wise
 
@@ -245,7 +298,8 @@ BINARY = ("add", "sub", "mul", "div", "max", "min")
 #: ``square`` is ``x·x`` (the ``pow(2)`` of an unfused RMSNorm).
 UNARY = ("relu", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "gelu", "square", "silu")
 _POSITIVE = ("ln", "sqrt", "rsqrt", "recip")
-_NP = {
+#: numpy of each element-wise operation (the reference).
+NUMPY_OPS = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
@@ -316,9 +370,9 @@ class Elementwise(Op):
         with np.errstate(all="ignore"):
             if self.binary:
                 y = as_f32(inputs["y"]).reshape((1, self.cols) if self.broadcast else (self.rows, self.cols))
-                z = _NP[self.op](x, y)
+                z = NUMPY_OPS[self.op](x, y)
             else:
-                z = _NP[self.op](x)
+                z = NUMPY_OPS[self.op](x)
         return self._out("z", z)
 
     def _draw(self, rng: np.random.Generator, t: TensorSpec) -> np.ndarray:
@@ -334,76 +388,3 @@ class Elementwise(Op):
     @property
     def flops(self) -> int:
         return self.rows * self.cols
-
-
-# ----------------------------------------------------------------------------------- registry
-
-ROW_OPS = ("softmax", "rmsnorm", "layernorm", "rowsum", "rowmax")
-OP_NAMES = ("matmul", *BINARY, *UNARY, *ROW_OPS, "attention")
-
-
-def parse_shape(text: str, ndim: int, what: str) -> tuple[int, ...]:
-    """``"256x128"`` → ``(256, 128)``; a wrong count or a non-number is an ``OpError``."""
-    parts = text.lower().replace("×", "x").split("x")
-    example = "x".join(["256", "128", "64"][:ndim])
-    try:
-        dims = tuple(int(p) for p in parts)
-    except ValueError:
-        raise OpError(f"cannot read shape {text!r}", hint=f"write {what} as {example}") from None
-    if len(dims) != ndim or any(d < 1 for d in dims):
-        raise OpError(f"shape {text!r} must be {ndim} positive sizes ({what})", hint=f"e.g. --shape {example}")
-    return dims
-
-
-def make_op(
-    name: str,
-    shape: str | tuple[int, ...],
-    dtype: DType = F16,
-    *,
-    out_dtype: DType | None = None,
-    bias: bool = False,
-    act: str | None = None,
-    broadcast: bool = False,
-    eps: float | None = None,
-    causal: bool = False,
-    precision: str | None = None,
-) -> Op:
-    """Build an operator from its CLI name and shape (``MxNxK`` for matmul, ``BxHxSxD`` for attention,
-    ``RxC`` otherwise)."""
-    if name not in OP_NAMES:
-        import difflib
-
-        close = difflib.get_close_matches(name, OP_NAMES, n=1)
-        raise OpError(
-            f"unknown operator {name!r}",
-            hint=f"did you mean {close[0]}?" if close else f"operators: {', '.join(OP_NAMES)}",
-        )
-    if name != "matmul" and (bias or act or out_dtype not in (None, dtype)):
-        raise OpError(f"{name}: --bias, --act and --out-dtype belong to matmul", hint="drop them")
-    if name not in BINARY and broadcast:
-        raise OpError(f"{name}: --broadcast needs a binary element-wise operation", hint=f"use one of {BINARY}")
-    if eps is not None and name not in ("rmsnorm", "layernorm"):
-        raise OpError(f"{name}: --eps belongs to rmsnorm and layernorm", hint="drop --eps")
-    if name != "attention" and (causal or precision is not None):
-        raise OpError(f"{name}: --causal and --precision belong to attention", hint="drop them")
-    if name == "attention":  # compiler/attention: f16 q, k, v and o
-        from compiler.attention.op import make_attention
-
-        if dtype is not F16:
-            raise OpError(f"attention: dtype {dtype} is not supported", hint="attention takes f16 (drop --dtype)")
-        return make_attention(shape, causal=causal, precision=precision or "fast")
-    if name == "matmul":
-        m, n, k = shape if isinstance(shape, tuple) else parse_shape(shape, 3, "MxNxK")
-        return MatMul(m, n, k, dtype, out_dtype or dtype, bias, act)
-    rows, cols = shape if isinstance(shape, tuple) else parse_shape(shape, 2, "RxC")
-    if name in BINARY or name in UNARY:
-        return Elementwise(name, rows, cols, dtype, broadcast)
-    from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
-
-    if name == "softmax":
-        return Softmax(rows, cols, dtype)
-    if name == "rmsnorm":
-        return RMSNorm(rows, cols, dtype, **({} if eps is None else {"eps": eps}))
-    if name == "layernorm":
-        return LayerNorm(rows, cols, dtype, **({} if eps is None else {"eps": eps}))
-    return Reduce(rows, cols, dtype, op=name[3:])

@@ -1,17 +1,18 @@
 """The vector tile programs of each operator: what one tile computes, as a list of vector steps.
 
-Built with a small builder over named values (see ``compiler.tileprog``); ``hoist`` picks the program
-of an operator and binds its inputs and outputs to buffers.
+Built with a small builder over named values (see ``compiler.tileprog``); :func:`tile_program` picks
+the program of an operator, and ``hoist`` binds its inputs and outputs to buffers.
 """
 
 from __future__ import annotations
 
-from compiler.ops import GELU_A, GELU_C
+from compiler.ops import GELU_A, GELU_C, Elementwise, Op
+from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
 from compiler.tileprog import F32, TileProgram, Value, VOp
 from isa import DType
 
 
-class _Builder:
+class Builder:
     """Collects values and ops; ``f32(x)`` gives an f32 view of an input (a cast, or the input itself)."""
 
     def __init__(self, name: str) -> None:
@@ -58,7 +59,7 @@ class _Builder:
 
 
 def elementwise(op: str, dtype: DType, binary: bool, broadcast: bool) -> TileProgram:
-    b = _Builder(op)
+    b = Builder(op)
     x = b.inp("X", dtype)
     y = b.inp("Y", dtype, "row" if broadcast else "tile") if binary else None
     z = b.out("Z", dtype)
@@ -77,7 +78,7 @@ def elementwise(op: str, dtype: DType, binary: bool, broadcast: bool) -> TilePro
     return b.build()
 
 
-def _silu(b: _Builder, xf: str, out: str) -> None:
+def _silu(b: Builder, xf: str, out: str) -> None:
     """SiLU as ``x · recip(1 + exp(-x))`` in f32 (the vector unit has ``exp`` and ``recip``, no sigmoid)."""
     t = b.val("t", F32)
     b.op("muls", t, xf, scalar=-1.0)
@@ -91,7 +92,7 @@ def _silu(b: _Builder, xf: str, out: str) -> None:
         b.finish(t, out)
 
 
-def _gelu(b: _Builder, xf: str, out: str) -> None:
+def _gelu(b: Builder, xf: str, out: str) -> None:
     """GELU (tanh form) as ``x / (1 + exp(-2·√(2/π)·(x + 0.044715·x³)))`` — the same function, since
     ``0.5·(1 + tanh(u)) = 1 / (1 + exp(-2u))`` — in f32, with the ops the vector unit has."""
     t = b.val("t", F32)
@@ -123,7 +124,7 @@ def matmul_epilogue(act: str | None, residual: bool, acc_dtype: DType, out_dtype
     added in the output type — the roundings of the unfused ``matmul → act → add``, in half the UB of an
     f32 epilogue. Its name says what it does (``gelu``, ``relu+residual``...)."""
     name = "+".join(([act] if act else []) + (["residual"] if residual else [])) or "copy"
-    b = _Builder(name)
+    b = Builder(name)
     x = b.inp("ACC", acc_dtype)
     r = b.inp("R", out_dtype) if residual else None
     out = b.out("Y", out_dtype)
@@ -143,7 +144,7 @@ def epilogue_acc_dtype(act: str | None, out_dtype: DType) -> DType:
 
 def ones(dtype: DType) -> TileProgram:
     """A column of ones for the rank-1 bias update of matmul (``C = 1 · biasᵀ``)."""
-    b = _Builder("ones")
+    b = Builder("ones")
     o = b.out("O", dtype, "rows")
     b.op("dup", o, scalar=1.0)
     return b.build()
@@ -151,7 +152,7 @@ def ones(dtype: DType) -> TileProgram:
 
 def cast_row(dtype: DType) -> TileProgram:
     """gamma/beta in f32, once per core (hoisted out of the row loop)."""
-    b = _Builder("to_f32")
+    b = Builder("to_f32")
     g = b.inp("G", dtype, "row")
     gf = b.out("GF", F32, "row")
     b.op("cast", gf, g, to=F32)
@@ -159,7 +160,7 @@ def cast_row(dtype: DType) -> TileProgram:
 
 
 def softmax(dtype: DType) -> TileProgram:
-    b = _Builder("softmax")
+    b = Builder("softmax")
     x = b.inp("X", dtype)
     y = b.out("Y", dtype)
     xf = b.f32(x, "xf")
@@ -182,7 +183,7 @@ def rmsnorm(dtype: DType, cols: int, eps: float) -> TileProgram:
     values would overflow past 256); the scaling of a 16-bit tile is applied in its own type, with
     ``rsqrt`` rounded to it — three roundings instead of one, each ≤ ½ ulp, for half the vector work
     of an f32 scaling (fp16 normalisation kernels make the same trade)."""
-    b = _Builder("rmsnorm")
+    b = Builder("rmsnorm")
     x = b.inp("X", dtype)
     g = b.inp("G", dtype, "row")
     y = b.out("Y", dtype)
@@ -210,7 +211,7 @@ def rmsnorm(dtype: DType, cols: int, eps: float) -> TileProgram:
 
 def layernorm(dtype: DType, cols: int, eps: float) -> TileProgram:
     """``y = (x - mean) · rsqrt(var + eps) · gamma + beta`` in f32 (``GF``, ``BF``: gamma, beta in f32)."""
-    b = _Builder("layernorm")
+    b = Builder("layernorm")
     x = b.inp("X", dtype)
     g, bt = b.inp("GF", F32, "row"), b.inp("BF", F32, "row")
     y = b.out("Y", dtype)
@@ -236,7 +237,7 @@ def layernorm(dtype: DType, cols: int, eps: float) -> TileProgram:
 
 def reduce(kind: str, dtype: DType) -> TileProgram:
     """Row sum (in f32) or row max (exact in any type) of each row of the tile."""
-    b = _Builder(f"row{kind}")
+    b = Builder(f"row{kind}")
     x = b.inp("X", dtype)
     y = b.out("Y", dtype, "rows")
     if kind == "max":
@@ -250,3 +251,21 @@ def reduce(kind: str, dtype: DType) -> TileProgram:
         b.op("treesum", s, xf)
         b.op("cast", y, s, to=dtype)
     return b.build()
+
+
+def tile_program(op: Op) -> TileProgram:
+    """The tile program of a vector operator: its own (``compiler.vecops``, fused kernels bring one), or
+    the built-in program of its type."""
+    if hasattr(op, "tile_program"):
+        return op.tile_program()
+    if isinstance(op, Elementwise):
+        return elementwise(op.op, op.dtype, op.binary, op.broadcast)
+    if isinstance(op, Softmax):
+        return softmax(op.dtype)
+    if isinstance(op, RMSNorm):
+        return rmsnorm(op.dtype, op.cols, op.eps)
+    if isinstance(op, LayerNorm):
+        return layernorm(op.dtype, op.cols, op.eps)
+    if isinstance(op, Reduce):
+        return reduce(op.op, op.dtype)
+    raise TypeError(f"no tile program for {op.name}")

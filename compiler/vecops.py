@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.ops import _NP, BINARY, F16, VECTOR_DTYPES, Op, OpError, TensorSpec, as_f32, check_dims, check_dtype
-from compiler.programs import _Builder
+from compiler.ops import BINARY, F16, NUMPY_OPS, VECTOR_DTYPES, Op, OpError, TensorSpec, as_f32, check_dims, check_dtype
+from compiler.programs import Builder
 from compiler.tileprog import F32, TileProgram
 from isa import DType
 
@@ -73,7 +73,7 @@ class ScalarOp(Op):
         return self.rows * self.cols
 
     def tile_program(self) -> TileProgram:
-        b = _Builder(self.op)
+        b = Builder(self.op)
         x = b.inp("X", self.dtype)
         z = b.out("Z", self.dtype)
         b.op(self.op, z, x, scalar=self.scalar)
@@ -115,7 +115,7 @@ class PerRow(Op):
         x = as_f32(inputs["x"]).reshape(self.rows, self.cols)
         y = as_f32(inputs["y"]).reshape(self.rows, 1)
         with np.errstate(all="ignore"):
-            return self._out("z", _NP[self.op](x, y))
+            return self._out("z", NUMPY_OPS[self.op](x, y))
 
     def _draw(self, rng: np.random.Generator, t: TensorSpec) -> np.ndarray:
         if t.name == "y" and self.op == "div":
@@ -130,7 +130,7 @@ class PerRow(Op):
         return self.rows * self.cols
 
     def tile_program(self) -> TileProgram:
-        b = _Builder(self.name)
+        b = Builder(self.name)
         x = b.inp("X", self.dtype)
         y = b.inp("Y", self.dtype, "rows")
         z = b.out("Z", self.dtype)
@@ -185,7 +185,7 @@ class RowMean(Op):
         return self.rows * self.cols
 
     def tile_program(self) -> TileProgram:
-        b = _Builder("rowmean")
+        b = Builder("rowmean")
         x = b.inp("X", self.dtype)
         y = b.out("Y", self.dtype, "rows")
         xf = b.f32(x, "xf")

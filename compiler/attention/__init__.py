@@ -6,11 +6,11 @@
     k = compile_attention(Attention(1, 1, 1024, 64, causal=True), AttentionSchedule("flash"), load_chip("edu"))
     print(k.show_passes())   # the plan and the start of the program
 
-``simulator.api.compile_and_run`` runs and checks it like any operator; ``dsasim run attention``.
+``dsasim.api.compile_and_run`` runs and checks it like any operator; ``dsasim run attention``.
 See docs/attention.md.
 """
 
-from compiler.attention.compile import AttentionPlan, CompiledAttention, compile_attention, plan_attention
+from compiler.attention.compile import AttentionPlan, as_attention_schedule, compile_attention, plan_attention
 from compiler.attention.defaults import default_attention_schedule
 from compiler.attention.op import PRECISIONS, Attention, make_attention
 from compiler.attention.schedule import ALGORITHMS, AttentionSchedule
@@ -21,7 +21,7 @@ __all__ = [
     "Attention",
     "AttentionPlan",
     "AttentionSchedule",
-    "CompiledAttention",
+    "as_attention_schedule",
     "compile_attention",
     "default_attention_schedule",
     "make_attention",

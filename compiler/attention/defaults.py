@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorBuffers, separated_lag
+from compiler.attention.naive import NaiveKernel
 from compiler.attention.op import Attention
 from compiler.attention.plan import columns, share, units
 from compiler.attention.schedule import AttentionSchedule
@@ -36,9 +38,6 @@ def default_attention_schedule(
     op: Attention, target: Target, schedule: AttentionSchedule, vector_per_cube: int = 0
 ) -> AttentionSchedule:
     """``schedule`` with every ``None`` knob chosen for ``target`` (raises if nothing fits)."""
-    from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorBuffers, separated_lag
-    from compiler.attention.naive import NaiveKernel
-
     nv = max(1, vector_per_cube)
     flash = schedule.algorithm == "flash"
     cap = -(-op.seq // 16) * 16

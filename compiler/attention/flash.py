@@ -142,14 +142,16 @@ class _Group(CubeSteps, VectorSteps):
         self.s_c = Ring("Sᵀ(L0C)", c, (CUBE, FIX), self.cb.s_slots, ids)
         self.pv_c = Ring("Oᵀ step(L0C)", c, (CUBE, FIX), 1, ids)
         if k.separated:
-            self.vs = [VectorSide(k, s, EventIds(k.t, "--depth"), i, True) for i, s in enumerate(streams[1:])]
+            self.vs = [
+                VectorSide(k.geo, k.vbuf, s, EventIds(k.t, "--depth"), i, True) for i, s in enumerate(streams[1:])
+            ]
             xids = CrossIds(int(getattr(k.t.params, "cross_flag_ids", 16)))
             self.x_s = [CrossRing("Sᵀ(GM)", (c, FIX), (v.stream, MTE2), g.depth, xids) for v in self.vs]
             self.x_p = [CrossRing("Pᵀ(GM)", (v.stream, MTE3), (c, MTE2), g.depth, xids) for v in self.vs]
             self.x_pv = [CrossRing("Oᵀ step(GM)", (c, FIX), (v.stream, MTE2), g.pv_slots, xids) for v in self.vs]
             self.x_ones = CrossRing("ones(GM)", (self.vs[0].stream, MTE3), (c, MTE2), 1, xids)
         else:
-            self.vs = [VectorSide(k, c, ids, 0, False)]
+            self.vs = [VectorSide(k.geo, k.vbuf, c, ids, 0, False)]
         self.q_use: dict[Unit, int] = {}
         self.qt_use: dict[Unit, int] = {}
         self.k_use: dict[int, int] = {}

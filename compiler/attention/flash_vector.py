@@ -6,15 +6,11 @@ one AIV's (which takes a share of every query tile's columns).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from compiler.attention.flash_buffers import FlashGeometry, VectorBuffers
 from compiler.attention.plan import Step, Unit, columns, gm
 from compiler.attention.sync import EventIds, Ring, Stream
 from compiler.attention.tiles import F16, F32, at, broadcast_op, fold_rows, pitch, shape, stride
 from isa import Copy, Pipe, VBinary, VCast, VTranspose, VTriangle, VUnary
-
-if TYPE_CHECKING:
-    from compiler.attention.flash import FlashKernel
 
 MTE2, MTE3, FIX, V = Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.V
 NEG_INF = float("-inf")
@@ -23,11 +19,12 @@ NEG_INF = float("-inf")
 class VectorSide:
     """One vector unit's stream, rings and buffers; ``index`` of ``count`` shares the query columns."""
 
-    def __init__(self, k: FlashKernel, stream: Stream, ids: EventIds, index: int, separated: bool) -> None:
-        self.k, self.stream, self.ids, self.index = k, stream, ids, index
-        self.buf = k.vbuf
+    def __init__(
+        self, geo: FlashGeometry, buf: VectorBuffers, stream: Stream, ids: EventIds, index: int, separated: bool
+    ) -> None:
+        self.geo, self.buf, self.stream, self.ids, self.index = geo, buf, stream, ids, index
         src = MTE2 if separated else FIX
-        g = k.geo
+        g = geo
         self.s_ring = Ring("Sᵀ(UB)", stream, (src, V, MTE3), g.depth, ids)
         self.o_ring = Ring("Oᵀ(UB)", stream, (src, V), 1, ids)
         self.land = Ring("Oᵀ step(UB)", stream, (src, V), g.lag, ids)
@@ -37,7 +34,7 @@ class VectorSide:
         self.o_taken: set[Unit] = set()
 
     def cols(self, unit: Unit) -> tuple[int, int]:
-        return columns(unit.bq, self.k.geo.nv, self.index)
+        return columns(unit.bq, self.geo.nv, self.index)
 
 
 class VectorSteps:

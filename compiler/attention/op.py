@@ -101,22 +101,25 @@ class Attention(Op):
     def shape_text(self) -> str:
         return f"{self.batch}x{self.heads}x{self.seq}x{self.head_dim}"
 
-    def compile_via(self, schedule: object, chip: object) -> object:
-        """``compiler.compile`` hands attention to its own kernel writers (``compiler.attention``)."""
-        from compiler.attention.compile import compile_attention
-        from compiler.attention.schedule import AttentionSchedule
-        from compiler.errors import ScheduleError
-
-        if schedule is not None and not isinstance(schedule, AttentionSchedule):
-            given = {k: v for k, v in getattr(schedule, "to_json", dict)().items() if v not in (None, {}, [], 1, False)}
-            if given:
-                raise ScheduleError(
-                    f"attention takes an AttentionSchedule, not these knobs: {', '.join(given)}",
-                    knob="schedule",
-                    hint="use compiler.attention.AttentionSchedule(algorithm, tile_q, tile_kv, k0, depth, cores=...)",
-                )
-            schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
-        return compile_attention(self, schedule, chip)
+    def knob_hints(self, schedule: object) -> dict[str, str]:
+        """Attention's knobs for each bottleneck; ``schedule`` is the resolved ``AttentionSchedule``."""
+        naive = getattr(schedule, "algorithm", "flash") == "naive"
+        return {
+            "v": "raise tile_kv (fewer accumulator rescales per score), use "
+            "--precision fast, or spread the query tiles over more --cores",
+            "cube": "spread the query tiles over more --cores",
+            "mte2": "loads are the limit: raise tile_q (K and V are read once per query tile)",
+            "gm_l1": "K and V are re-read for every query tile: raise tile_q",
+            "gm_ub": "the Vector cores fetch every score tile and partial output from GM (a separated chip's "
+            "hand-over): raise --depth, or run on a coupled chip",
+            "fix": "raise --depth so write-back overlaps the next tile",
+            "mte1": "raise --depth, or lower k0 so L0 slices turn around faster",
+            "issue": "naive runs its three kernels in turn, so the Cube idles while the softmax runs: the flash "
+            "schedule overlaps them"
+            if naive
+            else "enlarge the tiles: fewer, larger instructions",
+            "bandwidth": "GM is shared by every core: raise tile_q to read K and V fewer times",
+        }
 
     def pairs(self) -> int:
         """(query, key) pairs that count: all of them, or the lower triangle with a causal mask."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.ops import Op, TensorSpec
+from compiler.programs import tile_program
 from compiler.tileprog import TileProgram, Value, VOp
 
 
@@ -144,8 +145,6 @@ def _compose(op: FusedVector) -> FusedProgram:
     ``<member>.<value>``. A member that works in place on its input (an alias) gets a copy instead when
     that input is still needed afterwards.
     """
-    from compiler.passes.hoist import _program
-
     values: dict[str, Value] = {}
     for name, dtype, kind in op.ins + op.outs:
         values[name.upper()] = Value(name.upper(), dtype, kind)
@@ -156,7 +155,7 @@ def _compose(op: FusedVector) -> FusedProgram:
             last_read[m.value(t.name)] = i
     ops: list[VOp] = []
     for i, m in enumerate(op.members):
-        prog = _program(m.op)
+        prog = tile_program(m.op)
         ren = dict(zip(prog.ins, (m.value(t.name) for t in m.op.inputs)))
         ren.update(zip(prog.outs, (m.value(t.name) for t in m.op.outputs)))
         for value, fv in ren.items():

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from compiler import tileprog
 from compiler.errors import BufferCapacityError
 from compiler.ir import Alloc, Buffer, Kernel, Loop, Parallel, Vec
 from compiler.target import fmt_bytes
+from compiler.tileprog import Value, fold_widths
 from isa import Pipe, Space
 
 
@@ -152,18 +152,18 @@ def _leaves(body: tuple):
             yield s
 
 
-def _value_shape(v: tileprog.Value, rows: int, cols: int, kernel: Kernel) -> tuple[int, int]:
+def _value_shape(v: Value, rows: int, cols: int, kernel: Kernel) -> tuple[int, int]:
     if v.shape == "tile":
         return rows, cols
     if v.shape == "rows":
         return 1, rows
     if v.shape == "row":
         return 1, cols
-    folds = tileprog.fold_widths(cols, v.dtype, kernel.target)
+    folds = fold_widths(cols, v.dtype, kernel.target)
     return rows, folds[0][1] if folds else 0
 
 
-def _value_bytes(v: tileprog.Value, rows: int, cols: int, kernel: Kernel) -> int:
+def _value_bytes(v: Value, rows: int, cols: int, kernel: Kernel) -> int:
     r, c = _value_shape(v, rows, cols, kernel)
     return r * c * v.dtype.itemsize
 

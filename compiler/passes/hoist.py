@@ -35,11 +35,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from compiler import programs as tp
 from compiler.ir import Alloc, Buffer, Compute, Kernel, Load, Loop, Mmad, Move, Parallel, Stmt, Store, Vec
-from compiler.ops import Elementwise, MatMul, Op
-from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
-from compiler.tileprog import TileProgram
+from compiler.ops import MatMul, Op
+from compiler.programs import cast_row, epilogue_acc_dtype, matmul_epilogue, ones, tile_program
 from isa import DType, Pipe, Space
 
 F32 = DType.F32
@@ -148,7 +146,7 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[lis
     init: list[Stmt] = []
     if op.bias:
         # Bias as a rank-1 update, C0 = ones · biasᵀ (k = 1), the role of DaVinci's BiasTable.
-        programs["ones"] = tp.ones(dt)
+        programs["ones"] = ones(dt)
         levels[0].pre += [
             Vec("ones", ("ONES_UB",), ()),
             Move("ONES_L1", "ONES_UB", Pipe.MTE3),
@@ -171,8 +169,8 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[lis
     store: list[Stmt]
     if op.act in ("gelu", "silu") or op.residual:
         # The epilogue goes through UB: FIXPIPE → UB, a vector program (act, + residual), MTE3 → GM.
-        acc = tp.epilogue_acc_dtype(op.act, op.out_dtype)  # FIXPIPE casts on its way to UB
-        epi = tp.matmul_epilogue(op.act, op.residual, acc, op.out_dtype)
+        acc = epilogue_acc_dtype(op.act, op.out_dtype)  # FIXPIPE casts on its way to UB
+        epi = matmul_epilogue(op.act, op.residual, acc, op.out_dtype)
         programs[epi.name] = epi
         res = ("R",) if op.residual else ()
         store = [
@@ -235,24 +233,8 @@ def _knobs(dims: tuple[str | None, ...]) -> tuple[str, ...]:
 _BUF = {"x": "X", "y": "Y", "z": "Z", "gamma": "G", "beta": "B"}
 
 
-def _program(op: Op) -> TileProgram:
-    if hasattr(op, "tile_program"):  # operators that bring their own (compiler.vecops, fused kernels)
-        return op.tile_program()
-    if isinstance(op, Elementwise):
-        return tp.elementwise(op.op, op.dtype, op.binary, op.broadcast)
-    if isinstance(op, Softmax):
-        return tp.softmax(op.dtype)
-    if isinstance(op, RMSNorm):
-        return tp.rmsnorm(op.dtype, op.cols, op.eps)
-    if isinstance(op, LayerNorm):
-        return tp.layernorm(op.dtype, op.cols, op.eps)
-    if isinstance(op, Reduce):
-        return tp.reduce(op.op, op.dtype)
-    raise TypeError(f"no tile program for {op.name}")
-
-
 def _hoist_vector(kernel: Kernel, op: Op, levels: list[_Level]) -> tuple[list[Buffer], dict]:
-    prog = _program(op)
+    prog = tile_program(op)
     programs: dict = {op.name: prog}
     bufs: list[Buffer] = []
     inner = len(levels) - 1
@@ -272,7 +254,7 @@ def _hoist_vector(kernel: Kernel, op: Op, levels: list[_Level]) -> tuple[list[Bu
             if t.dtype is F32:
                 bound[f32] = name
             else:
-                programs[f"{t.name}_f32"] = tp.cast_row(t.dtype)
+                programs[f"{t.name}_f32"] = cast_row(t.dtype)
                 bufs.append(Buffer(f32, Space.UB, F32, dims, Pipe.V, Pipe.V, t.name, levels[p].key, knobs=_knobs(dims)))
                 levels[p].alloc.append(f32)
                 casts.setdefault(p, []).append(Vec(f"{t.name}_f32", (f32,), (name,)))

@@ -70,7 +70,7 @@ def lower(kernel: Kernel) -> Program:
     )
     streams = []
     for core in range(kernel.plan.ncores):
-        items = _Emitter(kernel, core).run()
+        items = Emitter(kernel, core).run()
         items = _place(kernel, items)
         streams.append(tuple(_resolve(kernel, items)))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
@@ -79,7 +79,7 @@ def lower(kernel: Kernel) -> Program:
 # ------------------------------------------------------------------------------------ emission
 
 
-class _Emitter:
+class Emitter:
     def __init__(self, kernel: Kernel, core: int) -> None:
         self.k = kernel
         self.core = core

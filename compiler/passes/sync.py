@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compiler.errors import ScheduleError
-from compiler.ir import Alloc, Flag, Kernel, Loop, Parallel, SyncGroup, touches
+from compiler.ir import Alloc, Flag, Kernel, Load, Loop, Move, Parallel, SyncGroup, touches, walk
 from isa import Pipe
 
 
@@ -119,7 +119,5 @@ def _groups(kernel: Kernel, alloc: Alloc, body: tuple, start: int) -> list[tuple
 
 
 def _ahead(stmt, names: set[str]) -> int | None:
-    from compiler.ir import Load, Move, walk
-
     found = [s.ahead for s in walk((stmt,)) if isinstance(s, Load | Move) and s.buf in names and s.ahead is not None]
     return max(found) if found else None

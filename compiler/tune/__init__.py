@@ -1,7 +1,7 @@
 """Autotuning, the compiler's half: search spaces, the analytical model and the search strategies.
 
 The compiler never runs the simulator (DESIGN.md §1): :func:`search` takes the *measuring function* as
-an argument. ``simulator.tune`` supplies one (compile + timing-only simulation, over processes or a dask
+an argument. ``dsasim.tune`` supplies one (compile + timing-only simulation, over processes or a dask
 cluster) and the performance database.
 
     from compiler.tune import build_space, make_strategy, search
@@ -13,16 +13,9 @@ cluster) and the performance database.
 from compiler.tune.errors import TuneError
 from compiler.tune.model import Prediction, predict, price
 from compiler.tune.search import Measurement, SearchResult, Trial, default_trials, search
-from compiler.tune.space import (
-    MAX_INSTRUCTIONS,
-    Candidate,
-    Knob,
-    Space,
-    build_space,
-    schedule_from_json,
-    schedule_key,
-)
+from compiler.tune.space import MAX_INSTRUCTIONS, Space, build_space, schedule_from_json
 from compiler.tune.strategies import STRATEGIES, Strategy, make_strategy
+from compiler.tune.types import Candidate, Knob, schedule_key
 
 __all__ = [
     "MAX_INSTRUCTIONS",

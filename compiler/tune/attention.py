@@ -27,27 +27,21 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from compiler.attention.defaults import K0, ROWS, TILE_KV, TILE_Q, estimate
+from compiler.attention.flash import FlashKernel
+from compiler.attention.naive import NaiveKernel
+from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
 from compiler.ops import Op
 from compiler.target import Target
 from compiler.tune.errors import TuneError
 from compiler.tune.model import Prediction
-from compiler.tune.space import REFUSED, Family, Knob, reason
-
-
-def is_attention(op: Op) -> bool:
-    try:
-        from compiler.attention.op import Attention
-    except ImportError:  # pragma: no cover - attention not built
-        return False
-    return isinstance(op, Attention)
+from compiler.tune.types import REFUSED, Family, Knob, reason
 
 
 class AttentionFamily(Family):
     name = "attention"
 
     def __init__(self, op: Op, target: Target, fixed: Any) -> None:
-        from compiler.attention.schedule import AttentionSchedule, check
-
         if fixed is None:
             fixed = AttentionSchedule(algorithm=None)
         if not isinstance(fixed, AttentionSchedule):
@@ -64,9 +58,6 @@ class AttentionFamily(Family):
         return self.fixed.replace(algorithm=self.fixed.algorithm or "flash")  # the compiler's default algorithm
 
     def knobs(self) -> tuple[Knob, ...]:
-        from compiler.attention.defaults import K0, ROWS, TILE_KV, TILE_Q
-        from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH
-
         f, cap = self.fixed, -(-self.op.seq // 16) * 16
         out = []
         if f.algorithm is None:
@@ -94,10 +85,6 @@ class AttentionFamily(Family):
         }
 
     def canonical(self, values: Mapping[str, object]) -> Any:
-        from compiler.attention.flash import FlashKernel
-        from compiler.attention.naive import NaiveKernel
-        from compiler.attention.schedule import check
-
         f = self.fixed
         algorithm = values.get("algorithm") or f.algorithm
         rows = (values.get("tile.r") or f.rows) if algorithm == "naive" else None
@@ -114,8 +101,6 @@ class AttentionFamily(Family):
         return s
 
     def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:
-        from compiler.attention.defaults import estimate
-
         knobs = self.knobs()
         seen: set = set()
         for combo in itertools.product(*(k.choices for k in knobs)):
@@ -136,8 +121,6 @@ class AttentionFamily(Family):
 
 def schedule_from_json(d: dict) -> Any:
     """The inverse of ``AttentionSchedule.to_json``."""
-    from compiler.attention.schedule import AttentionSchedule
-
     t = d.get("tile", {})
     return AttentionSchedule(d["algorithm"], t.get("q"), t.get("kv"), t.get("k0"), d.get("depth"), t.get("r"),
                              d.get("cores", 1))  # fmt: skip

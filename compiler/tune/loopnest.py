@@ -44,7 +44,7 @@ from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
 from compiler.target import Target
 from compiler.tune.errors import TuneError
 from compiler.tune.model import Prediction, predict, price
-from compiler.tune.space import REFUSED, Family, Knob, reason
+from compiler.tune.types import REFUSED, Family, Knob, reason
 from isa import Space
 
 DEPTHS = tuple(range(1, MAX_BUFFERS + 1))
@@ -59,9 +59,7 @@ class LoopNestFamily(Family):
         if not isinstance(fixed, Schedule):
             raise TuneError(f"{op.name} takes a compiler.Schedule, not {type(fixed).__name__}", hint="pin its knobs")
         #: the operator the passes tile: conv2d is compiled as its implicit GEMM
-        self.inner = op.gemm() if hasattr(op, "gemm") and hasattr(op, "compile_via") else op
-        #: the outer operator's own checks of a schedule (conv2d: alignment of the gathered rows)
-        self._extra = getattr(op, "_check_alignment", None) if self.inner is not op else None
+        self.inner = op.lowered_as()
         super().__init__(op, target, fixed)
         check(fixed, self.inner)
         if fixed.manual_sync:
@@ -125,8 +123,7 @@ class LoopNestFamily(Family):
         prefetch = (schedule.prefetch or 0) if loading else 0
         out = Schedule(tile=tiles, order=order_, buffers=depths, prefetch=prefetch, cores=schedule.cores, parallel=par)
         sync(pipeline(buffer(hoisted, depths), prefetch))
-        if self._extra:
-            self._extra(target, out)
+        self.op.check_schedule(out, target)
         return out
 
     # -- enumeration --------------------------------------------------------------------------------
@@ -140,8 +137,7 @@ class LoopNestFamily(Family):
             try:
                 tiled = tile(spec(op, Schedule(tile=sizes), target), sizes)
                 tiles, multi = _tiles(op, tiled)
-                if self._extra:
-                    self._extra(target, Schedule(tile=tiles))
+                self.op.check_schedule(Schedule(tile=tiles), target)
             except REFUSED as e:
                 pruned[reason(e)] += 1
                 continue
@@ -214,7 +210,7 @@ class LoopNestFamily(Family):
 
 def schedule_from_json(op: Op, d: dict) -> Schedule:
     """The inverse of ``Schedule.to_json``, with tiles and buffers in ``op``'s order."""
-    inner = op.gemm() if hasattr(op, "gemm") and hasattr(op, "compile_via") else op
+    inner = op.lowered_as()
     knobs, names = tile_knobs(inner), operands(inner)
 
     def rank(order: tuple[str, ...]):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
 from compiler.passes.buffer import alloc_counts
-from compiler.passes.lower import _Emitter
+from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
 from compiler.traffic import gm_traffic
 from isa import Instruction, Transfer
@@ -129,7 +129,7 @@ def price(kernel: Kernel) -> Work:
     plan = kernel.plan
     active = plan.ncores if plan else 1
     share = max((len(s) for s in plan.assignment), default=1) if plan else 1
-    emitter = _Emitter(kernel, 0)
+    emitter = Emitter(kernel, 0)
     costs: dict[Instruction, tuple[str, float]] = {}
 
     def cost(ins: Instruction) -> tuple[str, float]:
@@ -171,7 +171,7 @@ def _tail(kernel: Kernel, var: str, axis: str, count: int) -> tuple[tuple[str, i
 
 
 def _price(
-    emitter: _Emitter, stmt, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...], cost, counts
+    emitter: Emitter, stmt, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...], cost, counts
 ) -> list[_Leaf]:
     """The statement's work per pipe: its instructions for a full tile and for each tail, weighted."""
     per_pipe: dict[str, list[float]] = {}

@@ -2,7 +2,7 @@
 
 ``compiler`` never runs the simulator (DESIGN.md §1), so :func:`search` takes the measuring function as
 an argument: ``measure(schedules)`` yields ``(position, Measurement)`` pairs, in any order (as parallel
-workers finish). ``simulator.tune`` provides it: compile + timing-only simulation, on local processes
+workers finish). ``dsasim.tune`` provides it: compile + timing-only simulation, on local processes
 or a dask cluster, with the performance database in front.
 
 Trials are numbered in the order the strategy asked for them (not the order they finished), and the
@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from compiler.schedule import Schedule
 from compiler.tune.errors import TuneError
-from compiler.tune.space import Candidate, Space
+from compiler.tune.space import Space
 from compiler.tune.strategies import Strategy
+from compiler.tune.types import Candidate
 
 
 @dataclass(frozen=True)

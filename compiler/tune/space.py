@@ -17,91 +17,24 @@ combinations there were and why the others were pruned.
 
 from __future__ import annotations
 
-import abc
-import json
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.ops import Op, OpError
+from compiler.attention.op import Attention
+from compiler.ops import Op
 from compiler.target import Target
+from compiler.tune.attention import AttentionFamily
+from compiler.tune.attention import schedule_from_json as attention_schedule
 from compiler.tune.errors import TuneError
-from compiler.tune.model import Prediction
+from compiler.tune.loopnest import LoopNestFamily
+from compiler.tune.loopnest import schedule_from_json as loopnest_schedule
+from compiler.tune.types import REFUSED, Candidate, Family, Knob, schedule_key
 
 #: Default cap on a candidate's instructions (all cores): ~2–5 s of simulation.
 MAX_INSTRUCTIONS = 400_000
-#: What the compiler raises for a schedule it refuses.
-REFUSED = (ScheduleError, BufferCapacityError, OpError)
-
-
-@dataclass(frozen=True)
-class Knob:
-    """One dimension of a space: ``tile.m``, ``order``, ``parallel``, ``buffers.a``, ``prefetch``, ``algorithm``..."""
-
-    name: str
-    choices: tuple
-
-    @property
-    def ordinal(self) -> bool:
-        """Numeric choices, where neighbours behave alike (a model-based search may exploit that)."""
-        return all(isinstance(c, int) and not isinstance(c, bool) for c in self.choices)
-
-
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """One distinct, valid schedule, with the model's estimate (and, for loop-nest schedules, the
-    compiler's kernel after ``buffer``)."""
-
-    index: int
-    schedule: Any
-    kernel: Any = field(repr=False)
-    prediction: Prediction = field(repr=False)
-
-    @property
-    def key(self) -> str:
-        return schedule_key(self.schedule)
-
-
-def schedule_key(schedule: Any) -> str:
-    """A stable text key of a schedule (sorted JSON), for databases and de-duplication."""
-    return json.dumps(schedule.to_json(), sort_keys=True, separators=(",", ":"))
-
-
-class Family(abc.ABC):
-    """One kind of schedule: its knobs, its canonical forms, its valid candidates."""
-
-    name: ClassVar[str]
-
-    def __init__(self, op: Op, target: Target, fixed: Any) -> None:
-        self.op, self.target, self.fixed = op, target, fixed
-
-    @property
-    def cores(self) -> int:
-        return self.fixed.cores
-
-    def baseline(self) -> Any:
-        """The pinned knobs as the compiler takes them, to complete with its own defaults (the baseline)."""
-        return self.fixed
-
-    @abc.abstractmethod
-    def knobs(self) -> tuple[Knob, ...]:
-        """The free knobs and their choices."""
-
-    @abc.abstractmethod
-    def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:
-        """``(schedule, kernel, prediction)`` of every distinct valid candidate; refusals counted in ``pruned``
-        by reason."""
-
-    @abc.abstractmethod
-    def canonical(self, values: Mapping[str, object]) -> Any:
-        """The canonical schedule for raw knob values; raises what the compiler raises if it is refused."""
-
-    @abc.abstractmethod
-    def values_of(self, schedule: Any) -> dict[str, object]:
-        """A complete schedule as raw knob values."""
 
 
 @dataclass
@@ -193,10 +126,7 @@ def _freeze(v: object) -> object:
 
 def family_for(op: Op, target: Target, fixed: Any) -> Family:
     """The schedule family ``op`` is compiled with (attention: its own schedules; the rest: loop nests)."""
-    from compiler.tune.attention import AttentionFamily, is_attention
-    from compiler.tune.loopnest import LoopNestFamily
-
-    if is_attention(op):
+    if isinstance(op, Attention):
         return AttentionFamily(op, target, fixed)
     return LoopNestFamily(op, target, fixed)
 
@@ -204,11 +134,7 @@ def family_for(op: Op, target: Target, fixed: Any) -> Family:
 def schedule_from_json(op: Op, d: dict) -> Any:
     """The inverse of ``schedule.to_json()`` for ``op``'s kind of schedule (tiles and buffers listed in the
     operator's order, as the CLI prints them)."""
-    from compiler.tune.attention import is_attention
-    from compiler.tune.attention import schedule_from_json as attention_schedule
-    from compiler.tune.loopnest import schedule_from_json as loopnest_schedule
-
-    return attention_schedule(d) if is_attention(op) else loopnest_schedule(op, d)
+    return attention_schedule(d) if isinstance(op, Attention) else loopnest_schedule(op, d)
 
 
 def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions: int = MAX_INSTRUCTIONS) -> Space:
@@ -236,17 +162,3 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
             hint="pin fewer knobs, use more cores, or a smaller shape",
         )
     return space
-
-
-def reason(e: Exception) -> str:
-    """Why the compiler refused a schedule, as a pruning category."""
-    if isinstance(e, BufferCapacityError):
-        return f"do not fit {e.buffer}"
-    if isinstance(e, ScheduleError):
-        known = {
-            "buffers": "need too many event ids",
-            "cores": "have fewer parallel tiles than cores",
-            "prefetch": "prefetch deeper than their buffers",
-        }
-        return known.get(e.knob, f"are refused ({e.knob})")
-    return "are refused by the operator"

@@ -27,7 +27,8 @@ from typing import ClassVar
 import numpy as np
 
 from compiler.tune.errors import TuneError
-from compiler.tune.space import Candidate, Space
+from compiler.tune.space import Space
+from compiler.tune.types import Candidate
 
 
 class Strategy(abc.ABC):
