@@ -1,69 +1,110 @@
-"""Engine speed: simulated instructions per second in timing-only mode.
+"""Engine speed: simulated instructions per second in timing-only mode, this engine beside an older one.
 
-Issue 2's target: a straight-line program of ≥ 100,000 instructions spread over the pipes of one core,
+The promise: a straight-line program of ≥ 100,000 instructions spread over the pipes of one core,
 timing-only, at ≥ 100,000 simulated instructions per second on a 2-core machine. Reports the best of a
 few repetitions (these machines are shared and noisy), for:
 
 - ``simulate``: the whole user-facing call — validation, decoding, the SimPy run, statistics;
 - ``engine``: the discrete-event run alone (``Engine.run``), the part that scales with the kernel.
 
-Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat R] [--json]``
+With ``--old REV`` (default: the last commit with the single-module engine) the same program also runs on
+that revision's ``simulator/engine.py``, loaded from git into a temporary module, in the same process and
+on the same chip, so the two speeds are side by side (the old engine's cycles may differ where the timing
+model changed since). ``--old none`` skips it.
+
+Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat R] [--old REV] [--json]``
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from benchmarks.programs import matmul_like
-from simulator import load_chip, simulate
-from simulator.engine import Engine
+from benchmarks.programs import matmul_like  # noqa: E402
+from simulator import load_chip, simulate  # noqa: E402
+from simulator.engine import Engine  # noqa: E402
+
+#: The last revision whose engine is one module, ``simulator/engine.py``.
+OLD = "adde9e7"
 
 
-def measure(n: int, repeat: int) -> dict:
+def old_engine(rev: str) -> ModuleType:
+    """``simulator/engine.py`` at ``rev``, imported as the module ``engine_at_<rev>``."""
+    text = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{rev}:simulator/engine.py"], capture_output=True, text=True, check=True
+    ).stdout
+    path = Path(tempfile.mkdtemp()) / f"engine_at_{rev}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def time_engine(make: type, program: object, chip: object, repeat: int) -> tuple[float, int]:
+    best, cycles = float("inf"), 0
+    for _ in range(repeat):
+        engine = make(program, chip, None)
+        gc.disable()  # as simulate() does while the engine runs
+        t0 = time.perf_counter()
+        cycles = engine.run()
+        best = min(best, time.perf_counter() - t0)
+        gc.enable()
+    return best, cycles
+
+
+def measure(n: int, repeat: int, old: str | None) -> dict:
     program = matmul_like(n)
     chip = load_chip("edu")
     count = program.instruction_count
-    full, engine_only = [], []
-    cycles = None
+    full = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         run = simulate(program, chip, timing_only=True)
         full.append(time.perf_counter() - t0)
-        engine = Engine(program, chip, None)
-        gc.disable()  # as simulate() does while the engine runs
-        t0 = time.perf_counter()
-        c = engine.run()
-        engine_only.append(time.perf_counter() - t0)
-        gc.enable()
-        assert c == run.cycles
-        cycles = run.cycles
+    engine_s, cycles = time_engine(Engine, program, chip, repeat)
+    assert cycles == run.cycles
     per_pipe = {p.value: s.instructions for p, s in run.stats.cores[0].items() if s.instructions}
-    return {
+    out = {
         "program": f"benchmarks.programs.matmul_like({n})",
         "instructions": count,
         "instructions_per_pipe": per_pipe,
-        "simulated_cycles": cycles,
+        "simulated_cycles": run.cycles,
         "simulate_seconds": min(full),
         "simulate_instructions_per_second": count / min(full),
-        "engine_seconds": min(engine_only),
-        "engine_instructions_per_second": count / min(engine_only),
+        "engine_seconds": engine_s,
+        "engine_instructions_per_second": count / engine_s,
     }
+    if old:
+        old_s, old_cycles = time_engine(old_engine(old).Engine, program, chip, repeat)
+        out["old"] = {
+            "revision": old,
+            "simulated_cycles": old_cycles,
+            "engine_seconds": old_s,
+            "engine_instructions_per_second": count / old_s,
+        }
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instructions", type=int, default=120_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--old", default=OLD, help="git revision of the old single-module engine, or 'none'")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    r = measure(args.instructions, args.repeat)
+    r = measure(args.instructions, args.repeat, None if args.old == "none" else args.old)
     if args.json:
         print(json.dumps(r, indent=2))
         return
@@ -71,6 +112,13 @@ def main() -> None:
     print(f"  per pipe: {r['instructions_per_pipe']}")
     print(f"  simulate(): {r['simulate_seconds']:.2f} s  = {r['simulate_instructions_per_second']:,.0f} instructions/s")
     print(f"  engine run: {r['engine_seconds']:.2f} s  = {r['engine_instructions_per_second']:,.0f} instructions/s")
+    if "old" in r:
+        o = r["old"]
+        print(
+            f"  old engine ({o['revision']}): {o['engine_seconds']:.2f} s  = "
+            f"{o['engine_instructions_per_second']:,.0f} instructions/s, {o['simulated_cycles']:,} simulated cycles "
+            f"(new/old speed: {o['engine_seconds'] / r['engine_seconds']:.2f}×)"
+        )
 
 
 if __name__ == "__main__":

@@ -8,16 +8,15 @@ clocks; every two accesses to the same bytes (one a write) that it leaves unorde
 both instructions, whether or not this run's timing happened to get them right. See docs/sanitizer.md.
 
 Modules: ``tracker`` (vector clocks; the hooks the engine calls), ``shadow`` (per-byte access
-history), ``static`` (bounds, alignment, event ids), ``deadlock`` (the cycle of waits), ``report``
+history), ``static`` (bounds, alignment, event ids), ``report``
 and ``findings`` (what is reported), ``mutants`` (mutation testing of kernels with the sanitizer).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from isa import DeadlockError, Program
 from simulator.config import Chip
+from simulator.engine import Engine, WaitChain, wait_chains
 from simulator.sanitizer.findings import (
     DEADLOCK,
     DOUBLE_SET,
@@ -36,10 +35,6 @@ from simulator.sanitizer.findings import (
 from simulator.sanitizer.static import check_and_validate
 from simulator.sanitizer.tracker import Tracker
 
-if TYPE_CHECKING:
-    from simulator.engine import Engine
-    from simulator.sanitizer.deadlock import WaitChain
-
 
 class Sanitizer:
     """One sanitized run: the static checks (instead of ``validate``), the hooks the engine calls
@@ -55,9 +50,7 @@ class Sanitizer:
         try:
             return engine.run()
         except DeadlockError:
-            from simulator.sanitizer.deadlock import wait_chains
-
-            self.chains = wait_chains(engine)
+            self.chains = wait_chains(engine.cores)
             return engine.env.now
 
     def report(self, engine: Engine) -> SanitizerReport:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from isa import Pipe, SetFlag, WaitFlag
-from simulator.engine import short
+from simulator.engine import Engine, WaitChain, short
 from simulator.sanitizer.findings import (
     DEADLOCK,
     DOUBLE_SET,
@@ -24,8 +24,6 @@ from simulator.sanitizer.findings import (
 from simulator.sanitizer.static import StaticResult
 
 if TYPE_CHECKING:
-    from simulator.engine import Engine
-    from simulator.sanitizer.deadlock import WaitChain
     from simulator.sanitizer.tracker import RaceRecord, Tracker
 
 
@@ -237,7 +235,7 @@ def build_report(
     for chain in chains or ():
         found.append(_deadlock(chain, engine, ref))
     for core in engine.cores:
-        for key, flag in sorted(core.flags.items(), key=lambda kv: kv[1].set_index):
+        for key, flag in sorted(core.flags.flags.items(), key=lambda kv: kv[1].set_index):
             if flag.set_at is not None:
                 found.append(
                     Finding(

@@ -16,14 +16,13 @@ doing (stuck, finished, or with no matching ``set_cross`` left).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from isa import Pipe, SetFlag, WaitFlag
-from simulator.engine import K_BARRIER, K_SET, K_SSET, K_SWAIT, K_XSET, K_XWAIT, PIPE_KINDS, short
-
-if TYPE_CHECKING:
-    from simulator.engine import Core, Engine
+from simulator.engine.core import Core
+from simulator.engine.decode import FlagKey, Kind
+from simulator.engine.trace import short
 
 
 @dataclass(frozen=True)
@@ -66,19 +65,19 @@ def _ins(core: Core, index: int) -> str:
     return (f"{ins.loc} " if ins.loc else f"#{index} ") + f"'{short(ins)}'"
 
 
-def _setter(core: Core, key: tuple[Pipe, Pipe, int], s_at: int | None) -> tuple[Pipe | None, int | None, str]:
+def _setter(core: Core, key: FlagKey, s_at: int | None) -> tuple[Pipe | None, int | None, str]:
     """Who can set flag ``key`` next: a pipe with a matching set_flag in its queue, the scalar unit
     with one still to issue, or nobody."""
     src, dst, ev = key
     if src is not Pipe.S:
         for idx, _ in core.pipes[src].queue:
             kind, _, payload, _ = core.decoded[idx]
-            if kind == K_SET and payload == key:
+            if kind is Kind.SET and payload == key:
                 return src, idx, f"waiting for {src.label} to reach {_ins(core, idx)}"
     if s_at is not None:
         for idx in range(s_at, len(core.stream)):
             kind, _, payload, _ = core.decoded[idx]
-            if kind in (K_SET, K_SSET) and payload == key:
+            if kind in (Kind.SET, Kind.SSET) and payload == key:
                 return Pipe.S, idx, f"waiting for the scalar unit to issue {_ins(core, idx)}"
     sets = sum(1 for i in core.stream if type(i) is SetFlag and (i.src, i.dst, i.event) == key)
     waits = sum(1 for i in core.stream if type(i) is WaitFlag and (i.src, i.dst, i.event) == key)
@@ -92,17 +91,18 @@ def _setter(core: Core, key: tuple[Pipe, Pipe, int], s_at: int | None) -> tuple[
 
 def _cross_why(core: Core, index: int) -> str:
     """Why a ``wait_cross`` cannot go on: what the other core's source pipe is doing."""
-    (other, src, dst, ev), _ = core.decoded[index][2]
-    peer = core.engine.cores[other]
+    wait = core.decoded[index].payload
+    other, src, dst, ev = wait.src_core, wait.src, wait.dst, wait.event
+    peer = core.peers[other]
     name = f"{src.value} -> {dst.value}, {ev}, core={core.index}"
     for idx, _ in peer.pipes[src].queue:
         kind, _, payload, _ = peer.decoded[idx]
-        if kind == K_XSET and payload == (src, core.index, dst, ev):
+        if kind is Kind.XSET and payload == (src, core.index, dst, ev):
             return f"waiting for core {other}'s {src.label} to reach {_ins(peer, idx)}"
-    if peer.s_at is not None and not peer.s_done:
-        for idx in range(peer.s_at, len(peer.stream)):
+    if peer.scalar.at is not None and not peer.scalar.done:
+        for idx in range(peer.scalar.at, len(peer.stream)):
             kind, _, payload, _ = peer.decoded[idx]
-            if kind == K_XSET and payload == (src, core.index, dst, ev):
+            if kind is Kind.XSET and payload == (src, core.index, dst, ev):
                 return f"waiting for core {other}'s scalar unit to issue {_ins(peer, idx)}"
     return f"but core {other} has no set_cross {name} left to run"
 
@@ -110,29 +110,30 @@ def _cross_why(core: Core, index: int) -> str:
 def _step(core: Core, agent: Pipe, s_at: int | None) -> Step:
     if agent is not Pipe.S:
         w = core.pipes[agent].blocked
-        if core.decoded[w][0] == K_XWAIT:
+        if core.decoded[w].kind is Kind.XWAIT:
             return Step(agent, w, None, None, _cross_why(core, w))
-        key = core.decoded[w][2][0]
+        key = core.decoded[w].payload.key
         return Step(agent, w, *_setter(core, key, s_at))
     kind, pipe, payload, _ = core.decoded[s_at]
-    if kind == K_BARRIER:
+    if kind is Kind.BARRIER:
         for p in payload:
             unit = core.pipes[p]
             if unit.completed < unit.issued:
                 return Step(agent, s_at, p, unit.blocked, f"waiting for {p.label} to finish what was issued to it")
-    if kind == K_SWAIT:
-        return Step(agent, s_at, *_setter(core, payload[0], s_at))
-    if kind <= PIPE_KINDS:
+    if kind is Kind.SWAIT:
+        return Step(agent, s_at, *_setter(core, payload.key, s_at))
+    if kind.queued:
         unit = core.pipes[pipe]
         return Step(agent, s_at, pipe, unit.blocked, f"waiting for room in the full {pipe.label} queue")
     return Step(agent, s_at, None, None, "and cannot go on")
 
 
-def wait_chains(engine: Engine) -> list[WaitChain]:
-    """Every root cause of the deadlock: each cycle of waits once, and each wait nothing can satisfy."""
+def wait_chains(cores: Sequence[Core]) -> list[WaitChain]:
+    """Every root cause of the deadlock on the stopped ``cores``: each cycle of waits once, and each wait
+    nothing can satisfy."""
     out: list[WaitChain] = []
-    for core in engine.cores:
-        s_at = None if core.s_done else core.s_at
+    for core in cores:
+        s_at = None if core.scalar.done else core.scalar.at
         steps: dict[Pipe, Step] = {}
         if s_at is not None:
             steps[Pipe.S] = _step(core, Pipe.S, s_at)
@@ -159,9 +160,9 @@ def wait_chains(engine: Engine) -> list[WaitChain]:
     return out
 
 
-def explain(engine: Engine) -> list[str]:
+def explain(cores: Sequence[Core]) -> list[str]:
     """The deadlock's root causes as text lines (for ``DeadlockError`` and the sanitizer report)."""
     lines: list[str] = []
-    for chain in wait_chains(engine):
-        lines += chain.lines(engine.cores[chain.core])
+    for chain in wait_chains(cores):
+        lines += chain.lines(cores[chain.core])
     return lines

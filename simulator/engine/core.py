@@ -1,0 +1,63 @@
+"""One AI core: its scalar unit, its pipes and its flags, over its decoded instruction stream."""
+
+from __future__ import annotations
+
+from isa import Instruction, Pipe
+from isa.types import EXEC_PIPES
+from simulator.engine.decode import Decoded
+from simulator.engine.flags import CoreFlags
+from simulator.engine.pipe import PipeUnit
+from simulator.engine.scalar import ScalarUnit
+from simulator.engine.shared import Machine
+from simulator.engine.trace import short
+from simulator.memory import CoreMemory
+
+
+class Core:
+    """One AI core: a scalar unit issuing into the pipes, and the core's flags."""
+
+    def __init__(
+        self,
+        machine: Machine,
+        index: int,
+        stream: tuple[Instruction, ...],
+        decoded: list[Decoded],
+        mem: CoreMemory | None,
+        cores: list[Core],
+    ) -> None:
+        self.machine = machine
+        self.env = machine.env
+        self.index = index
+        self.stream = stream
+        self.decoded = decoded
+        self.mem = mem
+        #: every core of the run (a deadlock report follows a ``wait_cross`` to its setter's core)
+        self.peers = cores
+        self.flags = CoreFlags(index, stream, machine.flags, machine.sanitizer)
+        self.pipes: dict[Pipe, PipeUnit] = {
+            p: PipeUnit(machine, index, stream, decoded, mem, self.flags, p) for p in EXEC_PIPES
+        }
+        self.scalar = ScalarUnit(machine, index, stream, decoded, self.pipes, self.flags)
+
+    def start(self) -> None:
+        """Start the scalar unit's and every pipe's process."""
+        self.env.process(self.scalar.run())
+        for unit in self.pipes.values():
+            self.env.process(unit.run())
+
+    @property
+    def stuck(self) -> bool:
+        """Work left: instructions not issued, or issued and not run."""
+        return not self.scalar.done or any(u.queue for u in self.pipes.values())
+
+    def blocked(self) -> list[str]:
+        """Descriptions of everything on this core that is still waiting (for deadlock reports)."""
+        out = []
+        if not self.scalar.done and self.scalar.blocked_on:
+            out.append(f"core {self.index} SCALAR: waiting on {self.scalar.blocked_on}")
+        for unit in self.pipes.values():
+            if unit.blocked is not None:
+                ins = self.stream[unit.blocked]
+                where = f" ({ins.loc})" if ins.loc else ""
+                out.append(f"core {self.index} {unit.pipe.label}: '{short(ins)}'{where} can never be met")
+        return out

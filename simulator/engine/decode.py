@@ -1,0 +1,170 @@
+"""Decode: what the engine needs to know about an instruction, worked out once per distinct instruction.
+
+Every instruction becomes a ``Decoded`` record: its ``Kind`` (how the engine runs it), its pipe, a payload
+named for that kind, and its own timing rule result (kept for the stats). Equal instructions decode alike,
+so a core's stream is decoded through a cache (``Decoder``): a 100,000-instruction loop nest holds a few
+hundred distinct instructions.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import NamedTuple
+
+from isa import Barrier, End, Instruction, Pipe, Scalar, SetCross, SetFlag, Transfer, WaitCross, WaitFlag
+from isa.types import EXEC_PIPES
+from simulator.config import Chip
+
+
+class Kind(enum.Enum):
+    """How the engine runs an instruction. ``queued`` kinds go into a pipe's queue; the rest run on the
+    scalar unit as it issues."""
+
+    FIXED = "fixed"  # a fixed number of cycles on its pipe (compute, on-chip moves)
+    DMA = "dma"  # a transfer through GM: shares GM bandwidth with every transfer in flight
+    SET = "set"  # set_flag on a pipe
+    WAIT = "wait"  # wait_flag on a pipe
+    XSET = "xset"  # set_cross: a flag for a pipe of another core
+    XWAIT = "xwait"  # wait_cross
+    SCALAR = "scalar"  # scalar bookkeeping on S
+    BARRIER = "barrier"  # S waits until pipes drain
+    END = "end"
+    SSET = "sset"  # set_flag issued by S itself
+    SWAIT = "swait"  # wait_flag on S
+
+    @property
+    def queued(self) -> bool:
+        return self in QUEUED
+
+
+QUEUED = frozenset({Kind.FIXED, Kind.DMA, Kind.SET, Kind.WAIT, Kind.XSET, Kind.XWAIT})
+
+
+class FlagKey(NamedTuple):
+    """A flag of one core: ``set_flag src -> dst, event``."""
+
+    src: Pipe
+    dst: Pipe
+    event: int
+
+
+class CrossKey(NamedTuple):
+    """A cross-core flag: set by ``src`` of ``src_core``, taken by ``dst`` of ``dst_core``."""
+
+    src_core: int
+    src: Pipe
+    dst_core: int
+    dst: Pipe
+    event: int
+
+
+class Dma(NamedTuple):
+    """A transfer through GM (cycles, bytes): ``fixed`` start-up and per-burst cycles, ``streamed`` bytes
+    at up to ``cap`` bytes/cycle, never under ``floor`` cycles of streaming; ``alone`` its time with GM
+    to itself."""
+
+    fixed: int
+    streamed: int
+    floor: int
+    cap: float
+    alone: int
+
+
+class Wait(NamedTuple):
+    """A ``wait_flag``: the flag, and the stall cause its waiting counts as (``flag:mte2``)."""
+
+    key: FlagKey
+    cause: str
+
+
+class CrossSet(NamedTuple):
+    """A ``set_cross`` of this core: what the key needs besides this core's index."""
+
+    src: Pipe
+    dst_core: int
+    dst: Pipe
+    event: int
+
+    def key(self, core: int) -> CrossKey:
+        return CrossKey(core, self.src, self.dst_core, self.dst, self.event)
+
+
+class CrossWait(NamedTuple):
+    """A ``wait_cross`` of this core: the setter's core and pipe, and the stall cause."""
+
+    src_core: int
+    src: Pipe
+    dst: Pipe
+    event: int
+    cause: str
+
+    def key(self, core: int) -> CrossKey:
+        return CrossKey(self.src_core, self.src, core, self.dst, self.event)
+
+
+Payload = int | Dma | FlagKey | Wait | CrossSet | CrossWait | tuple[Pipe, ...] | None
+
+
+class Decoded(NamedTuple):
+    """One instruction as the engine sees it. ``cost`` is its timing rule's result (cycles or a
+    ``Transfer``); ``payload`` depends on ``kind``: cycles (FIXED, SCALAR), ``Dma``, ``FlagKey`` (SET,
+    SSET), ``Wait`` (WAIT, SWAIT), ``CrossSet``, ``CrossWait``, the pipes of a BARRIER, or None."""
+
+    kind: Kind
+    pipe: Pipe
+    payload: Payload
+    cost: int | Transfer
+
+
+def decode(ins: Instruction, chip: Chip) -> Decoded:
+    """The engine's view of ``ins`` on ``chip``."""
+    pipe = ins.pipe
+    cls = type(ins)
+    if cls is SetCross:
+        return Decoded(Kind.XSET, pipe, CrossSet(ins.src, ins.core, ins.dst, ins.event), 0)
+    if cls is WaitCross:
+        return Decoded(
+            Kind.XWAIT, pipe, CrossWait(ins.core, ins.src, ins.dst, ins.event, f"xflag:{ins.core}.{ins.src.value}"), 0
+        )
+    if cls is SetFlag:
+        return Decoded(Kind.SSET if pipe is Pipe.S else Kind.SET, pipe, FlagKey(ins.src, ins.dst, ins.event), 0)
+    if cls is WaitFlag:
+        wait = Wait(FlagKey(ins.src, ins.dst, ins.event), f"flag:{ins.src.value}")
+        return Decoded(Kind.SWAIT if pipe is Pipe.S else Kind.WAIT, pipe, wait, 0)
+    if cls is Scalar:
+        return Decoded(Kind.SCALAR, pipe, ins.cycles, 0)
+    if cls is Barrier:
+        return Decoded(Kind.BARRIER, pipe, (ins.target,) if ins.target else EXEC_PIPES, 0)
+    if cls is End:
+        return Decoded(Kind.END, pipe, None, 0)
+    cost = ins.cost(chip)
+    if type(cost) is Transfer:
+        path = chip.path(cost.src, cost.dst)
+        if path.shared:
+            streamed = cost.streamed_bytes(path)
+            fixed = cost.fixed_cycles(path)
+            rate = min(path.bandwidth, chip.gm_bandwidth)
+            floor = cost.floor_cycles(path)  # min_cycles, plus the issue ramp where the path has one
+            alone = fixed + max(floor, math.ceil(streamed / rate - 1e-9))
+            return Decoded(Kind.DMA, pipe, Dma(fixed, streamed, floor, path.bandwidth, alone), cost)
+        return Decoded(Kind.FIXED, pipe, cost.cycles(path), cost)
+    return Decoded(Kind.FIXED, pipe, cost, cost)
+
+
+class Decoder:
+    """``decode`` with a cache shared by every core of a run: each distinct instruction is decoded once."""
+
+    def __init__(self, chip: Chip) -> None:
+        self.chip = chip
+        self.cache: dict[Instruction, Decoded] = {}
+
+    def stream(self, instructions: tuple[Instruction, ...]) -> list[Decoded]:
+        cache, chip = self.cache, self.chip
+        out = []
+        for ins in instructions:
+            d = cache.get(ins)
+            if d is None:
+                d = cache[ins] = decode(ins, chip)
+            out.append(d)
+        return out

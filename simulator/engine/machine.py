@@ -1,0 +1,85 @@
+"""The engine: builds every core of a program on a chip, runs them on one SimPy clock, and explains a
+deadlock when waits are left that can never be met."""
+
+from __future__ import annotations
+
+import simpy
+
+from isa import DeadlockError, DsasimError, Instruction, Pipe, Program
+from simulator.bandwidth import SharedBandwidth
+from simulator.config import Chip
+from simulator.engine.core import Core
+from simulator.engine.deadlock import explain
+from simulator.engine.decode import CrossKey, Decoded, Decoder
+from simulator.engine.flags import CrossFlag, CrossFlags, Hooks
+from simulator.engine.shared import Machine
+from simulator.memory import MachineMemory
+from simulator.stats import PipeStats
+
+
+class Engine:
+    """Runs a program on a chip; ``run()`` returns when every core has drained."""
+
+    def __init__(
+        self, program: Program, chip: Chip, memory: MachineMemory | None, sanitizer: Hooks | None = None
+    ) -> None:
+        self.program = program
+        self.chip = chip
+        self.memory = memory
+        #: The sanitizer's hooks (``simulator.sanitizer.tracker``), called as things happen; None: off.
+        self.sanitizer = sanitizer
+        self.env = simpy.Environment()
+        self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
+        cross = CrossFlags(program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
+        self.machine = Machine(self.env, chip, SharedBandwidth(self.env, chip.gm_bandwidth), cross, sanitizer)
+        self.gm = self.machine.gm
+        self.trace = self.machine.trace  # TraceEntry fields
+        self.flags = self.machine.flags  # FlagEntry fields
+        self.cross: dict[CrossKey, CrossFlag] = cross.flags  # cross-core flags by key
+        self.decoder = Decoder(chip)
+        self.cores: list[Core] = []
+        for i, stream in enumerate(program.cores):
+            mem = memory.cores[i] if memory is not None else None
+            self.cores.append(Core(self.machine, i, stream, self.decoder.stream(stream), mem, self.cores))
+
+    @property
+    def decoded(self) -> dict[Instruction, Decoded]:
+        """Every distinct instruction of the run, decoded."""
+        return self.decoder.cache
+
+    def run(self) -> int:
+        """Simulate; return the total cycles. Raises ``DeadlockError`` if waits can never be met."""
+        for core in self.cores:
+            core.start()
+        try:
+            self.env.run()
+        except DsasimError as e:
+            # SimPy re-raises a process's exception as a copy built from ``args`` alone, which drops
+            # the hint; the original is the copy's cause: raise that.
+            raise (e.__cause__ if isinstance(e.__cause__, DsasimError) else e) from None
+        blocked = [b for c in self.cores for b in c.blocked()]
+        stuck = [c for c in self.cores if c.stuck]
+        if blocked or stuck:
+            raise DeadlockError(
+                "deadlock: the program stopped with waits that can never be met"
+                + "".join(f"\n  {line}" for line in explain(self.cores)),
+                blocked=blocked or [f"core {c.index}: instructions left unissued" for c in stuck],
+                hint="every wait_flag needs a matching set_flag on its source pipe, "
+                "issued before the wait can block it",
+            )
+        return max(
+            [c.scalar.stats.last_end for c in self.cores]
+            + [u.stats.last_end for c in self.cores for u in c.pipes.values()]
+            + [0]
+        )
+
+    def pipe_stats(self, total: int) -> list[dict[Pipe, PipeStats]]:
+        """Per core and pipe, with the tail after each pipe's last instruction marked ``drained``."""
+        out = []
+        for c in self.cores:
+            d = {Pipe.S: c.scalar.stats}
+            d.update({p: u.stats for p, u in c.pipes.items()})
+            for st in d.values():
+                st.stall("drained", total - st.busy - st.idle)
+            out.append(d)
+        return out

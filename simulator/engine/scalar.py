@@ -1,0 +1,118 @@
+"""The scalar unit (S): walks a core's program in order, pays the issue cost, and dispatches.
+
+It keeps its own clock and only yields to SimPy when it must wait (a full queue, a barrier, a flag): an
+instruction carries the cycle it was issued at, and its pipe does not start it earlier. This gives the
+same times as yielding once per instruction, at a fraction of the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import simpy
+
+from isa import Instruction, Pipe
+from simulator.engine.decode import Decoded, Kind
+from simulator.engine.flags import CoreFlags
+from simulator.engine.pipe import PipeUnit
+from simulator.engine.shared import Machine
+from simulator.engine.trace import short
+from simulator.stats import PipeStats
+
+SCALAR, BARRIER, SSET, SWAIT = Kind.SCALAR, Kind.BARRIER, Kind.SSET, Kind.SWAIT
+
+
+class ScalarUnit:
+    """The issue process of one core. ``at``/``blocked_on`` say where it waits (for deadlock reports);
+    ``done`` once it has issued the whole program."""
+
+    def __init__(
+        self,
+        machine: Machine,
+        core: int,
+        stream: tuple[Instruction, ...],
+        decoded: list[Decoded],
+        pipes: dict[Pipe, PipeUnit],
+        flags: CoreFlags,
+    ) -> None:
+        self.machine = machine
+        self.core = core
+        self.stream = stream
+        self.decoded = decoded
+        self.pipes = pipes
+        self.flags = flags
+        self.stats = PipeStats()
+        self.blocked_on: str | None = None
+        self.at: int | None = None  # the instruction the scalar unit is blocked at
+        self.done = False
+
+    def run(self) -> Generator[simpy.Event, object, None]:
+        machine = self.machine
+        env, st = machine.env, self.stats
+        issue, depth = machine.chip.issue_cycles, machine.chip.queue_depth
+        pipes, flags = self.pipes, self.flags
+        sanitizer = machine.sanitizer
+        t = 0
+        for index, (kind, pipe, payload, _) in enumerate(self.decoded):
+            if kind.queued:
+                unit = pipes[pipe]
+                if len(unit.queue) >= depth:
+                    unit.space = env.event()
+                    self.blocked_on, self.at = f"the full {pipe.label} queue", index
+                    yield unit.space
+                    self.blocked_on = None
+                    if env.now > t:
+                        st.stall(f"queue:{pipe.value}", env.now - t)
+                        t = env.now
+                t += issue
+                st.busy += issue
+                unit.push(index, t)
+            elif kind is SCALAR:
+                t += issue + payload
+                st.busy += issue + payload
+            elif kind is BARRIER:
+                t += issue
+                st.busy += issue
+                for p in payload:
+                    unit = pipes[p]
+                    if unit.completed < unit.issued:
+                        unit.drain = (unit.issued, env.event())
+                        self.blocked_on, self.at = f"barrier on {p.label}", index
+                        yield unit.drain[1]
+                        self.blocked_on = None
+                if sanitizer is not None:
+                    sanitizer.barrier(self.core, index, payload)
+                if env.now > t:
+                    st.stall("barrier", env.now - t)
+                    t = env.now
+            elif kind is SSET:
+                t += issue
+                st.busy += issue
+                if flags.is_set(payload):
+                    # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
+                    # to its clock (and finish that cycle) before calling a second set an error.
+                    yield env.timeout(max(0, t - env.now))
+                    yield env.timeout(0)
+                flags.set(payload, t, index)
+            elif kind is SWAIT:
+                t += issue
+                st.busy += issue
+                f = flags.get(payload.key)
+                if f.set_at is None:
+                    ins = self.stream[index]  # name the wait and its source line in a deadlock report
+                    self.blocked_on = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else "")
+                    self.at = index
+                    f.waiter = env.event()
+                    yield f.waiter
+                    self.blocked_on = None
+                wait_end = max(t, f.set_at, env.now)
+                st.stall(payload.cause, wait_end - t)
+                t = wait_end
+                flags.consume(payload.key, f, index, t)
+            else:  # Kind.END
+                break
+        st.instructions = len(self.decoded)
+        st.last_end = t
+        self.done = True
+        for unit in pipes.values():
+            unit.close()

@@ -1,0 +1,30 @@
+"""What every core of one run shares: the SimPy clock, the chip, GM bandwidth, cross-core flags, the
+records of the run and the sanitizer's hooks."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import simpy
+
+from simulator.bandwidth import SharedBandwidth
+from simulator.config import Chip
+from simulator.engine.flags import CrossFlags, Hooks
+
+
+@dataclass
+class Machine:
+    """The chip-wide state of a run. ``trace``, ``flags`` and ``cross_flags`` hold ``TraceEntry``,
+    ``FlagEntry`` and ``CrossFlagEntry`` fields as plain tuples."""
+
+    env: simpy.Environment
+    chip: Chip
+    gm: SharedBandwidth
+    cross: CrossFlags
+    #: The sanitizer's hooks, called as things happen; None: off.
+    sanitizer: Hooks | None
+    trace: list[tuple] = field(default_factory=list)
+    flags: list[tuple] = field(default_factory=list)
+    #: ``DSASIM_DEBUG=1`` prints every instruction as it starts
+    debug: bool = field(default_factory=lambda: os.environ.get("DSASIM_DEBUG", "") not in ("", "0"))
