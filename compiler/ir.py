@@ -37,7 +37,7 @@ class Loop:
     axis: str
     count: int  # iterations (for a "sub" loop: at most; the tail tile has fewer)
     body: tuple[Stmt, ...]
-    kind: str = "tile"  # "elem" | "tile" | "sub"
+    kind: str = "tile"  # "elem" | "tile" | "sub" | "traced" (trip count per program: Kernel.traced)
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class Load:
     tensor: str
     pipe: Pipe = Pipe.MTE2
     ahead: int | None = None  # prefetch distance, set by the pipeline pass (None: not a pipelined load)
+    site: str | None = None  # a traced kernel's statement (compiler.language): ``lower`` asks it to emit
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Move:
     pipe: Pipe
     sub: str | None = None
     ahead: int | None = None
+    site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Mmad:
     a: str
     b: str
     init: str = "first"
+    site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class Vec:
     prog: str
     outs: tuple[str, ...]
     ins: tuple[str, ...]
+    site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,7 @@ class Store:
     pipe: Pipe
     to: DType | None = None  # FIXPIPE's on-the-fly cast
     relu: bool = False  # FIXPIPE's ReLU
+    site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,10 @@ class Kernel:
     groups: tuple[SyncGroup, ...] = ()
     plan: TilingPlan | None = None
     stage: str = "spec"
+    #: A kernel traced from the tile language (``compiler.language``): it gives the trip counts of its
+    #: ``kind="traced"`` loops and emits the statements that carry a ``site`` (their addresses, masks and
+    #: source lines are per program and per loop step). None for the built-in operators.
+    traced: object = field(default=None, compare=False)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

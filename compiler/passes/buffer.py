@@ -153,6 +153,8 @@ def _leaves(body: tuple):
 
 
 def _value_shape(v: Value, rows: int, cols: int, kernel: Kernel) -> tuple[int, int]:
+    if isinstance(v.shape, tuple):  # a value whose shape is given in elements (traced kernels)
+        return v.shape
     if v.shape == "tile":
         return rows, cols
     if v.shape == "rows":

@@ -68,6 +68,8 @@ def lower(kernel: Kernel) -> Program:
     tensors = tuple(
         TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
     )
+    if kernel.traced is not None:  # a traced kernel's arrays may be read and written (inout)
+        tensors = kernel.traced.tensor_decls()
     streams = []
     for core in range(kernel.plan.ncores):
         items = Emitter(kernel, core).run()
@@ -99,8 +101,13 @@ class Emitter:
     def walk(self, body: tuple) -> None:
         for s in body:
             t = type(s)
-            if t is Loop:
-                n = self._sub_count() if s.kind == "sub" else s.count
+            if getattr(s, "site", None) is not None:  # a traced kernel's statement: it emits itself
+                self.out.extend(self.k.traced.emit(s, self.env, self.addr))
+            elif t is Loop:
+                if s.kind == "traced":
+                    n = self.k.traced.count(s.var, self.env)
+                else:
+                    n = self._sub_count() if s.kind == "sub" else s.count
                 for i in range(n):
                     self.env[s.var] = i
                     self.walk(s.body)

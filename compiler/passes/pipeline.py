@@ -18,6 +18,7 @@ buffer depth (a tile can only be loaded early into a free slot).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from compiler.errors import ScheduleError
@@ -29,13 +30,22 @@ from isa import Pipe
 LOADING = (Pipe.MTE2, Pipe.MTE1)
 
 
-def pipeline(kernel: Kernel, prefetch: int) -> Kernel:
-    """Mark every multi-instance load and L1→L0 move ``ahead=prefetch``; check the buffers allow it."""
+def pipeline(kernel: Kernel, prefetch: int | Mapping[str, int]) -> Kernel:
+    """Mark every multi-instance load and L1→L0 move ``ahead=prefetch``; check the buffers allow it.
+
+    ``prefetch`` may also map buffer names to their own distance (each loop of a traced kernel has its
+    ``num_stages``); a buffer it does not name is not prefetched."""
     if kernel.stage != "buffer":
         raise ValueError(f"pipeline expects a buffered kernel, got stage {kernel.stage!r}")
     counts = alloc_counts(kernel)
+    table = prefetch if isinstance(prefetch, Mapping) else None
+
+    def ahead(buf: str) -> int:
+        return table.get(buf, 0) if table is not None else prefetch
+
     for b in kernel.buffers:
-        if b.producer in LOADING and counts.get(b.name, 1) > 1 and prefetch > b.depth - 1:
+        if b.producer in LOADING and counts.get(b.name, 1) > 1 and ahead(b.name) > b.depth - 1:
+            prefetch = ahead(b.name)
             raise ScheduleError(
                 f"prefetch={prefetch} loads {prefetch + 1} tiles of {b.operand} ahead into {b.name}, "
                 f"but {b.name} has {b.depth} slot{'s' if b.depth != 1 else ''}",
@@ -45,7 +55,7 @@ def pipeline(kernel: Kernel, prefetch: int) -> Kernel:
 
     def mark(s):
         if isinstance(s, Load | Move) and s.pipe in LOADING and counts.get(s.buf, 1) > 1:
-            return replace(s, ahead=prefetch)
+            return replace(s, ahead=ahead(s.buf))
         return s
 
     return kernel.with_(body=map_body(kernel.body, mark), stage="pipeline")
