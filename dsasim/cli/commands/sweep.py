@@ -22,7 +22,8 @@ from compiler import Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
 from dsasim.cli.commands.kernel_args import add_kernel_options, dtype
 from dsasim.cli.commands.output import PICTURE_TYPES
-from dsasim.sweep import MAX_RUNS, METRICS, parse_vary, sweep
+from dsasim.sweep import MAX_RUNS, parse_vary, sweep
+from dsasim.sweep_rows import METRICS
 from isa import DsasimError
 
 KNOBS = (
