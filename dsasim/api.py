@@ -13,8 +13,10 @@ This is the user-facing layer of ``simulator``, so it may import ``compiler`` (D
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,16 +24,25 @@ from compiler import Compiled, Op, Schedule
 from compiler import compile as compile_kernel
 from compiler.check import CheckResult, compare
 from compiler.ir import Kernel
+from isa import Program
+from simulator.advice import Diagnosis
 from simulator.config import Chip, load_chip
+from simulator.energy import Energy
+from simulator.engine import TraceEntry
 from simulator.run import Run, simulate
+from simulator.sanitizer import SanitizerReport
+from simulator.stats import Stats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure  # the type of the pictures; matplotlib loads with the first one
 
 
 @dataclass
 class KernelRun:
     """A compiled operator's run: the simulator's ``Run`` plus what the compiler knows about it.
 
-    Attributes a ``Run`` has (``cycles``, ``stats``, ``outputs``, ``trace``, ``timeline()``, ...) are
-    available directly.
+    What the run measured (``cycles``, ``stats``, ``outputs``, ``trace``, ...) and its views (``timeline()``,
+    ``roofline()``, ``diagnose()``, ``save_trace()``) are the ``Run``'s, named here one by one.
     """
 
     run: Run
@@ -41,10 +52,72 @@ class KernelRun:
     #: What numpy computed for the same inputs (empty without a check).
     expected: dict[str, np.ndarray]
 
-    def __getattr__(self, name: str) -> Any:
-        if name in ("run", "compiled"):
-            raise AttributeError(name)
-        return getattr(self.run, name)
+    # -- what the simulator's Run measured ----------------------------------------------------------
+    @property
+    def cycles(self) -> int:
+        return self.run.cycles
+
+    @property
+    def seconds(self) -> float:
+        """Simulated time at the chip's clock."""
+        return self.run.seconds
+
+    @property
+    def stats(self) -> Stats:
+        return self.run.stats
+
+    @property
+    def outputs(self) -> dict[str, np.ndarray]:
+        return self.run.outputs
+
+    @property
+    def inputs(self) -> dict[str, np.ndarray]:
+        return self.run.inputs
+
+    @property
+    def program(self) -> Program:
+        return self.run.program
+
+    @property
+    def chip(self) -> Chip:
+        return self.run.chip
+
+    @property
+    def trace(self) -> Sequence[TraceEntry]:
+        return self.run.trace
+
+    @property
+    def timing_only(self) -> bool:
+        return self.run.timing_only
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.run.warnings
+
+    @property
+    def sanitizer(self) -> SanitizerReport | None:
+        return self.run.sanitizer
+
+    @property
+    def energy(self) -> Energy | None:
+        return self.run.energy
+
+    # -- the views of the run ---------------------------------------------------------------------------
+    def timeline(self, window: tuple[int | None, int | None] | None = None, **kwargs: Any) -> Figure:
+        """A Gantt chart per core and pipe (``Run.timeline``)."""
+        return self.run.timeline(window, **kwargs)
+
+    def roofline(self, **kwargs: Any) -> Figure:
+        """This run on the chip's roofline (``Run.roofline``)."""
+        return self.run.roofline(**kwargs)
+
+    def diagnose(self, knobs: dict[str, str] | None = None) -> Diagnosis:
+        """The bottleneck verdict as data (``Run.diagnose``)."""
+        return self.run.diagnose(knobs)
+
+    def save_trace(self, path: str | Path) -> Path:
+        """A Chrome/Perfetto trace of the run (``Run.save_trace``)."""
+        return self.run.save_trace(path)
 
     @property
     def op(self) -> Op:
@@ -152,8 +225,8 @@ def compile_and_run(
         timing_only=timing_only,
         name=f"{op.name} {op.shape_text()}",
         sanitize=sanitize,
+        knobs=knobs(compiled),
     )
-    run.knobs = knobs(compiled)
     result = None
     expected: dict[str, np.ndarray] = {}
     if check and not timing_only:

@@ -23,10 +23,10 @@ import isa.instructions.vector as vector_module
 import isa.timing as timing_module
 from isa.asm.parser import parse
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES, INSTRUCTION_CLASSES, Copy, Instruction, SetFlag, WaitFlag
-from isa.instructions.vector import _Vector
+from isa.instructions.vector import VectorInstruction
 from isa.program import TensorKind
 from isa.timing import Transfer, route_label, route_name
-from isa.types import _PIPE_ALIASES, DType, Pipe, Space
+from isa.types import PIPE_ALIASES, DType, Pipe, Space
 
 SECTIONS = ("Format", "Action", "Timing", "Notes")
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "docs" / "isa.md"
@@ -128,7 +128,7 @@ def example_instruction(cls: type[Instruction]) -> Instruction:
     return ins
 
 
-def _ops_table(cls: type[_Vector]) -> list[str]:
+def _ops_table(cls: type[VectorInstruction]) -> list[str]:
     if len(cls.MNEMONICS) < 2 and not cls.DTYPES:
         return []
     rows = ["| op | data types |", "|---|---|"]
@@ -153,7 +153,7 @@ def render_class(cls: type[Instruction]) -> str:
         f"| pipe | {pipe_of(cls)} |",
         f"| class | `isa.{cls.__name__}` |",
     ]
-    if issubclass(cls, _Vector):
+    if issubclass(cls, VectorInstruction):
         lines += _ops_table(cls)
     for name in ("Action", "Timing", "Notes"):
         lines += ["", f"**{name}.** {rst_to_md(s[name])}"]
@@ -180,7 +180,7 @@ def _types() -> list[str]:
 
 def _pipes() -> list[str]:
     aliases: dict[str, list[str]] = {}
-    for alias, name in _PIPE_ALIASES.items():
+    for alias, name in PIPE_ALIASES.items():
         aliases.setdefault(name, []).append(f"`{alias}`")
     rows = ["| pipe | name in reports | also accepted |", "|---|---|---|"]
     rows += [f"| `{p.value}` | {p.label} | {', '.join(aliases.get(p.value, [])) or '-'} |" for p in Pipe]

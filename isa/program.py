@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from isa.instructions import Instruction
 from isa.types import DType
 
+#: Indentation of the instructions under their ``.core`` line.
+INDENT = "    "
+
 
 class TensorKind(enum.Enum):
     """What the run does with a GM tensor: ``in`` is given, ``out`` is returned, ``inout`` both,
@@ -81,10 +84,15 @@ class Program:
         raise KeyError(name)
 
     def text(self) -> str:
-        """The assembly text; ``isa.parse(p.text()) == p``."""
-        from isa.asm.printer import format_program
-
-        return format_program(self)
+        """The assembly text, in the canonical form the parser reads back exactly: ``isa.parse(p.text()) == p``."""
+        lines = [f"; {c}" if c else ";" for c in self.comments]
+        if self.chip:
+            lines.append(f".chip {self.chip}")
+        lines.extend(t.text() for t in self.tensors)
+        for i, stream in enumerate(self.cores):
+            lines.append(f".core {i}")
+            lines.extend(INDENT + ins.text() for ins in stream)
+        return "\n".join(lines) + "\n"
 
     def __str__(self) -> str:
         return self.text()

@@ -105,7 +105,7 @@ class Pipe(enum.Enum):
 
     @classmethod
     def parse(cls, name: str) -> Pipe:
-        return cls(_PIPE_ALIASES.get(name, name))
+        return cls(PIPE_ALIASES.get(name, name))
 
 
 _PIPE_LABELS = {
@@ -118,7 +118,7 @@ _PIPE_LABELS = {
     Pipe.V: "VECTOR",
 }
 # Accepted spellings from Ascend C (PIPE_M, PIPE_V, PIPE_FIX) and plain English.
-_PIPE_ALIASES = {"m": "cube", "vector": "v", "vec": "v", "fixpipe": "fix", "scalar": "s"}
+PIPE_ALIASES = {"m": "cube", "vector": "v", "vec": "v", "fixpipe": "fix", "scalar": "s"}
 PIPES = tuple(Pipe)
 EXEC_PIPES = tuple(p for p in Pipe if p is not Pipe.S)
 

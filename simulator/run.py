@@ -90,6 +90,7 @@ def simulate(
     seed: int = 0,
     name: str | None = None,
     sanitize: bool = False,
+    knobs: dict[str, str] | None = None,
 ) -> Run:
     """Run ``program`` (a Program or an assembly file) on ``chip`` (a Chip or preset name).
 
@@ -97,9 +98,12 @@ def simulate(
     distribution (``seed``). With ``timing_only`` no data is touched and the cycles are the same.
     With ``sanitize`` the run also looks for races, flag misuse, deadlocks and bad accesses, and
     reports them in ``run.sanitizer`` instead of stopping at the first (docs/sanitizer.md).
+    ``knobs`` names the schedule knob to try per bottleneck, for the verdict (a compiler knows them).
     """
     with _no_gc():
-        return _simulate(program, chip, inputs, timing_only, cores, seed, name, sanitize)
+        run = _simulate(program, chip, inputs, timing_only, cores, seed, name, sanitize)
+    run.knobs.update(knobs or {})
+    return run
 
 
 def _simulate(

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from isa.program import Program
 
-if TYPE_CHECKING:
-    from isa.program import Program
-
-INDENT = "    "
+__all__ = ["format_program"]
 
 
 def format_program(program: Program) -> str:
-    lines = [f"; {c}" if c else ";" for c in program.comments]
-    if program.chip:
-        lines.append(f".chip {program.chip}")
-    lines.extend(t.text() for t in program.tensors)
-    for i, stream in enumerate(program.cores):
-        lines.append(f".core {i}")
-        lines.extend(INDENT + ins.text() for ins in stream)
-    return "\n".join(lines) + "\n"
+    """``program.text()``: one line per directive and instruction, instructions indented under ``.core``."""
+    return program.text()

@@ -46,28 +46,28 @@ FLOATS = (DType.F16, DType.BF16, DType.F32)
 NUMERIC = (DType.F16, DType.BF16, DType.F32, DType.I32)
 
 
-def _vrepeats(chip: ChipParams, rows: int, cols: int, width: int, dense: bool) -> int:
+def vector_repeats(chip: ChipParams, rows: int, cols: int, width: int, dense: bool) -> int:
     per = chip.vector.bytes_per_repeat
     if dense or rows == 1:
         return -(-rows * cols * width // per)
     return rows * -(-cols * width // per)
 
 
-def _dense(cols: int, *strides: int | None) -> bool:
+def is_dense(cols: int, *strides: int | None) -> bool:
     return all(s is None or s == cols for s in strides)
 
 
-def _work(dtype: DType) -> type:
+def work_type(dtype: DType) -> type:
     return np.float32 if dtype.is_float else np.int64
 
 
-def _result(out: np.ndarray, dtype: DType) -> np.ndarray:
+def rounded(out: np.ndarray, dtype: DType) -> np.ndarray:
     """Arithmetic results: floats round once to ``dtype``; integers wrap (two's complement), as
     integer SIMD adds and multiplies do. (Casts saturate instead: see ``v.cast``.)"""
     return convert(out, dtype) if dtype.is_float else np.asarray(out).astype(dtype.np)
 
 
-def _vcheck(ins: _Vector) -> None:
+def _vcheck(ins: VectorInstruction) -> None:
     for name, addr in ins.addrs():
         check_space(ins, name, addr, (Space.UB,))
     if ins.dtype not in ins.dtypes_for(ins.op):
@@ -77,7 +77,7 @@ def _vcheck(ins: _Vector) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Vector(Instruction):
+class VectorInstruction(Instruction):
     """Shared behaviour of the vector families (not an instruction itself)."""
 
     OPS: ClassVar[dict[str, Callable[..., np.ndarray]]] = {}
@@ -106,14 +106,14 @@ class _Vector(Instruction):
 
     def dense(self) -> bool:
         _, cols = shape2(self.shape)
-        return _dense(cols, *self.strides())
+        return is_dense(cols, *self.strides())
 
     def strides(self) -> tuple[int | None, ...]:
         return ()
 
     def repeats(self, chip: ChipParams) -> int:
         rows, cols = shape2(self.shape)
-        return _vrepeats(chip, rows, cols, self.width(), self.dense())
+        return vector_repeats(chip, rows, cols, self.width(), self.dense())
 
     def cost(self, chip: ChipParams) -> int:
         v = chip.vector
@@ -129,7 +129,7 @@ class _Vector(Instruction):
 
 
 @dataclass(frozen=True, slots=True)
-class VBinary(_Vector):
+class VBinary(VectorInstruction):
     """Element-wise binary operation: ``dst = src0 OP src1``.
 
     Format: ``v.OP DST, SRC0, SRC1, DTYPE[ROWS,COLS] [, dst_stride=S] [, src0_stride=S] [, src1_stride=S]``
@@ -203,12 +203,12 @@ class VBinary(_Vector):
 
     def execute(self, mem: Memory) -> list[Write]:
         r0, r1, rd = self.regions()
-        w = _work(self.dtype)
+        w = work_type(self.dtype)
         a = mem.read(r0, self.dtype).astype(w)
         b = mem.read(r1, self.dtype).astype(w)
         with np.errstate(all="ignore"):
             out = self.OPS[self.op](a, b)
-        return [(rd, self.dtype, _result(out, self.dtype))]
+        return [(rd, self.dtype, rounded(out, self.dtype))]
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -216,7 +216,7 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class VUnary(_Vector):
+class VUnary(VectorInstruction):
     """Element-wise unary operation: ``dst = OP(src)``.
 
     Format: ``v.OP DST, SRC, DTYPE[ROWS,COLS] [, dst_stride=S] [, src_stride=S]``
@@ -294,12 +294,12 @@ class VUnary(_Vector):
         if self.op == "copy":
             return [(rd, self.dtype, x)]
         with np.errstate(all="ignore"):
-            out = self.OPS[self.op](x.astype(_work(self.dtype)))
+            out = self.OPS[self.op](x.astype(work_type(self.dtype)))
         return [(rd, self.dtype, convert(out, self.dtype))]
 
 
 @dataclass(frozen=True, slots=True)
-class VScalar(_Vector):
+class VScalar(VectorInstruction):
     """Vector–scalar operation: ``dst = src OP scalar``.
 
     Format: ``v.OP DST, SRC, SCALAR, DTYPE[ROWS,COLS] [, dst_stride=S] [, src_stride=S]``
@@ -359,17 +359,17 @@ class VScalar(_Vector):
 
     def execute(self, mem: Memory) -> list[Write]:
         rs, rd = self.regions()
-        w = _work(self.dtype)
+        w = work_type(self.dtype)
         x = mem.read(rs, self.dtype).astype(w)
         with np.errstate(all="ignore"):
             # An integer op's scalar is first made an element of DTYPE, as v.dup does (round, saturate).
             k = w(self.scalar) if w is np.float32 else int(convert(np.array([self.scalar]), self.dtype)[0])
             out = self.OPS[self.op](x, k)
-        return [(rd, self.dtype, _result(out, self.dtype))]
+        return [(rd, self.dtype, rounded(out, self.dtype))]
 
 
 @dataclass(frozen=True, slots=True)
-class VDup(_Vector):
+class VDup(VectorInstruction):
     """Fill with a scalar: ``dst = scalar``.
 
     Format: ``v.dup DST, SCALAR, DTYPE[ROWS,COLS] [, dst_stride=S]``
@@ -425,7 +425,7 @@ class VDup(_Vector):
 
 
 @dataclass(frozen=True, slots=True)
-class VCast(_Vector):
+class VCast(VectorInstruction):
     """Convert element type: ``dst = to(src)``.
 
     Format: ``v.cast DST, SRC, DTYPE[ROWS,COLS], to=DTYPE [, dst_stride=S] [, src_stride=S]``

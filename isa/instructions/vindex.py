@@ -18,7 +18,7 @@ import numpy as np
 from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
 from isa.instructions.dma import convert
-from isa.instructions.vector import NUMERIC, _dense, _Vector, _vrepeats
+from isa.instructions.vector import NUMERIC, VectorInstruction, is_dense, vector_repeats
 from isa.types import Addr, DType, Region
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ ALL_TYPES = (*NUMERIC, DType.I8)
 
 
 @dataclass(frozen=True, slots=True)
-class VTriangle(_Vector):
+class VTriangle(VectorInstruction):
     """Triangular fill: keep one triangle of a tile, set the rest to a scalar.
 
     Format: ``v.tril DST, SRC, SCALAR, DTYPE[ROWS,COLS], diag=K [, dst_stride=S] [, src_stride=S]``
@@ -108,7 +108,7 @@ class VTriangle(_Vector):
 
 
 @dataclass(frozen=True, slots=True)
-class VTranspose(_Vector):
+class VTranspose(VectorInstruction):
     """Transpose a tile: ``dst = srcᵀ``.
 
     Format: ``v.transpose DST, SRC, DTYPE[ROWS,COLS] [, dst_stride=S] [, src_stride=S]``
@@ -164,8 +164,8 @@ class VTranspose(_Vector):
 
     def repeats(self, chip: ChipParams) -> int:
         rows, cols = shape2(self.shape)
-        dense = _dense(cols, self.src_stride) and (self.dst_stride is None or self.dst_stride == rows)
-        return _vrepeats(chip, rows, cols, self.dtype.itemsize, dense)
+        dense = is_dense(cols, self.src_stride) and (self.dst_stride is None or self.dst_stride == rows)
+        return vector_repeats(chip, rows, cols, self.dtype.itemsize, dense)
 
     def regions(self) -> tuple[Region, ...]:
         rows, cols = shape2(self.shape)
@@ -175,7 +175,7 @@ class VTranspose(_Vector):
         )
 
     def check(self, chip: ChipParams | None = None) -> None:
-        _Vector.check(self, chip)  # dst_stride is checked against dst_cols(): ROWS
+        VectorInstruction.check(self, chip)  # dst_stride is checked against dst_cols(): ROWS
         src, dst = self.regions()
         if src.addr.space is dst.addr.space and src.start < dst.end and dst.start < src.end:
             raise self.fail(

@@ -13,7 +13,7 @@ import numpy as np
 
 from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
-from isa.instructions.vector import NUMERIC, _result, _Vector, _vrepeats, _work
+from isa.instructions.vector import NUMERIC, VectorInstruction, rounded, vector_repeats, work_type
 from isa.types import Addr, DType, Region
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class VReduce(_Vector):
+class VReduce(VectorInstruction):
     """Row-wise reduction: ``dst[r] = OP(src[r, :])``.
 
     Format: ``v.OP DST, SRC, DTYPE[ROWS,COLS] [, src_stride=S]``
@@ -65,7 +65,7 @@ class VReduce(_Vector):
 
     def repeats(self, chip: ChipParams) -> int:
         rows, cols = shape2(self.shape)
-        return _vrepeats(chip, rows, cols, self.width(), dense=False)
+        return vector_repeats(chip, rows, cols, self.width(), dense=False)
 
     def regions(self) -> tuple[Region, ...]:
         rows, cols = shape2(self.shape)
@@ -76,14 +76,14 @@ class VReduce(_Vector):
 
     def execute(self, mem: Memory) -> list[Write]:
         rs, rd = self.regions()
-        x = mem.read(rs, self.dtype).astype(_work(self.dtype))
+        x = mem.read(rs, self.dtype).astype(work_type(self.dtype))
         with np.errstate(all="ignore"):  # inf + -inf is NaN, silently
             out = self.OPS[self.op](x, axis=1).reshape(1, -1)
-        return [(rd, self.dtype, _result(out, self.dtype))]
+        return [(rd, self.dtype, rounded(out, self.dtype))]
 
 
 @dataclass(frozen=True, slots=True)
-class VBroadcast(_Vector):
+class VBroadcast(VectorInstruction):
     """Broadcast a per-row scalar along its row: ``dst[r, c] = src[r]``.
 
     Format: ``v.rowbcast DST, SRC, DTYPE[ROWS,COLS] [, dst_stride=S]``
