@@ -82,7 +82,7 @@ CREATE INDEX IF NOT EXISTS trials_by_session ON trials (session, cycles);
 """
 
 #: Source folders and files whose content decides a schedule's cycles (``compiler/tune`` does not).
-_VERSIONED = ("compiler", "isa", "simulator/engine.py", "simulator/bandwidth.py", "simulator/config.py")
+_VERSIONED = ("compiler", "isa", "simulator/engine", "simulator/bandwidth.py", "simulator/config.py")
 
 
 @functools.cache
