@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from simulator import cli_reference
+from dsasim.cli import reference as cli_reference
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dsasim.cli import build_parser
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
