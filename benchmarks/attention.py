@@ -6,9 +6,9 @@ cycles of a functional run; the tests check that for every schedule on both kind
 
     .venv/bin/python benchmarks/attention.py            # print the tables (about a minute)
     .venv/bin/python benchmarks/attention.py --write    # also rewrite them and the figures in docs/
-    .venv/bin/python benchmarks/attention.py --check    # exit 1 if issue 7's targets are missed
+    .venv/bin/python benchmarks/attention.py --check    # exit 1 if the attention targets below are missed
 
-Issue 7's targets, at S=4096, D=128: flash reaches ≥ 80% of its bound max(cube time, vector time,
+The attention targets, at S=4096, D=128: flash reaches ≥ 80% of its bound max(cube time, vector time,
 memory time) — each the busy cycles its instructions need at the chip's rates, memory the bytes of
 the busiest GM path at its peak — and takes ≥ 2× fewer cycles than naive.
 """
@@ -68,7 +68,7 @@ def _k(n: float) -> str:
 
 @dataclass(frozen=True)
 class Bound:
-    """Issue 7's bound of one run: each resource's work at its own rate, on the busiest core."""
+    """The bound of one run: each resource's work at its own rate, on the busiest core."""
 
     cube: int
     vector: int
@@ -131,7 +131,7 @@ def cycles() -> tuple[Table, dict]:
 
 
 def target(runs: dict) -> tuple[Table, dict]:
-    """Issue 7's benchmark, with every term of the bound."""
+    """The attention benchmark, with every term of the bound."""
     n, f = runs[4096]
     rows, data = [], {}
     for label, r in (("naive", n), ("flash", f), ("flash, precision high", run(4096, "flash", precision="high")),
@@ -259,7 +259,7 @@ def write(tables: list[Table], doc: Path = DOC) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--write", action="store_true", help="rewrite the tables and figures of docs/attention.md")
-    p.add_argument("--check", action="store_true", help="exit 1 if issue 7's performance targets are missed")
+    p.add_argument("--check", action="store_true", help="exit 1 if the attention performance targets are missed")
     args = p.parse_args()
     t_traffic = traffic()
     t_cycles, runs = cycles()
@@ -278,7 +278,7 @@ def main() -> int:
             print(f"wrote {path.relative_to(ROOT)}")
         print(f"wrote {DOC.relative_to(ROOT)}")
     if args.check and (share < 0.8 or speedup < 2.0):
-        print("error: issue 7's targets are missed", file=sys.stderr)
+        print("error: the attention performance targets are missed", file=sys.stderr)
         return 1
     return 0
 

@@ -1,4 +1,4 @@
-"""Kernel quality of the compiler's default schedules (issue 3), measured on the simulator.
+"""Kernel quality of the compiler's default schedules, measured on the simulator.
 
 - matmul 2048×2048×2048 f16 on ``ascend910b-like``, one core, default schedule: % of Cube peak
   (target ≥ 90%);

@@ -1,6 +1,6 @@
 """Sanitizer overhead: a sanitized run against a plain functional run of the same kernel.
 
-Issue 5's budget: a sanitized run costs at most 3× a normal functional run of the same kernel. Both
+The sanitizer's budget: a sanitized run costs at most 3× a normal functional run of the same kernel. Both
 are measured side by side in one process, alternating, best of ``--repeat`` rounds or more (these
 machines are shared and noisy; kernels of a few milliseconds get ~0.5 s of rounds), for every
 hand-written example and for ``benchmarks.programs.matmul_like`` (a double-buffered matmul inner

@@ -1,4 +1,4 @@
-"""The autotuner's acceptance figures (issue 8), measured on the simulator.
+"""The autotuner's acceptance figures, measured on the simulator.
 
 For each case, on ``ascend910b-like`` with all 24 cores:
 

@@ -1,4 +1,4 @@
-"""The effects a student must see (issue 3, item 8), measured on the ``edu`` chip.
+"""The effects a student must see (double buffering, prefetch, loop order, tile size), measured on the ``edu`` chip.
 
 Each effect is one small experiment: the same operator compiled under schedules that differ in one
 knob, simulated (timing-only: the cycles are those of a functional run), with the numbers a student

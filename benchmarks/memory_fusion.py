@@ -1,4 +1,4 @@
-"""Memory reuse and fusion (issue 6), measured: the tables and figures of docs/memory-and-fusion.md.
+"""Memory reuse and fusion, measured: the tables and figures of docs/memory-and-fusion.md.
 
 Each table is one experiment on a graph from ``compiler.graph.build``, run by ``dsasim.graph_run``
 (timing-only: the cycles are those of a functional run) or only planned (``max_batch`` touches no

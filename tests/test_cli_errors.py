@@ -252,7 +252,7 @@ def test_run_asm_json_has_the_documented_keys(capsys):
     assert rc == 0
     j = strict_json(out)
     run = simulate(VECTOR_ADD)
-    assert set(JSON_KEYS.split()) <= set(j), "the keys issue 2 item 7 promises"
+    assert set(JSON_KEYS.split()) <= set(j), "the keys docs/cli.md promises for --json"
     assert (j["cycles"], j["chip"], j["cores"], j["instructions"]) == (run.cycles, "edu", 1, 56)
     assert j["seconds"] == pytest.approx(run.cycles / 1e9)
     assert j["gm_bytes"] == j["gm_read"] + j["gm_write"] == sum(j["bytes"].values())

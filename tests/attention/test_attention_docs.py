@@ -1,5 +1,5 @@
 """docs/attention.md's measurements are current: its tables are what ``benchmarks/attention.py`` measures
-now (all but the S=4096 variants and core modes, which take a minute), and issue 7's targets hold.
+now (all but the S=4096 variants and core modes, which take a minute), and the attention performance targets hold.
 
 The page's console and Python examples run in ``tests/test_docs_examples.py``, like every page's.
 """

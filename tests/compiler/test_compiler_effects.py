@@ -1,4 +1,4 @@
-"""The effects a student must see (issue 3, item 8), each asserted with a margin, and the tables of
+"""The effects a student must see (double buffering, prefetch, loop order, tile size), each asserted with a margin, and the tables of
 docs/compiler.md, which must be what ``benchmarks/effects.py`` measures now."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The effects of issue 6, asserted with a margin, and the tables of docs/memory-and-fusion.md, which
+"""The effects of memory reuse and fusion, asserted with a margin, and the tables of docs/memory-and-fusion.md, which
 must be what ``benchmarks/memory_fusion.py`` measures now.
 
 Acceptance: the ``reuse`` plan raises the max batch ≥ 4× over ``naive`` on edu for the transformer block

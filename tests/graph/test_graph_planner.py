@@ -1,6 +1,6 @@
 """The GM memory planner: properties over random DAGs, the free-block map, lifetimes, max_batch.
 
-Properties (issue 6): no two tensors live at the same time overlap (except an output written in place
+Properties of the GM planner: no two tensors live at the same time overlap (except an output written in place
 of the input it replaces, at that step); the peak is at least the largest live set; ``reuse`` needs no
 more than ``naive``; and a graph computes the same bytes under both plans (run on the simulator).
 """

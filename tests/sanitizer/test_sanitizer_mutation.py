@@ -1,4 +1,4 @@
-"""Mutation test of the sanitizer (issue 5): break one ordering of a correct kernel at a time — delete
+"""Mutation test of the sanitizer: break one ordering of a correct kernel at a time — delete
 a ``wait_flag``, or move a ``set_flag`` before the access it guards — and check that every mutant
 whose outputs or order of conflicting accesses differ from the unmutated run (or that crashes) is
 reported, while the unmutated kernel is reported clean.
