@@ -203,3 +203,10 @@ def parse_buffers(text: str, op: Op) -> dict[str, int]:
 def parse_list(text: str) -> tuple[str, ...]:
     """``"m,n,k"`` → ``("m", "n", "k")``."""
     return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+def knob_key(key: str) -> str:
+    """One spelling for a schedule knob, whichever a user typed: ``tile.m``, ``tile_m`` → ``tile_m``;
+    ``buffers.a``, ``buffers_a`` → ``buffers_a``. (The CLI's ``--tile m=...`` names the same knob.)"""
+    head, dot, rest = key.strip().partition(".")
+    return f"{head}_{rest}" if dot and head in ("tile", "buffers") else key.strip()

@@ -26,6 +26,7 @@ are the same (the simulator guarantees it), and a sweep is about time.
 
 from __future__ import annotations
 
+import difflib
 import html
 import itertools
 import time
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from compiler import Op, Schedule, make_op
-from compiler.schedule import operands, tile_knobs
+from compiler.schedule import knob_key, operands, tile_knobs
 from dsasim.api import compile_and_run
 from dsasim.progress import Progress
 from dsasim.sweep_report import fixed_knobs, format_table
@@ -128,7 +129,7 @@ def parse_vary(items: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for item in items:
         key, eq, values = item.partition("=")
-        key = key.strip()
+        key = knob_key(key)
         vals = [v.strip() for v in values.split(",") if v.strip()]
         if not eq or not key or not vals:
             raise SweepError(f"cannot read --vary {item!r}", hint="write KNOB=V1,V2,..., e.g. --vary tile_m=32,64,128")
@@ -163,13 +164,11 @@ def sweep(
     ``progress`` draws a progress bar on stderr (default: when stderr is a terminal).
     """
     base = schedule or Schedule()
-    values = {k: [parse_value(k, v) for v in vs] for k, vs in (vary or {}).items()}
+    values = {knob_key(k): [parse_value(knob_key(k), v) for v in vs] for k, vs in (vary or {}).items()}
     sample = _sample_op(op, shape, values, op_options)
     known = known_knobs(sample)
     for key, vs in values.items():
         if key not in known:
-            import difflib
-
             close = difflib.get_close_matches(key, known, n=1)
             raise SweepError(
                 f"{sample.name} has no knob {key!r} to vary",

@@ -200,3 +200,11 @@ def test_the_docs_sweeps_are_current(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert check_doc_examples(doc_section("Sweeps"), tmp_path, capsys) == 4
     assert "{'tile_m': 64, 'order': ('m', 'k', 'n')}" in capsys.readouterr()[0]
+
+
+def test_knob_spellings_of_tune_and_sweep_are_one_knob():
+    dotted = sweep("matmul", "64x64x64", vary={"tile.m": [16, 32]})
+    plain = sweep("matmul", "64x64x64", vary={"tile_m": [16, 32]})
+    assert [r.cycles for r in dotted.rows] == [r.cycles for r in plain.rows]
+    assert list(dotted.vary) == ["tile_m"]
+    assert parse_vary(["tile.n=16,32"]) == {"tile_n": ["16", "32"]}
