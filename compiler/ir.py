@@ -375,6 +375,8 @@ def _body(kernel: Kernel, body: tuple[Stmt, ...], depth: int) -> list[str]:
             head = f"{pad}parallel ({', '.join(s.vars)}) over {len(kernel.plan.assignment)} cores:"
             out.append(_with_comment(head, f"{total} {'×'.join(s.axes)} tiles, {per} per core"))
             out += _body(kernel, s.body, depth + 1)
+        elif getattr(s, "site", None) is not None and kernel.traced is not None:  # a traced kernel: its line
+            out.append(_with_comment(pad + _stmt(kernel, s), kernel.traced.describe(s.site)))
         else:
             out.append(pad + _stmt(kernel, s))
     return out
@@ -383,6 +385,8 @@ def _body(kernel: Kernel, body: tuple[Stmt, ...], depth: int) -> list[str]:
 def _loop_comment(kernel: Kernel, s: Loop) -> str:
     if s.kind == "elem":
         return ""
+    if s.kind == "traced":
+        return kernel.traced.describe_loop(s.var)
     if s.kind == "sub":
         k0 = kernel.axis("k0")
         return f"k0: L0 steps of {k0.tile} in each k tile"
@@ -391,6 +395,8 @@ def _loop_comment(kernel: Kernel, s: Loop) -> str:
 
 def _index(kernel: Kernel, tensor: str) -> str:
     t = kernel.op.tensor(tensor)
+    if kernel.traced is not None:  # a traced access: the offsets are the kernel's (see its line)
+        return f"{tensor}[…]"
     parts = [f"{d}o" if kernel.axis(d).count > 1 else ":" for d in t.dims]
     return f"{tensor}[{','.join(parts)}]"
 
