@@ -1,0 +1,83 @@
+"""The tile language: kernels in the Triton idiom, traced into the compiler's IR (docs/language.md).
+
+``dsasim.language`` re-exports the ``tl`` namespace below; ``dsasim.jit`` launches kernels. Here live the
+tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), lowering into the IR
+(``build``, ``segment``, ``emit``) and the launch glue (``launch``).
+"""
+
+from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32
+from compiler.language.errors import LanguageError, Site
+from compiler.language.functions import (
+    abs,
+    arange,
+    cast,
+    cdiv,
+    dot,
+    exp,
+    full,
+    load,
+    log,
+    max,
+    max_contiguous,
+    maximum,
+    min,
+    minimum,
+    multiple_of,
+    num_programs,
+    program_id,
+    range,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    static_range,
+    store,
+    sum,
+    trans,
+    where,
+    zeros,
+)
+from compiler.language.launch import LaunchOp, compile_traced, trace
+from compiler.language.tensor import Pointer, Tensor
+
+__all__ = [
+    "LanguageError",
+    "LaunchOp",
+    "Pointer",
+    "Site",
+    "Tensor",
+    "abs",
+    "arange",
+    "bfloat16",
+    "cast",
+    "cdiv",
+    "compile_traced",
+    "constexpr",
+    "dot",
+    "exp",
+    "float16",
+    "float32",
+    "full",
+    "int8",
+    "int32",
+    "load",
+    "log",
+    "max",
+    "max_contiguous",
+    "maximum",
+    "min",
+    "minimum",
+    "multiple_of",
+    "num_programs",
+    "program_id",
+    "range",
+    "rsqrt",
+    "sigmoid",
+    "sqrt",
+    "static_range",
+    "store",
+    "sum",
+    "trace",
+    "trans",
+    "where",
+    "zeros",
+]

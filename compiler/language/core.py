@@ -1,0 +1,188 @@
+"""What a traced kernel is made of: pointers, tensors, and the recorder that runs the kernel body.
+
+A kernel is traced with concrete launch values, one program at a time (``program_id`` is a plain
+``int``), so Python control flow over constexprs, launch scalars and the program id simply runs. What
+the tracer sees is of three kinds:
+
+- *index tiles* (``tl.arange`` and arithmetic on it) and *masks* (comparisons of index tiles) are numpy
+  arrays, known while tracing: they cost nothing at run time, they become the DMA descriptors and tail
+  sizes of loads and stores (``compiler.language.access``);
+- *pointers*: an array argument plus element offsets (an int or an index tile);
+- *tensors*: data on the chip — a loaded tile, a ``dot`` result, a vector result. Every operation on
+  them is *recorded* (:class:`Rec`), with its source line; with ``interpret=True`` it is also computed
+  in numpy. Both live in ``compiler.language.tensor``.
+
+Loops written with ``range``/``tl.range`` are recorded as loops (each iteration's operations apart);
+``tl.static_range`` is unrolled. Deciding on data (``if x > 0``) is refused with the line.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler.language.errors import LanguageError, Site
+from isa import DType
+
+float16, bfloat16, float32, int8, int32 = DType.F16, DType.BF16, DType.F32, DType.I8, DType.I32
+FLOATS = (DType.F16, DType.BF16, DType.F32)
+
+
+class constexpr:
+    """Annotation of a compile-time parameter (``BLOCK: tl.constexpr``); its value is folded while tracing."""
+
+    def __init__(self, value: object = None) -> None:
+        self.value = value
+
+
+def rc(shape: tuple[int, ...]) -> tuple[int, int]:
+    """A tile's storage shape: rows × columns (a 1-D tile is one row, a scalar one element)."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return 1, int(shape[0])
+    if len(shape) == 2:
+        return int(shape[0]), int(shape[1])
+    raise LanguageError(f"tiles have at most 2 dimensions, not {len(shape)} ({shape})", hint="reshape to 2-D")
+
+
+# ----------------------------------------------------------------------------------- arguments
+
+
+@dataclass(eq=False)
+class Arg:
+    """An array argument of a launch: its name (the kernel parameter), data and element type."""
+
+    name: str
+    array: np.ndarray
+    dtype: DType
+    loaded: bool = False
+    stored: bool = False
+
+    @property
+    def size(self) -> int:
+        return int(self.array.size)
+
+
+class PointerType:
+    """``ptr.dtype.element_ty``, as Triton spells the element type of a pointer."""
+
+    def __init__(self, element_ty: DType) -> None:
+        self.element_ty = element_ty
+
+
+# -------------------------------------------------------------------------------------- records
+
+
+@dataclass(eq=False)
+class Rec:
+    """One traced operation. ``attrs`` are static (the same for every program and loop step of this
+    line); ``params`` may differ per instance (DMA offsets, tail sizes, immediates)."""
+
+    kind: str  # "load" | "store" | "vec" | "dot"
+    op: str
+    site: Site
+    ins: tuple[int, ...]
+    out: int | None
+    attrs: tuple = ()
+    params: tuple = ()
+
+    def signature(self) -> tuple:
+        return (self.kind, self.op, self.site, self.attrs, len(self.ins), self.out is None)
+
+
+@dataclass(eq=False)
+class LoopRec:
+    """A traced loop: each iteration's records apart; ``stages`` is its ``num_stages``."""
+
+    site: Site
+    stages: int
+    iters: list[list] = field(default_factory=list)
+
+
+@dataclass
+class ValueInfo:
+    """What the tracer knows of a value: storage shape, type, the leading block holding data (a masked
+    load's valid rows and columns), and the record that made it."""
+
+    shape: tuple[int, int]
+    dtype: DType
+    valid: tuple[int, int]
+    rec: Rec | None = None
+    transposed: bool = False  # stored as the transpose of its logical shape (a column-major load)
+
+
+class Tracer:
+    """Records one launch: per program a list of records and loops; values by id."""
+
+    def __init__(self, interpret: bool, num_stages: int) -> None:
+        self.interpret = interpret
+        self.num_stages = num_stages
+        self.values: dict[int, ValueInfo] = {}
+        self.programs: list[list] = []
+        self._stack: list[list] = []
+        self._loops: list[LoopRec] = []
+        self.pid: tuple[int, int, int] = (0, 0, 0)
+        self.grid: tuple[int, int, int] = (1, 1, 1)
+
+    # -- programs and loops -------------------------------------------------------------------------
+    def begin_program(self, pid: tuple[int, int, int]) -> None:
+        self.pid = pid
+        body: list = []
+        self.programs.append(body)
+        self._stack = [body]
+        self._loops = []
+
+    def record(self, rec: Rec) -> Rec:
+        self._stack[-1].append(rec)
+        return rec
+
+    def new_value(
+        self,
+        shape: tuple[int, int],
+        dtype: DType,
+        rec: Rec | None,
+        valid: tuple[int, int] | None = None,
+        transposed: bool = False,
+    ) -> int:
+        vid = len(self.values)
+        self.values[vid] = ValueInfo(shape, dtype, valid or shape, rec, transposed)
+        return vid
+
+    def loop(self, values: builtins.range, stages: int | None, site: Site) -> Iterator[int]:
+        loop = LoopRec(site, self.num_stages if stages is None else stages)
+        self._stack[-1].append(loop)
+        depth = len(self._stack)
+        for v in values:
+            body: list = []
+            loop.iters.append(body)
+            del self._stack[depth:]
+            self._stack.append(body)
+            yield v
+        del self._stack[depth:]
+
+
+_CURRENT: list[Tracer] = []
+
+
+def tracer() -> Tracer:
+    if not _CURRENT:
+        raise LanguageError(
+            "tl functions run only inside a kernel launch", hint="decorate the kernel with @dsasim.jit and launch it"
+        )
+    return _CURRENT[-1]
+
+
+class tracing:
+    def __init__(self, t: Tracer) -> None:
+        self.t = t
+
+    def __enter__(self) -> Tracer:
+        _CURRENT.append(self.t)
+        return self.t
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.pop()

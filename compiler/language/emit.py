@@ -1,0 +1,214 @@
+"""What ``lower`` asks of a traced kernel: trip counts of its loops, and the instructions of each
+statement for one program and loop step — with the addresses ``lower`` chose (slots rotate as for every
+kernel) and the source line of the kernel on every instruction (``Instruction.loc``), for ``by_line()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
+from compiler.language.build import BodyBuilder, Nest, Placement, is_zero_dup
+from isa import Addr, Copy, DType, Fixpipe, Instruction, SourceLoc, Space, TensorDecl, TensorKind
+from isa import Mmad as MmadIns
+
+
+class Traced:
+    """The instance tables of a traced launch, as ``Kernel.traced``."""
+
+    def __init__(self, nest: Nest, place: Placement, built: BodyBuilder, args: list) -> None:
+        self.nest = nest
+        self.place = place
+        self.built = built
+        self.args = args
+        self.statics = {s.sid: s for s in nest.statics}
+        self.dims: dict[int, tuple[int, int, int, bool]] = {}
+        for s in nest.statics:
+            if s.rec.kind == "dot":
+                for _, rec in nest.instances(s):
+                    self._dot_dims(rec)
+
+    def _dot_dims(self, rec) -> None:
+        vals = self.nest.t.values
+        ta, tb = rec.attrs[0], rec.attrs[1]
+        va, vb = vals[rec.ins[0]].valid, vals[rec.ins[1]].valid
+        (am, ak), (bk, bn) = (va[::-1] if ta else va), (vb[::-1] if tb else vb)
+        m, k, n = am, min(ak, bk), bn
+        init = len(rec.ins) < 3 or is_zero_dup(self.nest.producer(rec.ins[2]))
+        self.dims[id(rec)] = (m, k, n, init)
+        vals[rec.out].valid = (m, n)
+
+    # -- what the printer asks ---------------------------------------------------------------------
+    def describe(self, site: str) -> str:
+        """``line 9: tl.load(x_ptr + offs, mask=mask)`` for a statement's site."""
+        if site in self.built.segments:
+            lines = sorted({o.static.rec.site.line for o in self.built.segments[site].ops})
+            return "line" + ("s " if len(lines) > 1 else " ") + ", ".join(map(str, lines))
+        if site.startswith("fix:"):
+            return f"line {self.built.fixes[site[4:]][1].rec.site.line}: L0C → UB for vector code"
+        rec_site = self.statics[site.partition(":")[0]].rec.site
+        return f"line {rec_site.line}: {rec_site.text}"
+
+    def describe_loop(self, var: str) -> str:
+        lp = self.nest.loops[var]
+        return f"line {lp.site.line}: {lp.site.text} (num_stages={lp.stages})"
+
+    # -- what lower asks -------------------------------------------------------------------------
+    def tensor_decls(self) -> tuple[TensorDecl, ...]:
+        out = []
+        for a in self.args:
+            if not (a.loaded or a.stored):
+                continue
+            # A stored array is inout: the elements the kernel does not store keep the caller's values.
+            kind = TensorKind.INOUT if a.stored else TensorKind.IN
+            out.append(TensorDecl(a.name, a.dtype, (a.size,), kind))
+        return tuple(out)
+
+    def key(self, loops: tuple[str, ...], env: dict[str, int]) -> tuple[int, ...]:
+        return (env["pid"], *(env[v] for v in loops))
+
+    def count(self, var: str, env: dict[str, int]) -> int:
+        lp = self.nest.loops[var]
+        return self.nest.counts.get((var, self.key(lp.loops, env)), 0)
+
+    def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
+        site = stmt.site  # type: ignore[union-attr]
+        if isinstance(stmt, Vec):
+            seg = self.built.segments[site]
+            first = seg.ops[0].static
+            return seg.emit(self.key(first.loops, env), addr)
+        if site.startswith("fix:"):
+            return self._fix(stmt, env, addr)  # type: ignore[arg-type]
+        sid, _, part = site.partition(":")
+        s = self.statics[sid]
+        rec = self.nest.inst.get((sid, self.key(s.loops, env)))
+        if rec is None:
+            return []
+        if isinstance(stmt, Load):
+            out = self._load(stmt, rec, addr)
+        elif isinstance(stmt, Store):
+            out = self._store(stmt, rec, addr)
+        elif isinstance(stmt, Move):
+            out = self._operand(stmt, rec, part, addr)
+        elif isinstance(stmt, Mmad):
+            m, k, n, init = self.dims[id(rec)]
+            dt = DType(rec.attrs[3])
+            out = [MmadIns(addr(stmt.acc), addr(stmt.a), addr(stmt.b), dt, m, k, n, init=init)] if m and k and n else []
+        else:
+            raise AssertionError(stmt)
+        return self._loc(out, rec.site)
+
+    @staticmethod
+    def _loc(out: list[Instruction], site) -> list[Instruction]:
+        loc = SourceLoc(site.file, site.line)
+        return [replace(i, loc=loc) for i in out]
+
+    # -- statements -----------------------------------------------------------------------------
+    def _load(self, stmt: Load, rec, addr: Callable[[str], Addr]) -> list[Instruction]:
+        off, rows, cols, stride = rec.params
+        if not rows or not cols:
+            return []
+        info = self.nest.t.values[rec.out]
+        dt = info.dtype
+        width = info.shape[1]
+        src = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
+        return [
+            Copy(
+                addr(stmt.buf),
+                src,
+                dt,
+                _shape(rows, cols),
+                src_stride=stride if rows > 1 and stride != cols else None,
+                dst_stride=width if rows > 1 and cols < width else None,
+            )
+        ]
+
+    def _store(self, stmt: Store, rec, addr: Callable[[str], Addr]) -> list[Instruction]:
+        off, rows, cols, stride = rec.params
+        if not rows or not cols:
+            return []
+        dt = DType(rec.attrs[0])
+        dst = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
+        dst_stride = stride if rows > 1 and stride != cols else None
+        if stmt.pipe.value == "fix":
+            vid = self._l0c_source(rec.ins[0])
+            width = self.nest.t.values[vid].valid[1]
+            return [
+                Fixpipe(
+                    dst,
+                    addr(stmt.buf),
+                    self.nest.t.values[vid].dtype,
+                    _shape(rows, cols),
+                    to=stmt.to,
+                    relu=stmt.relu,
+                    src_stride=width if rows > 1 and cols < width else None,
+                    dst_stride=dst_stride,
+                )
+            ]
+        width = self.nest.t.values[rec.ins[0]].shape[1]
+        return [
+            Copy(
+                dst,
+                addr(stmt.buf),
+                dt,
+                _shape(rows, cols),
+                src_stride=width if rows > 1 and cols < width else None,
+                dst_stride=dst_stride,
+            )
+        ]
+
+    def _l0c_source(self, vid: int) -> int:
+        while self.nest.t.values[vid].rec.kind == "vec":
+            vid = self.nest.t.values[vid].rec.ins[0]
+        return vid
+
+    def _operand(self, stmt: Move, rec, part: str, addr: Callable[[str], Addr]) -> list[Instruction]:
+        m, k, n, _ = self.dims[id(rec)]
+        j = 0 if part == "a" else 1
+        info = self.nest.t.values[rec.ins[j]]
+        trans = rec.attrs[j]
+        rows, cols = (m, k) if j == 0 else (k, n)  # what L0A/L0B receive, dense
+        if not (m and k and n):
+            return []
+        width = info.shape[1]
+        if trans:  # stored as the transpose: MTE1 transposes it back
+            return [
+                Copy(
+                    addr(stmt.buf),
+                    addr(stmt.src),
+                    info.dtype,
+                    _shape(cols, rows),
+                    src_stride=width if cols > 1 and rows < width else None,
+                    transpose=True,
+                )
+            ]
+        return [
+            Copy(
+                addr(stmt.buf),
+                addr(stmt.src),
+                info.dtype,
+                _shape(rows, cols),
+                src_stride=width if rows > 1 and cols < width else None,
+            )
+        ]
+
+    def _fix(self, stmt: Move, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
+        acc, reader, j = self.built.fixes[stmt.buf]
+        rec = self.nest.inst.get((reader.sid, self.key(reader.loops, env)))
+        if rec is None:
+            return []
+        info = self.nest.t.values[rec.ins[j]]
+        (m, n), width = info.valid, info.shape[1]
+        if not m or not n:
+            return []
+        out = [
+            Fixpipe(
+                addr(stmt.buf), addr(acc), info.dtype, _shape(m, n), dst_stride=width if m > 1 and n < width else None
+            )
+        ]
+        return self._loc(out, reader.rec.site)
+
+
+def _shape(rows: int, cols: int) -> tuple[int, ...]:
+    return (rows, cols) if rows > 1 else (cols,)

@@ -1,0 +1,69 @@
+"""Errors of the tile language, each naming the kernel's source line.
+
+A kernel is ordinary Python traced with concrete launch values, so the line a mistake comes from is the
+innermost stack frame that is not part of ``compiler.language`` (or of ``dsasim``'s launcher): that is
+what :func:`user_site` finds. Every recorded operation keeps its :class:`Site`, so later stages (access
+analysis, placement, capacity checks) can name the line too.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+
+from isa import DsasimError
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: Source files whose frames are the language's machinery, never the user's kernel.
+_INTERNAL = (_HERE,)
+
+
+@dataclass(frozen=True)
+class Site:
+    """A line of a kernel's source: file, line number, and the line's text."""
+
+    file: str
+    line: int
+
+    @property
+    def text(self) -> str:
+        return linecache.getline(self.file, self.line).strip()
+
+    @property
+    def short(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def internal_path(path: str) -> None:
+    """Treat frames of ``path``'s directory as machinery (``dsasim.jit`` registers itself)."""
+    global _INTERNAL
+    d = os.path.dirname(os.path.abspath(path))
+    if d not in _INTERNAL:
+        _INTERNAL = (*_INTERNAL, d)
+
+
+def user_site() -> Site:
+    """The innermost frame outside the language's machinery: the kernel line being traced."""
+    f = sys._getframe(1)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_INTERNAL) and "importlib" not in path:
+            return Site(f.f_code.co_filename, f.f_lineno)
+        f = f.f_back
+    return Site("<kernel>", 0)
+
+
+class LanguageError(DsasimError):
+    """A kernel the tile language cannot compile: what, at which line, and how to change it."""
+
+    def __init__(self, message: str, *, site: Site | None = None, hint: str | None = None) -> None:
+        site = site or user_site()
+        text = site.text
+        where = f"{site.short}: " + (f"`{text}`: " if text else "")
+        super().__init__(where + message, hint=hint)
+        self.site = site

@@ -1,0 +1,404 @@
+"""The ``tl`` functions: Triton's names and meanings, recording what the kernel does (``core``, ``tensor``).
+
+Programs, offsets and masks (``program_id``, ``arange``, comparisons) are computed now; ``load``,
+``store``, ``dot`` and the math on tensors are recorded with their source line. See ``docs/language.md``
+for the subset and how each call maps to the chip's pipes.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+
+import numpy as np
+
+from compiler.language.access import analyse
+from compiler.language.core import FLOATS, Rec, rc, tracer
+from compiler.language.errors import LanguageError, user_site
+from compiler.language.tensor import (
+    F32,
+    Pointer,
+    Tensor,
+    binary,
+    cast,
+    expand,
+    f32,
+    is_number,
+    promote,
+    rounded,
+    trans,
+    unary,
+    vec,
+)
+from isa import DType
+
+__all__ = ["cast", "trans"]
+
+
+# ------------------------------------------------------------------------------ programs, indices
+
+
+def program_id(axis: int = 0) -> int:
+    """This program's index along ``axis`` of the launch grid (a plain ``int`` while tracing)."""
+    return tracer().pid[_axis(axis)]
+
+
+def num_programs(axis: int = 0) -> int:
+    """The grid's size along ``axis``."""
+    return tracer().grid[_axis(axis)]
+
+
+def _axis(axis: int) -> int:
+    if axis not in (0, 1, 2):
+        raise LanguageError(f"axis={axis!r}: the grid has axes 0, 1 and 2")
+    return axis
+
+
+def arange(start: int, end: int) -> np.ndarray:
+    """Offsets ``start, start+1, ..., end-1``: an index tile (known while tracing, free at run time)."""
+    if not isinstance(start, int) or not isinstance(end, int) or end <= start:
+        raise LanguageError(
+            f"tl.arange({start!r}, {end!r}) needs integers with end > start", hint="tl.arange(0, BLOCK)"
+        )
+    return np.arange(start, end, dtype=np.int64)
+
+
+def cdiv(a: int, b: int) -> int:
+    """``⌈a / b⌉``."""
+    return -(-a // b)
+
+
+def multiple_of(x: object, _: object) -> object:
+    """A hint for Triton's compiler; offsets are exact here, so it returns ``x``."""
+    return x
+
+
+max_contiguous = multiple_of
+
+
+def range(*args: int, num_stages: int | None = None, **_: object) -> Iterator[int]:
+    """A loop on the chip: its loads are software-pipelined ``num_stages`` deep (default: the launch's)."""
+    for a in args:
+        if not isinstance(a, int | np.integer):
+            raise LanguageError(
+                f"loop bound {a!r} is not an integer known at launch",
+                hint="loop bounds come from launch arguments, constexprs and tl.cdiv",
+            )
+    if num_stages is not None and (not isinstance(num_stages, int) or not 1 <= num_stages <= 3):
+        raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="1 = no prefetch, 2 = double buffer")
+    return tracer().loop(builtins.range(*args), num_stages, user_site())
+
+
+def static_range(*args: int) -> builtins.range:
+    """A loop unrolled while tracing (each iteration's operations are separate statements)."""
+    return builtins.range(*args)
+
+
+# ------------------------------------------------------------------------------- memory access
+
+
+def _mask(mask: object, what: str) -> np.ndarray | None:
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor):
+        raise LanguageError(
+            f"a {what} mask computed from loaded data is not supported",
+            hint="masks are comparisons of offsets with bounds (offs < n)",
+        )
+    return np.asarray(mask, dtype=bool)
+
+
+def _pointer(ptr: object, what: str) -> Pointer:
+    if not isinstance(ptr, Pointer):
+        raise LanguageError(
+            f"tl.{what} takes a pointer (an array argument plus offsets), not {type(ptr).__name__}",
+            hint="pass numpy arrays for pointer arguments and write x_ptr + offs",
+        )
+    return ptr
+
+
+def load(pointer: Pointer, mask: object = None, other: object = None, **_: object) -> Tensor:
+    """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0)."""
+    p = _pointer(pointer, "load")
+    m = _mask(mask, "load")
+    shape = tuple(np.broadcast_shapes(np.shape(p.offs), np.shape(m) if m is not None else ()))
+    if other is not None and not is_number(other):
+        raise LanguageError("other= must be a number", hint="e.g. other=0.0 or other=float('-inf')")
+    offs = np.broadcast_to(np.asarray(p.offs), shape)
+    a = analyse(offs, m, p.arg.size, "load", p.arg.name)
+    t = tracer()
+    p.arg.loaded = True
+    fill = None if other is None else float(other)
+    rec = Rec(
+        "load",
+        p.arg.name,
+        user_site(),
+        (),
+        None,
+        (p.arg.dtype.value, rc(shape), fill, a.transposed),
+        (a.offset, a.rows, a.cols, a.stride),
+    )
+    r, c = rc(shape)
+    stored = (c, r) if a.transposed else (r, c)
+    rec.out = t.new_value(stored, p.arg.dtype, rec, valid=(a.rows, a.cols), transposed=a.transposed)
+    t.record(rec)
+    data = None
+    if t.interpret:
+        flat = p.arg.array.reshape(-1)
+        keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)
+        data = np.where(keep, flat[np.clip(offs, 0, flat.size - 1)], fill or 0).astype(p.arg.dtype.np)
+    out = Tensor(rec.out, shape, p.arg.dtype, data)
+    out.trans = a.transposed
+    return out
+
+
+def store(pointer: Pointer, value: object, mask: object = None, **_: object) -> None:
+    """Store a tile (or a scalar) into the block ``mask`` keeps; cast to the pointer's type first."""
+    p = _pointer(pointer, "store")
+    m = _mask(mask, "store")
+    vshape = value.shape if isinstance(value, Tensor) else ()
+    shape = tuple(np.broadcast_shapes(np.shape(p.offs), np.shape(m) if m is not None else (), vshape))
+    if isinstance(value, np.ndarray):
+        raise LanguageError("storing an index tile is not supported", hint="store loaded or computed data")
+    v = value if isinstance(value, Tensor) else full(shape, value, p.arg.dtype)
+    if v.trans:
+        raise LanguageError("storing a transposed tile is not supported", hint="transpose the offsets instead")
+    v = cast(v, p.arg.dtype)
+    v, _row = expand(v, shape, full=True)
+    offs = np.broadcast_to(np.asarray(p.offs), shape)
+    a = analyse(offs, m, p.arg.size, "store", p.arg.name)
+    if a.transposed:
+        raise LanguageError("a column-major store is not supported", hint="store rows: the last axis contiguous")
+    t = tracer()
+    p.arg.stored = True
+    t.record(
+        Rec(
+            "store",
+            p.arg.name,
+            user_site(),
+            (v.vid,),
+            None,
+            (p.arg.dtype.value, rc(shape)),
+            (a.offset, a.rows, a.cols, a.stride),
+        )
+    )
+    if t.interpret:
+        flat = p.arg.array.reshape(-1)
+        keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)
+        flat[offs[keep]] = np.broadcast_to(v.data, shape)[keep]
+
+
+# ----------------------------------------------------------------------------------- making tiles
+
+
+def full(shape: object, value: float, dtype: DType) -> Tensor:
+    """A tile of ``value`` (``v.dup``; a zero accumulator of ``dot`` costs nothing: the first ``mmad``
+    overwrites L0C)."""
+    shape = _shape(shape)
+    if not isinstance(dtype, DType):
+        raise LanguageError(f"{dtype!r} is not a tl dtype", hint="use tl.float32, tl.float16...")
+    if not is_number(value):
+        raise LanguageError("tl.full takes a number", hint="e.g. tl.full([BLOCK], float('-inf'), tl.float32)")
+    return vec("dup", (), shape, dtype, (), (float(value),), compute=lambda: np.full(shape, value, np.float32))
+
+
+def zeros(shape: object, dtype: DType) -> Tensor:
+    return full(shape, 0.0, dtype)
+
+
+def _shape(shape: object) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)  # type: ignore[arg-type]
+    if not all(isinstance(d, int | np.integer) and d > 0 for d in dims):
+        raise LanguageError(f"shape {shape!r} must be positive integers", hint="e.g. [BLOCK_M, BLOCK_N]")
+    return tuple(int(d) for d in dims)
+
+
+# ---------------------------------------------------------------------------------------- math
+
+
+def maximum(a: object, b: object) -> object:
+    return binary("max", a, b)
+
+
+def minimum(a: object, b: object) -> object:
+    return binary("min", a, b)
+
+
+def exp(x: object) -> object:
+    return unary("exp", x)
+
+
+def log(x: object) -> object:
+    return unary("ln", x)
+
+
+def sqrt(x: object) -> object:
+    return unary("sqrt", x)
+
+
+def rsqrt(x: object) -> object:
+    return unary("rsqrt", x)
+
+
+def abs(x: object) -> object:
+    return unary("abs", x)
+
+
+def sigmoid(x: object) -> object:
+    """``1 / (1 + exp(-x))``: four vector steps (the unit has no sigmoid)."""
+    return unary("recip", unary("exp", -x) + 1.0)  # type: ignore[operator]
+
+
+def where(condition: object, x: object, y: object) -> object:
+    """``x`` where ``condition`` holds, else ``y``: the condition is a mask of offsets (a leading block)."""
+    if isinstance(condition, Tensor):
+        raise LanguageError(
+            "tl.where on a condition computed from loaded data is not supported (no vector select)",
+            hint="use a mask of offsets, or tl.maximum/tl.minimum",
+        )
+    tensors = [v for v in (x, y) if isinstance(v, Tensor)]
+    if not tensors:
+        return np.where(condition, x, y)
+    cond = np.asarray(condition, dtype=bool)
+    shape = tuple(np.broadcast_shapes(cond.shape, *(v.shape for v in tensors)))
+    dtype = tensors[0].dtype if len(tensors) == 1 else promote(tensors[0].dtype, tensors[1].dtype)
+
+    def operand(v: object) -> Tensor | float:
+        if isinstance(v, Tensor):
+            return expand(cast(v, dtype), shape, full=True)[0]
+        if not is_number(v):
+            raise LanguageError("tl.where takes tensors or numbers", hint="e.g. tl.where(mask, x, 0.0)")
+        return float(v)  # type: ignore[arg-type]
+
+    a, b = operand(x), operand(y)
+    cb = np.broadcast_to(cond, shape)
+    r, c = rc(shape)
+    m = cb.reshape(r, c)
+    vr, vc = int(m.any(axis=1).sum()), int(m.any(axis=0).sum())
+    lead = np.zeros((r, c), bool)
+    lead[:vr, :vc] = True
+    if not np.array_equal(m, lead):
+        raise LanguageError(
+            "the condition of tl.where does not keep a leading block of the tile",
+            hint="use bounds on offsets (cols < n) as conditions",
+        )
+    ins = tuple(v for v in (a, b) if isinstance(v, Tensor))
+    kinds = tuple("t" if isinstance(v, Tensor) else "n" for v in (a, b))
+    nums = tuple(None if isinstance(v, Tensor) else v for v in (a, b))
+
+    def compute() -> np.ndarray:
+        da = f32(a.data) if isinstance(a, Tensor) else np.float32(a)
+        db = f32(b.data) if isinstance(b, Tensor) else np.float32(b)
+        return np.where(cb, da, db)
+
+    return vec("where", ins, shape, dtype, kinds, (vr, vc, *nums), compute=compute)
+
+
+def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
+    if not isinstance(x, Tensor):
+        fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
+        return fn(x, axis=axis, keepdims=keep_dims)
+    nd = len(x.shape)
+    if nd == 0:
+        return x
+    if axis is None:
+        if nd == 2 and 1 not in x.shape:
+            raise LanguageError(f"tl.{kind} over a whole 2-D tile is not supported", hint="reduce along axis=1")
+        axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
+    axis = axis + nd if axis < 0 else axis
+    if nd == 2 and axis == 0 and x.shape[0] > 1:
+        raise LanguageError(
+            f"tl.{kind} along axis 0 of a 2-D tile is not supported (the vector unit reduces rows)",
+            hint="arrange the tile so the reduction runs along axis 1 (tl.trans of the offsets)",
+        )
+    if x.trans:
+        raise LanguageError("a transposed tile can only feed tl.dot", hint="transpose the offsets instead")
+    src = x.view_as(rc(x.shape)) if nd == 1 else x
+    out_shape = (x.shape[0],) if nd == 2 and axis == 1 else ()
+    if nd == 2 and axis == 0:  # a [1, C] tile: its one row
+        out_shape = ()
+    fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
+    out = vec(
+        "reduce", (src,), out_shape, x.dtype, (kind,), compute=lambda: fn(f32(src.data), axis=1).reshape(out_shape)
+    )
+    if keep_dims:
+        return out.view_as(tuple(1 if i == axis else d for i, d in enumerate(x.shape)))
+    return out
+
+
+def sum(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
+    return _reduce("sum", x, axis, keep_dims)
+
+
+def max(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
+    return _reduce("max", x, axis, keep_dims)
+
+
+def min(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
+    return _reduce("min", x, axis, keep_dims)
+
+
+# ------------------------------------------------------------------------------------------ dot
+
+
+def dot(a: Tensor, b: Tensor, acc: Tensor | None = None, **_: object) -> Tensor:
+    """``a @ b (+ acc)`` on the Cube: operands GM → L1 → L0A/L0B, the product accumulated in L0C (f32)."""
+    for name, v in (("a", a), ("b", b)):
+        if not isinstance(v, Tensor) or len(v.shape) != 2:
+            raise LanguageError(f"tl.dot: {name} must be a 2-D tile", hint="load a [BLOCK_M, BLOCK_K] tile")
+        if v.dtype not in (DType.F16, DType.BF16, DType.I8):
+            raise LanguageError(
+                f"tl.dot: {name} is {v.dtype}; the Cube multiplies f16, bf16 or i8",
+                hint=f"cast it: {name}.to(tl.float16)",
+            )
+    if a.dtype is not b.dtype:
+        raise LanguageError(f"tl.dot: a is {a.dtype} but b is {b.dtype}", hint="cast both to the same type")
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        raise LanguageError(
+            f"tl.dot: a is [{m}, {k}] but b is [{k2}, {n}]: the inner sizes differ",
+            hint="use the same BLOCK_K for both",
+        )
+    out_t = DType.I32 if a.dtype is DType.I8 else F32
+    if acc is not None and (not isinstance(acc, Tensor) or acc.shape != (m, n) or acc.dtype is not out_t):
+        raise LanguageError(f"tl.dot: acc must be a {out_t}[{m}, {n}] tile", hint=f"tl.zeros([{m}, {n}], tl.float32)")
+    t = tracer()
+    ins = (a.vid, b.vid) + ((acc.vid,) if acc is not None else ())
+    rec = Rec("dot", "dot", user_site(), ins, None, (a.trans, b.trans, acc is not None, a.dtype.value, (m, k, n)))
+    rec.out = t.new_value((m, n), out_t, rec)
+    t.record(rec)
+    data = None
+    if t.interpret:
+        d = f32(a.data) @ f32(b.data) + (f32(acc.data) if acc is not None else 0)
+        data = rounded(d, out_t)
+    return Tensor(rec.out, (m, n), out_t, data)
+
+
+__all__ += [
+    "FLOATS",
+    "abs",
+    "arange",
+    "cdiv",
+    "dot",
+    "exp",
+    "full",
+    "load",
+    "log",
+    "max",
+    "max_contiguous",
+    "maximum",
+    "min",
+    "minimum",
+    "multiple_of",
+    "num_programs",
+    "program_id",
+    "range",
+    "rsqrt",
+    "sigmoid",
+    "sqrt",
+    "static_range",
+    "store",
+    "sum",
+    "where",
+    "zeros",
+]

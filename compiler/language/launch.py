@@ -1,0 +1,222 @@
+"""Launching a kernel: bind the arguments, trace every program, then compile or interpret.
+
+``trace`` runs the Python body once per program of the grid (program ``p`` has ids ``(x, y, z)`` with
+``p = x + y·gx + z·gx·gy``), with ``range`` inside the kernel replaced by ``tl.range`` so that its loops
+are recorded. ``compile_traced`` turns the records into the compiler's IR (``build``) and runs the
+passes every kernel runs — ``buffer``, ``pipeline``, ``sync``, ``lower`` — into one :class:`Compiled`.
+Programs go to cores round-robin (program ``p`` on core ``p mod cores``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.compile import Compiled
+from compiler.errors import BufferCapacityError
+from compiler.ir import Kernel
+from compiler.language import functions
+from compiler.language.build import BodyBuilder, Nest, Placement, parallel
+from compiler.language.core import Arg, Tracer, constexpr, tracing
+from compiler.language.emit import Traced
+from compiler.language.errors import LanguageError, Site
+from compiler.language.tensor import Pointer
+from compiler.ops import Op, OpError, TensorSpec
+from compiler.passes import buffer, lower, pipeline, sync
+from compiler.plan import TilingPlan
+from compiler.schedule import Schedule
+from compiler.target import Target, fmt_bytes
+from compiler.traffic import Term, Traffic
+from isa import DType, Program
+
+_NP = {
+    np.dtype(np.float16): DType.F16,
+    np.dtype(np.float32): DType.F32,
+    np.dtype(np.int8): DType.I8,
+    np.dtype(np.int32): DType.I32,
+}
+
+
+def dtype_of(a: np.ndarray, name: str) -> DType:
+    if a.dtype in _NP:
+        return _NP[a.dtype]
+    if a.dtype.name == "bfloat16":
+        return DType.BF16
+    raise LanguageError(
+        f"argument {name!r} is a {a.dtype} array; the chip holds float16, bfloat16, float32, int8 or int32",
+        site=Site("<launch>", 0),
+        hint=f"convert it: {name}.astype(np.float32)",
+    )
+
+
+def bind(fn: Callable, args: tuple, kwargs: Mapping[str, object]) -> tuple[dict[str, object], list[Arg]]:
+    """Kernel parameters → values: arrays become pointers to their first element."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise LanguageError(
+            f"cannot launch {fn.__name__}: {e}",
+            site=Site("<launch>", 0),
+            hint="pass every kernel parameter (constexprs as keywords)",
+        ) from None
+    bound.apply_defaults()
+    values: dict[str, object] = {}
+    arrays: list[Arg] = []
+    for name, v in bound.arguments.items():
+        if isinstance(v, np.ndarray):
+            if not v.flags.c_contiguous:
+                raise LanguageError(
+                    f"argument {name!r} is not contiguous",
+                    site=Site("<launch>", 0),
+                    hint="pass np.ascontiguousarray(...)",
+                )
+            arg = Arg(name, v, dtype_of(v, name))
+            arrays.append(arg)
+            values[name] = Pointer(arg)
+        elif isinstance(v, constexpr):
+            values[name] = v.value
+        elif isinstance(v, bool | int | float | str | DType | np.integer | np.floating) or v is None:
+            values[name] = v.item() if isinstance(v, np.generic) else v
+        else:
+            raise LanguageError(
+                f"argument {name!r} is a {type(v).__name__}: launch with numpy arrays and Python scalars",
+                site=Site("<launch>", 0),
+                hint="torch tensors: pass t.numpy()",
+            )
+    return values, arrays
+
+
+def grid_of(grid: object, meta: Mapping[str, object]) -> tuple[int, int, int]:
+    g = grid(dict(meta)) if callable(grid) else grid
+    g = (g,) if isinstance(g, int) else tuple(g)  # type: ignore[arg-type]
+    if not 1 <= len(g) <= 3 or not all(isinstance(x, int) and x >= 1 for x in g):
+        raise LanguageError(
+            f"grid {g!r} must be 1 to 3 positive integers",
+            site=Site("<launch>", 0),
+            hint="e.g. kernel[(dsasim.cdiv(n, BLOCK),)](...)",
+        )
+    return (*g, 1, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def trace(
+    fn: Callable, grid: object, args: tuple, kwargs: Mapping[str, object], interpret: bool, num_stages: int
+) -> tuple[Tracer, list[Arg]]:
+    """Run the kernel body for every program, recording (and, with ``interpret``, computing) it."""
+    values, arrays = bind(fn, args, kwargs)
+    t = Tracer(interpret, num_stages)
+    t.grid = grid_of(grid, values)
+    body = types.FunctionType(
+        fn.__code__, {**fn.__globals__, "range": functions.range}, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    gx, gy, gz = t.grid
+    with tracing(t):
+        for z, y, x in itertools.product(range(gz), range(gy), range(gx)):
+            t.begin_program((x, y, z))
+            body(**values)
+    return t, arrays
+
+
+@dataclass(frozen=True, eq=False)
+class LaunchOp(Op):
+    """A launched kernel as the compiler's operator: its arrays and its grid."""
+
+    kernel: str
+    specs: tuple[TensorSpec, ...]
+    grid: tuple[int, int, int]
+
+    @property
+    def name(self) -> str:
+        return self.kernel
+
+    def axes(self) -> dict[str, int]:
+        return {"programs": self.grid[0] * self.grid[1] * self.grid[2]}
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        return self.specs
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        raise OpError(f"{self.kernel} has no numpy reference of its own", hint="launch it with interpret=True")
+
+    def describe(self) -> str:
+        grid = "×".join(str(g) for g in self.grid if g > 1) or "1"
+        return f"tile-language kernel {self.kernel}, grid {grid}"
+
+
+def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores: int) -> Compiled:
+    """The traced launch through the compiler's IR and passes into one :class:`Compiled`."""
+    target = Target.of(chip)
+    nest = Nest(t)
+    place = Placement(nest, target)
+    built = BodyBuilder(nest, place, target)
+    body = built.body(nest.root)
+    used = [a for a in arrays if a.loaded or a.stored]
+    specs = tuple(TensorSpec(a.name, a.dtype, (a.size,), ("programs",), output=a.stored) for a in used)
+    op = LaunchOp(name, specs, t.grid)
+    n = len(t.programs)
+    share = tuple(tuple((p,) for p in range(c, n, cores)) for c in range(min(cores, n)))
+    plan = TilingPlan(op, tuple(place.axes.values()), (), ("pid",), share)
+    schedule = Schedule(cores=cores, parallel=())
+    kernel = Kernel(
+        op,
+        schedule,
+        target,
+        tuple(place.axes.values()),
+        parallel(nest, body, cores),
+        tuple(place.buffers),
+        built.segments,
+        plan=plan,
+        stage="hoist",
+    )
+    kernel = kernel.with_(traced=Traced(nest, place, built, arrays))
+    try:
+        k_buf = buffer(kernel, place.stages)
+    except BufferCapacityError as e:
+        raise capacity_error(e, kernel, place) from None
+    k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
+    k_sync = sync(k_pipe)
+    program = lower(k_sync)
+    comments = (
+        f"{name}: tile-language kernel, grid {'x'.join(map(str, t.grid))}, {n} programs on {len(share)} "
+        f"core{'s' if len(share) > 1 else ''}",
+    )
+    program = Program(program.tensors, program.cores, program.chip, comments)
+    passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))
+    return Compiled(op, schedule, target, program, passes, traffic(nest, used))
+
+
+def traffic(nest: Nest, used: list[Arg]) -> Traffic:
+    """GM bytes moved, summed over the traced instances of every load and store (exact, tails included)."""
+    moved: dict[tuple[str, bool], int] = {}
+    for rec in nest.inst.values():
+        if rec.kind in ("load", "store"):
+            _, rows, cols, _ = rec.params
+            key = (rec.op, rec.kind == "store")
+            moved[key] = moved.get(key, 0) + rows * cols * DType(rec.attrs[0]).itemsize
+    return Traffic(tuple(Term(name, w, b, 1, ()) for (name, w), b in moved.items()))
+
+
+def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> LanguageError:
+    """The buffer pass's capacity error, naming the kernel lines whose tiles take the space."""
+    here = [b for b in kernel.buffers if b.space.label == e.buffer]
+    rows = []
+    for b in here:
+        r, c = (kernel.axis(d).tile if d else 1 for d in b.dims)
+        site = place.site_of.get(b.name)
+        rows.append((r * c * b.dtype.itemsize, b, site))
+    rows.sort(key=lambda x: -x[0])
+    big = rows[0][2] if rows else None
+    parts = "; ".join(
+        f"line {s.line if s else '?'}: {b.dtype}[{kernel.axis(b.dims[0]).tile},{kernel.axis(b.dims[1]).tile}] "
+        f"×{place.stages.get(b.name, 1)} stage(s)"
+        for _, b, s in rows[:4]
+    )
+    return LanguageError(
+        f"the tiles do not fit: {fmt_bytes(e.need)} of {e.buffer} needed, {fmt_bytes(e.have)} available ({parts})",
+        site=big,
+        hint="lower the BLOCK sizes, or num_stages (each stage is one more copy of a loop's tiles)",
+    )

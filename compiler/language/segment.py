@@ -1,0 +1,246 @@
+"""A run of consecutive vector statements of a traced kernel: one ``Vec`` of the IR, one tile program.
+
+It answers what the ``buffer`` pass asks of any tile program (``temps`` with their shapes in elements,
+``lifetimes``) and emits its vector instructions per instance (``emit``): the same statements with the
+instance's immediates, ``where`` blocks and tail fills. A masked load leaves the tail of its tile
+unwritten; the first segment that reads it fills the tail with ``other`` (0 by default) — at an aligned
+start, saving and restoring the few elements before it (UB addresses are 32-byte aligned).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from compiler.tileprog import Value, fold_widths, tree_reduce
+from isa import Addr, DType, Instruction, SourceLoc, Space, VBinary, VBroadcast, VCast, VDup, VScalar, VUnary
+
+F32 = DType.F32
+
+
+@dataclass(frozen=True)
+class SegmentOp:
+    static: object  # build.Static
+    dst: str
+    srcs: tuple[str, ...]
+
+    def text(self) -> str:
+        rec = self.static.rec  # type: ignore[attr-defined]
+        what = "/".join(str(a) for a in rec.attrs if a not in (False, None)) or rec.op
+        return f"{self.dst} = {rec.op}[{what}]({', '.join(self.srcs)})    # line {rec.site.line}"
+
+
+def _at(out: list[Instruction], site) -> list[Instruction]:
+    loc = SourceLoc(site.file, site.line)
+    return [replace(i, loc=loc) for i in out]
+
+
+def shp(rows: int, cols: int) -> tuple[int, ...]:
+    return (rows, cols) if rows > 1 else (cols,)
+
+
+class Segment:
+    def __init__(self, name, ops, ins, outs, fills, nest, target) -> None:
+        self.name = name
+        self.ops = ops
+        self.ins = ins
+        self.outs = outs
+        self.fills = fills
+        self.nest = nest
+        self.target = target
+        self.values: dict[str, Value] = {}
+        self._temps: list[str] = []
+        life: dict[str, list[int]] = {}
+        vals = nest.t.values
+        for i, o in enumerate(ops):
+            rec = o.static.rec
+            info = vals[rec.out]
+            self._val(o.dst, info.dtype, info.shape, o.dst not in ins and o.dst not in outs)
+            for j, src in enumerate(o.srcs):
+                si = vals[rec.ins[j]]
+                self._val(src, si.dtype, si.shape, False)
+            for name, dt, shape in self.extra(o):
+                self._val(name, dt, shape, True)
+            for n in (o.dst, *o.srcs, *(e[0] for e in self.extra(o))):
+                span = life.setdefault(n, [i, i])
+                span[1] = i
+        for name in fills:
+            v = self.values[name]
+            self._val(f"{name}_keep", v.dtype, (v.shape[0], self._align(v.dtype)), True)
+            life[f"{name}_keep"] = [0, 0]
+            life.setdefault(name, [0, 0])[0] = 0
+        self.life = {k: (a, b) for k, (a, b) in life.items()}
+
+    def _val(self, name: str, dtype: DType, shape: tuple[int, int], temp: bool) -> None:
+        if name not in self.values:
+            self.values[name] = Value(name, dtype, shape)  # type: ignore[arg-type]
+            if temp:
+                self._temps.append(name)
+
+    def _align(self, dtype: DType) -> int:
+        return max(1, self.target.alignment[Space.UB] // dtype.itemsize)
+
+    def extra(self, o: SegmentOp) -> list[tuple[str, DType, tuple[int, int]]]:
+        """Scratch values a statement needs besides its result (reductions)."""
+        rec = o.static.rec
+        if rec.op != "reduce":
+            return []
+        src = self.nest.t.values[rec.ins[0]]
+        r, c = src.shape
+        kind = rec.attrs[0]
+        if kind == "sum" and src.dtype is not F32:
+            return [(f"{o.dst}_w", F32, (r, c)), (f"{o.dst}_r", F32, (1, r))]
+        if kind == "min":
+            return [(f"{o.dst}_w", src.dtype, (r, c))]
+        folds = fold_widths(c, src.dtype, self.target)
+        return [(f"{o.dst}_h", src.dtype, (r, folds[0][1]))] if folds else []
+
+    # -- what the buffer pass asks -----------------------------------------------------------------
+    @property
+    def temps(self) -> tuple[Value, ...]:
+        bound = set(self.ins) | set(self.outs)
+        return tuple(self.values[n] for n in self._temps if n not in bound)
+
+    def value(self, name: str) -> Value:
+        return self.values[name]
+
+    def lifetimes(self) -> dict[str, tuple[int, int]]:
+        return self.life
+
+    def text(self) -> str:
+        return "\n".join(f"{o.dst} = {o.static.rec.op}{o.static.rec.attrs}({', '.join(o.srcs)})" for o in self.ops)
+
+    # -- emission ------------------------------------------------------------------------------------
+    def emit(self, key: tuple[int, ...], addr) -> list[Instruction]:
+        at = {n: addr(n) if n in self.ins or n in self.outs else addr(f"{self.name}.{n}") for n in self.values}
+        out: list[Instruction] = []
+        for name, (reader, j, fill) in self.fills.items():
+            rec = self.nest.inst[(reader.sid, key)]
+            info = self.nest.t.values[rec.ins[j]]
+            made = info.rec.site if info.rec is not None else rec.site  # the fill belongs to the load's line
+            out += _at(self._fill(at, name, info.shape, info.valid, fill), made)
+        for o in self.ops:
+            rec = self.nest.inst[(o.static.sid, key)]
+            out += _at(self._op(o, rec, at), rec.site)
+        return out
+
+    def _fill(self, at: dict, name: str, shape: tuple[int, int], valid: tuple[int, int], fill: float) -> list:
+        (r, c), (vr, vc) = shape, valid
+        if (vr, vc) == (r, c):
+            return []
+        dt = self.values[name].dtype
+        es, base, keep = dt.itemsize, at[name], at[f"{name}_keep"]
+        out: list[Instruction] = []
+
+        def sub(off: int) -> Addr:
+            return Addr(Space.UB, base.offset + off * es)
+
+        def region(first: int, rows: int, start: int, width: int, stride: int) -> None:
+            """Fill ``rows`` rows of ``width`` elements from column ``start`` of row ``first``."""
+            if rows <= 0 or width <= 0:
+                return
+            a = start // self._align(dt) * self._align(dt)
+            lead = start - a
+            o = first * stride
+            st = stride if rows > 1 else None
+            if lead:
+                out.append(VUnary("copy", keep, sub(o + a), dt, shp(rows, lead), None, st))
+            out.append(VDup(sub(o + a), fill, dt, shp(rows, width + lead), dst_stride=st))
+            if lead:
+                out.append(VUnary("copy", sub(o + a), keep, dt, shp(rows, lead), st, None))
+
+        if vr == 0 or vc == 0:
+            out.append(VDup(base, fill, dt, shp(r, c)))
+            return out
+        region(0, vr, vc, c - vc, c)
+        if vr < r:  # the rows after the block, as one flat run
+            flat = vr * c
+            a = flat // self._align(dt) * self._align(dt)
+            lead = flat - a
+            if lead:
+                out.append(VUnary("copy", keep, sub(a), dt, (lead,)))
+            out.append(VDup(sub(a), fill, dt, ((r - vr) * c + lead,)))
+            if lead:
+                out.append(VUnary("copy", sub(a), keep, dt, (lead,)))
+        return out
+
+    def _op(self, o: SegmentOp, rec, at: dict) -> list[Instruction]:
+        vals = self.nest.t.values
+        info = vals[rec.out]
+        r, c = info.shape
+        dt = info.dtype
+        d = at[o.dst]
+        s = [at[x] for x in o.srcs]
+        shape = shp(r, c)
+        if rec.op == "bin":
+            op, ra, rb = rec.attrs
+            return [
+                VBinary(
+                    op,
+                    d,
+                    s[0],
+                    s[1],
+                    dt,
+                    shape,
+                    src0_stride=0 if ra and r > 1 else None,
+                    src1_stride=0 if rb and r > 1 else None,
+                )
+            ]
+        if rec.op == "scal":
+            return [VScalar(rec.attrs[0], d, s[0], rec.params[0], dt, shape)]
+        if rec.op == "un":
+            return [VUnary(rec.attrs[0], d, s[0], dt, shape)]
+        if rec.op == "cast":
+            return [VCast(d, s[0], vals[rec.ins[0]].dtype, shape, to=dt)]
+        if rec.op == "dup":
+            return [VDup(d, rec.params[0], dt, shape)]
+        if rec.op == "bcast":
+            if rec.attrs[0] == "row":
+                return [VUnary("copy", d, s[0], dt, shape, None, 0 if r > 1 else None)]
+            return [VBroadcast(d, s[0], dt, shape)]
+        if rec.op == "where":
+            return self._where(rec, d, s, dt, r, c)
+        if rec.op == "reduce":
+            return self._reduce(o, rec, d, s[0], at)
+        raise AssertionError(f"no emission for {rec.op}")
+
+    def _where(self, rec, d: Addr, s: list[Addr], dt: DType, r: int, c: int) -> list[Instruction]:
+        vr, vc, na, nb = rec.params
+        src = iter(s)
+        a = next(src) if rec.attrs[0] == "t" else na
+        b = next(src) if rec.attrs[1] == "t" else nb
+        out: list[Instruction] = []
+        full = (vr, vc) == (r, c)
+        empty = vr == 0 or vc == 0
+        for value, rows, cols, when in ((b, r, c, not full), (a, vr, vc, not empty)):
+            if not when:
+                continue
+            st = c if rows > 1 and cols < c else None
+            if isinstance(value, Addr):
+                if value != d or st is not None:
+                    out.append(VUnary("copy", d, value, dt, shp(rows, cols), st, st))
+            else:
+                out.append(VDup(d, float(value), dt, shp(rows, cols), dst_stride=st))
+        return out
+
+    def _reduce(self, o: SegmentOp, rec, d: Addr, src: Addr, at: dict) -> list[Instruction]:
+        info = self.nest.t.values[rec.ins[0]]
+        r, c = info.shape
+        dt = info.dtype
+        kind = rec.attrs[0]
+        t = self.target
+        if kind == "sum" and dt is not F32:
+            w, acc = at[f"{o.dst}_w"], at[f"{o.dst}_r"]
+            return [
+                VCast(w, src, dt, shp(r, c), to=F32),
+                *tree_reduce("sum", acc, w, None, F32, r, c, t),
+                VCast(d, acc, F32, (r,), to=dt),
+            ]
+        if kind == "min":
+            w = at[f"{o.dst}_w"]
+            return [
+                VScalar("muls", w, src, -1.0, dt, shp(r, c)),
+                *tree_reduce("max", d, w, None, dt, r, c, t),
+                VScalar("muls", d, d, -1.0, dt, (r,)),
+            ]
+        scratch = at.get(f"{o.dst}_h")
+        return tree_reduce(kind, d, src, scratch, dt, r, c, t)

@@ -1,0 +1,360 @@
+"""Pointers and tensors of a traced kernel, and the recording of vector operations on tensors.
+
+Every operation on a :class:`Tensor` records a :class:`~compiler.language.core.Rec` of kind ``vec``
+(its ``op`` is the vector step: ``bin``, ``scal``, ``un``, ``cast``, ``bcast``, ``reduce``, ``where``,
+``dup``) and, when interpreting, computes its value with numpy — in f32, rounded once to the result type,
+as the vector unit does. Broadcasting follows numpy: a row ``[None, :]`` is read with row stride 0, a
+column ``[:, None]`` or a scalar is first spread along its rows (``v.rowbcast``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from compiler.language.core import FLOATS, Arg, PointerType, Rec, rc, tracer
+from compiler.language.errors import LanguageError, user_site
+from isa import DType
+
+F32 = DType.F32
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
+SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum}
+UNARY = {
+    "exp": np.exp,
+    "ln": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "abs": np.abs,
+    "recip": np.reciprocal,
+    "relu": lambda x: np.maximum(x, 0),
+    "copy": lambda x: x,
+}
+
+
+def f32(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.float32)
+
+
+def rounded(x: np.ndarray, dtype: DType) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.asarray(x, dtype=np.float32).astype(dtype.np)
+
+
+class Pointer:
+    """An array argument plus element offsets: ``x_ptr + offs`` (offsets an int or an index tile)."""
+
+    __array_ufunc__ = None  # numpy defers to us: ``offs + x_ptr`` works
+
+    def __init__(self, arg: Arg, offs: int | np.ndarray = 0) -> None:
+        self.arg = arg
+        self.offs = offs
+
+    @property
+    def dtype(self) -> PointerType:
+        return PointerType(self.arg.dtype)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.offs)
+
+    def __add__(self, other: object) -> Pointer:
+        if isinstance(other, Tensor):
+            raise LanguageError(
+                "pointer offsets computed from loaded data (a gather) are not supported",
+                hint="offsets must come from tl.arange, tl.program_id, loop variables and launch arguments",
+            )
+        if isinstance(other, Pointer):
+            raise LanguageError("adding two pointers has no meaning", hint="add an offset to one pointer")
+        if isinstance(other, float) or (isinstance(other, np.ndarray) and other.dtype.kind == "f"):
+            raise LanguageError(f"pointer offset {other} is not an integer", hint="offsets count elements")
+        if isinstance(other, np.ndarray) and other.dtype.kind == "b":
+            raise LanguageError("a mask is not an offset", hint="pass masks as mask= to tl.load/tl.store")
+        return Pointer(self.arg, self.offs + other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: object) -> Pointer:
+        return self.__add__(-np.asarray(other) if isinstance(other, np.ndarray) else -other)  # type: ignore[operator]
+
+    def __getitem__(self, key: object) -> Pointer:
+        return Pointer(self.arg, np.asarray(self.offs)[key])
+
+    def __bool__(self) -> bool:
+        raise LanguageError("a pointer is not a condition")
+
+    def __repr__(self) -> str:
+        return f"<pointer to {self.arg.name} {self.arg.dtype}>"
+
+
+class Tensor:
+    """A tile of data on the chip (or a scalar: shape ``()``); ``data`` holds its value when interpreting."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, vid: int, shape: tuple[int, ...], dtype: DType, data: np.ndarray | None = None) -> None:
+        self.vid = vid
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = dtype
+        self.data = data
+        self.trans = False  # a transposed view (tl.trans) of the stored value, for dot
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.dtype}{list(self.shape)} (value {self.vid})>"
+
+    @property
+    def T(self) -> Tensor:
+        return trans(self)
+
+    def to(self, dtype: DType, **_: object) -> Tensor:
+        return cast(self, dtype)
+
+    def view_as(self, shape: tuple[int, ...]) -> Tensor:
+        t = Tensor(self.vid, shape, self.dtype, None if self.data is None else self.data.reshape(shape))
+        t.trans = self.trans
+        return t
+
+    def __getitem__(self, key: object) -> Tensor:
+        keys = key if isinstance(key, tuple) else (key,)
+        shape, dims = [], list(self.shape)
+        for k in keys:
+            if k is None:
+                shape.append(1)
+            elif isinstance(k, slice) and k == slice(None):
+                if not dims:
+                    raise LanguageError("too many ':' in the index", hint="use x[:, None] or x[None, :]")
+                shape.append(dims.pop(0))
+            else:
+                raise LanguageError(f"indexing a tensor with {k!r} is not supported", hint="use [:, None] or [None, :]")
+        shape += dims
+        return self.view_as(tuple(shape))
+
+    def __bool__(self) -> bool:
+        raise LanguageError(
+            "control flow that depends on loaded data is not supported (the value is only known on the chip)",
+            hint="branch on constexprs and launch arguments only; use tl.where with a mask of offsets instead",
+        )
+
+    def __index__(self) -> int:
+        raise LanguageError("loaded data cannot be used as a Python number", hint="use launch arguments or constexprs")
+
+    __int__ = __float__ = __index__  # type: ignore[assignment]
+
+    def __iter__(self) -> Iterator:
+        raise LanguageError("iterating over a tensor is not supported", hint="loop with range() over offsets")
+
+    def _cmp(self, other: object) -> Tensor:
+        raise LanguageError(
+            "comparing loaded data is not supported: the vector unit has no compare/select",
+            hint="compare offsets (masks), or use tl.maximum/tl.minimum on data",
+        )
+
+    __lt__ = __le__ = __gt__ = __ge__ = _cmp  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
+        return self._cmp(other)
+
+    __ne__ = __eq__  # type: ignore[assignment]
+    __hash__ = object.__hash__
+
+    def __add__(self, o: object) -> Tensor:
+        return binary("add", self, o)
+
+    def __radd__(self, o: object) -> Tensor:
+        return binary("add", o, self)
+
+    def __sub__(self, o: object) -> Tensor:
+        return binary("sub", self, o)
+
+    def __rsub__(self, o: object) -> Tensor:
+        return binary("sub", o, self)
+
+    def __mul__(self, o: object) -> Tensor:
+        return binary("mul", self, o)
+
+    def __rmul__(self, o: object) -> Tensor:
+        return binary("mul", o, self)
+
+    def __truediv__(self, o: object) -> Tensor:
+        return binary("div", self, o)
+
+    def __rtruediv__(self, o: object) -> Tensor:
+        return binary("div", o, self)
+
+    def __neg__(self) -> Tensor:
+        return binary("mul", self, -1.0)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def _unsupported(self, *_: object) -> Tensor:
+        raise LanguageError(
+            "this operator is not supported on loaded data (the vector unit has no integer or bitwise operations)",
+            hint="use +, -, *, / and the tl math functions on float tensors",
+        )
+
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __and__ = __or__ = __xor__ = __invert__ = _unsupported
+    __pow__ = __rpow__ = __lshift__ = __rshift__ = _unsupported
+
+
+# ----------------------------------------------------------------------------------- recording
+
+
+def vec(
+    op: str,
+    ins: tuple[Tensor, ...],
+    shape: tuple[int, ...],
+    dtype: DType,
+    attrs: tuple = (),
+    params: tuple = (),
+    compute: Callable[[], np.ndarray] | None = None,
+) -> Tensor:
+    """Record one vector step producing a new value; compute it in numpy when interpreting."""
+    t = tracer()
+    rec = Rec("vec", op, user_site(), tuple(x.vid for x in ins), None, attrs, params)
+    rec.out = t.new_value(rc(shape), dtype, rec)
+    t.record(rec)
+    data = None
+    if t.interpret and compute is not None:
+        data = rounded(np.broadcast_to(compute(), shape), dtype)
+    return Tensor(rec.out, shape, dtype, data)
+
+
+def is_number(x: object) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
+
+
+def promote(a: DType, b: DType) -> DType:
+    if a is b:
+        return a
+    if F32 in (a, b):
+        return F32
+    if a in FLOATS and b in FLOATS:
+        return F32  # f16 with bf16
+    return a if a in FLOATS else b
+
+
+def cast(x: Tensor, dtype: DType) -> Tensor:
+    """``x.to(dtype)``: a ``v.cast`` (nothing when the type is already right)."""
+    if not isinstance(dtype, DType):
+        raise LanguageError(f"{dtype!r} is not a tl dtype", hint="use tl.float16, tl.float32, tl.bfloat16...")
+    if not isinstance(x, Tensor):
+        return x
+    if x.dtype is dtype:
+        return x
+    out = vec("cast", (x,), x.shape, dtype, (dtype.value,), compute=lambda: f32(x.data))
+    out.trans = x.trans
+    return out
+
+
+def trans(x: object) -> object:
+    """``tl.trans``: index tiles are transposed now; a tensor becomes a transposed view (for ``dot``)."""
+    if isinstance(x, np.ndarray):
+        return x.T
+    if not isinstance(x, Tensor) or len(x.shape) != 2:
+        raise LanguageError("tl.trans takes a 2-D tile", hint="x[:, None] makes a column of a 1-D tile")
+    t = Tensor(x.vid, x.shape[::-1], x.dtype, None if x.data is None else x.data.T)
+    t.trans = not x.trans
+    return t
+
+
+def expand(x: Tensor, shape: tuple[int, ...], full: bool = False) -> tuple[Tensor, bool]:
+    """``x`` broadcast to ``shape``: the tensor to read and whether it is one row read with stride 0.
+    Columns and scalars are spread along their rows first (``v.rowbcast``); with ``full`` a row is too."""
+    xs = (1,) * (len(shape) - len(x.shape)) + x.shape
+    if xs == tuple(shape):
+        return x.view_as(shape), False
+    if x.trans:
+        raise LanguageError("a transposed tile can only feed tl.dot", hint="transpose the offsets instead")
+    r, c = rc(shape)
+    ok = all(a in (1, b) for a, b in zip(xs, shape))
+    if not ok:
+        raise LanguageError(f"shapes {list(x.shape)} and {list(shape)} do not broadcast", hint="check the BLOCK sizes")
+    if rc(xs)[1] == c:  # one row over every row
+        row = x.view_as((1, c) if len(shape) == 2 else (c,))
+        if not full:
+            return row, True
+        return vec("bcast", (row,), shape, x.dtype, ("row",), compute=lambda: row.data), False
+    col = x.view_as((r, 1) if len(shape) == 2 else (1,))
+    spread = vec("bcast", (col,), (r, c) if len(shape) == 2 else (c,), x.dtype, ("col",), compute=lambda: col.data)
+    return spread.view_as(shape), False
+
+
+def binary(op: str, a: object, b: object) -> Tensor | object:
+    """``a OP b`` where one side at least is a tensor (numbers become immediates)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return _plain(op, a, b)
+    for side in (a, b):
+        if isinstance(side, np.ndarray):
+            raise LanguageError(
+                "an index tile (tl.arange...) used as data is not supported",
+                hint="index tiles only make pointers and masks; load data with tl.load",
+            )
+        if not isinstance(side, Tensor) and not is_number(side):
+            raise LanguageError(f"cannot combine a tensor with {type(side).__name__}")
+    if isinstance(b, Tensor) and isinstance(a, Tensor):
+        return _tensors(op, a, b)
+    if isinstance(a, Tensor):
+        return _with_number(op, a, float(b), number_first=False)  # type: ignore[arg-type]
+    return _with_number(op, b, float(a), number_first=True)  # type: ignore[arg-type]
+
+
+def _plain(op: str, a: object, b: object) -> object:
+    fn = {
+        "add": lambda: a + b,
+        "sub": lambda: a - b,
+        "mul": lambda: a * b,
+        "div": lambda: a / b,
+        "max": lambda: np.maximum(a, b),
+        "min": lambda: np.minimum(a, b),
+    }[op]
+    return fn()
+
+
+def _tensors(op: str, a: Tensor, b: Tensor) -> Tensor:
+    dtype = promote(a.dtype, b.dtype)
+    a, b = cast(a, dtype), cast(b, dtype)
+    shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    ea, ra = expand(a, shape)
+    eb, rb = expand(b, shape)
+    if ra and rb:
+        ea, ra = expand(a, shape, full=True)
+    return vec("bin", (ea, eb), shape, dtype, (op, ra, rb), compute=lambda: BINARY[op](f32(ea.data), f32(eb.data)))
+
+
+def _with_number(op: str, x: Tensor, s: float, number_first: bool) -> Tensor:
+    if x.dtype not in FLOATS:
+        raise LanguageError(f"arithmetic on {x.dtype} tensors is not supported", hint="use .to(tl.float32)")
+    if op == "sub" and number_first:  # s - x = (-x) + s
+        return _scal("adds", _scal("muls", x, -1.0), s)
+    if op == "div" and number_first:  # s / x = s · recip(x)
+        r = unary("recip", x)
+        return r if s == 1.0 else _scal("muls", r, s)
+    name, imm = {
+        "add": ("adds", s),
+        "sub": ("adds", -s),
+        "mul": ("muls", s),
+        "div": ("muls", 1.0 / s if s else np.inf),
+        "max": ("maxs", s),
+        "min": ("mins", s),
+    }[op]
+    if op == "div" and not s:
+        raise LanguageError("division by the constant 0", hint="check the divisor")
+    return _scal(name, x, imm)
+
+
+def _scal(op: str, x: Tensor, s: float) -> Tensor:
+    return vec(
+        "scal", (x,), x.shape, x.dtype, (op,), (float(s),), compute=lambda: SCALAR[op](f32(x.data), np.float32(s))
+    )
+
+
+def unary(op: str, x: object) -> Tensor | object:
+    """``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``abs``, ``recip``, ``relu`` of a tensor (numbers: numpy)."""
+    if not isinstance(x, Tensor):
+        if isinstance(x, np.ndarray):
+            raise LanguageError("math on an index tile is not supported", hint="load data with tl.load")
+        return float(UNARY[op](np.float64(x)))
+    if x.dtype not in FLOATS:
+        raise LanguageError(f"{op} of a {x.dtype} tensor is not supported", hint="use .to(tl.float32)")
+    return vec("un", (x,), x.shape, x.dtype, (op,), compute=lambda: UNARY[op](f32(x.data)))

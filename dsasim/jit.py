@@ -1,0 +1,162 @@
+"""``@dsasim.jit`` and launches: ``kernel[grid](*args, **constexprs)`` → a :class:`LaunchRun`.
+
+    @dsasim.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr): ...
+
+    run = add_kernel[(dsasim.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)   # out is written in place
+    print(run)          # the cycle report
+    run.by_line()       # what each line of the kernel cost, per pipe
+
+Reserved launch keywords: ``chip=`` (preset name or Chip, default ``edu``), ``cores=`` (default: the
+chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run the programs in numpy, no
+engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
+double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import linecache
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from compiler.language import LanguageError, cdiv, compile_traced, trace
+from compiler.language.errors import internal_path
+from dsasim.api import KernelRun, chip_for
+from simulator.config import Chip
+from simulator.run import simulate
+
+internal_path(__file__)  # frames of dsasim's launcher are not the kernel's lines
+
+__all__ = ["JITFunction", "LaunchRun", "LineCost", "cdiv", "jit"]
+
+
+@dataclass
+class LineCost:
+    """One source line's share of a run: instructions and busy cycles per pipe."""
+
+    file: str
+    line: int
+    text: str
+    instructions: dict[str, int] = field(default_factory=dict)
+    busy: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_busy(self) -> int:
+        return sum(self.busy.values())
+
+
+class LineCosts(list):
+    """``run.by_line()``: a list of :class:`LineCost`, printed as a table (one row per line)."""
+
+    def text(self) -> str:
+        pipes = [p for p in ("mte2", "mte1", "cube", "fix", "v", "mte3", "s") if any(p in r.busy for r in self)]
+        head = f"{'line':>5}  {'instrs':>7}  " + "".join(f"{p + ' busy':>11}" for p in pipes) + "  source"
+        rows = [head]
+        for r in self:
+            where = str(r.line) if r.line else "-"
+            n = sum(r.instructions.values())
+            cells = "".join(f"{r.busy.get(p, 0):>11,}" for p in pipes)
+            rows.append(f"{where:>5}  {n:>7,}  {cells}  {r.text}")
+        return "\n".join(rows)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def line_costs(run: KernelRun) -> LineCosts:
+    """Per source line (the ``loc`` of each instruction): instructions and busy cycles per pipe, over every
+    core. Flags and barriers, which no line wrote, are one row: ``(synchronisation)``."""
+    rows: dict[tuple[str, int], LineCost] = {}
+    cores = run.program.cores
+    for e in run.trace:
+        ins = cores[e.core][e.index]
+        loc = ins.loc
+        key = (loc.file, loc.line) if loc is not None else ("", 0)
+        if key not in rows:
+            text = "(set_flag/wait_flag: busy = cycles spent waiting)" if loc is None else _source(loc.file, loc.line)
+            rows[key] = LineCost(key[0], key[1], text)
+        r = rows[key]
+        pipe = e.pipe.value
+        r.instructions[pipe] = r.instructions.get(pipe, 0) + 1
+        r.busy[pipe] = r.busy.get(pipe, 0) + (e.end - e.start)
+    return LineCosts(sorted(rows.values(), key=lambda r: (r.line == 0, r.file, r.line)))
+
+
+def _source(file: str, line: int) -> str:
+    return linecache.getline(file, line).strip()
+
+
+class LaunchRun(KernelRun):
+    """A launched kernel's run: every view of a compiled run (report, timeline, roofline, diagnose...)
+    plus :meth:`by_line`."""
+
+    def by_line(self) -> LineCosts:
+        """What each line of the kernel cost: instructions and busy cycles per pipe."""
+        return line_costs(self)
+
+    def __repr__(self) -> str:
+        return f"<LaunchRun {self.compiled.op.name}: {self.run.cycles:,} cycles>"
+
+
+class JITFunction:
+    """A kernel: launch it with ``kernel[grid](*args, **constexprs)``."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __getitem__(self, grid: object) -> Callable[..., LaunchRun | None]:
+        return functools.partial(self.launch, grid)
+
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        raise LanguageError(
+            f"{self.fn.__name__} is a kernel: launch it over a grid",
+            hint=f"{self.fn.__name__}[(programs,)](...)",
+        )
+
+    def launch(
+        self,
+        grid: object,
+        *args: object,
+        chip: Chip | str = "edu",
+        cores: int | None = None,
+        timing_only: bool = False,
+        interpret: bool = False,
+        num_stages: int = 2,
+        sanitize: bool = False,
+        **kwargs: object,
+    ) -> LaunchRun | None:
+        """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip``."""
+        if not isinstance(num_stages, int) or not 1 <= num_stages <= 3:
+            raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="num_stages=2: double buffering")
+        if "num_stages" in inspect.signature(self.fn).parameters:  # a constexpr of the kernel too (Triton's tutorial)
+            kwargs["num_stages"] = num_stages
+        if interpret:
+            trace(self.fn, grid, args, kwargs, True, num_stages)
+            return None
+        c = chip_for(chip) if cores is None else chip_for(chip, cores)
+        ncores = cores or c.cores
+        t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages)
+        compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores)
+        decl = {d.name for d in compiled.program.tensors}
+        inputs = {a.name: a.array for a in arrays if a.name in decl}
+        run = simulate(
+            compiled.program, c, inputs=inputs, timing_only=timing_only, name=self.fn.__name__, sanitize=sanitize
+        )
+        if not timing_only:
+            for a in arrays:
+                if a.stored:
+                    a.array.reshape(-1)[:] = run.outputs[a.name].reshape(-1)
+        return LaunchRun(run, compiled, None, {})
+
+
+def jit(fn: Callable | None = None, **_: object) -> JITFunction | Callable[[Callable], JITFunction]:
+    """Make ``fn`` a kernel (``@dsasim.jit`` or ``@dsasim.jit(...)``; Triton's options are accepted)."""
+    if fn is None:
+        return JITFunction
+    return JITFunction(fn)
