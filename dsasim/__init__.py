@@ -32,7 +32,9 @@ from compiler import (
     compile,
     make_op,
 )
+from dsasim import language
 from dsasim.api import KernelRun, chip_for, compile_and_run, compile_op
+from dsasim.jit import LaunchRun, cdiv, jit
 from isa import DsasimError, Program, parse, parse_file
 from simulator import Chip, Run, load_chip, preset_names, simulate
 
@@ -47,6 +49,7 @@ __all__ = [
     "DsasimError",
     "Elementwise",
     "KernelRun",
+    "LaunchRun",
     "LayerNorm",
     "MatMul",
     "Op",
@@ -59,10 +62,13 @@ __all__ = [
     "ScheduleError",
     "Softmax",
     "__version__",
+    "cdiv",
     "chip_for",
     "compile",
     "compile_and_run",
     "compile_op",
+    "jit",
+    "language",
     "load_chip",
     "make_op",
     "parse",
