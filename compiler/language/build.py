@@ -279,8 +279,8 @@ class Placement:
         first = min(w.members, key=lambda m: int(m.sid[1:]))
         info = nest.t.values[first.rec.out]  # type: ignore[index]
         rows, cols = info.shape
-        prod = _pipe_of(first.rec)
         pipes = {_pipe_of(m.rec) for m in w.members if not (w.home is Space.L0C and is_zero_dup(m))}
+        prod = Pipe.CUBE if w.home is Space.L0C else _pipe_of(first.rec)
         if len(pipes) > 1:
             raise LanguageError("a value is produced by two units here", site=first.rec.site)
         readers = {self._reader_pipe(w, r, j) for r, j in w.readers if r.sid not in self.folded}
