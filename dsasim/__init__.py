@@ -12,6 +12,10 @@ This package is the user-facing layer, the only one that imports both ``compiler
 (docs/architecture.md): the API (``compile_and_run``, ``simulate``, ``load_chip``), the ``dsasim`` command
 line (``dsasim.cli``), graph runs, sweeps, the tuner's runner and database, and the pictures that need the
 compiler (``dsasim.plots``).
+
+It also re-exports the compiler's and simulator's names that notebooks and the labs use (graphs and their
+memory plans, attention plans, the tuner's search space and strategies, microbenchmarks), so that they
+import from the top-level packages only (tests/test_layers.py).
 """
 
 from compiler import (
@@ -32,26 +36,49 @@ from compiler import (
     compile,
     make_op,
 )
+from compiler.attention import Attention, AttentionSchedule, plan_attention
+from compiler.attention.plan import steps as attention_steps
+from compiler.attention.plan import units as attention_units
+from compiler.graph import ALIGN, Graph, GraphBuilder, build, fuse, max_batch, plan_memory
+from compiler.graph.memory import lifetimes
+from compiler.passes import run as run_passes
+from compiler.tune import Candidate, Measurement, Strategy, build_space, make_strategy, schedule_key, search
+from compiler.tune import Space as SearchSpace
+from compiler.tune.loopnest import tile_choices
 from dsasim import language
 from dsasim.api import KernelRun, chip_for, compile_and_run, compile_op
 from dsasim.jit import LaunchRun, cdiv, jit
+from dsasim.cli import main as cli_main
+from dsasim.graph_run import GraphRun, KernelResult, run_graph
+from dsasim.tune import tune as autotune
+from dsasim.views import roofline
 from isa import DsasimError, Program, parse, parse_file
 from simulator import Chip, Run, load_chip, preset_names, simulate
+from simulator.microbench import bench_path, bench_vector
 
 __version__ = "0.2.0"
 
 __all__ = [
+    "ALIGN",
     "OP_NAMES",
+    "Attention",
+    "AttentionSchedule",
     "BufferCapacityError",
+    "Candidate",
     "Chip",
     "Compiled",
     "Conv2d",
     "DsasimError",
     "Elementwise",
+    "Graph",
+    "GraphBuilder",
+    "GraphRun",
+    "KernelResult",
     "KernelRun",
     "LaunchRun",
     "LayerNorm",
     "MatMul",
+    "Measurement",
     "Op",
     "OpError",
     "Program",
@@ -60,19 +87,41 @@ __all__ = [
     "Run",
     "Schedule",
     "ScheduleError",
+    "SearchSpace",
     "Softmax",
+    "Strategy",
     "__version__",
+    "attention_steps",
+    "attention_units",
+    "autotune",
+    "bench_path",
+    "bench_vector",
+    "build",
+    "build_space",
     "cdiv",
     "chip_for",
+    "cli_main",
     "compile",
     "compile_and_run",
     "compile_op",
+    "fuse",
     "jit",
     "language",
+    "lifetimes",
     "load_chip",
     "make_op",
+    "make_strategy",
+    "max_batch",
     "parse",
     "parse_file",
+    "plan_attention",
+    "plan_memory",
     "preset_names",
+    "roofline",
+    "run_graph",
+    "run_passes",
+    "schedule_key",
+    "search",
     "simulate",
+    "tile_choices",
 ]

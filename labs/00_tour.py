@@ -32,12 +32,11 @@ import math
 import matplotlib.pyplot as plt
 
 from compiler import Elementwise, Schedule
+from dsasim import bench_path, compile_and_run
 from isa import Pipe
 from labs import EXAMPLES
 from labs.checks import check
 from simulator import load_chip, simulate
-from dsasim.api import compile_and_run
-from simulator.microbench import bench_path
 
 # %% [markdown]
 # ## 1. The chip
@@ -227,7 +226,7 @@ check("0.4", copy_cycles)
 # %% [markdown]
 # ### Measure: how big must a copy be?
 #
-# `simulator.microbench.bench_path` measures a copy on the simulator. Plot your prediction and the
+# `dsasim.bench_path` measures a copy on the simulator. Plot your prediction and the
 # measurement as *effective bandwidth* (bytes per cycle) against the copy's size.
 
 # %%

@@ -27,11 +27,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from compiler import Elementwise, MatMul
+from dsasim import compile_and_run, roofline
 from isa import DType
 from labs.checks import check
 from simulator import load_chip
-from dsasim.api import compile_and_run
-from simulator.plots import roofline
 
 edu = load_chip("edu")
 b910 = load_chip("ascend910b-like")

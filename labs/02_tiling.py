@@ -29,10 +29,10 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
 from compiler import BufferCapacityError, MatMul, Schedule
+from dsasim import compile_and_run, compile_op
 from isa import DsasimError, Space
 from labs.checks import check
 from simulator import load_chip
-from dsasim.api import compile_and_run, compile_op
 
 chip = load_chip("edu")
 

@@ -28,11 +28,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from compiler import BufferCapacityError, Elementwise, Schedule
+from dsasim import bench_path, bench_vector, compile_and_run, compile_op
 from isa import DType, Space
 from labs.checks import check
 from simulator import load_chip
-from dsasim.api import compile_and_run, compile_op
-from simulator.microbench import bench_path, bench_vector
 
 chip = load_chip("edu")
 

@@ -31,12 +31,10 @@ import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
 from compiler import BufferCapacityError, Schedule
-from compiler.graph import ALIGN, GraphBuilder, build, fuse, plan_memory
+from dsasim import ALIGN, GraphBuilder, build, compile_and_run, fuse, plan_memory, run_graph
 from isa import DType, Space
 from labs.checks import check
 from simulator import load_chip
-from dsasim.api import compile_and_run
-from dsasim.graph_run import run_graph
 
 chip = load_chip("edu")
 KiB, MiB = 1 << 10, 1 << 20

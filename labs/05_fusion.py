@@ -27,12 +27,11 @@
 # %%
 import matplotlib.pyplot as plt
 
-from compiler.graph import GraphBuilder, build, fuse
+from dsasim import GraphBuilder, build, fuse, run_graph
 from isa import Pipe
 from labs.checks import check
 from labs.graphs import EPILOGUES, epilogue_graph
 from simulator import load_chip
-from dsasim.graph_run import run_graph
 
 edu, b910 = load_chip("edu"), load_chip("ascend910b-like")
 

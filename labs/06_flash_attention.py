@@ -31,11 +31,10 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from compiler.attention import Attention, AttentionSchedule, plan_attention
+from dsasim import Attention, AttentionSchedule, compile_and_run, plan_attention
 from isa import Pipe, Space
 from labs.checks import check
 from simulator import load_chip
-from dsasim.api import compile_and_run
 
 chip = load_chip("edu")
 

@@ -41,13 +41,21 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from compiler import MatMul, Schedule
-from compiler.tune import Measurement, Strategy, build_space, make_strategy, schedule_key, search
+from dsasim import (
+    Measurement,
+    Strategy,
+    autotune,
+    build_space,
+    compile_and_run,
+    compile_op,
+    make_strategy,
+    schedule_key,
+    search,
+)
+from dsasim import cli_main as dsasim
 from isa import DType, Space
 from labs.checks import check
 from simulator import load_chip
-from dsasim.api import compile_and_run, compile_op
-from dsasim.cli import main as dsasim
-from dsasim.tune import tune
 
 chip = load_chip("edu")
 op = MatMul(256, 256, 256)
@@ -234,7 +242,7 @@ print(f"the tuner: {fixed_order.summary()}")
 # schedule (trial 0: the tuner never recommends a slower one) and stores every trial in the database `DB`.
 
 # %%
-truth = tune(op, chip, pinned, strategy="exhaustive", max_instructions=BUDGET, db=DB)
+truth = autotune(op, chip, pinned, strategy="exhaustive", max_instructions=BUDGET, db=DB)
 print(truth)
 cycles = {t.candidate.key: t.cycles for t in truth.searches[0].trials}
 optimum = min(cycles.values())
@@ -543,7 +551,7 @@ print("yours, seed 0, batch 8 against 1: same trials:", mine == trial_keys(Seede
 #
 # ## 7. The performance database
 #
-# `tune(..., db=DB)` stored every trial of section 4 in an SQLite file. A *task* there is keyed by
+# `autotune(..., db=DB)` stored every trial of section 4 in an SQLite file. A *task* there is keyed by
 #
 # - the operator: its name and every field of its spec (shape, dtype, bias, epilogue, ...);
 # - the number of cores;
@@ -556,7 +564,7 @@ print("yours, seed 0, batch 8 against 1: same trials:", mine == trial_keys(Seede
 
 # %%
 start = time.perf_counter()
-again = tune(op, chip, pinned, max_instructions=BUDGET, db=DB)
+again = autotune(op, chip, pinned, max_instructions=BUDGET, db=DB)
 elapsed = time.perf_counter() - start
 print(f"hit: {again.hit}, {again.simulated} simulated, {1e3 * elapsed:.1f} ms (the search: {truth.seconds:.1f} s)")
 print(f"best: {again.best_schedule.text()}, {again.best_cycles:,} cycles")
@@ -572,7 +580,7 @@ _ = dsasim(["tune", "matmul", "--shape", "256x256x256", "--buffers", "a=2,b=2,c=
 # ### Question 7.6 — hit or miss?
 #
 # After the first call of section 4 —
-# `tune(op, chip, pinned, strategy="exhaustive", max_instructions=BUDGET, db=DB)` — which of these second
+# `autotune(op, chip, pinned, strategy="exhaustive", max_instructions=BUDGET, db=DB)` — which of these second
 # calls, each the first with one change, **search again** (a miss) rather than hit the database?
 #
 # - a. `strategy="model", trials=10`
@@ -597,8 +605,8 @@ def hit_or_miss(**change) -> str:
     first = {"op": tiny, "chip": chip, "schedule": pinned, "strategy": "exhaustive", "max_instructions": BUDGET}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "tune.sqlite"
-        tune(**first, db=db)
-        return "hit" if tune(**{**first, **change}, db=db).hit else "miss"
+        autotune(**first, db=db)
+        return "hit" if autotune(**{**first, **change}, db=db).hit else "miss"
 
 
 print("another shape:", hit_or_miss(op=MatMul(16, 16, 64)))
@@ -632,7 +640,7 @@ for what, change in variants.items():
 # database serves it:
 
 # %%
-retuned = tune(op, chip, pinned, strategy="tpe", trials=20, max_instructions=BUDGET, db=DB, retune=True)
+retuned = autotune(op, chip, pinned, strategy="tpe", trials=20, max_instructions=BUDGET, db=DB, retune=True)
 print(f"tpe: {retuned.trials} trials, {retuned.simulated} simulated; best {retuned.best_cycles:,} cycles")
 
 # %% [markdown]

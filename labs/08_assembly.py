@@ -27,11 +27,11 @@ import math
 
 import numpy as np
 
+from dsasim import bench_path, bench_vector
 from isa import DType, parse
 from labs import EXAMPLES
 from labs.checks import check
 from simulator import load_chip, simulate
-from simulator.microbench import bench_path, bench_vector
 
 chip = load_chip("edu")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compiler.graph import Graph, GraphBuilder
-from compiler.ops import Elementwise
+from compiler import Elementwise
+from dsasim import Graph, GraphBuilder
 
 #: Lab 5's question 5.5: which of these ``epilogue_graph(*steps)`` does ``fuse`` make one kernel?
 EPILOGUES: dict[str, tuple[str, ...]] = {

@@ -33,7 +33,7 @@ import jupytext
 import nbformat
 from nbformat import NotebookNode
 
-from isa.errors import DsasimError
+from isa import DsasimError
 
 LABS_DIR = Path(__file__).resolve().parent
 BUILD_DIR = LABS_DIR / "build"

@@ -7,14 +7,18 @@
     print(plan_memory(g, "reuse").text())      # tensor → offset, size, first/last use
     f = fuse(g)                                # vector chains and matmul epilogues as single kernels
 
-``simulator.graph_run.run_graph`` runs a graph kernel by kernel on the simulator.
+``dsasim.graph_run.run_graph`` runs a graph kernel by kernel on the simulator.
 """
 
 from compiler.graph.builders import GRAPHS, SINGLE_OP, GraphBuilder, build
 from compiler.graph.fused import FusedVector, Member
 from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph, GraphError, Node, Ref, Tensor, bind
+from compiler.graph.llm import decoder_layer
 from compiler.graph.memory import ALIGN, POLICIES, MemoryPlan, Placement, max_batch, plan_memory
+
+# The LLM layer builds on GraphBuilder, so it registers here rather than in builders.py (no import cycle).
+GRAPHS["decoder-layer"] = decoder_layer
 
 __all__ = [
     "ALIGN",
@@ -33,6 +37,7 @@ __all__ = [
     "Tensor",
     "bind",
     "build",
+    "decoder_layer",
     "fuse",
     "max_batch",
     "plan_memory",

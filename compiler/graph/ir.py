@@ -8,11 +8,13 @@ QKV projection is read without a copy. Several nodes may write disjoint views of
 attention head its own columns of the output).
 
 Tensors have a kind: ``input`` (given per run), ``weight`` (parameters: live for the whole run),
-``const`` (zeros the conv2d padding reads) and ``activation`` (produced by a node). ``Graph.reference``
+``const`` (zeros the conv2d padding reads), ``activation`` (produced by a node) and ``cache`` (state kept
+between runs — an LLM's KV cache: given before the run like an input, and written in place by the nodes
+that append to it, through views of the rows past the given ones). ``Graph.reference``
 evaluates the graph node by node with each operator's numpy reference: the oracle of a graph run.
 
 Nothing here touches the simulator: a graph is data, ``compiler.graph.memory`` plans where its tensors
-live in GM and ``simulator.graph_run`` runs it.
+live in GM and ``dsasim.graph_run`` runs it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from compiler.ops import Op, TensorSpec
 from compiler.target import fmt_bytes
 from isa import DsasimError, DType
 
-KINDS = ("input", "weight", "const", "activation")
+KINDS = ("input", "weight", "const", "activation", "cache")
+#: Kinds a node may write: what it produces, and state it appends to.
+WRITABLE = ("activation", "cache")
 
 
 class GraphError(DsasimError):
@@ -210,8 +214,10 @@ class Graph:
                     )
             for t in outs:
                 g = tensors[bound[t.name].tensor]
-                if g.kind != "activation":
-                    raise GraphError(f"node '{node.name}' writes {g.kind} '{g.name}'", hint="write activations only")
+                if g.kind not in WRITABLE:
+                    raise GraphError(
+                        f"node '{node.name}' writes {g.kind} '{g.name}'", hint="write activations (or a cache) only"
+                    )
             written |= set(node.writes)
         for name in self.outputs:
             if name not in tensors or (tensors[name].kind == "activation" and name not in written):
@@ -229,7 +235,7 @@ class Graph:
 
     def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Every tensor after running the graph with numpy, node by node (each operator's reference:
-        f32 arithmetic, rounded to its output type). The oracle of ``simulator.graph_run``."""
+        f32 arithmetic, rounded to its output type). The oracle of ``dsasim.graph_run``."""
         flat = {t.name: np.zeros(t.size, t.dtype.np) for t in self.tensors}
         for t in self.inputs:
             flat[t.name][:] = np.asarray(inputs[t.name]).astype(t.dtype.np).reshape(-1)

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from isa.errors import DsasimError
+from isa import DsasimError
 
 #: Answers that mean "not answered yet".
 PLACEHOLDER_TEXT = frozenset({"", "todo", "tbd", "?", "...", "your answer", "answer", "<answer>", "xxx"})

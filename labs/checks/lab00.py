@@ -6,12 +6,11 @@ from functools import cache
 from typing import Any
 
 from compiler import Elementwise, Schedule
+from dsasim import bench_path, compile_and_run
 from isa import DType, Pipe
 from labs import EXAMPLES
 from labs.checks.core import Grader, exercise
 from simulator import Run, load_chip, simulate
-from dsasim.api import compile_and_run
-from simulator.microbench import bench_path
 
 
 @cache

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from compiler import Elementwise, MatMul, Op, Schedule
+from dsasim import compile_and_run
 from isa import DType
 from labs.checks.core import Grader, exercise
 from simulator import Run, load_chip
-from dsasim.api import compile_and_run
 
 F16, F32, BF16 = DType.F16, DType.F32, DType.BF16
 

@@ -7,10 +7,10 @@ import itertools
 from typing import Any
 
 from compiler import MatMul, Schedule
+from dsasim import compile_and_run, compile_op
 from isa import DsasimError
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from dsasim.api import compile_and_run, compile_op
 
 #: (M, N, K, tm, tn, tk): square and not, tails, loops of one trip (K = tk, N = tn), tiny tiles.
 TRAFFIC_CASES = (

@@ -7,11 +7,10 @@ import math
 from typing import Any
 
 from compiler import Elementwise, Schedule
+from dsasim import bench_path, bench_vector, compile_and_run, compile_op
 from isa import DsasimError, DType
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from dsasim.api import compile_and_run, compile_op
-from simulator.microbench import bench_path, bench_vector
 
 BINARY = ("add", "sub", "mul", "div", "max", "min")
 

@@ -8,12 +8,9 @@ import itertools
 from typing import Any
 
 from compiler import Schedule
-from compiler.graph import ALIGN, build, fuse, max_batch, plan_memory
-from compiler.graph.ir import Graph
-from compiler.graph.memory import lifetimes
+from dsasim import ALIGN, Graph, build, compile_op, fuse, lifetimes, max_batch, plan_memory
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from dsasim.api import compile_op
 
 MIB = 1 << 20
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from compiler.graph import build, fuse
+from dsasim import GraphRun, KernelResult, build, fuse, run_graph
 from isa import Pipe
 from labs.checks.core import Grader, exercise
 from labs.graphs import EPILOGUES, epilogue_graph
-from dsasim.graph_run import GraphRun, KernelResult, run_graph
 
 B910 = "ascend910b-like"
 

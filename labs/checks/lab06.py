@@ -9,10 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from compiler.attention import Attention, AttentionSchedule
-from compiler.attention.plan import steps, units
+from dsasim import Attention, AttentionSchedule, attention_steps, attention_units, compile_and_run
 from labs.checks.core import Grader, exercise
-from dsasim.api import compile_and_run
 
 NEG_INF = -np.inf
 
@@ -280,7 +278,7 @@ CAUSAL_CASES = (
 
 def _plan_steps(seq: int, tile_q: int, tile_kv: int) -> tuple[int, int]:
     op = Attention(1, 1, seq, 64, causal=True)
-    st = [s for u in units(op, tile_q, tile_kv) for s in steps(op, u, tile_kv)]
+    st = [s for u in attention_units(op, tile_q, tile_kv) for s in attention_steps(op, u, tile_kv)]
     return len(st), sum(s.diag for s in st)
 
 

@@ -17,17 +17,20 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from compiler import MatMul, Schedule
-from compiler.errors import BufferCapacityError
-from compiler.passes import run as run_passes
-from compiler.target import Target
-from compiler.tune import Candidate, Space, Strategy, build_space
-from compiler.tune.loopnest import tile_choices
-from isa import DType
-from isa.instructions.cube import Mmad
+from compiler import BufferCapacityError, MatMul, Schedule, Target
+from dsasim import (
+    Candidate,
+    SearchSpace,
+    Strategy,
+    autotune,
+    build_space,
+    compile_op,
+    run_passes,
+    tile_choices,
+)
+from isa import DType, Mmad
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
-from dsasim.api import compile_op
 
 #: The knobs the lab pins: double-buffered a and b, one accumulator, prefetch 1.
 PINNED = Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1)
@@ -38,7 +41,7 @@ MEMORIES = ("L1", "L0A", "L0B", "L0C", "fits")
 
 
 @functools.cache
-def _space(shape: tuple[int, int, int], chip_name: str = "edu") -> Space:
+def _space(shape: tuple[int, int, int], chip_name: str = "edu") -> SearchSpace:
     return build_space(MatMul(*shape), load_chip(chip_name), PINNED, max_instructions=BUDGET)
 
 
@@ -179,7 +182,7 @@ def _roofline(g: Grader, fn: Any) -> None:
 # ------------------------------------------------------------------------------------------ 7.4
 
 
-def _order(g: Grader, cls: type, space: Space, seed: int, batch: int, limit: int | None = None) -> list[int]:
+def _order(g: Grader, cls: type, space: SearchSpace, seed: int, batch: int, limit: int | None = None) -> list[int]:
     """The candidates (indices) a fresh ``cls(seed)`` asks for, ``batch`` at a time, until it has nothing left
     (or ``limit`` are asked); checks the ask/tell protocol on the way."""
     name = f"{cls.__name__}({seed})"
@@ -310,14 +313,13 @@ def _variants(op: MatMul, chip) -> dict[str, dict[str, Any]]:
 def _misses() -> frozenset[str]:
     """The variants that search again, found by running them against a database (on a small matmul: the key
     does not depend on the size)."""
-    from dsasim.tune import tune
-
     op, chip = MatMul(16, 16, 32), load_chip("edu")
     first = {"op": op, "chip": chip, "schedule": PINNED, "strategy": "exhaustive", "max_instructions": BUDGET}
     with tempfile.TemporaryDirectory(prefix="dsasim-lab07-") as tmp:
         db = Path(tmp) / "tune.sqlite"
-        tune(**first, db=db)
-        return frozenset(k for k, change in _variants(op, chip).items() if not tune(**{**first, **change}, db=db).hit)
+        autotune(**first, db=db)
+        variants = _variants(op, chip).items()
+        return frozenset(k for k, change in variants if not autotune(**{**first, **change}, db=db).hit)
 
 
 def _letters(g: Grader, answer: Any) -> set[str]:

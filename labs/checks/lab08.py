@@ -1,5 +1,5 @@
 """Graders of lab 8, hand-written assembly. Oracles: numpy, the sanitizer, and Lab 3's pipeline bound
-with stage times measured by ``simulator.microbench``."""
+with stage times measured by ``dsasim.bench_path`` and ``bench_vector``."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from dsasim import bench_path, bench_vector
 from isa import Copy, DsasimError, DType, Pipe, Program, SetFlag, WaitFlag, parse
 from labs import EXAMPLES
 from labs.checks.core import Grader, exercise
 from simulator import Run, load_chip, simulate
-from simulator.microbench import bench_path, bench_vector
 
 
 def _assemble(g: Grader, text: Any, case: str, name: str) -> Program:

@@ -1,0 +1,229 @@
+"""One decoder layer of a LLaMA-style model as a graph: ``prefill`` (S tokens per sequence) and ``decode``
+(one new token per sequence attending to L cached ones), with the KV cache in GM.
+
+    from compiler.graph.llm import decoder_layer
+
+    g = decoder_layer("decode", batch=4, context=256, hidden=256, heads=4, kv_heads=2, head_dim=64)
+
+The layer (LLaMA's ``LlamaDecoderLayer``; weights in ``nn.Linear``'s ``[out, in]`` layout, so every
+projection is a matmul with ``trans_b``)::
+
+    h   = x + o_proj(attention(rope(q_proj(n1)), rope(k_proj(n1)) ⧺ K, v_proj(n1) ⧺ V))   n1 = rmsnorm(x)
+    y   = h + down(silu(gate(n2)) · up(n2))                                               n2 = rmsnorm(h)
+
+**Tokens.** ``T = batch · seq`` rows in prefill, ``T = batch`` in decode; activations are ``[T, width]``
+with the rows in (sequence, token) order, and a ``[T, heads · d]`` projection is read as ``[T · heads, d]``
+— one row per (token, head).
+
+**Rotary embedding** (RoFormer; LLaMA's ``rotate_half`` form): ``rope(x) = x·cos + swap(x)·sin``, where
+``swap`` exchanges the two halves of each head's row and the tables hold ``[cos θ, cos θ]`` and
+``[-sin θ, sin θ]`` per row (``rope_tables``). The swap is two copies of half rows (views), the rest three
+element-wise operators that the fusion pass joins into one kernel.
+
+**KV cache.** ``k_cache`` and ``v_cache`` are ``[batch, capacity, kv_heads, d]`` — token-major, so one
+token's keys for every head are one contiguous row and appending is one strided copy. Prefill *writes*
+them (capacity ``seq``); decode is given ``context`` cached tokens (tensor kind ``cache``, capacity
+``context + 1``) and appends the new token's key (its rotated copy) and value (the ``v`` projection
+writes row ``context`` of each sequence directly). Both are graph outputs: the cache the next step reads.
+
+**Attention.** Prefill runs the causal flash-attention operator once per (sequence, head), reading its
+query, key and value as strided views (a query head's column block; the key head it shares under
+grouped-query attention). Decode runs, per (sequence, key head), ``Q·Kᵀ`` for the ``G = heads / kv_heads``
+query heads that share the key head — a ``G × (context+1)`` matmul, so grouped-query attention reads each
+cached key once for ``G`` queries — one softmax over all rows, and ``P·V``.
+
+Weights are drawn ``N(0, 1/fan_in)`` and the norms' gains near one (``GraphBuilder``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.attention.op import Attention
+from compiler.graph.builders import GraphBuilder
+from compiler.graph.ir import Graph, Ref
+from compiler.ops import Elementwise, MatMul, OpError
+from compiler.vecops import ScalarOp
+from isa import DType
+
+F16 = DType.F16
+PHASES = ("prefill", "decode")
+
+
+def decoder_layer(
+    phase: str = "decode",
+    batch: int = 1,
+    seq: int = 64,
+    context: int = 64,
+    hidden: int = 256,
+    heads: int = 4,
+    kv_heads: int = 2,
+    head_dim: int = 64,
+    ffn_dim: int = 512,
+    dtype: DType = F16,
+) -> Graph:
+    """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
+    ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width."""
+    check_layer(phase, batch=batch, seq=seq, context=context, hidden=hidden, heads=heads, kv_heads=kv_heads,
+                head_dim=head_dim, ffn_dim=ffn_dim)  # fmt: skip
+    b = GraphBuilder(dtype)
+    s = seq if phase == "prefill" else 1
+    t = batch * s
+    x = b.tensor("x", (t, hidden), "input")
+    n1 = b.rmsnorm("attn_norm", x)
+    q = linear(b, "q_proj", n1, heads * head_dim)
+    k = linear(b, "k_proj", n1, kv_heads * head_dim)
+    if phase == "prefill":
+        cap, pos = seq, 0
+        kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim))
+        vc = b.tensor("v_cache", (batch, cap, kv_heads, head_dim))
+    else:
+        cap, pos = context + 1, context
+        kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim), "cache")
+        vc = b.tensor("v_cache", (batch, cap, kv_heads, head_dim), "cache")
+    row = cap * kv_heads * head_dim  # elements of one sequence's cache
+    # v: the projection writes straight into the cache rows of this step's tokens.
+    wv = b.tensor("v_proj.w", (kv_heads * head_dim, hidden), "weight", 1 / math.sqrt(hidden))
+    op = MatMul(t, kv_heads * head_dim, hidden, dtype, dtype, trans_b=True)
+    b.node("v_proj", op, a=n1, b=wv, c=_append_ref(vc, pos, s, kv_heads * head_dim, row))
+    qr = rope(b, "q_rope", q, t * heads, head_dim)
+    kr = rope(b, "k_rope", k, t * kv_heads, head_dim)
+    # k: one copy of the rotated keys into the cache (the append).
+    copy = ScalarOp("muls", batch, s * kv_heads * head_dim, 1.0, dtype)
+    b.node("k_append", copy, x=kr, z=_append_ref(kc, pos, s, kv_heads * head_dim, row))
+    att = b.tensor("attn.out", (t, heads * head_dim))
+    if phase == "prefill":
+        _prefill_attention(b, qr, kc, vc, att, batch, seq, heads, kv_heads, head_dim)
+    else:
+        _decode_attention(b, qr, kc, vc, att, batch, cap, heads, kv_heads, head_dim)
+    o = linear(b, "o_proj", att, hidden)
+    h = b.add("attn_residual", x, o)
+    n2 = b.rmsnorm("ffn_norm", h)
+    gate = b.unary("ffn.silu", "silu", linear(b, "ffn.gate", n2, ffn_dim))
+    up = linear(b, "ffn.up", n2, ffn_dim)
+    gated = b.tensor("ffn.gated", (t, ffn_dim))
+    b.node("ffn.mul", Elementwise("mul", t, ffn_dim, dtype), x=gate, y=up, z=gated)
+    y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden))
+    params = {
+        "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
+        "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype,
+    }  # fmt: skip
+    return b.graph(f"decoder-layer-{phase}", (y, kc, vc), params, decoder_layer)
+
+
+def check_layer(phase: str, **sizes: int) -> None:
+    """Refuse a layer that cannot be built, saying which parameter to change."""
+    if phase not in PHASES:
+        raise OpError(f"unknown phase {phase!r}", hint="use --phase prefill or --phase decode")
+    for k, v in sizes.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise OpError(f"{k}={v!r} must be a positive integer", hint=f"e.g. --{k.replace('_', '-')} 64")
+    heads, kv_heads, d = sizes["heads"], sizes["kv_heads"], sizes["head_dim"]
+    if heads % kv_heads:
+        raise OpError(
+            f"heads={heads} is not a multiple of kv_heads={kv_heads}",
+            hint="grouped-query attention shares each key head among heads/kv_heads query heads",
+        )
+    if d % 32:
+        raise OpError(f"head_dim={d} must be a multiple of 32 (its halves are rotated)", hint="e.g. 64 or 128")
+    if sizes["hidden"] % 16 or sizes["ffn_dim"] % 16:
+        raise OpError("hidden and ffn_dim must be multiples of 16", hint="e.g. --hidden 256 --ffn-dim 512")
+
+
+def linear(b: GraphBuilder, name: str, x: str, n_out: int) -> str:
+    """``x · Wᵀ`` with ``W`` stored ``[n_out, n_in]`` (``nn.Linear``): a matmul with ``trans_b``."""
+    rows, n_in = b.shape(x)
+    w = b.tensor(f"{name}.w", (n_out, n_in), "weight", 1 / math.sqrt(n_in))
+    y = b.tensor(f"{name}.out", (rows, n_out))
+    b.node(name, MatMul(rows, n_out, n_in, b.dtype, b.dtype, trans_b=True), a=x, b=w, c=y)
+    return y
+
+
+def rope(b: GraphBuilder, name: str, x: str, rows: int, d: int) -> str:
+    """Rotary embedding of ``x`` read as ``[rows, d]`` (one row per token and head):
+    ``x · cos + swap(x) · sin`` with the tables ``{name}.cos`` and ``{name}.sin`` (``rope_tables``)."""
+    half = d // 2
+    cos = b.tensor(f"{name}.cos", (rows, d), "input")
+    sin = b.tensor(f"{name}.sin", (rows, d), "input")
+    sw = b.tensor(f"{name}.swapped", (rows, d))
+    copy = ScalarOp("muls", rows, half, 1.0, b.dtype)  # v.muls by one: the Vector unit's copy
+    b.node(f"{name}.swap_lo", copy, x=Ref(x, half, d), z=Ref(sw, 0, d))
+    b.node(f"{name}.swap_hi", copy, x=Ref(x, 0, d), z=Ref(sw, half, d))
+    xc = b.tensor(f"{name}.xcos", (rows, d))
+    xs = b.tensor(f"{name}.xsin", (rows, d))
+    out = b.tensor(f"{name}.out", (rows, d))
+    b.node(f"{name}.cos", Elementwise("mul", rows, d, b.dtype), x=x, y=cos, z=xc)
+    b.node(f"{name}.sin", Elementwise("mul", rows, d, b.dtype), x=sw, y=sin, z=xs)
+    b.node(f"{name}.add", Elementwise("add", rows, d, b.dtype), x=xc, y=xs, z=out)
+    return out
+
+
+def rope_tables(positions: np.ndarray, heads: int, d: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+    """The ``cos`` and ``sin`` tables of ``rope`` for tokens at ``positions`` (one per token, in row order),
+    each row repeated for ``heads`` heads: ``[cos θ, cos θ]`` and ``[-sin θ, sin θ]`` with
+    ``θ_i = position · base^(-2i/d)`` (LLaMA's ``rotate_half`` convention). Shapes ``[tokens · heads, d]``."""
+    inv = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = np.repeat(np.asarray(positions, np.float64)[:, None] * inv[None, :], heads, axis=0)
+    cos, sin = np.cos(ang), np.sin(ang)
+    return np.concatenate([cos, cos], axis=1), np.concatenate([-sin, sin], axis=1)
+
+
+def positions(phase: str, batch: int, seq: int, context: int) -> np.ndarray:
+    """Each token row's position: ``0 .. seq-1`` per sequence in prefill, ``context`` in decode."""
+    if phase == "prefill":
+        return np.tile(np.arange(seq), batch)
+    return np.full(batch, context)
+
+
+def rope_inputs(graph: Graph) -> dict[str, np.ndarray]:
+    """The true rotary tables of a decoder-layer graph (its builder's ``make_inputs`` draws random ones)."""
+    p = dict(graph.params)
+    pos = positions(p["phase"], p["batch"], p["seq"], p["context"])
+    out = {}
+    for name, heads in (("q_rope", p["heads"]), ("k_rope", p["kv_heads"])):
+        cos, sin = rope_tables(pos, heads, p["head_dim"])
+        out[f"{name}.cos"], out[f"{name}.sin"] = cos, sin
+    return out
+
+
+def _append_ref(cache: str, pos: int, s: int, width: int, row: int) -> Ref:
+    """The ``[batch, s · width]`` window of a token-major cache where this step's ``s`` tokens go: each
+    sequence's rows ``pos .. pos+s`` (``row`` elements per sequence)."""
+    return Ref(cache, pos * width, None if s * width == row else row)
+
+
+def _prefill_attention(
+    b: GraphBuilder, q: str, kc: str, vc: str, out: str, batch: int, seq: int, heads: int, kv: int, d: int
+) -> None:
+    group = heads // kv
+    for bi in range(batch):
+        for h in range(heads):
+            j = h // group
+            qv = Ref(q, (bi * seq * heads + h) * d, heads * d)
+            kvv = (bi * seq * kv + j) * d
+            op = Attention(1, 1, seq, d, causal=True)
+            o = Ref(out, (bi * seq * heads + h) * d, heads * d)
+            b.node(f"attn.b{bi}h{h}", op, q=qv, k=Ref(kc, kvv, kv * d), v=Ref(vc, kvv, kv * d), o=o)
+
+
+def _decode_attention(
+    b: GraphBuilder, q: str, kc: str, vc: str, out: str, batch: int, cap: int, heads: int, kv: int, d: int
+) -> None:
+    group = heads // kv
+    dt = b.dtype
+    scores = b.tensor("attn.scores", (batch * heads, cap))
+    for bi in range(batch):
+        for j in range(kv):
+            rows = bi * heads + j * group  # the first query head of the group
+            keys = Ref(kc, bi * cap * kv * d + j * d, kv * d)
+            op = MatMul(group, cap, d, dt, dt, trans_b=True)
+            b.node(f"attn.b{bi}g{j}.scores", op, a=Ref(q, rows * d), b=keys, c=Ref(scores, rows * cap))
+    p = b.softmax("attn.softmax", scores, scale=1 / math.sqrt(d))
+    for bi in range(batch):
+        for j in range(kv):
+            rows = bi * heads + j * group
+            values = Ref(vc, bi * cap * kv * d + j * d, kv * d)
+            op = MatMul(group, d, cap, dt, dt)
+            b.node(f"attn.b{bi}g{j}.pv", op, a=Ref(p, rows * cap), b=values, c=Ref(out, rows * d))
