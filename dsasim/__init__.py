@@ -47,9 +47,11 @@ from compiler.tune import Space as SearchSpace
 from compiler.tune.loopnest import tile_choices
 from dsasim import language
 from dsasim.api import KernelRun, chip_for, compile_and_run, compile_op
-from dsasim.jit import LaunchRun, cdiv, jit
 from dsasim.cli import main as cli_main
 from dsasim.graph_run import GraphRun, KernelResult, run_graph
+from dsasim.jit import LaunchRun, cdiv, jit
+from dsasim.progress import Progress
+from dsasim.tune import make_executor
 from dsasim.tune import tune as autotune
 from dsasim.views import roofline
 from isa import DsasimError, Program, parse, parse_file
@@ -82,6 +84,7 @@ __all__ = [
     "Op",
     "OpError",
     "Program",
+    "Progress",
     "RMSNorm",
     "Reduce",
     "Run",
@@ -109,6 +112,7 @@ __all__ = [
     "language",
     "lifetimes",
     "load_chip",
+    "make_executor",
     "make_op",
     "make_strategy",
     "max_batch",
