@@ -2,19 +2,33 @@
 
 Each subcommand lives in its own module under ``dsasim/cli/commands`` with ``add_parser(subparsers)``
 and ``main(args) -> int``. A user mistake (any ``DsasimError``) prints ``error: …`` and a hint on
-stderr and exits with status 2 — never a traceback.
+stderr and exits with status 2 — never a traceback. ``dsasim`` alone prints the commands and a first one
+to try; ``dsasim --version`` the version; a mistyped command gets "did you mean …?".
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 from isa import DsasimError
 
 #: Subcommand modules, in the order ``dsasim --help`` lists them.
 COMMANDS = ("run", "compile", "run_asm", "graph", "chips", "microbench", "tiles", "sweep", "tune")
+
+#: The command ``dsasim --help`` and ``dsasim`` alone suggest trying first.
+FIRST_COMMAND = "dsasim run matmul --shape 256x256x256"
+
+
+def package_version() -> str:
+    """The installed distribution's version (``pyproject.toml``), or ``unknown`` in a bare checkout."""
+    try:
+        return version("dsasim")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,15 +36,33 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        print(f"error: {message}\n  hint: dsasim {self.prog.split()[-1]} --help", file=sys.stderr)
+        hint = f"{self.prog} --help"  # prog is "dsasim" or "dsasim run": never the name twice
+        choices = self._command_choices()
+        if "invalid choice" in message and choices:
+            wrong = message.split("'")[1] if message.count("'") >= 2 else ""
+            close = difflib.get_close_matches(wrong, choices, n=1)
+            if close:
+                hint = f"did you mean {close[0]}? ({self.prog} --help lists the commands)"
+        elif "required: COMMAND" in message:
+            hint = f"try: {FIRST_COMMAND}   ({self.prog} --help lists the commands)"
+        print(f"error: {message}\n  hint: {hint}", file=sys.stderr)
         sys.exit(2)
+
+    def _command_choices(self) -> list[str]:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return list(action.choices)
+        return []
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="dsasim",
         description="Simulate a DaVinci-style deep-learning accelerator and print cycle reports.",
+        epilog=f"first time? try: {FIRST_COMMAND}\nthen: dsasim COMMAND --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"dsasim {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     for name in COMMANDS:
         try:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from dsasim.api import chip_for, compile_op
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
-from isa import DsasimError, validate
+from dsasim.cli.commands.paths import check_output_path, write_text
+from isa import validate
 from simulator.config import preset_names
 
 
@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path("-o", args.output)
     op, schedule = op_and_schedule(args)
     chip = chip_for(args.chip, schedule.cores)
     compiled = compile_op(op, schedule, chip)
@@ -43,10 +45,7 @@ def main(args: argparse.Namespace) -> int:
     if args.traffic:
         print(compiled.traffic.text())
     if args.output:
-        path = Path(args.output)
-        if not path.parent.is_dir():
-            raise DsasimError(f"-o {args.output}: folder '{path.parent}' does not exist", hint="create it first")
-        path.write_text(compiled.text())
+        path = write_text("-o", args.output, compiled.text())
         run = f"dsasim run-asm {path}"
         if args.chip not in preset_names():
             run += f" --chip {args.chip}"

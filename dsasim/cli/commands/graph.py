@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from compiler import parse_shape
 from compiler.graph.builders import GRAPHS, SINGLE_OP, build
@@ -27,6 +26,7 @@ from compiler.target import fmt_bytes
 from dsasim.api import chip_for
 from dsasim.cli.commands.kernel_args import dtype
 from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.cli.commands.paths import check_output_path
 from dsasim.graph_run import run_graph
 from isa import DsasimError
 from simulator.config import Chip
@@ -108,12 +108,7 @@ def main(args: argparse.Namespace) -> int:
     if args.max_batch:
         return _max_batch(graph, chip, args)
     if args.memory_plot:
-        path = Path(args.memory_plot)
-        if path.suffix.lower() not in PICTURE_TYPES or not path.parent.is_dir():
-            raise DsasimError(
-                f"--memory-plot {args.memory_plot}: not a picture file in an existing folder",
-                hint=f"end the name with {' or '.join(PICTURE_TYPES)}, in a folder that exists",
-            )
+        check_output_path("--memory-plot", args.memory_plot, PICTURE_TYPES)
     if args.show_graph and not args.json:
         print((fuse(graph) if args.fuse else graph).text() + "\n")
     run = run_graph(

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from dsasim.cli.commands.paths import check_output_path
 from isa import DsasimError
 from simulator.run import Run
 
@@ -44,23 +44,26 @@ def parse_window(text: str) -> tuple[int | None, int | None]:
         raise argparse.ArgumentTypeError(f"'{text}' is not START:END in cycles (e.g. 0:2000 or 1000:)") from None
 
 
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse bad picture, trace and ``--outputs`` paths *before* the run, so a mistake costs nothing."""
+    if getattr(args, "window", None) is not None and not getattr(args, "timeline", None):
+        raise DsasimError("--window only applies to --timeline", hint="add --timeline OUT.png")
+    for flag, types in (("roofline", PICTURE_TYPES), ("timeline", PICTURE_TYPES), ("trace", (".json",))):
+        if value := getattr(args, flag, None):
+            check_output_path(f"--{flag}", value, types)
+    if value := getattr(args, "outputs", None):
+        if getattr(args, "timing_only", False):
+            raise DsasimError("--outputs needs data, which --timing-only skips", hint="drop --timing-only")
+        check_output_path("--outputs", value)
+
+
 def check_outputs(run: Run, args: argparse.Namespace) -> None:
-    """Refuse bad picture and trace paths, and a window outside the run, before printing anything."""
+    """Refuse bad output paths, and a window outside the run, before printing anything."""
+    check_output_paths(args)
     if getattr(args, "window", None) is not None:
-        if not getattr(args, "timeline", None):
-            raise DsasimError("--window only applies to --timeline", hint="add --timeline OUT.png")
         from simulator.plots.timeline import resolve_window
 
         resolve_window(run, args.window)
-    for flag, types in (("roofline", PICTURE_TYPES), ("timeline", PICTURE_TYPES), ("trace", (".json",))):
-        value = getattr(args, flag, None)
-        if not value:
-            continue
-        path = Path(value)
-        if path.suffix.lower() not in types:
-            raise DsasimError(f"--{flag} {value}: unknown file type", hint=f"end the name with {' or '.join(types)}")
-        if not path.parent.is_dir():
-            raise DsasimError(f"--{flag} {value}: folder '{path.parent}' does not exist", hint="create it first")
 
 
 def write_outputs(run: Run, args: argparse.Namespace) -> None:

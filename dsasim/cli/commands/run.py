@@ -14,15 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from compiler import OP_NAMES
 from dsasim.api import compile_and_run
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
-from dsasim.cli.commands.output import add_output_options, emit
+from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
+from dsasim.cli.commands.paths import save_npz
 from dsasim.cli.commands.run_asm import load_inputs
 from dsasim.cli.commands.tune import tuned
-from isa import DsasimError
 
 EXAMPLES = "operators: " + ", ".join(OP_NAMES)
 
@@ -49,12 +47,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    check_output_paths(args)
     op, schedule = op_and_schedule(args)
     if args.tuned or args.db:
         schedule = tuned(args, op, schedule)
     inputs = load_inputs(args.inputs) if args.inputs else None
-    if args.outputs and args.timing_only:
-        raise DsasimError("--outputs needs data, which --timing-only skips", hint="drop --timing-only")
     result = compile_and_run(
         op,
         schedule,
@@ -73,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         print("\n" + result.footer(), end="")
     if args.outputs:
-        np.savez(args.outputs, **result.run.outputs)
+        save_npz("--outputs", args.outputs, result.run.outputs)
     if result.check is not None and not result.check.passed:
         print("error: the outputs differ from numpy", file=sys.stderr)
         return max(code, 1)

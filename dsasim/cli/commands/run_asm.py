@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dsasim.cli.commands.output import add_output_options, emit
+from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
+from dsasim.cli.commands.paths import save_npz
 from isa import DsasimError, parse_file
 from simulator.config import load_chip
 from simulator.run import simulate
@@ -23,6 +24,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--timing-only", action="store_true", help="skip data; same cycles, much faster")
     add_output_options(p)
+    p.add_argument(
+        "--lab",
+        action="store_true",
+        help="with --sanitize: report each race (hazard, lines, cycles) without the hint that says how to fix it",
+    )
     p.set_defaults(func=main)
 
 
@@ -32,16 +38,32 @@ def add_chip_options(p: argparse.ArgumentParser) -> None:
 
 
 def load_inputs(path: str) -> dict[str, np.ndarray]:
+    """The tensors of an ``.npz`` archive by name; anything else (a ``.npy`` array, an empty or broken file)
+    is a clean error."""
+    hint = "save them with numpy.savez(path, name=array, ...)"
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+        data = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise DsasimError(f"cannot read inputs: {path} does not exist", hint="pass an .npz file") from None
+    except IsADirectoryError:
+        raise DsasimError(f"cannot read inputs: {path} is a folder", hint="pass an .npz file") from None
+    except EOFError:
+        raise DsasimError(f"cannot read inputs from {path}: the file is empty", hint=hint) from None
     except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise DsasimError(f"cannot read inputs from {path}: {e}", hint="save them with numpy.savez") from None
+        raise DsasimError(f"cannot read inputs from {path}: {e}", hint=hint) from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise DsasimError(f"cannot read inputs from {path}: one unnamed array (.npy), not tensors by name", hint=hint)
+    try:
+        with data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise DsasimError(f"cannot read inputs from {path}: {e}", hint=hint) from None
 
 
 def main(args: argparse.Namespace) -> int:
+    check_output_paths(args)
+    if args.lab and not args.sanitize:
+        raise DsasimError("--lab only changes what --sanitize reports", hint="add --sanitize")
     program = parse_file(args.file)
     chip = load_chip(args.chip or program.chip or "edu", cores=args.cores)
     inputs = load_inputs(args.inputs) if args.inputs else None
@@ -54,8 +76,9 @@ def main(args: argparse.Namespace) -> int:
         name=Path(args.file).name,
         sanitize=args.sanitize,
     )
+    if args.lab:
+        run.sanitizer = run.sanitizer.for_lab()
+    code = emit(run, args)
     if args.outputs:
-        if args.timing_only:
-            raise DsasimError("--outputs needs data, which --timing-only skips", hint="drop --timing-only")
-        np.savez(args.outputs, **run.outputs)
-    return emit(run, args)
+        save_npz("--outputs", args.outputs, run.outputs)
+    return code

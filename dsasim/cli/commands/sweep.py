@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from compiler import Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
 from dsasim.cli.commands.kernel_args import add_kernel_options, dtype
 from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.cli.commands.paths import check_output_path
 from dsasim.sweep import MAX_RUNS, parse_vary, sweep
 from dsasim.sweep_rows import METRICS
 from isa import DsasimError
@@ -73,13 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.plot:
-        path = Path(args.plot)
-        if path.suffix.lower() not in PICTURE_TYPES:
-            raise DsasimError(
-                f"--plot {args.plot}: unknown file type", hint=f"end the name with {' or '.join(PICTURE_TYPES)}"
-            )
-        if not path.parent.is_dir():
-            raise DsasimError(f"--plot {args.plot}: folder '{path.parent}' does not exist", hint="create it first")
+        check_output_path("--plot", args.plot, PICTURE_TYPES)
     vary = parse_vary(args.vary)
     options = {
         "dtype": dtype(args.dtype, "--dtype"),

@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from dsasim.api import compile_op
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.output import PICTURE_TYPES
-from isa import DsasimError
+from dsasim.cli.commands.paths import check_output_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,13 +39,7 @@ def main(args: argparse.Namespace) -> int:
     from dsasim.plots.tiles import tiles_data
 
     if args.output:
-        path = Path(args.output)
-        if path.suffix.lower() not in PICTURE_TYPES:
-            raise DsasimError(
-                f"-o {args.output}: unknown file type", hint=f"end the name with {' or '.join(PICTURE_TYPES)}"
-            )
-        if not path.parent.is_dir():
-            raise DsasimError(f"-o {args.output}: folder '{path.parent}' does not exist", hint="create it first")
+        check_output_path("-o", args.output, PICTURE_TYPES)
     op, schedule = op_and_schedule(args)
     compiled = compile_op(op, schedule, args.chip)
     data = tiles_data(compiled, args.step, args.core)

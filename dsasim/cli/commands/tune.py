@@ -15,11 +15,10 @@ import argparse
 import json
 import shlex
 import sys
-from pathlib import Path
 
 from compiler.tune import MAX_INSTRUCTIONS, STRATEGIES, TuneError
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
-from isa import DsasimError
+from dsasim.cli.commands.paths import check_output_path
 from simulator.plots.style import FORMATS
 
 
@@ -77,13 +76,7 @@ def main(args: argparse.Namespace) -> int:
 
     op, schedule = pins(args)
     if args.plot:
-        path = Path(args.plot)
-        if path.suffix.lower() not in FORMATS:
-            raise DsasimError(
-                f"--plot {args.plot}: unknown file type", hint=f"end the name with {' or '.join(FORMATS)}"
-            )
-        if not path.parent.is_dir():
-            raise DsasimError(f"--plot {args.plot}: folder '{path.parent}' does not exist", hint="create it first")
+        check_output_path("--plot", args.plot, FORMATS)
     if args.trials is not None and args.trials < 1:
         raise TuneError(f"--trials {args.trials}: a search needs at least one trial", hint="e.g. --trials 50")
     if args.max_instructions < 1:
