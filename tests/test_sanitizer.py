@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import runnable_programs
 
+from dsasim.cli import main as cli
 from isa import Addr, DeadlockError, Region, Space, SyncError, ValidationError, parse
 from simulator import simulate
-from dsasim.cli import main as cli
 from simulator.sanitizer import (
     DEADLOCK,
     DOUBLE_SET,
@@ -509,3 +509,19 @@ def test_docs_python_examples_run_and_print_what_is_shown(capsys, monkeypatch):
             assert out == blocks[k + 1][1]
         ran += 1
     assert ran == 2
+
+
+def test_lab_mode_reports_the_race_but_not_its_cure(capsys):
+    """``for_lab()`` / ``run-asm --sanitize --lab``: the hazard, both lines and their cycles, no fix."""
+    report = simulate(BUGGY, sanitize=True, timing_only=True).sanitizer
+    lab = report.for_lab()
+    assert [f.kind for f in lab.findings] == [f.kind for f in report.findings]
+    for full, bare in zip(report.races, lab.races):
+        assert (bare.hazard, bare.instrs, bare.detail) == (full.hazard, full.instrs, full.detail)
+        assert "move the set_flag" in full.hint and "set_flag" not in bare.hint
+        assert "buggy_double_buffer.s:" in full.hint and "buggy_double_buffer.s:" not in bare.hint  # no line
+    assert cli(["run-asm", str(BUGGY), "--sanitize", "--lab"]) == 1
+    out = capsys.readouterr().out
+    assert "data race (WAR" in out and "move the set_flag" not in out and "lab mode" in out
+    assert cli(["run-asm", str(BUGGY), "--lab"]) == 2
+    assert "--lab only changes what --sanitize reports" in capsys.readouterr().err

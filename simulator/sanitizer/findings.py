@@ -4,7 +4,7 @@ the buffer and the bytes — as data (``to_json``) and as text for people (``for
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from isa import Pipe, SourceLoc
 
@@ -23,6 +23,8 @@ ERROR, WARNING = "error", "warning"
 #: Hazard names, by (first access writes, second access writes) in the order the program intends.
 HAZARDS = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
 HAZARD_WORDS = {"RAW": "read-after-write", "WAR": "write-after-read", "WAW": "write-after-write"}
+#: A race's hint in lab mode (``SanitizerReport.for_lab``): where to look, not what to change.
+LAB_HINT = "lab mode, no fix given: which flag should order these two accesses, and why does it not?"
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,12 @@ class SanitizerReport:
     @property
     def races(self) -> list[Finding]:
         return self.of_kind(RACE)
+
+    def for_lab(self) -> SanitizerReport:
+        """The same findings, each race without the hint that says how to fix it (``run-asm --sanitize
+        --lab``): what races — the hazard, both instructions with their lines, pipes and cycles, what
+        happened in this run — but finding the cure is left to the student."""
+        return SanitizerReport([replace(f, hint=LAB_HINT) if f.kind == RACE else f for f in self.findings])
 
     def summary(self) -> str:
         if self.clean:
