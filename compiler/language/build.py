@@ -184,6 +184,7 @@ class Placement:
         for w in nest.webs:
             self._home(w)
         self._fold_stores()
+        self._segments()
         for i, w in enumerate(nest.webs):
             if w.home is Space.L0C and all(is_zero_dup(m) for m in w.members):
                 continue
@@ -266,7 +267,41 @@ class Placement:
                 self.folded.update(m.sid for m in chain)
                 self.store_fix[s.sid] = (w, to if to is not DType.F32 else None, relu)
 
+    def _segments(self) -> None:
+        """Number the runs of consecutive vector statements (each becomes one ``Vec``, see BodyBuilder)."""
+        self.segment_of: dict[str, int] = {}
+        count = 0
+
+        def walk(holder: StaticLoop) -> None:
+            nonlocal count
+            current = None
+            for s in holder.body or []:
+                if isinstance(s, StaticLoop):
+                    current = None
+                    walk(s)
+                elif s.rec.kind != "vec":
+                    current = None
+                elif not self.skipped(s):
+                    if current is None:
+                        current, count = count, count + 1
+                    self.segment_of[s.sid] = current
+
+        walk(self.nest.root)
+
+    def skipped(self, s: Static) -> bool:
+        """A vector statement that emits nothing: folded into a FIXPIPE store, or a zero accumulator."""
+        return s.sid in self.folded or (self.nest.web_of[s.sid].home is Space.L0C and is_zero_dup(s))
+
+    def is_local(self, w: Web) -> bool:
+        """Made and used inside one run of vector statements: a temporary of its tile program."""
+        if len(w.members) != 1 or any(fw is w for fw, _, _ in self.store_fix.values()):
+            return False
+        seg = self.segment_of.get(w.members[0].sid)
+        return seg is not None and all(self.segment_of.get(r.sid) == seg for r, _ in w.readers)
+
     def _needs_buffer(self, w: Web) -> bool:
+        if self.is_local(w):
+            return False
         return not (any(m.sid in self.folded for m in w.members) and len(w.members) == 1)
 
     # -- buffers ----------------------------------------------------------------------------------
@@ -378,8 +413,7 @@ class BodyBuilder:
                 continue
             rec = s.rec
             if rec.kind == "vec":
-                w = self.nest.web_of[s.sid]
-                if s.sid in self.place.folded or (w.home is Space.L0C and is_zero_dup(s)):
+                if self.place.skipped(s):
                     continue
                 seg.append(s)
                 continue
@@ -475,8 +509,7 @@ class BodyBuilder:
         out.append(Vec(name, segment.outs, segment.ins, site=name))
 
     def _value(self, w: Web, inside: set[str], names: list[str], s: Static, out: bool = False) -> str:
-        local = len(w.members) == 1 and w.members[0].sid in inside and all(r.sid in inside for r, _ in w.readers)
-        if local and not any(fw is w for fw, _, _ in self.place.store_fix.values()):
+        if self.place.is_local(w):
             return f"t{w.members[0].sid}"
         if not w.buf:
             raise AssertionError(f"web of {w.members[0].sid} has no buffer")

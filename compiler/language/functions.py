@@ -20,6 +20,7 @@ from compiler.language.tensor import (
     Pointer,
     Tensor,
     binary,
+    broadcast,
     cast,
     expand,
     f32,
@@ -121,7 +122,7 @@ def load(pointer: Pointer, mask: object = None, other: object = None, **_: objec
     """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0)."""
     p = _pointer(pointer, "load")
     m = _mask(mask, "load")
-    shape = tuple(np.broadcast_shapes(np.shape(p.offs), np.shape(m) if m is not None else ()))
+    shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else ())
     if other is not None and not is_number(other):
         raise LanguageError("other= must be a number", hint="e.g. other=0.0 or other=float('-inf')")
     offs = np.broadcast_to(np.asarray(p.offs), shape)
@@ -157,7 +158,7 @@ def store(pointer: Pointer, value: object, mask: object = None, **_: object) -> 
     p = _pointer(pointer, "store")
     m = _mask(mask, "store")
     vshape = value.shape if isinstance(value, Tensor) else ()
-    shape = tuple(np.broadcast_shapes(np.shape(p.offs), np.shape(m) if m is not None else (), vshape))
+    shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else (), vshape)
     if isinstance(value, np.ndarray):
         raise LanguageError("storing an index tile is not supported", hint="store loaded or computed data")
     v = value if isinstance(value, Tensor) else full(shape, value, p.arg.dtype)
@@ -260,7 +261,7 @@ def where(condition: object, x: object, y: object) -> object:
     if not tensors:
         return np.where(condition, x, y)
     cond = np.asarray(condition, dtype=bool)
-    shape = tuple(np.broadcast_shapes(cond.shape, *(v.shape for v in tensors)))
+    shape = broadcast(cond.shape, *(v.shape for v in tensors))
     dtype = tensors[0].dtype if len(tensors) == 1 else promote(tensors[0].dtype, tensors[1].dtype)
 
     def operand(v: object) -> Tensor | float:

@@ -216,12 +216,24 @@ def vec(
     t.record(rec)
     data = None
     if t.interpret and compute is not None:
-        data = rounded(np.broadcast_to(compute(), shape), dtype)
+        with np.errstate(all="ignore"):  # masked-off lanes may hold -inf - -inf, as on the chip
+            data = rounded(np.broadcast_to(compute(), shape), dtype)
     return Tensor(rec.out, shape, dtype, data)
 
 
 def is_number(x: object) -> bool:
     return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
+
+
+def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of ``shapes``; a mismatch is the kernel's error."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise LanguageError(
+            f"shapes {' and '.join(str(list(s)) for s in shapes)} do not broadcast",
+            hint="check the BLOCK sizes and the [:, None] / [None, :] of each operand",
+        ) from None
 
 
 def promote(a: DType, b: DType) -> DType:
@@ -314,7 +326,7 @@ def _plain(op: str, a: object, b: object) -> object:
 def _tensors(op: str, a: Tensor, b: Tensor) -> Tensor:
     dtype = promote(a.dtype, b.dtype)
     a, b = cast(a, dtype), cast(b, dtype)
-    shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    shape = broadcast(a.shape, b.shape)
     ea, ra = expand(a, shape)
     eb, rb = expand(b, shape)
     if ra and rb:

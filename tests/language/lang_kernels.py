@@ -1,0 +1,75 @@
+"""Kernels written for the tests, in the Triton idiom, independently of ``examples/kernels``."""
+
+import dsasim
+import dsasim.language as tl
+
+
+@dsasim.jit
+def axpy_2d(x_ptr, y_ptr, z_ptr, M, N, stride, alpha, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    offs = rm[:, None] * stride + rn[None, :]
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    z = tl.exp(x.to(tl.float32)) * alpha - y
+    tl.store(z_ptr + offs, z, mask=mask)
+
+
+@dsasim.jit
+def unary_mix(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1.0)
+    a = tl.abs(x) + 0.5
+    y = tl.sqrt(a) + tl.log(a) - tl.sigmoid(x) + 2.0 / a + tl.minimum(x, 0.25) - tl.rsqrt(a)
+    tl.store(out_ptr + offs, y, mask=m)
+
+
+@dsasim.jit
+def row_block_softmax(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=float("-inf"))
+    x = x - tl.max(x, axis=1)[:, None]
+    e = tl.exp(x)
+    y = e / tl.sum(e, axis=1)[:, None]
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], y, mask=mask)
+
+
+@dsasim.jit
+def row_stats(x_ptr, mn_ptr, mx_ptr, M, N, BN: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BN)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+    lo = tl.min(tl.where(cols < N, x, float("inf")), axis=0)
+    hi = tl.max(tl.where(cols < N, x, float("-inf")), axis=0)
+    tl.store(mn_ptr + row, lo)
+    tl.store(mx_ptr + row, hi)
+
+
+@dsasim.jit
+def matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                     B_COL_MAJOR: tl.constexpr):  # fmt: skip
+    pid = tl.program_id(0)
+    grid_n = tl.cdiv(N, BN)
+    pid_m, pid_n = pid // grid_n, pid % grid_n
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K),
+                    other=0.0)  # fmt: skip
+        if B_COL_MAJOR:
+            b_offs = (k0 + rk)[:, None] + rn[None, :] * K
+        else:
+            b_offs = (k0 + rk)[:, None] * N + rn[None, :]
+        b = tl.load(b_ptr + b_offs, mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0)
+    c = tl.maximum(acc + bias[None, :].to(tl.float32), 0.0)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))

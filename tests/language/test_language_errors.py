@@ -1,0 +1,146 @@
+"""A bad kernel gives one clear error naming its source line (and what to change), never a traceback."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import dsasim
+import dsasim.language as tl
+from dsasim import DsasimError
+
+
+def bad_line(fn) -> int:
+    """The line of ``fn`` marked ``# BAD``."""
+    lines, start = inspect.getsourcelines(fn.fn if hasattr(fn, "fn") else fn)
+    return start + next(i for i, text in enumerate(lines) if "# BAD" in text)
+
+
+@dsasim.jit
+def data_dependent_if(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    if tl.sum(x, axis=0) > 0:  # BAD
+        x = x * 2.0
+    tl.store(out_ptr + tl.arange(0, BLOCK), x)
+
+
+@dsasim.jit
+def integer_op_on_data(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr + tl.arange(0, BLOCK), x % 2)  # BAD
+
+
+@dsasim.jit
+def dot_shape_mismatch(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + tl.arange(0, 16)[:, None] * BLOCK + r[None, :])
+    c = tl.dot(a, b)  # BAD
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], c)
+
+
+@dsasim.jit
+def broadcast_mismatch(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    y = tl.load(x_ptr + tl.arange(0, BLOCK // 2))
+    tl.store(out_ptr + tl.arange(0, BLOCK), x + y)  # BAD
+
+
+@dsasim.jit
+def no_mask(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # BAD
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+@dsasim.jit
+def too_big(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # BAD
+    tl.store(out_ptr + offs, tl.exp(x) + x)
+
+
+@dsasim.jit
+def gather(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * offs)  # BAD
+    tl.store(out_ptr + offs, x)
+
+
+@dsasim.jit
+def suffix_mask(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs >= 5, other=0.0)  # BAD
+    tl.store(out_ptr + offs, x)
+
+
+@dsasim.jit
+def where_on_data(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(x > 0, x, 0.0))  # BAD
+
+
+def run(kernel, n=256, **kw):
+    x = np.ones(n, np.float32)
+    out = np.zeros(n, np.float32)
+    return kernel[(1,)](x, out, **kw)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "kw", "words"),
+    [
+        (data_dependent_if, {"BLOCK": 256}, "loaded data"),
+        (integer_op_on_data, {"BLOCK": 256}, "not supported on loaded data"),
+        (broadcast_mismatch, {"BLOCK": 256}, "do not broadcast"),
+        (too_big, {"BLOCK": 65536, "n": 65536}, "do not fit"),
+        (gather, {"BLOCK": 16, "n": 256}, "not affine"),
+        (suffix_mask, {"BLOCK": 256}, "leading block"),
+        (where_on_data, {"BLOCK": 256}, "comparing loaded data"),
+    ],
+)
+@pytest.mark.parametrize("interpret", [False, True])
+def test_bad_kernel_names_its_line(kernel, kw, words, interpret):
+    if interpret and kernel is too_big:
+        pytest.skip("capacity is a property of the chip, not of the interpreter")
+    with pytest.raises(DsasimError) as e:
+        run(kernel, interpret=interpret, **kw)
+    text = str(e.value)
+    assert f"test_language_errors.py:{bad_line(kernel)}:" in text
+    assert words in text
+    assert "hint:" in text
+
+
+def test_out_of_bounds_without_a_mask():
+    with pytest.raises(DsasimError) as e:
+        no_mask[(2,)](np.ones(300, np.float32), np.zeros(300, np.float32), 300, BLOCK=256)
+    text = str(e.value)
+    assert f"test_language_errors.py:{bad_line(no_mask)}:" in text
+    assert "x_ptr[300..511] is out of bounds: x_ptr has 300 elements" in text
+    assert "mask=offs < n" in text
+
+
+def test_dot_inner_sizes_must_agree():
+    a, b = np.ones(32 * 32, np.float16), np.ones(32 * 32, np.float16)
+    with pytest.raises(DsasimError) as e:
+        dot_shape_mismatch[(1,)](a, b, np.zeros(32 * 32, np.float32), BLOCK=32)
+    assert f"test_language_errors.py:{bad_line(dot_shape_mismatch)}:" in str(e.value)
+    assert "inner sizes differ" in str(e.value)
+
+
+def test_launch_mistakes():
+    with pytest.raises(DsasimError, match="missing a required argument"):
+        too_big[(1,)](np.ones(4, np.float32), BLOCK=4)
+    with pytest.raises(DsasimError, match="float64 array"):
+        too_big[(1,)](np.ones(4), np.ones(4), BLOCK=4)
+    with pytest.raises(DsasimError, match="launch it over a grid"):
+        too_big(np.ones(4, np.float32), np.ones(4, np.float32), BLOCK=4)
+    with pytest.raises(DsasimError, match="grid"):
+        too_big[(0,)](np.ones(4, np.float32), np.ones(4, np.float32), BLOCK=4)
+
+
+def test_tl_outside_a_kernel():
+    with pytest.raises(DsasimError, match="inside a kernel launch"):
+        tl.program_id(0)
