@@ -5,16 +5,11 @@ the diff."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import matmul
 import numpy as np
+import softmax
+import vector_add
 from helpers import check_golden
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "kernels"))
-import matmul  # noqa: E402
-import softmax  # noqa: E402
-import vector_add  # noqa: E402
 
 
 def test_golden_vector_add():

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import layernorm
+import matmul
 import numpy as np
 import pytest
+import rmsnorm
+import softmax
+import vector_add
 from helpers import assert_close
 from hypothesis import given
 from hypothesis import strategies as st
 from lang_kernels import axpy_2d, matmul_bias_relu, row_block_softmax, row_stats, unary_mix
 
 import dsasim
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "kernels"))
-import layernorm
-import matmul
-import rmsnorm
-import softmax
-import vector_add
 
 RNG = np.random.default_rng(0)
 
