@@ -81,6 +81,13 @@ class CapacityError(DsasimError):
         self.buffer, self.need, self.have, self.knob = buffer, need, have, knob
 
 
+class ResourceLimitError(DsasimError):
+    """A problem too large to simulate here: more host memory, or more instructions, than a limit allows.
+
+    Raised *before* anything is allocated or compiled; the message gives the estimate and the limit, the
+    hint the option that raises the limit or the mode (``--timing-only``) that needs less."""
+
+
 class SimulationError(DsasimError):
     """Something went wrong while a program ran (a bad access, a misused flag)."""
 

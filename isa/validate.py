@@ -13,6 +13,20 @@ from isa.timing import ChipParams
 from isa.types import Region, Space
 
 
+def check_gm_capacity(program: Program, chip: ChipParams) -> None:
+    """The declared tensors must fit the chip's GM together: checked before anything is allocated, so
+    ``.tensor w f32[4000000000]`` on a 256 MiB chip is a clean error, not 16 GB of host memory."""
+    have = chip.capacity(Space.GM)
+    need = sum(t.nbytes for t in program.tensors)
+    if need > have:
+        largest = max(program.tensors, key=lambda t: t.nbytes)
+        raise ValidationError(
+            f"the declared tensors need {need:,} bytes of GM but the chip's GM holds {have:,} bytes "
+            f"(the largest, '{largest.name}', is {largest.nbytes:,} bytes)",
+            hint="declare smaller tensors, or use a chip whose [gm] size is larger",
+        )
+
+
 def validate(program: Program, chip: ChipParams | None = None, *, cores: int | None = None) -> None:
     """Raise ``ValidationError`` on the first broken rule; ``chip`` adds capacity/alignment/id checks.
 
@@ -27,6 +41,8 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
             f"the program has {program.ncores} cores but the chip has {cores}",
             hint=f"run it with --cores {program.ncores}",
         )
+    if chip is not None:
+        check_gm_capacity(program, chip)
     sizes = {t.name: t.nbytes for t in program.tensors}
     limits = {}
     if chip is not None:

@@ -11,6 +11,8 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import os
+import resource
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from isa import ConfigError, DType, Space
+from isa import ConfigError, DType, ResourceLimitError, Space
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.timing import route_label, route_name
 
@@ -26,6 +28,11 @@ from isa.timing import route_label, route_name
 ROUTES: tuple[tuple[Space, Space], ...] = (*COPY_ROUTES, *FIXPIPE_ROUTES)
 
 _BIG = 2**48
+
+#: The largest on-chip buffer (L1, L0A, L0B, L0C, UB) a chip may declare, in bytes: 64 MiB, 128× the
+#: largest of any Ascend part (910B L1: 512 KiB; docs/timing-model.md). A simulation with data holds every
+#: buffer of every core in host memory, so an unbounded size would exhaust the machine, not model a chip.
+MAX_BUFFER_BYTES = 2**26
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,10 @@ def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
                 field="(file)",
                 hint=f"check the path, or name a preset: {', '.join(preset_names())}",
             ) from None
+        except UnicodeDecodeError:
+            raise ConfigError(
+                f"{path} is not a text file (not UTF-8)", field="(file)", hint="name a TOML chip file or a preset"
+            ) from None
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(
                 f"{path} is not valid TOML: {e}", field="(file)", hint="fix the TOML syntax at the line shown"
@@ -300,7 +311,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     memory = {}
     for space in (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB):
         t = mem.table(space.value)
-        memory[space] = MemoryConfig(t.integer("size", 512, 2**34), t.integer("align", 1, 4096))
+        memory[space] = MemoryConfig(t.integer("size", 512, MAX_BUFFER_BYTES), t.integer("align", 1, 4096))
         t.done()
     mem.done()
 
@@ -313,7 +324,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     cube = CubeConfig(
         c.integer("m0", 1, 256),
         c.integer("n0", 1, 256),
-        c.integer("k0_bytes", 1, 1024),
+        c.integer("k0_bytes", 2, 1024),  # at least one f16/bf16 element: k0 = k0_bytes / element size
         c.integer("startup", 0, 100000),
         c.integer("min_cycles", 0, 100000),
     )
@@ -455,3 +466,36 @@ class _Reader:
             close = [c for c in close if c != k]
             hint = f"did you mean {close[0]}?" if close else "remove it"
             raise ConfigError("is not a known field", field=self.prefix + k, hint=hint)
+
+def host_memory_bytes() -> int:
+    """Bytes this process may still allocate: the machine's available memory (``MemAvailable``, else all
+    physical memory), capped by the address-space limit (``ulimit -v``) when one is set."""
+    have = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                have = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    if not have:
+        try:
+            have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            have = _BIG
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            have = min(have, soft)
+    except (ValueError, OSError):
+        pass
+    return have
+
+
+def check_host_memory(need: int, what: str, hint: str) -> None:
+    """Refuse, before allocating, ``need`` bytes of host memory for ``what`` when the host has less."""
+    have = host_memory_bytes()
+    if need > have:
+        raise ResourceLimitError(
+            f"{what} needs {need / 2**30:,.1f} GiB of host memory but only {have / 2**30:,.1f} GiB is available",
+            hint=hint,
+        )

@@ -12,7 +12,25 @@ from numpy.lib.stride_tricks import as_strided
 
 from isa import DType, Instruction, MemoryAccessError, Program, Region, Space, TensorKind
 from isa.types import ON_CHIP
-from simulator.config import Chip
+from simulator.config import Chip, check_host_memory
+
+
+def data_bytes(program: Program, chip: Chip) -> int:
+    """Host bytes a run with data holds: every GM tensor and every on-chip buffer of every core the program
+    uses, each with its written-mask (one byte per byte), plus the generated inputs."""
+    gm = sum(t.nbytes for t in program.tensors)
+    inputs = sum(8 * t.size for t in program.tensors if t.kind.is_input)  # drawn as float64, then cast
+    on_chip = program.ncores * sum(chip.capacity(s) for s in ON_CHIP)
+    return 2 * (gm + on_chip) + inputs
+
+
+def check_allocation(program: Program, chip: Chip) -> None:
+    """Refuse a run whose data would not fit this host's memory, before allocating any of it."""
+    check_host_memory(
+        data_bytes(program, chip),
+        f"simulating the data of {program.ncores} core(s) and {len(program.tensors)} GM tensor(s)",
+        hint="run with --timing-only (timing_only=True): the same cycles without holding any data",
+    )
 
 
 class Buffer:
@@ -35,6 +53,7 @@ class MachineMemory:
     """GM tensors shared by all cores, plus each core's on-chip buffers."""
 
     def __init__(self, program: Program, chip: Chip, inputs: dict[str, np.ndarray]) -> None:
+        check_allocation(program, chip)
         self.gm: dict[str, Buffer] = {}
         for t in program.tensors:
             buf = Buffer(t.name, t.nbytes)

@@ -16,7 +16,7 @@ from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
 from simulator.engine import CrossFlagEntry, Engine, Entries, FlagEntry, Kind, TraceEntry
-from simulator.memory import MachineMemory
+from simulator.memory import MachineMemory, check_allocation
 from simulator.notebook import run_html
 from simulator.perfetto import write_trace
 from simulator.record import RunRecord
@@ -130,6 +130,7 @@ def _simulate(
     memory = None
     used: dict[str, np.ndarray] = {}
     if not timing_only:
+        check_allocation(program, chip)  # before the inputs are generated
         used = make_inputs(program, inputs or {}, seed)
         memory = MachineMemory(program, chip, used)
         memory.strict = san is None

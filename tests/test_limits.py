@@ -102,3 +102,86 @@ def test_inputs_that_are_a_npy_array_or_an_empty_file(capsys, tmp_path):
     (tmp_path / "empty.npz").write_bytes(b"")
     assert ".npy" in user_error(capsys, "run", "add", "--shape", "64x64", "--inputs", tmp_path / "x.npy")
     assert "empty" in user_error(capsys, "run", "add", "--shape", "64x64", "--inputs", tmp_path / "empty.npz")
+
+
+# ------------------------------------------------------------------------------- capacity before allocation
+
+HUGE_TENSOR = """\
+.tensor w f32[4000000000] scratch
+.core 0
+    barrier all
+"""
+
+
+def test_declared_tensors_beyond_gm_are_refused_before_allocating(capsys, tmp_path):
+    path = tmp_path / "big.s"
+    path.write_text(HUGE_TENSOR)
+    err = user_error(capsys, "run-asm", path)
+    assert "16,000,000,000 bytes of GM" in err and "268,435,456" in err
+
+
+def test_a_run_with_data_beyond_host_memory_is_refused_with_the_timing_only_hint(capsys, tmp_path, monkeypatch):
+    import simulator.config
+
+    monkeypatch.setattr(simulator.config, "host_memory_bytes", lambda: 2**30)
+    path = tmp_path / "big.s"
+    path.write_text(HUGE_TENSOR.replace("4000000000", "400000000"))
+    err = user_error(capsys, "run-asm", path, "--chip", "ascend910b-like")
+    assert "GiB of host memory" in err and "--timing-only" in err
+    rc, _out, err = dsasim(capsys, "run-asm", path, "--chip", "ascend910b-like", "--timing-only")
+    assert rc == 0, err
+
+
+def test_host_memory_is_positive_and_capped_by_the_address_space_limit():
+    import resource
+
+    from simulator.config import host_memory_bytes
+
+    have = host_memory_bytes()
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    assert have > 0
+    assert soft == resource.RLIM_INFINITY or have <= soft
+
+
+def chip_file(tmp_path: Path, old: str, new: str) -> Path:
+    text = (ROOT / "simulator" / "presets" / "edu.toml").read_text()
+    assert old in text
+    path = tmp_path / "chip.toml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_buffer_sizes_beyond_the_documented_maximum_are_refused(capsys, tmp_path):
+    from simulator.config import MAX_BUFFER_BYTES
+
+    path = chip_file(tmp_path, "size = 262144", f"size = {MAX_BUFFER_BYTES + 1}")
+    err = user_error(capsys, "run-asm", VECTOR_ADD, "--chip", path)
+    assert "memory.l1.size" in err and str(MAX_BUFFER_BYTES) in err
+
+
+def test_k0_bytes_below_an_element_is_a_config_error(capsys, tmp_path):
+    path = chip_file(tmp_path, "k0_bytes = 32", "k0_bytes = 1")
+    assert "cube.k0_bytes" in user_error(capsys, "run", "matmul", "--shape", "64x64x64", "--chip", path)
+
+
+def test_a_binary_chip_file_is_a_config_error(capsys, tmp_path):
+    path = tmp_path / "chip.toml"
+    path.write_bytes(b"\xff\xfe\x00\x01binary")
+    assert "not a text file" in user_error(capsys, "run-asm", VECTOR_ADD, "--chip", path)
+
+
+def test_a_huge_integer_option_is_a_syntax_error_not_an_overflow(capsys, tmp_path):
+    text = (
+        ".tensor x f16[256] in\n.tensor y f16[256] out\n.core 0\n"
+        "    mte2.copy   ub[0x0000], x[0x0000], f16[256]\n"
+        "    set_flag    mte2 -> v, 0\n    wait_flag   mte2 -> v, 0\n"
+        "    v.tril      ub[0x1000], ub[0x0000], -inf, f16[16,16], diag=99999999999999999999\n"
+        "    set_flag    v -> mte3, 0\n    wait_flag   v -> mte3, 0\n"
+        "    mte3.copy   y[0x0000], ub[0x1000], f16[256]\n"
+    )
+    path = tmp_path / "tril.s"
+    path.write_text(text)
+    err = user_error(capsys, "run-asm", path)
+    assert "tril.s:7:" in err and "out of range" in err
+    path.write_text(text.replace("99999999999999999999", "3"))
+    assert dsasim(capsys, "run-asm", path)[0] == 0

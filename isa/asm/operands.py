@@ -320,12 +320,12 @@ class Args:
                 v = op.value
                 if not isinstance(v, NumOp) or not isinstance(v.value, int) or v.value < 0:
                     self.fail(f"{key} must be a non-negative integer", v.col, v.text, f"write e.g. {key}=64")
-                out[key] = v.value
+                out[key] = self._bounded(key, v)
             elif key in signed:
                 v = op.value
                 if not isinstance(v, NumOp) or not isinstance(v.value, int):
                     self.fail(f"{key} must be an integer", v.col, v.text, f"write e.g. {key}=-16")
-                out[key] = v.value
+                out[key] = self._bounded(key, v)
             elif key in floats:
                 v = op.value
                 if not isinstance(v, NumOp):
@@ -341,6 +341,17 @@ class Args:
 
     def done(self) -> None:
         self.options()
+
+    def _bounded(self, key: str, v: NumOp) -> int:
+        """An integer option within ±MAX_OPTION: no stride, offset or diagonal is larger, and numpy's
+        64-bit integers must never overflow on one."""
+        if abs(int(v.value)) > MAX_OPTION:
+            self.fail(f"{key}={v.value} is out of range", v.col, v.text, f"|{key}| is at most 2**40 = {MAX_OPTION}")
+        return int(v.value)
+
+
+#: The largest magnitude of an integer option (``stride=``, ``diag=``, …): 2**40, beyond any buffer.
+MAX_OPTION = 2**40
 
 
 def _dtype_hint() -> str:
