@@ -10,7 +10,6 @@ from compiler.language.errors import LanguageError, Site
 from compiler.language.functions import (
     abs,
     arange,
-    cast,
     cdiv,
     dot,
     exp,
@@ -32,12 +31,11 @@ from compiler.language.functions import (
     static_range,
     store,
     sum,
-    trans,
     where,
     zeros,
 )
 from compiler.language.launch import LaunchOp, compile_traced, trace
-from compiler.language.tensor import Pointer, Tensor
+from compiler.language.tensor import Pointer, Tensor, cast, trans
 
 __all__ = [
     "LanguageError",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from compiler.language.access import analyse
-from compiler.language.core import FLOATS, Rec, rc, tracer
+from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.tensor import (
     F32,
@@ -27,14 +27,10 @@ from compiler.language.tensor import (
     is_number,
     promote,
     rounded,
-    trans,
     unary,
     vec,
 )
 from isa import DType
-
-__all__ = ["cast", "trans"]
-
 
 # ------------------------------------------------------------------------------ programs, indices
 
@@ -373,33 +369,3 @@ def dot(a: Tensor, b: Tensor, acc: Tensor | None = None, **_: object) -> Tensor:
         d = f32(a.data) @ f32(b.data) + (f32(acc.data) if acc is not None else 0)
         data = rounded(d, out_t)
     return Tensor(rec.out, (m, n), out_t, data)
-
-
-__all__ += [
-    "FLOATS",
-    "abs",
-    "arange",
-    "cdiv",
-    "dot",
-    "exp",
-    "full",
-    "load",
-    "log",
-    "max",
-    "max_contiguous",
-    "maximum",
-    "min",
-    "minimum",
-    "multiple_of",
-    "num_programs",
-    "program_id",
-    "range",
-    "rsqrt",
-    "sigmoid",
-    "sqrt",
-    "static_range",
-    "store",
-    "sum",
-    "where",
-    "zeros",
-]

@@ -1,5 +1,5 @@
-"""RMSNorm in the Triton idiom: one program per row, the statistic in f32, the result cast back to the
-output's type (``Y.dtype.element_ty``)."""
+"""RMSNorm in the Triton idiom: each program loads the weight once and walks its rows (``tl.range``),
+the statistic in f32, the result cast back to the output's type (``Y.dtype.element_ty``)."""
 
 import numpy as np
 
@@ -8,26 +8,27 @@ import dsasim.language as tl
 
 
 @dsasim.jit
-def rmsnorm_kernel(X, W, Y, stride, N, eps, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
+def rmsnorm_kernel(X, W, Y, stride, n_rows, N, eps, BLOCK_SIZE: tl.constexpr):
     cols = tl.arange(0, BLOCK_SIZE)
     mask = cols < N
-    x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    w = tl.load(W + cols, mask=mask)
-    var = tl.sum(x * x, axis=0) / N
-    rstd = tl.rsqrt(var + eps)
-    y = x * rstd * w
-    tl.store(Y + row * stride + cols, y.to(Y.dtype.element_ty), mask=mask)
+    w = tl.load(W + cols, mask=mask).to(tl.float32)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        var = tl.sum(x * x, axis=0) / N
+        rstd = tl.rsqrt(var + eps)
+        y = x * rstd * w
+        tl.store(Y + row * stride + cols, y.to(Y.dtype.element_ty), mask=mask)
 
 
 def next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def rmsnorm(x: np.ndarray, w: np.ndarray, eps: float = 1e-6, **launch: object):
+def rmsnorm(x: np.ndarray, w: np.ndarray, eps: float = 1e-6, programs: int = 8, **launch: object):
     M, N = x.shape
     y = np.empty_like(x)
-    run = rmsnorm_kernel[(M,)](x, w, y, x.shape[1], N, eps, BLOCK_SIZE=next_power_of_2(N), **launch)
+    grid = (min(programs, M),)
+    run = rmsnorm_kernel[grid](x, w, y, x.shape[1], M, N, eps, BLOCK_SIZE=next_power_of_2(N), **launch)
     return y, run
 
 
