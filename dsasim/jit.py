@@ -10,7 +10,8 @@
 Reserved launch keywords: ``chip=`` (preset name or Chip, default ``edu``), ``cores=`` (default: the
 chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run the programs in numpy, no
 engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
-double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``).
+double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
+(also run the interpreter on copies of the arguments and compare: ``run.check``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import linecache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from compiler.check import compare
 from compiler.language import LanguageError, cdiv, compile_traced, trace
 from compiler.language.errors import internal_path
 from dsasim.api import KernelRun, chip_for
@@ -99,8 +103,22 @@ class LaunchRun(KernelRun):
         """What each line of the kernel cost: instructions and busy cycles per pipe."""
         return line_costs(self)
 
+    def footer(self) -> str:
+        st = self.run.stats
+        measured = st.gm_read + st.gm_write
+        same = "=" if measured == self.gm_bytes_expected else "≠"
+        lines = [
+            f"GM traffic: {measured:,} B measured {same} {self.gm_bytes_expected:,} B moved by the traced loads/stores"
+        ]
+        if self.check is not None:
+            lines.append(self.check.text() + " (against the numpy interpreter)")
+        else:
+            lines.append("check: not asked (launch with check=True to compare with interpret=True)")
+        return "\n".join(lines) + "\n"
+
     def __repr__(self) -> str:
-        return f"<LaunchRun {self.compiled.op.name}: {self.run.cycles:,} cycles>"
+        passed = "" if self.check is None else (", check passed" if self.check.passed else ", check FAILED")
+        return f"<LaunchRun {self.compiled.op.name}: {self.run.cycles:,} cycles{passed}>"
 
 
 class JITFunction:
@@ -129,6 +147,7 @@ class JITFunction:
         interpret: bool = False,
         num_stages: int = 2,
         sanitize: bool = False,
+        check: bool = False,
         **kwargs: object,
     ) -> LaunchRun | None:
         """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip``."""
@@ -148,11 +167,18 @@ class JITFunction:
         run = simulate(
             compiled.program, c, inputs=inputs, timing_only=timing_only, name=self.fn.__name__, sanitize=sanitize
         )
+        result = None
+        expected: dict[str, np.ndarray] = {}
+        if check and not timing_only:  # the interpreter on copies of the arguments: the oracle
+            copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+            _, oracle = trace(self.fn, grid, copies, kwargs, True, num_stages)
+            expected = {a.name: a.array.reshape(-1) for a in oracle if a.stored}
+            result = compare({k: v.reshape(-1) for k, v in run.outputs.items()}, expected)
         if not timing_only:
             for a in arrays:
                 if a.stored:
                     a.array.reshape(-1)[:] = run.outputs[a.name].reshape(-1)
-        return LaunchRun(run, compiled, None, {})
+        return LaunchRun(run, compiled, result, expected)
 
 
 def jit(fn: Callable | None = None, **_: object) -> JITFunction | Callable[[Callable], JITFunction]:

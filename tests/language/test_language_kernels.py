@@ -212,3 +212,11 @@ def test_property_matmul_tails(m, n, k, tiles, seed):
     expect = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     assert_close(c, expect, ulps=2, atol=2e-2, context=f"{m}x{n}x{k} tiles {tiles}")
     assert_close(ci, c, ulps=1, context=f"{m}x{n}x{k} tiles {tiles}")
+
+
+def test_check_compares_with_the_interpreter():
+    x, y = RNG.random(3000, dtype=np.float32), RNG.random(3000, dtype=np.float32)
+    out, run = vector_add.add(x, y, check=True)
+    assert run.check is not None and run.check.passed
+    assert "against the numpy interpreter" in str(run)
+    assert_close(out, x + y)
