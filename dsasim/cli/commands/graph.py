@@ -1,6 +1,7 @@
 """Run a graph of operators kernel by kernel: per-kernel cycles, the total, GM traffic and peak memory.
 
-Graphs: mlp, transformer-block, cnn, and the single-operator graphs rmsnorm, softmax, layernorm (with
+Graphs: mlp, transformer-block, cnn, decoder-layer (an LLM layer: ``--phase prefill|decode``, its own
+metrics — ``dsasim.cli.commands.llm_args``), and the single-operator graphs rmsnorm, softmax, layernorm (with
 ``--shape RxC``), whose unfused form is their sequence of elementary operators. ``--fuse`` (the default)
 runs vector chains and matmul epilogues as single kernels; ``--plan`` chooses how GM is planned;
 ``--max-batch`` searches the largest batch whose plan fits the chip's GM (without running anything).
@@ -24,6 +25,7 @@ from compiler.graph.ir import Graph
 from compiler.graph.memory import POLICIES, max_batch
 from compiler.target import fmt_bytes
 from dsasim.api import chip_for
+from dsasim.cli.commands import llm_args
 from dsasim.cli.commands.kernel_args import dtype
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
@@ -64,12 +66,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--tensors", action="store_true", help="print the memory plan: tensor → offset, size, lifetime")
     g.add_argument("--show-graph", action="store_true", help="print the graph's nodes (after fusion) first")
     g.add_argument("--max-batch", action="store_true", help="the largest batch whose plan fits GM (no run)")
+    llm_args.add_options(p)
     p.set_defaults(func=main)
 
 
 _HELP = {
     "batch": "batch size (images for cnn; rows for mlp)",
-    "seq": "tokens per sequence (transformer-block)",
+    "seq": "tokens per sequence (transformer-block; decoder-layer's prefill)",
     "hidden": "model width (mlp, transformer-block)",
     "heads": "attention heads (transformer-block)",
     "ffn": "FFN width as a multiple of hidden (default 4)",
@@ -103,6 +106,9 @@ def graph_params(args: argparse.Namespace) -> dict:
 def main(args: argparse.Namespace) -> int:
     if args.cores is not None and args.cores < 1:
         raise DsasimError(f"--cores {args.cores} must be at least 1", hint="e.g. --cores 4")
+    if args.name == llm_args.NAME:
+        return llm_args.main(args)
+    llm_args.refuse_for_other_graphs(args)
     graph = build(args.name, **graph_params(args))
     chip = chip_for(args.chip, args.cores or 1)
     if args.max_batch:

@@ -1,0 +1,145 @@
+"""``dsasim graph decoder-layer``: one LLaMA-style decoder layer, prefill or decode, with its LLM metrics.
+
+    dsasim graph decoder-layer --phase decode --batch 1 --context 1024 --model llama3-8b --chip ascend910b-like
+    dsasim graph decoder-layer --phase prefill --batch 1 --seq 512 --model llama3-8b --chip ascend910b-like
+    dsasim graph decoder-layer --batches 1,16,64,256 --context 128 --model llama3-8b --roofline llm.png
+    dsasim graph decoder-layer --kv-capacity 1024,4096,32768 --model llama3-8b --layers 32
+
+A run prints the kernels (as every graph run does), then time per token, tokens/s, GM bytes per token
+(weights, KV cache, activations), arithmetic intensity and the roofline verdict, and in decode where each
+skinny projection ran (Cube or Vector) and why. ``--batches`` sweeps decode over the batch and prints the
+crossover batch, measured and from the ridge point; ``--kv-capacity`` asks the GM planner for the largest
+batch at each context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from compiler.gemv import UNITS
+from compiler.graph.llm import PHASES
+from compiler.target import fmt_bytes
+from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.llm import LAYERS, MODELS, crossover, kv_capacity, run_layer
+from isa import DsasimError
+
+#: The layer's shape options (builder parameter → CLI flag).
+SHAPE = ("hidden", "heads", "kv_heads", "head_dim", "ffn_dim")
+NAME = "decoder-layer"
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """The options only ``decoder-layer`` takes (``--batch``, ``--seq``, ``--hidden``, ``--heads`` are the
+    graph command's)."""
+    g = p.add_argument_group("decoder-layer (an LLM layer: docs/llm.md)")
+    g.add_argument("--phase", choices=PHASES, help="prefill (--seq tokens per sequence) or decode (default)")
+    g.add_argument("--context", type=int, metavar="L", help="decode: tokens already in the KV cache (default 64)")
+    g.add_argument("--kv-heads", dest="kv_heads", type=int, metavar="N", help="key/value heads (grouped-query)")
+    g.add_argument("--head-dim", dest="head_dim", type=int, metavar="D", help="dimension of one head")
+    g.add_argument("--ffn-dim", dest="ffn_dim", type=int, metavar="N", help="width of the gated MLP")
+    g.add_argument("--model", choices=tuple(MODELS), help="layer shape of a public model (options given win)")
+    g.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
+    g.add_argument("--batches", metavar="B1,B2,...", help="sweep decode over these batches: the crossover")
+    g.add_argument("--roofline", metavar="OUT.png", help="with --batches: decode's points on the roofline")
+    g.add_argument("--kv-capacity", dest="kv_capacity", metavar="L1,L2,...", help="largest batch per context")
+    g.add_argument("--layers", type=int, help="with --kv-capacity: layers sharing GM (default: the model's)")
+
+
+def model_params(args: argparse.Namespace) -> dict:
+    """The layer's shape: ``--model``'s, then each option given."""
+    params = dict(MODELS[args.model]) if args.model else {}
+    for k in SHAPE:
+        if getattr(args, k, None) is not None:
+            params[k] = getattr(args, k)
+    return params
+
+
+def refuse_for_other_graphs(args: argparse.Namespace) -> None:
+    """The decoder-layer options given to another graph: an error that names one."""
+    for flag, value in (("--phase", args.phase), ("--context", args.context), ("--kv-heads", args.kv_heads),
+                        ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
+                        ("--batches", args.batches), ("--kv-capacity", args.kv_capacity)):  # fmt: skip
+        if value is not None:
+            raise DsasimError(
+                f"{flag} belongs to the decoder-layer graph, not to {args.name}",
+                hint=f"e.g. dsasim graph decoder-layer {flag} ...",
+            )
+
+
+def main(args: argparse.Namespace) -> int:
+    for flag in ("--shape", "--ffn", "--act", "--image", "--channels", "--classes", "--memory-plot", "--max-batch"):
+        if getattr(args, flag[2:].replace("-", "_"), None) not in (None, False):
+            raise DsasimError(f"decoder-layer does not take {flag}", hint="see dsasim graph --help, decoder-layer")
+    model = model_params(args)
+    if args.kv_capacity:
+        return _capacity(args, model)
+    if args.batches:
+        return _crossover(args, model)
+    if args.roofline:
+        raise DsasimError("--roofline draws a batch sweep", hint="add --batches 1,16,64,256")
+    r = run_layer(
+        args.phase or "decode",
+        args.batch or 1,
+        seq=args.seq or 64,
+        context=args.context if args.context is not None else 64,
+        chip=args.chip,
+        gemv=args.gemv,
+        timing_only=args.timing_only,
+        check=args.check,
+        fuse_graph=args.fuse,
+        cores=args.cores,
+        seed=args.seed,
+        **model,
+    )
+    if args.json:
+        print(json.dumps(r.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(r.report(), end="")
+    if not r.passed:
+        print("error: the outputs differ from numpy", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _ints(text: str, flag: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise DsasimError(f"{flag} {text!r}: give positive integers separated by commas", hint=f"e.g. {flag} 1,16,64")
+    return values
+
+
+def _crossover(args: argparse.Namespace, model: dict) -> int:
+    if args.roofline and not args.roofline.lower().endswith(PICTURE_TYPES):
+        raise DsasimError(f"--roofline {args.roofline}: not a picture file", hint="end it with .png, .svg or .pdf")
+    context = args.context if args.context is not None else 128
+    c = crossover(_ints(args.batches, "--batches"), context, args.chip, **model)
+    if args.json:
+        print(json.dumps(c.to_json(), indent=2))
+    else:
+        print(f"decode over the batch: context {context}, chip {args.chip} (timing-only)")
+        print(c.text())
+    if args.roofline:
+        from dsasim.plots.llm import decode_roofline
+        from simulator.plots import save_figure
+
+        path = save_figure(decode_roofline(c, args.chip), args.roofline)
+        print(f"wrote roofline to {path}", file=sys.stderr)
+    return 0
+
+
+def _capacity(args: argparse.Namespace, model: dict) -> int:
+    layers = args.layers or LAYERS.get(args.model or "", 1)
+    caps = kv_capacity(_ints(args.kv_capacity, "--kv-capacity"), args.chip, layers, **model)
+    if args.json:
+        print(json.dumps([c.__dict__ | {"tokens": c.tokens} for c in caps], indent=2))
+        return 0
+    print(f"largest decode batch whose plan fits 1/{layers} of the GM of {args.chip} (GM planner, reuse):")
+    print(f"  {'context':>8} {'KV/sequence':>12} {'max batch':>10} {'batch × context':>16}")
+    for c in caps:
+        print(f"  {c.context:>8,} {fmt_bytes(c.kv_bytes_per_sequence):>12} {c.max_batch:>10,} {c.tokens:>16,}")
+    return 0

@@ -1,0 +1,407 @@
+"""LLM inference on the chip: one decoder layer's prefill and decode, measured, and what limits each.
+
+    from dsasim.llm import run_layer, MODELS
+
+    r = run_layer("decode", batch=1, context=1024, chip="ascend910b-like", timing_only=True, **MODELS["llama3-8b"])
+    print(r)                      # kernels, then time per token, tokens/s, bytes per token, the roofline verdict
+    r.metrics.pct_of_memory_bound  # decode at batch 1: close to the GM-bandwidth bound
+
+A step's **metrics** (:class:`LayerMetrics`) come from the run and from the graph:
+
+- *time per token*: decode makes one token per sequence per step, so a sequence waits the whole step for
+  each token (the latency of one output token); prefill's is the step over its ``batch · seq`` tokens.
+  *tokens/s* = new tokens / step time, for the layer (a model of ``n`` layers: divide by ``n``).
+- *GM bytes*: measured (the run's traffic), and the compulsory bytes split by what they are — the weights
+  (read once per step whatever the batch), the KV cache (read, and this step's tokens written: per
+  sequence, so batching does not amortise it) and the activations (the layer's input and output).
+- *arithmetic intensity* = useful FLOPs / GM bytes (measured; and over the compulsory bytes).
+- the **roofline** bounds: ``memory = compulsory bytes / GM bandwidth`` and ``cube = Cube FLOPs / Cube
+  peak`` (cycles); the step is memory-bound when the first is larger. ``pct_of_memory_bound`` is how close
+  the measured step comes to its memory bound — 100 % would stream every compulsory byte at full bandwidth.
+
+``crossover`` sweeps decode over the batch and finds where it stops being memory-bound; ``kv_capacity``
+asks the GM planner for the largest batch at each context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.gemv import GemvChoice, place_gemv
+from compiler.graph.fusion import fuse
+from compiler.graph.ir import Graph, Node
+from compiler.graph.llm import decoder_layer, rope_inputs
+from compiler.graph.memory import max_batch
+from compiler.target import fmt_bytes
+from dsasim.api import chip_for
+from dsasim.graph_run import GraphRun, run_graph
+from isa import DsasimError
+from simulator.config import Chip
+
+#: Layer shapes of public models (their ``config.json``): hidden, heads, kv_heads, head_dim, ffn_dim.
+MODELS: dict[str, dict[str, int]] = {
+    "tiny": {"hidden": 256, "heads": 4, "kv_heads": 2, "head_dim": 64, "ffn_dim": 512},
+    "tinyllama-1.1b": {"hidden": 2048, "heads": 32, "kv_heads": 4, "head_dim": 64, "ffn_dim": 5632},
+    "llama3-8b": {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "ffn_dim": 14336},
+}
+#: Decoder layers of each model (for a whole model's GM budget in ``kv_capacity``).
+LAYERS = {"tiny": 2, "tinyllama-1.1b": 22, "llama3-8b": 32}
+
+
+@dataclass(frozen=True)
+class LayerMetrics:
+    """One step of one decoder layer: what it cost and what bounds it (cycles, bytes, FLOPs)."""
+
+    phase: str
+    batch: int
+    seq: int
+    context: int
+    tokens: int  # new tokens this step
+    cycles: int
+    seconds: float
+    gm_bytes: int  # measured
+    weight_bytes: int
+    kv_bytes: int  # KV cache read + written
+    activation_bytes: int
+    flops: int  # useful FLOPs of the whole layer
+    cube_flops: int  # of the matmuls and attention
+    memory_cycles: float  # compulsory bytes / GM bandwidth
+    cube_cycles: float  # Cube FLOPs / Cube peak
+    kv_bytes_per_token: int  # one cached token of one sequence, this layer (K and V)
+    projection_cycles: int  # the kernels that read a weight matrix (projections and MLP)
+    attention_cycles: int  # the kernels that read the KV cache
+
+    @property
+    def compulsory_bytes(self) -> int:
+        return self.weight_bytes + self.kv_bytes + self.activation_bytes
+
+    @property
+    def time_per_token(self) -> float:
+        """Seconds: the step (decode: each sequence's latency per output token) or step / tokens (prefill)."""
+        return self.seconds if self.phase == "decode" else self.seconds / self.tokens
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per measured GM byte."""
+        return self.flops / self.gm_bytes
+
+    @property
+    def compulsory_intensity(self) -> float:
+        return self.flops / self.compulsory_bytes
+
+    @property
+    def bound(self) -> str:
+        return "memory" if self.memory_cycles >= self.cube_cycles else "cube"
+
+    @property
+    def pct_of_memory_bound(self) -> float:
+        return self.memory_cycles / self.cycles
+
+    @property
+    def pct_of_cube_bound(self) -> float:
+        return self.cube_cycles / self.cycles
+
+    def per_token(self, nbytes: int) -> float:
+        return nbytes / self.tokens
+
+    def text(self) -> str:
+        t = self.tokens
+        lines = [
+            f"{self.phase}: batch {self.batch}, "
+            + (f"{self.seq} tokens each" if self.phase == "prefill" else f"context {self.context}")
+            + f" → {t:,} new token{'s' if t != 1 else ''}",
+            f"  time per token  {self.time_per_token * 1e6:,.3f} µs"
+            + ("  (a sequence waits one step per token)" if self.phase == "decode" else "  (step / tokens)"),
+            f"  tokens/s        {self.tokens_per_second:,.0f}  (this layer)",
+            f"  GM bytes/token  {fmt_bytes(self.per_token(self.gm_bytes))} measured; compulsory: weights "
+            f"{fmt_bytes(self.per_token(self.weight_bytes))}, KV cache {fmt_bytes(self.per_token(self.kv_bytes))}, "
+            f"activations {fmt_bytes(self.per_token(self.activation_bytes))}",
+            f"  intensity       {self.intensity:,.1f} FLOP/B measured, {self.compulsory_intensity:,.1f} FLOP/B "
+            "over the compulsory bytes",
+            f"  roofline        memory {self.memory_cycles:,.0f} cycles, cube {self.cube_cycles:,.0f} cycles → "
+            f"{self.bound}-bound; measured {self.cycles:,} cycles = {self.pct_of_memory_bound:.0%} of the "
+            f"memory bound, {self.pct_of_cube_bound:.0%} of the cube bound",
+            f"  where the time  projections and MLP {self.projection_cycles / self.cycles:.0%}, attention over the "
+            f"KV cache {self.attention_cycles / self.cycles:.0%}, the rest (norms, RoPE, appends) "
+            f"{1 - (self.projection_cycles + self.attention_cycles) / self.cycles:.0%}",
+            f"  KV cache        {fmt_bytes(self.kv_bytes_per_token)} per cached token per sequence (K and V)",
+        ]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {
+            "phase": self.phase,
+            "batch": self.batch,
+            "seq": self.seq,
+            "context": self.context,
+            "tokens": self.tokens,
+            "cycles": self.cycles,
+            "seconds": self.seconds,
+            "time_per_token_s": self.time_per_token,
+            "tokens_per_s": self.tokens_per_second,
+            "gm_bytes": self.gm_bytes,
+            "gm_bytes_per_token": self.per_token(self.gm_bytes),
+            "weight_bytes_per_token": self.per_token(self.weight_bytes),
+            "kv_bytes_per_token": self.per_token(self.kv_bytes),
+            "activation_bytes_per_token": self.per_token(self.activation_bytes),
+            "flops": self.flops,
+            "intensity": self.intensity,
+            "compulsory_intensity": self.compulsory_intensity,
+            "memory_bound_cycles": self.memory_cycles,
+            "cube_bound_cycles": self.cube_cycles,
+            "bound": self.bound,
+            "pct_of_memory_bound": self.pct_of_memory_bound,
+            "pct_of_cube_bound": self.pct_of_cube_bound,
+            "kv_cache_bytes_per_cached_token": self.kv_bytes_per_token,
+            "projection_cycles": self.projection_cycles,
+            "attention_cycles": self.attention_cycles,
+        }
+
+
+@dataclass
+class LayerRun:
+    """A decoder layer's run: the graph run, its metrics, and where each skinny projection ran."""
+
+    graph_run: GraphRun
+    metrics: LayerMetrics
+    gemv: tuple[GemvChoice, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return self.graph_run.passed
+
+    def report(self) -> str:
+        parts = [self.graph_run.report(), self.metrics.text()]
+        if self.gemv:
+            parts.append("skinny projections (Cube or Vector, by the compiler's cost model):")
+            parts.append("\n".join("  " + c.reason() for c in self.gemv))
+        return "\n".join(parts) + "\n"
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def to_json(self) -> dict:
+        return {**self.graph_run.to_json(), "llm": self.metrics.to_json(), "gemv": [c.to_json() for c in self.gemv]}
+
+
+def run_layer(
+    phase: str = "decode",
+    batch: int = 1,
+    *,
+    seq: int = 64,
+    context: int = 64,
+    chip: Chip | str = "edu",
+    gemv: str = "auto",
+    timing_only: bool = False,
+    check: bool = True,
+    fuse_graph: bool = True,
+    cores: int | None = None,
+    seed: int = 0,
+    **model: int,
+) -> LayerRun:
+    """Build the decoder layer (``compiler.graph.llm``), place its skinny projections (``gemv``: auto, cube
+    or vector), run it kernel by kernel with the true rotary tables, and measure it."""
+    chip_obj = chip_for(chip, cores or 1)
+    graph = decoder_layer(phase, batch, seq, context, **model)
+    placed, choices = place_gemv(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
+    run = run_graph(
+        placed,
+        chip_obj,
+        fuse=fuse_graph,
+        cores=cores,
+        timing_only=timing_only,
+        check=check,
+        seed=seed,
+        inputs=None if timing_only else rope_inputs(graph),
+    )
+    return LayerRun(run, layer_metrics(graph, run, chip_obj), choices)
+
+
+def layer_metrics(graph: Graph, run: GraphRun, chip: Chip) -> LayerMetrics:
+    """The metrics of a run of ``graph`` (a ``decoder_layer``) on ``chip``."""
+    p = dict(graph.params)
+    phase, batch = p["phase"], p["batch"]
+    tokens = batch * (p["seq"] if phase == "prefill" else 1)
+    weights, kv, acts, per_cached = compulsory(graph)
+    flops = sum(n.op.flops for n in graph.nodes)
+    cube = sum(n.op.flops for n in graph.nodes if n.op.unit == "cube")
+    return LayerMetrics(
+        phase=phase,
+        batch=batch,
+        seq=p["seq"],
+        context=p["context"],
+        tokens=tokens,
+        cycles=run.cycles,
+        seconds=run.seconds,
+        gm_bytes=run.gm_bytes,
+        weight_bytes=weights,
+        kv_bytes=kv,
+        activation_bytes=acts,
+        flops=flops,
+        cube_flops=cube,
+        memory_cycles=(weights + kv + acts) / chip.gm_bandwidth,
+        cube_cycles=cube / (chip.cube_flops_per_cycle * chip.cores),
+        kv_bytes_per_token=per_cached,
+        projection_cycles=sum(k.cycles for k in run.kernels if _reads(run.graph, k.node, "weight", 2)),
+        attention_cycles=sum(k.cycles for k in run.kernels if _reads(run.graph, k.node, "cache", 2)),
+    )
+
+
+def _reads(graph: Graph, node: Node, kind: str, ndim: int) -> bool:
+    """``node`` reads a tensor of ``kind`` with ``ndim`` or more dimensions (a weight matrix, not a norm's
+    gain; the KV cache — in prefill an activation named ``*_cache``)."""
+    for name in node.reads:
+        t = graph.tensor(name)
+        if len(t.shape) >= ndim and (t.kind == kind or (kind == "cache" and name.endswith("_cache"))):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------------------------ memory
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The largest batch whose decode step fits GM at one context, by the GM planner."""
+
+    context: int
+    max_batch: int
+    kv_bytes_per_sequence: int  # this layer's K and V for one sequence at this context
+
+    @property
+    def tokens(self) -> int:
+        return self.max_batch * self.context
+
+
+def kv_capacity(
+    contexts: tuple[int, ...], chip: Chip | str = "ascend910b-like", layers: int = 1, **model: int
+) -> tuple[Capacity, ...]:
+    """For each context, the largest decode batch whose planned GM (``plan_memory``, policy ``reuse``, the
+    fused graph: weights, the KV cache, the activations live at the peak) fits ``GM / layers`` — each of
+    a model's ``layers`` layers keeps its own weights and KV cache."""
+    if layers < 1:
+        raise DsasimError(f"layers={layers} must be at least 1", hint="e.g. --layers 32")
+    budget = chip_for(chip).gm_size // layers
+    out = []
+    for ctx in contexts:
+        lo = max_batch(fuse(decoder_layer("decode", 1, 1, ctx, **model)), budget, "reuse")
+        per_seq = compulsory(decoder_layer("decode", 1, 1, ctx, **model))[3] * (ctx + 1)
+        out.append(Capacity(ctx, lo, per_seq))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------------ crossover
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Decode over the batch: where it stops being memory-bound, measured and by the ridge point.
+
+    Two questions: the *projections* (the kernels that stream the weights: the classic GEMV → GEMM
+    story, where batching amortises the weights) and the whole *layer* (whose KV cache is per sequence,
+    so batching does not amortise it)."""
+
+    points: tuple[LayerMetrics, ...]
+    ridge: float  # FLOP per byte: Cube peak / GM bandwidth
+    analytic_projections: float  # batch at which the weights' intensity (B FLOP/B in f16) reaches the ridge
+    analytic_layer: float  # the same with the KV cache's bytes counted (inf: never)
+    measured_projections: float
+    measured_layer: float
+
+    @property
+    def ratio(self) -> float:
+        """How far apart the projections' measured and analytic crossovers are (≥ 1)."""
+        m, a = self.measured_projections, self.analytic_projections
+        return max(m, a) / min(m, a)
+
+    def text(self) -> str:
+        head = f"{'batch':>6} {'cycles':>12} {'projections':>12} {'µs/token':>9} {'tokens/s':>10} {'FLOP/B':>7}"
+        lines = [head + f" {'% mem':>6} {'% cube':>6}"]
+        for m in self.points:
+            lines.append(
+                f"{m.batch:>6} {m.cycles:>12,} {m.projection_cycles:>12,} {m.time_per_token * 1e6:>9.1f} "
+                f"{m.tokens_per_second:>10,.0f} {m.intensity:>7.1f} {m.pct_of_memory_bound:>6.0%} "
+                f"{m.pct_of_cube_bound:>6.0%}"
+            )
+        lines += [
+            f"ridge point {self.ridge:.0f} FLOP/B",
+            f"projections: crossover batch measured {self.measured_projections:,.0f}, analytic "
+            f"{self.analytic_projections:,.0f} ({self.ratio:.1f}× apart)",
+            f"layer:       crossover batch measured {self.measured_layer:,.0f}, analytic "
+            f"{self.analytic_layer:,.0f} (the KV cache is read once per sequence: batching does not amortise it)",
+        ]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {
+            "points": [m.to_json() for m in self.points],
+            "ridge_flop_per_byte": self.ridge,
+            "analytic_projections": self.analytic_projections,
+            "analytic_layer": self.analytic_layer,
+            "measured_projections": self.measured_projections,
+            "measured_layer": self.measured_layer,
+        }
+
+
+def crossover(
+    batches: tuple[int, ...], context: int = 128, chip: Chip | str = "ascend910b-like", **model: int
+) -> Crossover:
+    """Decode at each batch (timing-only) and the crossover batch, measured and analytic.
+
+    Measured: ``T(1) / (T(B) / B)`` at the largest ``B`` — where the flat memory roof (the weights streamed
+    once per step, whatever the batch) meets the cost per token the step tends to as the batch grows; for
+    the projections' cycles and for the whole layer's. Analytic: the batch at which the compulsory
+    intensity reaches the ridge point ``Cube peak / GM bandwidth``."""
+    if len(batches) < 2 or sorted(batches)[0] != 1:
+        raise DsasimError("crossover needs batch 1 and at least one larger batch", hint="e.g. --batches 1,16,64,256")
+    c = chip_for(chip)
+    batches = tuple(sorted(set(batches)))
+    points = tuple(run_layer("decode", b, context=context, chip=c, timing_only=True, **model).metrics for b in batches)
+    ridge = c.cube_flops_per_cycle * c.cores / c.gm_bandwidth
+    one, big = points[0], points[-1]
+    es = decoder_layer("decode", 1, 1, context, **model).tensor("x").dtype.itemsize
+    return Crossover(
+        points,
+        ridge,
+        analytic_projections=ridge * es / 2,  # 2·B FLOPs per weight element of es bytes
+        analytic_layer=analytic_crossover(ridge, context, **model),
+        measured_projections=one.projection_cycles / (big.projection_cycles / big.batch),
+        measured_layer=one.cycles / (big.cycles / big.batch),
+    )
+
+
+def analytic_crossover(ridge: float, context: int, **model: int) -> float:
+    """The batch at which decode's FLOPs per compulsory byte reach ``ridge`` (inf if the KV cache keeps it
+    below for every batch): intensity(B) = B·f / (W + B·kv), f and kv per sequence, W the weights."""
+    g1 = decoder_layer("decode", 1, 1, context, **model)
+    g2 = decoder_layer("decode", 2, 1, context, **model)
+    m = [_static(g) for g in (g1, g2)]
+    f = m[1][0] - m[0][0]
+    per = m[1][1] - m[0][1]
+    fixed = m[0][1] - per
+    if f <= ridge * per:
+        return float("inf")
+    return ridge * fixed / (f - ridge * per)
+
+
+def _static(graph: Graph) -> tuple[int, int]:
+    """(FLOPs, compulsory bytes) of a decode layer graph, without running it."""
+    weights, kv, acts, _ = compulsory(graph)
+    return sum(n.op.flops for n in graph.nodes), weights + kv + acts
+
+
+def compulsory(graph: Graph) -> tuple[int, int, int, int]:
+    """Bytes a step of a ``decoder_layer`` graph must move: (weights, KV cache, activations, KV bytes of one
+    cached token). The KV cache: this step's tokens written, plus in decode the ``context`` cached ones
+    read; activations: the layer's input and output."""
+    p = dict(graph.params)
+    x = graph.tensor("x")
+    per_cached = 2 * p["kv_heads"] * p["head_dim"] * x.dtype.itemsize
+    tokens = x.shape[0]
+    kv = per_cached * (tokens if p["phase"] == "prefill" else tokens + p["batch"] * p["context"])
+    weights = sum(t.nbytes for t in graph.tensors if t.kind == "weight")
+    return weights, kv, 2 * x.nbytes, per_cached
