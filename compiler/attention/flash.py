@@ -43,7 +43,7 @@ from compiler.attention.flash_vector import VectorSide, VectorSteps
 from compiler.attention.op import Attention
 from compiler.attention.plan import Step, Unit, share, steps, units
 from compiler.attention.schedule import AttentionSchedule
-from compiler.attention.sync import CrossIds, CrossRing, EventIds, Ring, Stream
+from compiler.attention.sync import CrossIds, CrossRing, Ring, Stream, event_ids
 from compiler.attention.tiles import F16, F32
 from compiler.target import Target
 from isa import Pipe, TensorDecl, TensorKind
@@ -125,7 +125,7 @@ class _Group(CubeSteps, VectorSteps):
         self.steps: list[Step] = [s for u in block for s in steps(k.op, u, self.g.bk)]
         self.cs = streams[0]
         self.cb = k.cbuf
-        self.ids = ids = EventIds(k.t, "--depth")
+        self.ids = ids = event_ids(k.t, "--depth")
         self.first_of: dict[Unit, int] = {}
         for i, st in enumerate(self.steps):
             self.first_of.setdefault(st.unit, i)
@@ -143,7 +143,7 @@ class _Group(CubeSteps, VectorSteps):
         self.pv_c = Ring("Oᵀ step(L0C)", c, (CUBE, FIX), 1, ids)
         if k.separated:
             self.vs = [
-                VectorSide(k.geo, k.vbuf, s, EventIds(k.t, "--depth"), i, True) for i, s in enumerate(streams[1:])
+                VectorSide(k.geo, k.vbuf, s, event_ids(k.t, "--depth"), i, True) for i, s in enumerate(streams[1:])
             ]
             xids = CrossIds(int(getattr(k.t.params, "cross_flag_ids", 16)))
             self.x_s = [CrossRing("Sᵀ(GM)", (c, FIX), (v.stream, MTE2), g.depth, xids) for v in self.vs]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from compiler.attention.flash_buffers import FlashGeometry, VectorBuffers
 from compiler.attention.plan import Step, Unit, columns, gm
-from compiler.attention.sync import EventIds, Ring, Stream
+from compiler.attention.sync import Ring, Stream
 from compiler.attention.tiles import F16, F32, at, broadcast_op, fold_rows, pitch, shape, stride
+from compiler.passes.sync import EventIds
 from isa import Copy, Pipe, VBinary, VCast, VTranspose, VTriangle, VUnary
 
 MTE2, MTE3, FIX, V = Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.V

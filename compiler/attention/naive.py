@@ -19,8 +19,9 @@ import functools
 from compiler.attention.op import Attention
 from compiler.attention.plan import Arena, Unit, columns, gm, share, units
 from compiler.attention.schedule import AttentionSchedule
-from compiler.attention.sync import CrossIds, CrossRing, EventIds, Ring, Stream
+from compiler.attention.sync import CrossIds, CrossRing, Ring, Stream, event_ids
 from compiler.attention.tiles import F16, F32, at, pitch, shape, slices, stride
+from compiler.passes.sync import EventIds
 from compiler.target import Target
 from compiler.tileprog import tree_is_cheaper
 from isa import (
@@ -187,7 +188,7 @@ class NaiveKernel:
         c = streams[0]
         # Each kernel has its own event ids: the one before has consumed every flag it set by the time
         # the next starts (a barrier, or the cross-core hand-over, separates them).
-        self._scores(c, EventIds(self.t, "--depth"), block)
+        self._scores(c, event_ids(self.t, "--depth"), block)
         vecs = streams[1:] if self.separated else [c]
         if self.separated:
             xids = CrossIds(int(getattr(self.t.params, "cross_flag_ids", 16)))
@@ -197,15 +198,15 @@ class NaiveKernel:
                 x.ready()
             for i, (v, x) in enumerate(zip(vecs, to_v)):
                 x.take()
-                self._softmax(v, EventIds(self.t, "--depth"), block, i)
+                self._softmax(v, event_ids(self.t, "--depth"), block, i)
                 to_c[i].ready()
             for x in to_c:
                 x.take()
         else:
             c.add(Barrier(None))
-            self._softmax(c, EventIds(self.t, "--depth"), block, 0)
+            self._softmax(c, event_ids(self.t, "--depth"), block, 0)
             c.add(Barrier(None))
-        self._pv(c, EventIds(self.t, "--depth"), block)
+        self._pv(c, event_ids(self.t, "--depth"), block)
 
     # --------------------------------------------------------------------------- 1: S = q·kᵀ/√d
     def _scores(self, c: Stream, ids: EventIds, block: list[Unit]) -> None:

@@ -6,8 +6,8 @@ after the last query is skipped; one that straddles the diagonal is a *diagonal*
 mask). Units are shared out among the cores in contiguous blocks of about equal work. A *step* is
 one (unit, key tile) pair: one score tile.
 
-:class:`Arena` places buffers in one on-chip memory and refuses a schedule that does not fit, naming
-the buffer, what each part needs and the knob to lower.
+:class:`Arena` places buffers in one on-chip memory by the buffer pass's rule and refuses a schedule
+that does not fit with the buffer pass's error: the buffer, what each part needs, the knob to lower.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import itertools
 from dataclasses import dataclass, field
 
 from compiler.attention.op import Attention
-from compiler.errors import BufferCapacityError
-from compiler.target import Target, fmt_bytes
+from compiler.passes.buffer import capacity_error, place
+from compiler.target import Target
 from isa import Addr, Space
 
 
@@ -90,40 +90,38 @@ def share(work: list[Unit], cores: int) -> list[list[Unit]]:
 
 @dataclass
 class Arena:
-    """Buffers in one on-chip memory of one core, placed one after another (each slot aligned).
+    """Buffers in one on-chip memory of one core, placed by the buffer pass's rule
+    (``compiler.passes.buffer.place``: one after another, each slot aligned).
 
-    ``check()`` raises ``BufferCapacityError`` if they do not fit, listing every part.
+    ``check()`` raises the buffer pass's ``BufferCapacityError`` if they do not fit, listing every part.
     """
 
     target: Target
     space: Space
     knob: str
     what: str
-    used: int = 0
-    parts: list[tuple[str, int, int]] = field(default_factory=list)
+    parts: list[tuple[str, int, int]] = field(default_factory=list)  # (name, slots, bytes per slot)
+
+    @property
+    def used(self) -> int:
+        return place(self.target, self.space, [(b, c) for _, c, b in self.parts])[1]
 
     def take(self, name: str, nbytes: int, count: int = 1) -> tuple[Addr, ...]:
         """``count`` slots of ``nbytes`` each; returns their addresses."""
         if count < 1 or nbytes < 1:
             return ()
-        step = self.target.align(self.space, nbytes)
-        base = self.target.align(self.space, self.used)
-        self.used = base + step * count
         self.parts.append((name, count, nbytes))
-        return tuple(Addr(self.space, base + i * step) for i in range(count))
+        offsets, _ = place(self.target, self.space, [(b, c) for _, c, b in self.parts])
+        step = self.target.align(self.space, nbytes)
+        return tuple(Addr(self.space, offsets[-1] + i * step) for i in range(count))
 
     def one(self, name: str, nbytes: int) -> Addr:
         return self.take(name, nbytes)[0]
 
     def check(self) -> None:
-        have = self.target.capacity[self.space]
-        if self.used > have:
-            parts = ", ".join(
-                f"{n}: {c} × {fmt_bytes(b)}" if c > 1 else f"{n}: {fmt_bytes(b)}" for n, c, b in self.parts
-            )
-            raise BufferCapacityError(
-                buffer=self.space.label, need=self.used, have=have, knob=self.knob, what=self.what, parts=parts
-            )
+        have, used = self.target.capacity[self.space], self.used
+        if used > have:
+            raise capacity_error(self.space, self.parts, used, have, self.knob, self.what)
 
 
 def columns(bq: int, share_count: int, index: int) -> tuple[int, int]:

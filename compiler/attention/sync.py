@@ -1,11 +1,12 @@
 """Hand-overs between pipes, written once: rings of buffer slots with their flags.
 
-A :class:`Ring` is ``slots`` copies of one buffer handed along a fixed sequence of pipes of one core —
-Ascend C's ``TQue`` (``AllocTensor``/``EnQue``/``DeQue``/``FreeTensor``). Stage 0 fills a slot, each
-later stage works on it after the one before, and the last stage frees it for stage 0 to refill
-``slots`` uses later. Every hand-over is a ``set_flag``/``wait_flag`` pair with its own event id per
-slot (flags are binary), so a slot's next "ready" can only be set after its "free" was consumed: no id
-is ever set twice before its wait.
+Event ids come from the ``sync`` pass's allocator (``compiler.passes.sync.EventIds``, via
+:func:`event_ids`). A :class:`Ring` is ``slots`` copies of one buffer handed along a fixed sequence of
+pipes of one core — Ascend C's ``TQue`` (``AllocTensor``/``EnQue``/``DeQue``/``FreeTensor``). Stage 0
+fills a slot, each later stage works on it after the one before, and the last stage frees it for stage 0
+to refill ``slots`` uses later. Every hand-over is a ``set_flag``/``wait_flag`` pair with its own event
+id per slot (flags are binary), so a slot's next "ready" can only be set after its "free" was consumed:
+no id is ever set twice before its wait.
 
 A :class:`CrossRing` is the same between a pipe of one core and a pipe of another (a separated chip's
 GM workspace): ``set_cross``/``wait_cross``, whose flags count, so one id per direction serves every
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.errors import ScheduleError
+from compiler.passes.sync import EventIds
 from compiler.target import Target
 from isa import Instruction, Pipe, SetCross, SetFlag, WaitCross, WaitFlag
 
@@ -55,27 +57,10 @@ class Stream:
         return tuple(out)
 
 
-class EventIds:
-    """Event ids per pipe pair of one core, handed out in order; too many is a ``ScheduleError``."""
-
-    def __init__(self, target: Target, knob: str) -> None:
-        self.limit = target.event_ids
-        self.knob = knob
-        self.owners: dict[tuple[Pipe, Pipe], list[str]] = {}
-
-    def take(self, src: Pipe, dst: Pipe, n: int, who: str) -> tuple[int, ...]:
-        owners = self.owners.setdefault((src, dst), [])
-        start = len(owners)
-        owners.extend([who] * n)
-        if len(owners) > self.limit:
-            share = ", ".join(f"{w} {owners.count(w)}" for w in dict.fromkeys(owners))
-            raise ScheduleError(
-                f"the schedule needs {len(owners)} event ids on {src.label}→{dst.label} ({share}) but the chip has "
-                f"{self.limit} per pipe pair",
-                knob=self.knob,
-                hint=f"lower {self.knob} (each buffer slot needs its own event id)",
-            )
-        return tuple(range(start, start + n))
+def event_ids(target: Target, knob: str) -> EventIds:
+    """The shared event-id allocator (``compiler.passes.sync.EventIds``) for one core's kernel, refusing
+    with a hint to lower ``knob``."""
+    return EventIds(target.event_ids, knob, f"lower {knob} (each buffer slot needs its own event id)")
 
 
 class Ring:
@@ -95,6 +80,7 @@ class Ring:
         for i in range(n):
             src, dst = stages[i], stages[(i + 1) % n]
             self.hops.append(None if src is dst else (src, dst, ids.take(src, dst, slots, name)))
+        ids.check()
 
     def slot(self, use: int) -> int:
         return use % self.slots

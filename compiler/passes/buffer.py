@@ -22,12 +22,12 @@ available, and the knobs to lower.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from compiler.errors import BufferCapacityError
 from compiler.ir import Alloc, Buffer, Kernel, Loop, Parallel, Vec
-from compiler.target import fmt_bytes
+from compiler.target import Target, fmt_bytes
 from compiler.tileprog import Value, fold_widths
 from isa import Pipe, Space
 
@@ -55,16 +55,41 @@ def buffer(kernel: Kernel, depths: Mapping[str, int]) -> Kernel:
         have = target.capacity[space]
         if need > have:
             raise _capacity_error(kernel, space, here, need, have, temp_parts if extra else "")
-        offset = 0
-        for b in here:
-            placed.append(replace(b, offset=offset))
-            offset += b.slot_bytes * b.slots
+        offsets, offset = place(target, space, [(b.slot_bytes, b.slots) for b in here])
+        placed += [replace(b, offset=o) for b, o in zip(here, offsets)]
         if space is Space.UB:
             base = target.align(space, offset)
             placed += [replace(t, offset=base + t.offset) for t in temps]
     order = {b.name: i for i, b in enumerate(kernel.buffers)}
     placed.sort(key=lambda b: order.get(b.name, len(order)))
     return kernel.with_(buffers=tuple(placed), stage="buffer")
+
+
+def place(target: Target, space: Space, regions: Sequence[tuple[int, int]]) -> tuple[tuple[int, ...], int]:
+    """Lay ``regions`` — ``(bytes of one slot, slots)`` each — one after another in ``space``, every slot
+    starting on the space's alignment: ``(offset of each region, bytes used)``.
+
+    The one placement rule of on-chip buffers: the ``buffer`` pass places the staged tiles with it, and
+    attention's kernel writers their slots (``compiler.attention.plan.Arena``).
+    """
+    offsets, used = [], 0
+    for nbytes, count in regions:
+        offsets.append(used)
+        used += target.align(space, nbytes) * count
+    return tuple(offsets), used
+
+
+def capacity_error(
+    space: Space, parts: Sequence[tuple[str, int, int]], need: int, have: int, knob: str, what: str, extra: str = ""
+) -> BufferCapacityError:
+    """The error of buffers that do not fit ``space``: ``parts`` are ``(name, slots, bytes per slot)``,
+    listed largest first, then ``extra`` (the tile programs' temporaries); ``what`` names the knob
+    values, ``knob`` the knobs to lower."""
+    text = [
+        f"{n}: {c} buffers × {fmt_bytes(b)}" if c > 1 else f"{n}: {fmt_bytes(b)}"
+        for n, c, b in sorted(parts, key=lambda p: -p[1] * p[2])
+    ] + ([extra] if extra else [])
+    return BufferCapacityError(buffer=space.label, need=need, have=have, knob=knob, what=what, parts=" + ".join(text))
 
 
 def _extent(kernel: Kernel, dim: str | None) -> int:
@@ -180,14 +205,6 @@ def _prog_knobs(kernel: Kernel) -> tuple[str, ...]:
 def _capacity_error(
     kernel: Kernel, space: Space, here: list[Buffer], need: int, have: int, temps: str
 ) -> BufferCapacityError:
-    parts = [
-        f"{b.name}: {b.slots} buffers × {fmt_bytes(b.slot_bytes)}"
-        if b.slots > 1
-        else f"{b.name}: {fmt_bytes(b.slot_bytes)}"
-        for b in sorted(here, key=lambda b: -b.slot_bytes * b.slots)
-    ]
-    if temps:
-        parts.append(temps)
     knobs: list[str] = []
     for b in sorted(here, key=lambda b: -b.slot_bytes * b.slots) or [None]:
         for k in b.knobs if b else _prog_knobs(kernel):
@@ -200,7 +217,7 @@ def _capacity_error(
     lower = " or ".join(knobs) if knobs else "the tile sizes"
     if deep:
         lower += ", or --buffers " + ",".join(f"{o}=1" for o in deep)
-    return BufferCapacityError(buffer=space.label, need=need, have=have, knob=lower, what=what, parts=" + ".join(parts))
+    return capacity_error(space, [(b.name, b.slots, b.slot_bytes) for b in here], need, have, lower, what, temps)
 
 
 def _knob_value(kernel: Kernel, knob: str) -> int | None:

@@ -17,10 +17,11 @@ rewrite (one group, A1+B1, produced by MTE2 and consumed by MTE1; the L0 side's 
 Buffers allocated together, written by one pipe and read by another, form a *group*; each slot of a
 group has a ``ready`` event (producer → consumer: read after write) and a ``free`` event (consumer →
 producer: the slot may be overwritten — write after read). Event ids are allocated per pipe pair, one
-per slot, within the chip's ``event_ids``. Because a slot's next ``ready`` can only be set after its
-``free`` was consumed, and vice versa, an id is never set twice before its wait — the error DaVinci
-(and this simulator) raises. ``lower`` drops the waits that have nothing to wait for (the first use of
-each slot) and the sets nobody will wait for (the last), so no flag is left set at the end.
+per slot, within the chip's ``event_ids`` (:class:`EventIds`, which attention's kernels use too).
+Because a slot's next ``ready`` can only be set after its ``free`` was consumed, and vice versa, an id
+is never set twice before its wait — the error DaVinci (and this simulator) raises. ``lower`` drops the
+waits that have nothing to wait for (the first use of each slot) and the sets nobody will wait for (the
+last), so no flag is left set at the end.
 
 With ``manual_sync`` the pass inserts nothing: the program has races until the user adds flags.
 """
@@ -41,13 +42,9 @@ def sync(kernel: Kernel, manual: bool = False) -> Kernel:
     if manual:
         return kernel.with_(stage="sync")
     groups: list[SyncGroup] = []
-    used: dict[tuple[Pipe, Pipe], list[str]] = {}
-
-    def take(pair: tuple[Pipe, Pipe], n: int, who: str) -> tuple[int, ...]:
-        ids = used.setdefault(pair, [])
-        start = len(ids)
-        ids.extend([who] * n)
-        return tuple(range(start, start + n))
+    ids = EventIds(
+        kernel.target.event_ids, "buffers", "lower the buffer depth of some operands (each slot needs its own event id)"
+    )
 
     def rewrite(body: tuple) -> tuple:
         body = tuple(replace(s, body=rewrite(s.body)) if isinstance(s, Loop | Parallel) else s for s in body)
@@ -67,8 +64,8 @@ def sync(kernel: Kernel, manual: bool = False) -> Kernel:
                     raise AssertionError(f"sync: group {name} is not produced before it is consumed")
                 aheads = [a for a in (_ahead(body[i], names) for i in p_idx) if a is not None]
                 ahead = max(aheads) if aheads else None
-                ready = take((prod, cons), b0.depth, name)
-                free = take((cons, prod), b0.depth, name)
+                ready = ids.take(prod, cons, b0.depth, name)
+                free = ids.take(cons, prod, b0.depth, name)
                 gap = b0.depth if ahead is None else ahead + 1
                 groups.append(SyncGroup(name, tuple(g), prod, cons, b0.depth, ready, free, gap, ahead or 0))
                 before.setdefault(p_idx[0], []).append(Flag(False, cons, prod, name, "free"))
@@ -83,16 +80,40 @@ def sync(kernel: Kernel, manual: bool = False) -> Kernel:
         return tuple(out)
 
     body = rewrite(kernel.body)
-    for (src, dst), owners in used.items():
-        if len(owners) > kernel.target.event_ids:
-            share = ", ".join(f"{n} {owners.count(n)}" for n in dict.fromkeys(owners))
-            raise ScheduleError(
-                f"the schedule needs {len(owners)} event ids on {src.label}→{dst.label} ({share}) but the chip has "
-                f"{kernel.target.event_ids} per pipe pair",
-                knob="buffers",
-                hint="lower the buffer depth of some operands (each slot needs its own event id)",
-            )
+    ids.check()
     return kernel.with_(body=body, groups=tuple(groups), stage="sync")
+
+
+class EventIds:
+    """Event ids per pipe pair of one core, handed out in order — one per buffer slot and direction.
+
+    The one allocator of event ids: the ``sync`` pass takes them for its groups, attention's kernel
+    writers for their rings (``compiler.attention.sync.Ring``). ``check`` refuses a schedule that needs
+    more than the chip has (``limit`` per pipe pair), naming who took them and the knob to lower.
+    """
+
+    def __init__(self, limit: int, knob: str, hint: str) -> None:
+        self.limit, self.knob, self.hint = limit, knob, hint
+        self.owners: dict[tuple[Pipe, Pipe], list[str]] = {}
+
+    def take(self, src: Pipe, dst: Pipe, n: int, who: str) -> tuple[int, ...]:
+        """``n`` new ids on ``src → dst`` for ``who`` (a group or ring name)."""
+        owners = self.owners.setdefault((src, dst), [])
+        start = len(owners)
+        owners.extend([who] * n)
+        return tuple(range(start, start + n))
+
+    def check(self) -> None:
+        """Raise ``ScheduleError`` if a pipe pair has more ids than the chip."""
+        for (src, dst), owners in self.owners.items():
+            if len(owners) > self.limit:
+                share = ", ".join(f"{n} {owners.count(n)}" for n in dict.fromkeys(owners))
+                raise ScheduleError(
+                    f"the schedule needs {len(owners)} event ids on {src.label}→{dst.label} ({share}) but the chip "
+                    f"has {self.limit} per pipe pair",
+                    knob=self.knob,
+                    hint=self.hint,
+                )
 
 
 def _groups(kernel: Kernel, alloc: Alloc, body: tuple, start: int) -> list[tuple[list[str], tuple[list, list]]]:

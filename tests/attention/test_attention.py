@@ -12,9 +12,9 @@ import isa
 from compiler import BufferCapacityError, ScheduleError, make_op
 from compiler.attention import Attention, AttentionSchedule, compile_attention
 from compiler.check import compare
+from dsasim.api import chip_for, compile_and_run
 from isa import Pipe
 from simulator import load_chip, simulate
-from dsasim.api import chip_for, compile_and_run
 
 
 def _check(case: Case, *, sanitize: bool = True) -> None:
@@ -132,7 +132,8 @@ def test_precision_fast_rounds_scores_to_f16_and_high_keeps_f32():
 
 def test_refusals_name_the_knob():
     edu = load_chip("edu")
-    with pytest.raises(BufferCapacityError, match=r"needs 1152.1 KiB of L1 \(Q: 2 × 64 KiB, K: 2 × 128 KiB") as info:
+    big = r"needs 1152.1 KiB of L1 \(Pᵀ: 2 buffers × 256 KiB \+ K: 2 buffers × 128 KiB"  # the buffer pass's words
+    with pytest.raises(BufferCapacityError, match=big) as info:
         compile_attention(Attention(1, 1, 512, 128), AttentionSchedule(tile_q=256, tile_kv=512, k0=32, depth=2), edu)
     assert "tile_q" in info.value.hint and info.value.buffer == "L1"
     with pytest.raises(BufferCapacityError, match="of UB"):
