@@ -1,30 +1,27 @@
-"""Default schedules: good ones, found by a small analytic cost model of the chip.
+"""Default schedules: good ones, ranked by the tuner's analytical model (``compiler.tune.model.predict``).
 
-``default_schedule(op, chip)`` fills every knob the user left out. It searches tile sizes that fit
-the buffers (with double buffering where it fits) and scores each candidate with the same timing rules
-the simulator uses — ``isa.timing.Transfer.cycles`` for every copy, ``Mmad.cost`` for the Cube, the
-vector instructions' own ``cost`` for a tile program — assuming the pipes overlap perfectly (the
-steady state of a double-buffered loop: the busiest pipe sets the pace), plus the pipeline fill. The
-candidate with the fewest estimated cycles wins (ties: fewer, larger tiles).
+``default_schedule(op, chip)`` fills every knob the user left out. It tries tile sizes that fit the
+buffers (double buffering where it fits), takes each candidate through the passes up to ``sync`` — so a
+schedule it picks compiles — and prices the kernel with :func:`compiler.tune.model.predict`, the same
+model that ranks the tuner's candidates: one cost model for both. The candidate with the fewest
+predicted cycles wins (ties: fewer instructions, then fewer, larger tiles).
 
-The model is deliberately simple (no queue effects, GM shared evenly among cores) — it ranks schedules,
-it does not replace the simulator. Knobs the user did give are kept; the search only fills the rest.
+The model ranks schedules; it does not replace the simulator. Knobs the user did give are kept; the
+search only fills the rest.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 
-from compiler.errors import ScheduleError
-from compiler.ops import MatMul, Op
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.ops import Op
+from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.schedule import Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
-from isa import Addr, DType, Space, Transfer
-from isa import Mmad as MmadIns
-
-F32 = DType.F32
+from compiler.tune.model import predict
+from isa import Space
 
 
 def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> Schedule:
@@ -78,35 +75,113 @@ def _parallel(op: Op, tiles: dict[str, int], cores: int) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------------- search
 
 
-@dataclass(frozen=True)
-class Estimate:
-    cycles: float
-    instructions: int
-    buffers: dict[str, int]
-
-
 def _search(
     op: Op, target: Target, fixed: dict[str, int], buffers: dict[str, int], given: Schedule, free: tuple[str, ...]
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Best tiles (and depths of the operands the user left free: 2 where it fits, else 1)."""
-    scored = []
-    for cand in _candidates(op, target, fixed):
-        if not _enough_tiles(op, cand, given):
-            continue  # some cores would have nothing to do: the order pass refuses it
-        for depths in _depth_options(buffers, free):
-            est = estimate(op, target, cand, depths, given.cores, given.order)
-            if est is None:
-                continue
-            scored.append(((round(est.cycles), est.instructions), cand, depths))
-            break  # deeper buffers first: the first that fits is the one to score
-    scored.sort(key=lambda s: s[0])
-    for _, cand, depths in scored[:_VERIFY]:
-        if _fits(op, target, cand, depths, given):
-            return cand, depths
+    """Best tiles (and depths of the operands the user left free: 2 where it fits, else 1).
+
+    Every candidate of a vector operator is priced (they are few); a Cube operator's tiles are searched
+    by steepest descent from a few seeds — each step prices the neighbours (one knob one choice up or
+    down) and moves to the best — because pricing each of its thousands of tilings would take seconds.
+    """
+    memo: dict[tuple, tuple | None] = {}
+
+    def score(tiles: dict[str, int]) -> tuple | None:
+        key = tuple(tiles.values())
+        if key not in memo:
+            memo[key] = _score(op, target, tiles, buffers, given, free)
+        return memo[key]
+
+    cands = list(_candidates(op, target, fixed))
+    if op.unit != "cube":
+        scored = [(k, c) for c in cands if (k := score(c)) is not None]
+    else:
+        scored = _descend(op, target, fixed, cands, score)
+    scored.sort(key=lambda s: s[0][:3])
+    for key, tiles in scored[:_VERIFY]:
+        if _fits(op, target, tiles, key[-1], given):
+            return tiles, key[-1]
     # Nothing fits: the smallest tiles and single buffers, so that the buffer pass reports the least
     # that does not fit, and which knob to lower.
     *_, least = _depth_options(buffers, free)
     return {k: fixed.get(k, min(_choices(op, target, k))) for k in tile_knobs(op)}, least
+
+
+def _score(
+    op: Op, target: Target, tiles: dict[str, int], buffers: dict[str, int], given: Schedule, free: tuple[str, ...]
+) -> tuple | None:
+    """``(predicted cycles, instructions, -tile volume, depths)`` of the tiles with the deepest buffers that
+    fit, or None if nothing fits (ties go to fewer instructions, then to fewer, larger tiles). The passes
+    run up to ``buffer`` (what ``predict`` reads); ``_search`` takes the winner through the rest."""
+    if not _enough_tiles(op, tiles, given):
+        return None  # some cores would have nothing to do: the order pass refuses it
+    parallel = given.parallel or _parallel(op, tiles, given.cores)
+    sched = Schedule(tile=tiles, order=given.order, buffers=buffers, prefetch=0, cores=given.cores, parallel=parallel)
+    try:
+        tiled = tile(spec(op, sched, target), tiles)
+        hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores))
+    except (BufferCapacityError, ScheduleError):
+        return None
+    for depths in _depth_options(buffers, free):
+        try:
+            buffered = buffer(hoisted, depths)
+        except BufferCapacityError:
+            continue
+        p = predict(buffered, prefetch=_prefetch(op, depths, given))
+        return (round(p.cycles), p.instructions, -math.prod(tiles.values()), depths)
+    return None
+
+
+def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
+    """The given prefetch, or one less than the shallowest loaded operand's buffers."""
+    loaded = [d for n, d in depths.items() if n in loaded_operands(op)]
+    return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
+
+
+#: Moves of the descent over (m, n, k): one knob one choice up or down, or m and n in opposite directions
+#: (the same tile area, another aspect ratio).
+_STEPS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1), (1, -1, 0), (-1, 1, 0))
+
+
+def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str, int]], score) -> list:
+    """Steepest descent over the lattice of the tiles (``m, n, k``: each knob's sorted choices; the L0
+    step ``k0`` is no direction — every candidate ``k0`` of a point is priced), from eight seeds spread
+    over the candidates by tile volume and by shape (``m/n``); returns every ``(score, tiles)`` it priced."""
+    axes = ("m", "n", "k")
+    pools = {a: [fixed[a]] if a in fixed else _choices(op, target, a) for a in axes}
+    points: dict[tuple, list[dict[str, int]]] = {}
+    for c in cands:
+        points.setdefault(tuple(c[a] for a in axes), []).append(c)
+    priced: list = []
+
+    def best_at(point: tuple) -> tuple | None:
+        got = [(k, c) for c in points.get(point, ()) if (k := score(c)) is not None]
+        priced.extend(got)
+        return min((k[:3] for k, _ in got), default=None)
+
+    if not points:
+        return []
+    by_volume = sorted(points, key=lambda v: (math.prod(v), v))
+    by_shape = sorted(points, key=lambda v: (v[0] / v[1], -math.prod(v), v))
+    seeds = dict.fromkeys(
+        [by_volume[round(q / 4 * (len(points) - 1))] for q in range(5)]
+        + [by_shape[round(q / 2 * (len(points) - 1))] for q in range(3)]
+    )
+    for here in seeds:
+        best = best_at(here)
+        while True:
+            moves = []
+            for step in _STEPS:
+                at = [pools[a].index(here[i]) + d for i, (a, d) in enumerate(zip(axes, step))]
+                if all(0 <= j < len(pools[a]) for a, j in zip(axes, at)):
+                    nxt = tuple(pools[a][j] for a, j in zip(axes, at))
+                    if (got := best_at(nxt)) is not None:
+                        moves.append((got, nxt))
+            step = min(moves, default=None)
+            if step is None or (best is not None and step[0] >= best):
+                break
+            best, here = step
+    return priced
 
 
 def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
@@ -118,20 +193,17 @@ def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
     return math.prod(-(-axes[a] // tiles[a]) for a in parallel) >= given.cores
 
 
-#: How many of the best-scored candidates to check with the real passes before giving up.
+#: How many of the best-ranked candidates to take through every pass before giving up.
 _VERIFY = 16
 
 
 def _fits(op: Op, target: Target, tiles: dict[str, int], depths: dict[str, int], given: Schedule) -> bool:
-    """Whether the passes accept the candidate (buffers, event ids, parallel tiles)."""
-    from compiler.errors import BufferCapacityError
-    from compiler.passes import front
-
+    """Whether every pass accepts the candidate (``pipeline``'s prefetch, ``sync``'s event ids too)."""
     sched = Schedule(
         tile=tiles,
         order=given.order,
         buffers=depths,
-        prefetch=0,
+        prefetch=_prefetch(op, depths, given),
         cores=given.cores,
         parallel=given.parallel or _parallel(op, tiles, given.cores),
     )
@@ -173,7 +245,7 @@ def _candidates(op: Op, target: Target, fixed: dict[str, int]):
         for combo in itertools.product(*(pools[k] for k in knobs)):
             yield dict(zip(knobs, combo))
         return
-    # Matmul: prune by the buffers before scoring — the output tile must fit L0C, the k tile L1, and
+    # Matmul: prune by the buffers before compiling — the output tile must fit L0C, the k tile L1, and
     # only the two largest L0 steps that fit L0A/L0B (and divide the k tile) are worth trying.
     es = op.tensor("a").dtype.itemsize
     cap = target.capacity
@@ -189,137 +261,3 @@ def _candidates(op: Op, target: Target, fixed: dict[str, int]):
             ]
             for k0 in sorted(k0s)[-2:]:
                 yield {"m": tm, "n": tn, "k": tk, "k0": k0}
-
-
-def estimate(
-    op: Op, target: Target, tiles: dict[str, int], buffers: dict[str, int], cores: int, order: tuple[str, ...] = ()
-) -> Estimate | None:
-    """Estimated cycles and instruction count of ``op`` with these tiles, or None if they do not fit."""
-    if isinstance(op, MatMul):
-        return _estimate_matmul(op, target, tiles, buffers, cores, order or tuple(op.axes()))
-    return _estimate_vector(op, target, tiles, buffers, cores)
-
-
-def _copy(target: Target, src: Space, dst: Space, rows: int, cols: int, es: int, row_len: int, share: float = 1.0):
-    """Cycles of one copy of a ``rows × cols`` tile of a tensor with ``row_len`` elements per row."""
-    contiguous = cols == row_len or rows == 1
-    n, b = (1, rows * cols * es) if contiguous else (rows, cols * es)
-    path = target.path(src, dst)
-    bw = path.bandwidth
-    if path.shared:
-        bw = min(bw, target.gm_bandwidth / share)
-    return Transfer(src, dst, n, b).cycles(path, bw)
-
-
-def _executions(order: tuple[str, ...], counts: dict[str, int], dims: tuple[str, ...]) -> int:
-    """How often a load of a tile indexed by ``dims`` runs under ``hoist``'s rule: once per iteration
-    of the loops down to the innermost one (with more than one iteration) that indexes it."""
-    loops = [a for a in order if counts[a] > 1]
-    depth = max((i + 1 for i, a in enumerate(loops) if a in dims), default=0)
-    return math.prod(counts[a] for a in loops[:depth])
-
-
-def _estimate_matmul(op: MatMul, target: Target, t: dict[str, int], buffers: dict[str, int], cores: int, order):
-    tm, tn, tk = min(t["m"], op.m), min(t["n"], op.n), min(t["k"], op.k)
-    k0 = min(t["k0"], tk)
-    es = op.dtype.itemsize
-    counts = {"m": -(-op.m // tm), "n": -(-op.n // tn), "k": -(-op.k // tk)}
-    steps = -(-tk // k0)
-    ex = {
-        "A1": _executions(order, counts, ("m", "k")),
-        "B1": _executions(order, counts, ("k", "n")),
-        "C0": _executions(order, counts, ("m", "n")),
-    }
-    tiles = counts["m"] * counts["n"]
-    inner = [a for a in order if counts[a] > 1]
-    k_at = inner.index("k") if "k" in inner else len(inner)
-    live = math.prod(counts[a] for a in inner[k_at + 1 :] if a in ("m", "n"))
-    per_core = -(-tiles // cores)
-
-    def depth(name: str, operand: str) -> int:
-        return 1 if ex[name] <= 1 else buffers[operand]
-
-    cap, al = target.capacity, target.align
-    da, db, dc = depth("A1", "a"), depth("B1", "b"), (1 if tiles * counts["k"] <= 1 else buffers["c"])
-    d0a, d0b = (buffers["a"], buffers["b"]) if ex["A1"] * steps > 1 else (1, 1)
-    if da * al(Space.L1, tm * tk * es) + db * al(Space.L1, tk * tn * es) > cap[Space.L1]:
-        return None
-    if d0a * al(Space.L0A, tm * k0 * es) + (al(Space.L0A, tm * es) if op.bias else 0) > cap[Space.L0A]:
-        return None
-    if d0b * al(Space.L0B, k0 * tn * es) + (2 * al(Space.L0B, tn * es) if op.bias else 0) > cap[Space.L0B]:
-        return None
-    if dc * live * al(Space.L0C, tm * tn * 4) > cap[Space.L0C]:
-        return None
-    ub_epilogue = op.act in ("gelu", "silu") or op.residual
-    if ub_epilogue:  # the buffers hoist puts in UB: CUB and Y (c's depth), R (r's), temporaries, the ones
-        f32_act = op.act in ("gelu", "silu")  # accumulator in UB as f32, and one f32 temporary
-        out_es = op.out_dtype.itemsize
-        dr = (1 if tiles * counts["k"] <= 1 else buffers.get("r", 2)) if op.residual else 0
-        ub = dc * (al(Space.UB, tm * tn * (4 if f32_act else out_es)) + al(Space.UB, tm * tn * out_es))
-        ub += dr * al(Space.UB, tm * tn * out_es) + (al(Space.UB, tm * tn * 4) if f32_act else 0)
-        ub += al(Space.UB, tm * es) if op.bias else 0
-        if ub > cap[Space.UB]:
-            return None
-    active = min(cores, tiles)
-    a_load = _copy(target, Space.GM, Space.L1, tm, tk, es, op.k, active)
-    if op.trans_b:  # b is [n, k]: rows of k elements
-        b_load = _copy(target, Space.GM, Space.L1, tn, tk, es, op.k, active)
-    else:
-        b_load = _copy(target, Space.GM, Space.L1, tk, tn, es, op.n, active)
-    load = (ex["A1"] * a_load + ex["B1"] * b_load) / cores
-    mte1_step = _copy(target, Space.L1, Space.L0A, tm, k0, es, tk) + _copy(target, Space.L1, Space.L0B, k0, tn, es, tn)
-    chunks = tiles * counts["k"]
-    mte1 = chunks * steps * mte1_step / cores
-    fake = Addr(Space.L0A, 0)
-    cube = chunks * steps * MmadIns(fake, fake, fake, op.dtype, tm, k0, tn).cost(target.params) / cores
-    out_es = op.out_dtype.itemsize if not ub_epilogue else 4
-    fix_one = _copy(target, Space.L0C, Space.GM, tm, tn, out_es, op.n, active)
-    fix = per_core * fix_one
-    instructions = (ex["A1"] + ex["B1"]) * 2 + chunks * steps * 7 + tiles * 5
-    total = max(load, mte1, cube, fix, instructions / cores)
-    if min(da, db) == 1 and ex["A1"] + ex["B1"] > 2:
-        total += min(load, cube)  # loads do not overlap the Cube
-    if min(d0a, d0b) == 1 and chunks * steps > 1:
-        total += min(mte1, cube)
-    if dc == 1 and tiles > 1:
-        total += fix
-    total += a_load + b_load + mte1_step + fix_one  # pipeline fill and drain
-    return Estimate(total, instructions, buffers)
-
-
-def _estimate_vector(op: Op, target: Target, t: dict[str, int], buffers: dict[str, int], cores: int):
-    from compiler.errors import BufferCapacityError
-    from compiler.passes import front
-
-    sched = Schedule(tile=t, buffers=buffers, prefetch=0, cores=1)
-    try:
-        kernel = front(op, sched, target)
-    except (BufferCapacityError, ScheduleError):
-        return None
-    axes = op.axes()
-    rows, cols = axes["r"], axes["c"]
-    tr, tc = t["r"], t["c"]
-    ntiles = -(-rows // tr) * -(-cols // tc)
-    active = min(cores, ntiles)
-    load = 0.0
-    for ts in op.inputs:
-        if ts.dims == ("r", "c"):
-            load += _copy(target, Space.GM, Space.UB, tr, tc, ts.dtype.itemsize, cols, active)
-    out = op.outputs[0]
-    ocols = tc if out.dims == ("r", "c") else tr
-    store = _copy(
-        target, Space.UB, Space.GM, tr if out.dims == ("r", "c") else 1, ocols, out.dtype.itemsize, cols, active
-    )
-    prog = kernel.programs[op.name]
-    addr = {v.name: Addr(Space.UB, 0) for v in prog.values}
-    vec_ins = prog.emit(tr, tc, addr, target)
-    vec = sum(ins.cost(target.params) for ins in vec_ins)
-    gm_bytes = sum(ts.dtype.itemsize * tr * tc for ts in op.inputs if ts.dims == ("r", "c"))
-    gm_bytes += out.dtype.itemsize * (tr * tc if out.dims == ("r", "c") else tr)
-    gm = gm_bytes * active / target.gm_bandwidth
-    depth = min(buffers.values())
-    per_tile = max(load, vec, store, gm) if depth > 1 else load + vec + store
-    per_core = -(-ntiles // cores)
-    instructions = len(vec_ins) + 8
-    total = per_core * (per_tile + instructions) + load + store
-    return Estimate(total, ntiles * instructions, buffers)
