@@ -1,0 +1,144 @@
+"""LLM metrics, the Cube-or-Vector choice for skinny projections, the crossover sweep, the KV capacity, and
+``dsasim graph decoder-layer`` (what it prints, its JSON, user mistakes: exit 2 without a traceback)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from compiler.gemv import choose_gemv, place_gemv
+from compiler.graph import build, fuse, plan_memory
+from compiler.graph.llm import rope_inputs
+from dsasim.api import chip_for
+from dsasim.cli import main as cli
+from dsasim.graph_run import run_graph
+from dsasim.llm import MODELS, compulsory, crossover, kv_capacity, run_layer
+
+TINY = {"hidden": 128, "heads": 4, "kv_heads": 2, "head_dim": 32, "ffn_dim": 256}
+
+
+def test_compulsory_bytes_in_closed_form():
+    g = build("decoder-layer", phase="decode", batch=3, context=10, **TINY)
+    weights, kv, acts, per_token = compulsory(g)
+    h, qd, kvd, f = 128, 4 * 32, 2 * 32, 256
+    assert weights == 2 * (h * qd + 2 * h * kvd + qd * h + 3 * h * f + 2 * h)  # + the two norms' gains
+    assert per_token == 2 * 2 * 32 * 2  # K and V, two heads of 32, f16
+    assert kv == per_token * 3 * (10 + 1)  # ten cached tokens read, one appended, per sequence
+    assert acts == 2 * 3 * h * 2
+
+
+def test_decode_at_batch_one_is_memory_bound_and_metrics_add_up():
+    r = run_layer("decode", 1, context=16, chip="edu", **TINY)
+    m = r.metrics
+    assert r.passed
+    assert m.bound == "memory" and m.memory_cycles > 10 * m.cube_cycles
+    assert 0 < m.pct_of_memory_bound <= 1
+    assert m.tokens == 1 and m.time_per_token == m.seconds
+    assert m.tokens_per_second == pytest.approx(1 / m.seconds)
+    assert m.gm_bytes >= m.weight_bytes  # every weight is read at least once
+    assert m.projection_cycles + m.attention_cycles < m.cycles
+    text = r.report()
+    assert "time per token" in text and "memory-bound" in text and "skinny projections" in text
+
+
+def test_prefill_counts_every_token():
+    m = run_layer("prefill", 2, seq=16, chip="edu", timing_only=True, **TINY).metrics
+    assert m.tokens == 32
+    assert m.time_per_token == pytest.approx(m.seconds / 32)
+    assert m.kv_bytes == 32 * m.kv_bytes_per_token  # prefill writes the cache, reads none before
+
+
+def test_gemv_choice_follows_the_cost_model_and_says_why():
+    chip = chip_for("edu")
+    g = build("decoder-layer", phase="decode", batch=1, context=8, **TINY)
+    one = choose_gemv(g.node("q_proj"), chip)
+    assert one.unit == ("vector" if one.vector_cycles < one.cube_cycles else "cube")
+    assert one.padding == pytest.approx(15 / 16)
+    assert "padding" in one.reason() and "weights read 1×" in one.reason()
+    g4 = build("decoder-layer", phase="decode", batch=4, context=8, **TINY)
+    four = choose_gemv(g4.node("q_proj"), chip)
+    assert four.vector_cycles == pytest.approx(4 * four.vector.cycles)  # one kernel per row: weights read 4×
+    assert four.padding == pytest.approx(12 / 16)
+
+
+def test_vector_gemv_computes_the_same_layer():
+    g = build("decoder-layer", phase="decode", batch=2, context=8, **TINY)
+    placed, choices = place_gemv(g, chip_for("edu"), "vector")
+    assert {c.unit for c in choices} == {"vector"} and len(choices) == 7
+    assert sum(n.op.name == "gemv" for n in placed.nodes) == 7 * 2
+    on_vector = run_graph(placed, "edu", inputs=rope_inputs(g))
+    on_cube = run_graph(g, "edu", inputs=rope_inputs(g))
+    assert on_vector.passed and on_cube.passed
+    y = "ffn_residual.out"
+    np.testing.assert_allclose(
+        on_vector.outputs[y].astype(np.float32), on_cube.outputs[y].astype(np.float32), atol=0.05
+    )
+
+
+def test_crossover_formulas():
+    c = crossover((1, 4), context=8, chip="edu", **TINY)
+    one, four = c.points
+    chip = chip_for("edu")
+    assert c.ridge == pytest.approx(chip.cube_flops_per_cycle * chip.cores / chip.gm_bandwidth)
+    assert c.analytic_projections == pytest.approx(c.ridge)  # f16: B FLOP per byte of weights at batch B
+    assert c.measured_layer == pytest.approx(one.cycles / (four.cycles / 4))
+    assert c.measured_projections == pytest.approx(one.projection_cycles / (four.projection_cycles / 4))
+    assert c.analytic_layer > c.analytic_projections  # the KV cache adds bytes batching does not amortise
+    assert "crossover batch measured" in c.text()
+
+
+def test_kv_capacity_is_the_planners_largest_batch():
+    (cap,) = kv_capacity((64,), "edu", layers=256, **TINY)
+    budget = chip_for("edu").gm_size // 256
+
+    def peak(b: int) -> int:
+        return plan_memory(fuse(build("decoder-layer", phase="decode", batch=b, context=64, **TINY))).peak
+
+    assert cap.max_batch >= 1
+    assert peak(cap.max_batch) <= budget < peak(cap.max_batch + 1)
+    assert cap.tokens == 64 * cap.max_batch
+    shorter, longer = kv_capacity((32, 256), "edu", layers=256, **TINY)
+    assert shorter.max_batch > longer.max_batch
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli(["graph", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_decode_report_and_json(capsys):
+    args = ("decoder-layer", "--phase", "decode", "--batch", "2", "--context", "16", "--hidden", "128",
+            "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--ffn-dim", "256")  # fmt: skip
+    code, out, _ = _cli(capsys, *args)
+    assert code == 0
+    assert "decode: batch 2, context 16 → 2 new tokens" in out and "check:      passed" in out
+    code, out, _ = _cli(capsys, *args, "--json", "--timing-only")
+    data = json.loads(out)
+    assert code == 0 and data["llm"]["tokens"] == 2 and data["llm"]["bound"] == "memory"
+    assert len(data["gemv"]) == 7
+
+
+def test_cli_model_preset_fills_the_shape(capsys):
+    code, out, _ = _cli(capsys, "decoder-layer", "--model", "tiny", "--kv-heads", "4", "--timing-only", "--json")
+    assert code == 0
+    params = json.loads(out)["params"]
+    assert params["hidden"] == str(MODELS["tiny"]["hidden"]) and params["kv_heads"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (("mlp", "--phase", "decode"), "--phase belongs to the decoder-layer graph"),
+        (("decoder-layer", "--shape", "4x4"), "does not take --shape"),
+        (("decoder-layer", "--batches", "1,x"), "positive integers"),
+        (("decoder-layer", "--heads", "6", "--kv-heads", "4"), "multiple of kv_heads"),
+        (("decoder-layer", "--roofline", "a.png"), "--batches"),
+    ],
+)
+def test_cli_mistakes_exit_2_with_a_hint(capsys, argv, needle):
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2
+    assert needle in err and "Traceback" not in err
