@@ -184,7 +184,10 @@ print(
 #   far fewer times;
 # - b. the Cube computes faster on larger tiles because of a higher clock;
 # - c. larger tiles need less L0C;
-# - d. GM's bandwidth grows with the size of a transfer.
+# - d. the chip's peak GM bandwidth (`chip.gm_bandwidth`, bytes per cycle) is higher for larger transfers.
+#
+# (Lab 0's plot of one copy's *effective* bandwidth — bytes over all the copy's cycles — rose with its size.
+# Which part of the copy model made it rise?)
 
 # %%
 ### BEGIN SOLUTION

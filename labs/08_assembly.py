@@ -214,7 +214,10 @@ print(report)
 # ## 4. A real bug
 #
 # `examples/buggy_double_buffer.s` computes SiLU, `y = x · sigmoid(x)`, double-buffered — and is wrong, some of
-# the time. Run it without and with the sanitizer:
+# the time. Run it without and with the sanitizer. This time the sanitizer runs in **lab mode**
+# (`report.for_lab()`, or `dsasim run-asm FILE --sanitize --lab`): it reports each race — its hazard, both
+# instructions with their lines and the cycles they ran — but not the hint that says how to fix it. Finding
+# the cure is your job.
 
 # %%
 silu_text = (EXAMPLES / "buggy_double_buffer.s").read_text()
@@ -223,7 +226,7 @@ x = plain.inputs["x"].astype(np.float32)
 wrong = ~np.isclose(plain.outputs["y"].astype(np.float32), x / (1 + np.exp(-x)), rtol=1e-2, atol=1e-2)
 print(f"plain run: no error, no warning; {int(wrong.sum()):,} of {wrong.size:,} outputs are wrong")
 buggy = simulate(parse(silu_text, "buggy_double_buffer.s"), chip, sanitize=True)
-print(buggy.sanitizer)
+print(buggy.sanitizer.for_lab())
 
 # %% [markdown]
 # ### Exercise 8.4 — the hazard
@@ -241,8 +244,10 @@ check("8.4", silu_hazard)
 # ### Exercise 8.5 — fix it
 #
 # Write `fix_silu(text)`: the kernel's text with its synchronisation fixed **by moving lines only** (no line
-# added, deleted or changed). The check runs your fixed kernel with the sanitizer, which must report nothing,
-# and compares `y` with numpy.
+# added, deleted or changed). Work it out from the report: which buffer do the two racing instructions share,
+# which flag says that buffer is free, and when does that flag fire? (Number the kernel's lines with
+# `enumerate(silu_text.splitlines(), start=1)` to follow the report.) The check runs your fixed kernel with
+# the sanitizer, which must report nothing, and compares `y` with numpy.
 
 
 # %%

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from typing import Any
 
-from compiler import Elementwise, Schedule
+from compiler import Elementwise, Softmax
 from dsasim import bench_path, compile_and_run
-from isa import DType, Pipe
+from isa import DType, Pipe, parse
 from labs import EXAMPLES
 from labs.checks.core import Grader, exercise
-from simulator import Run, load_chip, simulate
+from simulator import Chip, Run, load_chip, simulate
 
 
 @cache
@@ -20,22 +21,61 @@ def _runs() -> dict[str, Run]:
         name: simulate(EXAMPLES / f"{name}.s", "edu", timing_only=True)
         for name in ("vector_add_single", "vector_add_double", "matmul_tile")
     }
-    runs["exp 64x1024 (vector-heavy)"] = compile_and_run(
-        Elementwise("exp", 64, 1024, DType.F32), Schedule(tile={"r": 4}), "edu", timing_only=True
-    ).run
+    runs["softmax 64x1024 (vector-heavy)"] = compile_and_run(Softmax(64, 1024), None, "edu", timing_only=True).run
+    runs["relu with scalar address arithmetic (scalar-heavy)"] = simulate(
+        parse(_scalar_heavy_kernel(), "scalar_heavy.s"), "edu", timing_only=True
+    )
     return runs
+
+
+def _scalar_heavy_kernel(tiles: int = 8, tile: int = 512) -> str:
+    """A single-buffered relu whose scalar unit spends 300 cycles per tile on bookkeeping (``scalar``):
+    the scalar unit is the busiest unit, so an answer that counts it is caught."""
+    lines = [".chip edu", f".tensor x f16[{tiles * tile}] in", f".tensor y f16[{tiles * tile}] out", ".core 0"]
+    for i in range(tiles):
+        off = i * tile * 2
+        lines += [
+            "scalar 300",
+            f"mte2.copy ub[0x0], x[{off:#x}], f16[{tile}]",
+            "set_flag mte2 -> v, 0",
+            "wait_flag mte2 -> v, 0",
+            f"v.relu ub[{tile * 2:#x}], ub[0x0], f16[{tile}]",
+            "set_flag v -> mte3, 0",
+            "wait_flag v -> mte3, 0",
+            f"mte3.copy y[{off:#x}], ub[{tile * 2:#x}], f16[{tile}]",
+            "barrier all",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _other_cube(chip: Chip) -> Chip:
+    """``chip`` with a Cube of another shape (both presets share one), so a constant answer is caught."""
+    cube = dataclasses.replace(chip.cube, n0=2 * chip.cube.n0, k0_bytes=2 * chip.cube.k0_bytes)
+    return dataclasses.replace(
+        chip, name=f"{chip.name} with a {cube.m0}x{cube.n0} Cube, k0_bytes={cube.k0_bytes}", cube=cube
+    )
 
 
 @exercise("0.1", "cube_peak(chip) → f16 FLOP per cycle")
 def _cube_peak(g: Grader, fn: Any) -> None:
     g.function(fn, "cube_peak", 1)
-    for name in ("edu", "ascend910b-like"):
-        chip = load_chip(name)
-        case = f"cube_peak(load_chip({name!r}))"
+    edu = load_chip("edu")
+    chips = {"load_chip('edu')": edu, "load_chip('ascend910b-like')": load_chip("ascend910b-like")}
+    chips[f"<{_other_cube(edu).name}>"] = _other_cube(edu)
+    first = None
+    for label, chip in chips.items():
+        case = f"cube_peak({label})"
         got = g.number(g.call(fn, chip, case=case), case, unit="FLOP/cycle")
+        want = chip.cube.flops_per_cycle(DType.F16)
+        if first is not None and got == first[1] and want != first[0]:
+            g.fail(
+                f"{case} gave {got:,.0f}, the same as for a chip whose Cube has another shape",
+                hint="compute the peak from chip.cube.m0, chip.cube.n0 and chip.cube.k0_bytes, not a constant",
+            )
+        first = first or (want, got)
         g.close(
             got,
-            chip.cube.flops_per_cycle(DType.F16),
+            want,
             case,
             hint="one fractal per cycle is m0·n0·k0 multiply-accumulates, 2 FLOPs each; "
             "k0 is k0_bytes divided by the 2 bytes of an f16",
@@ -90,9 +130,47 @@ def _busiest(g: Grader, fn: Any) -> None:
         )
 
 
+#: What a copy's time would be if the student's formula left out one term: the path with that term zeroed.
+COPY_TERMS = {
+    "granularity": "round the bytes up to a whole number of the path's granularity before dividing by the bandwidth",
+    "min_cycles": "the streaming time is at least the path's min_cycles: max(min_cycles, ⌈streamed / bandwidth⌉)",
+    "startup": "every copy pays the path's startup",
+    "burst_cycles": "every burst pays burst_cycles (one burst for a contiguous copy)",
+    "latency": "the data is usable only after the path's latency",
+    "issue_bandwidth": "a path with an issue_bandwidth streams no faster than it (see the formula's floor)",
+}
+NEUTRAL = {"granularity": 1, "min_cycles": 0, "startup": 0, "burst_cycles": 0, "latency": 0, "issue_bandwidth": 0.0}
+
+
+def _copy(chip: Chip, path: str, nbytes: int, without: str | None = None) -> float:
+    """One copy measured on the simulator; ``without`` a term: on a chip whose path lacks it."""
+    if without is not None:
+        p = dataclasses.replace(chip.paths[path], **{without: NEUTRAL[without]})
+        chip = dataclasses.replace(chip, paths={**chip.paths, path: p})
+    return bench_path(chip, path.replace("_", "-"), nbytes, count=1).cycles
+
+
+def _copy_hint(chip: Chip, path: str, nbytes: int, got: float) -> str:
+    """The hint for a wrong copy time: the term whose omission gives exactly ``got``, if one does."""
+    p = chip.paths[path]
+    for term, hint in COPY_TERMS.items():
+        if hasattr(p, term) and getattr(p, term) != NEUTRAL[term] and _copy(chip, path, nbytes, term) == got:
+            return hint
+    return "startup + one burst + max(min_cycles, ⌈bytes rounded up to the granularity / bandwidth⌉), in whole cycles"
+
+
 @exercise("0.4", "copy_cycles(chip, path, nbytes) → cycles of one contiguous copy")
 def _copy_cycles(g: Grader, fn: Any) -> None:
     g.function(fn, "copy_cycles", 3)
+    edu = load_chip("edu")
+    small, large = (
+        g.call(fn, edu, "gm_ub", n, case=f"copy_cycles(load_chip('edu'), 'gm_ub', {n})") for n in (32, 65536)
+    )
+    if small == large:
+        g.fail(
+            f"copy_cycles(load_chip('edu'), 'gm_ub', n) gave {_short_num(small)} for n = 32 and for n = 65,536",
+            hint="the time depends on nbytes (its streaming time) and on the path's numbers: compute it from them",
+        )
     cases = (
         ("edu", "gm_ub", 16384),
         ("edu", "gm_ub", 32),
@@ -107,15 +185,12 @@ def _copy_cycles(g: Grader, fn: Any) -> None:
         chip = load_chip(chip_name)
         case = f"copy_cycles(load_chip({chip_name!r}), {path!r}, {nbytes})"
         got = g.number(g.call(fn, chip, path, nbytes, case=case), case, unit="cycles")
-        want = bench_path(chip, path.replace("_", "-"), nbytes, count=1).cycles
-        p = chip.paths[path]
-        if nbytes % p.granularity:
-            hint = "round the bytes up to a whole number of the path's granularity before dividing by the bandwidth"
-        elif p.min_cycles:
-            hint = "the streaming time is at least the path's min_cycles"
-        else:
-            hint = "startup + one burst + ⌈streamed bytes / bandwidth⌉ (whole cycles)"
-        g.close(got, want, case, hint=hint)
+        want = _copy(chip, path, nbytes)
+        g.close(got, want, case, hint=None if got == want else _copy_hint(chip, path, nbytes, got))
+
+
+def _short_num(v: Any) -> str:
+    return f"{v:,}" if isinstance(v, int | float) else repr(v)[:40]
 
 
 @exercise("0.6", "the label of the pipe VECTOR waited for most in the single-buffered add")

@@ -81,7 +81,12 @@ def _best_orders(g: Grader, answer: Any) -> None:
 
 @exercise("2.3", "'a', 'b', 'c' or 'd': why cycles fell faster than bytes as tiles grew")
 def _why_cycles(g: Grader, answer: Any) -> None:
-    g.hashed(g.choice(answer, ("a", "b", "c", "d")), "de9022bb59567f19550f", hint="compare the two timelines")
+    g.hashed(
+        g.choice(answer, ("a", "b", "c", "d")),
+        "de9022bb59567f19550f",
+        hint="compare the number of copies and mmads of the two runs (r.program.instruction_count) and lab 0's copy "
+        "model: the peak bandwidth is a constant of the chip; which part of a copy's time does not depend on its size?",
+    )
 
 
 @exercise("2.4", "c_tile_fits(chip, tm, tn, c_buffers) → do the f32 accumulator tiles fit L0C?")

@@ -72,6 +72,18 @@ def _double_buffered(g: Grader, fn: Any) -> None:
             g.fail(
                 f"{case}: load the data in {n} copies of {tile} elements, one per tile", hint="one mte2.copy per tile"
             )
+        ids: dict[tuple[Pipe, Pipe], list[int]] = {}
+        for i in program.cores[0]:
+            if isinstance(i, SetFlag):
+                ids.setdefault((i.src, i.dst), []).append(i.event)
+        one = [pair for pair, events in ids.items() if len(events) >= 2 and len(set(events)) == 1]
+        if one:
+            src, dst = one[0]
+            g.fail(
+                f"{case}: every 'set_flag {src.value} -> {dst.value}' uses the same event id",
+                hint="give buffer set b its own event id b: with one id for both sets, whether a flag is consumed "
+                "before it is set again depends on timing",
+            )
         x = rng.standard_normal(n * tile).astype(np.float16)
         run = _sanitized(g, program, case, {"x": x})
         if not run.sanitizer.clean:
@@ -158,7 +170,7 @@ def _fix(g: Grader, fn: Any) -> None:
         g.fail(
             f"{case}: the sanitizer still reports {len(run.sanitizer.findings)} problem(s); the first:\n"
             f"  {_first_finding(run)}",
-            hint="follow the report's hint",
+            hint="a 'buffer free' flag may only fire once every instruction that reads the buffer has run",
         )
     xf = x.astype(np.float32)
     g.right(

@@ -9,125 +9,29 @@ pass in the executed solution notebooks (tests/test_labs.py).
 from __future__ import annotations
 
 import importlib.util
-import math
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from isa import DsasimError, DType, Pipe, Space
+from isa import DsasimError
 from labs import EXAMPLES
 from labs.checks import CheckFailed, check, digest, exercises, grade, lookup
 from labs.checks.__main__ import main as checks_main
 
 # ---------------------------------------------------------------------------------- wrong answers
 
-
-def _single_buffered_exp(n_tiles: int, tile: int, *, byte_offsets: bool = True, waits: bool = True) -> str:
-    """Lab 8's single-buffered kernel; ``byte_offsets=False`` uses element offsets (a classic slip),
-    ``waits=False`` drops the 'buffer free' waits (a race)."""
-    size = math.ceil(tile * 2 / 32) * 32
-    lines = [".chip edu", f".tensor x f16[{n_tiles * tile}] in", f".tensor y f16[{n_tiles * tile}] out", ".core 0"]
-    for i in range(n_tiles):
-        off = i * tile * (2 if byte_offsets else 1)
-        last = i == n_tiles - 1
-        if i and waits:
-            lines.append("wait_flag v -> mte2, 0")
-        lines += [f"mte2.copy ub[0x0], x[{off:#x}], f16[{tile}]", "set_flag mte2 -> v, 0", "wait_flag mte2 -> v, 0"]
-        if i and waits:
-            lines.append("wait_flag mte3 -> v, 0")
-        lines.append(f"v.exp ub[{size:#x}], ub[0x0], f16[{tile}]")
-        if not last and waits:
-            lines.append("set_flag v -> mte2, 0")
-        lines += [
-            "set_flag v -> mte3, 0",
-            "wait_flag v -> mte3, 0",
-            f"mte3.copy y[{off:#x}], ub[{size:#x}], f16[{tile}]",
-        ]
-        if not last and waits:
-            lines.append("set_flag mte3 -> v, 0")
-    return "\n".join(lines) + "\n"
-
-
-def _copy_without_rounding(chip, path, nbytes):
-    p = chip.paths[path]
-    return p.startup + p.burst_cycles + math.ceil(nbytes / p.bandwidth)
-
-
-def _predict_ignoring_dropped_loops(M, N, K, tm, tn, tk, order):
-    trips = {"m": math.ceil(M / tm), "n": math.ceil(N / tn), "k": math.ceil(K / tk)}
-    total = M * N * 2
-    for size, axes in ((M * K * 2, ("m", "k")), (K * N * 2, ("k", "n"))):
-        inner = max(order.index(ax) for ax in axes)
-        total += size * math.prod(trips[ax] for ax in order[: inner + 1] if ax not in axes)
-    return total
-
-
-def _stages_without_startup(chip, op, rows, cols):
-    nbytes = rows * cols * 2
-    return (nbytes / 64, nbytes / 256, nbytes / 64)
-
-
-def _bound_ignoring_paths(run):
-    st, chip = run.stats, run.chip
-    b = {"cube": st.cube_flops / chip.cube.flops_per_cycle(DType.F16), "GM": st.gm_bytes / chip.gm_bandwidth}
-    k = max(b, key=b.get)
-    return b[k], k
-
-
-WRONG = {
-    "0.1": [lambda chip: chip.cube.m0 * chip.cube.n0 * chip.cube.k0_bytes // 2],  # forgot 2 FLOPs per MAC
-    "0.2": [lambda r, c: (2 * 2 * r * c, r * c), lambda r, c: (3 * r * c, r * c), lambda r, c: (6 * r * c, 3 * r * c)],
-    "0.3": [
-        lambda run: (
-            max(
-                (p for p in run.stats.cores[0] if p is not Pipe.S), key=lambda p: run.stats.cores[0][p].instructions
-            ).label
-        ),
-        lambda run: max(run.stats.cores[0], key=lambda p: run.stats.cores[0][p].busy + 10**9 * (p is Pipe.S)).label,
-    ],
-    "0.4": [_copy_without_rounding, lambda chip, path, n: math.ceil(n / chip.paths[path].bandwidth)],
-    "0.6": ["MTE3", "SCALAR"],
-    "0.7": ["VECTOR", "MTE3"],
-    "1.1": [
-        lambda op: op.flops / sum(t.nbytes for t in op.inputs),  # forgot the output
-        lambda op: op.flops / (2 * sum(math.prod(t.shape) for t in op.tensors())),  # every element 2 bytes
-    ],
-    "1.2": [
-        lambda p, b, xs: np.maximum(p, b * xs),
-        lambda p, b, xs: float(np.minimum(p, b * xs).max()),
-        lambda p, b, xs: np.minimum(p, b * xs).ravel(),
-    ],
-    "1.3": [lambda p, b: 3 * p / b, lambda p, b: math.ceil(3 * p / b / 16) * 16 + 16],
-    "1.4": [_bound_ignoring_paths, lambda run: (run.stats.roofline.bound_cycles, "cube")],
-    "1.5": ["a", "c", "d"],
-    "1.6": [[512], [128, 256, 512], "256, 512"],
-    "2.1": [_predict_ignoring_dropped_loops, lambda M, N, K, tm, tn, tk, order: 2 * (M * K + K * N + M * N)],
-    "2.2": [["m,k,n"], ["m,n,k"], ["m,k,n", "n,k,m", "k,m,n"]],
-    "2.3": ["b", "c", "d"],
-    "2.4": [lambda chip, tm, tn, cb: cb * tm * tn * 2 <= chip.capacity(Space.L0C)],
-    "3.1": [_stages_without_startup],
-    "3.2": [lambda n, load, compute, store, double: n * (load + compute + store) / (2 if double else 1)],
-    "3.3": ["faster", "slower"],
-    "3.4": [lambda chip, cols, operands, buffers: chip.capacity(Space.UB) // (buffers * cols * 2)],
-    "3.5": [1, 3],
-    "3.6": ["a", "c"],
-    "8.1": [
-        _single_buffered_exp,  # right, but not double-buffered: too slow
-        lambda n, t: _single_buffered_exp(n, t, byte_offsets=False),
-        lambda n, t: _single_buffered_exp(n, t, waits=False),
-        lambda n, t: "mte2.copy ub[0x0], x",
-    ],
-    "8.4": ["RAW", "WAW"],
-    "8.5": [lambda text: text, lambda text: "\n".join(x for x in text.splitlines() if "set_flag" not in x)],
-}
-# Labs 4–7 keep their wrong answers next to this file, one module per lab: tests/labs/wrong_labNN.py.
+#: Typical wrong answers per exercise, kept one module per lab: tests/labs/wrong_labNN.py, each with ``WRONG``.
+WRONG: dict[str, list] = {}
+WRONG_MODULES = {}
 for _path in sorted(Path(__file__).parent.glob("wrong_lab*.py")):
     _spec = importlib.util.spec_from_file_location(f"_dsasim_{_path.stem}", _path)
     _module = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_module)
-    WRONG.update(_module.WRONG)
+    WRONG_MODULES[_path.stem] = _module
+    for _ex, _answers in _module.WRONG.items():
+        WRONG.setdefault(_ex, []).extend(_answers)
 
 
 def _ids() -> list[str]:
@@ -148,7 +52,7 @@ def test_wrong_answers_are_caught(exercise, index):
 
 
 def test_breaking_a_kernel_must_be_one_deleted_wait_that_races():
-    kernel = _single_buffered_exp(4, 1024)
+    kernel = WRONG_MODULES["wrong_lab08"].single_buffered_exp(4, 1024)
     lines = kernel.splitlines()
     cases = {
         "nothing deleted": kernel,
@@ -260,3 +164,27 @@ def test_digest_cli(capsys):
 
 def test_examples_folder_is_found():
     assert (EXAMPLES / "buggy_double_buffer.s").exists()
+
+
+# ---------------------------------------------------------------------------------- hints that fit
+
+
+def _wrong(lab: str, ex: str, index: int):
+    return WRONG_MODULES[f"wrong_lab{lab}"].WRONG[ex][index]
+
+
+@pytest.mark.parametrize(
+    ("exercise", "lab", "index", "hint"),
+    [
+        ("0.1", "00", 1, r"not a constant"),  # a hard-coded peak: both presets share one Cube
+        ("0.3", "00", 1, r"leave out the scalar unit"),  # the scalar unit counted
+        ("0.4", "00", 0, r"granularity"),  # no rounding up
+        ("0.4", "00", 1, r"min_cycles"),  # no floor
+        ("0.4", "00", 3, r"depends on nbytes"),  # a constant
+        ("8.1", "08", 4, r"its own event id"),  # one event id for both buffer sets
+    ],
+)
+def test_each_named_mistake_gets_the_hint_that_fits_it(exercise, lab, index, hint):
+    with pytest.raises(CheckFailed) as err:
+        grade(exercise, _wrong(lab, exercise, index))
+    assert re.search(hint, err.value.hint), f"{exercise}: {err.value}\n  hint: {err.value.hint}"
