@@ -21,7 +21,7 @@
 #
 # Time: about 60 minutes. Lab 0 first (Exercise 0.4's `copy_cycles` helps here).
 
-# %%
+# %% tags=["parameters"]
 import math
 
 import matplotlib.pyplot as plt
@@ -34,6 +34,10 @@ from labs.checks import check
 from simulator import load_chip
 
 chip = load_chip("edu")
+# The lab's numbers. A per-student variant of the lab sets its own in the next cell.
+ROWS, COLS = 256, 1024  # the f16 matrix of sections 1-4
+TILE_R = 8  # rows per tile in sections 1 and 2
+TILE_ADD = 8  # the add's tile in section 4, in rows
 
 
 def run(op: str, rows: int, cols: int, tile_r: int, buffers: int, prefetch: int, **kw):
@@ -46,10 +50,10 @@ def run(op: str, rows: int, cols: int, tile_r: int, buffers: int, prefetch: int,
 # %% [markdown]
 # ## 1. Three stages, counted by hand
 #
-# `exp` over a `256 × 1024` f16 matrix, in tiles of `r` whole rows. Each tile goes through three stages on
+# `exp` over a `{{rows}} × {{cols}}` f16 matrix, in tiles of `r` whole rows. Each tile goes through three stages on
 # three different pipes:
 #
-# 1. **load** (MTE2): one copy GM → UB of `r × 1024 × 2` bytes — Lab 0's transfer rule;
+# 1. **load** (MTE2): one copy GM → UB of `r × {{cols}} × 2` bytes — Lab 0's transfer rule;
 # 2. **compute** (VECTOR): one `v.exp`. A vector instruction processes 256 bytes per *repeat*:
 #
 #        cycles = startup + max(min_cycles, cost × ⌈bytes / bytes_per_repeat⌉)
@@ -86,11 +90,12 @@ def stage_cycles(chip, op: str, rows: int, cols: int) -> tuple[int, int, int]:
 check("3.1", stage_cycles)
 
 # %%
-L, C, S = stage_cycles(chip, "exp", 8, 1024)
-print(f"exp, tile 8 × 1024 f16 ({8 * 1024 * 2:,} bytes): load {L}, compute {C}, store {S} cycles")
+L, C, S = stage_cycles(chip, "exp", TILE_R, COLS)
+nbytes = TILE_R * COLS * 2
+print(f"exp, tile {TILE_R} × {COLS} f16 ({nbytes:,} bytes): load {L}, compute {C}, store {S} cycles")
 print(
-    f"measured: load {bench_path(chip, 'gm-ub', 16384, count=1).cycles:.0f}, "
-    f"compute {bench_vector(chip, 'exp', DType.F16, 64, count=1).cycles:.0f}"
+    f"measured: load {bench_path(chip, 'gm-ub', nbytes, count=1).cycles:.0f}, "
+    f"compute {bench_vector(chip, 'exp', DType.F16, nbytes // 256, count=1).cycles:.0f}"
 )
 
 # %% [markdown]
@@ -100,7 +105,7 @@ print(
 # has read tile *i* from it. Look at four tiles: which stages overlap, and which wait?
 
 # %%
-single = run("exp", 32, 1024, tile_r=8, buffers=1, prefetch=0)
+single = run("exp", 4 * TILE_R, COLS, tile_r=TILE_R, buffers=1, prefetch=0)
 print(f"single buffer: {single.cycles:,} cycles")
 single.timeline()
 
@@ -109,7 +114,7 @@ single.timeline()
 # tile *i*, and MTE3 stores tile *i−1*:
 
 # %%
-double = run("exp", 32, 1024, tile_r=8, buffers=2, prefetch=1)
+double = run("exp", 4 * TILE_R, COLS, tile_r=TILE_R, buffers=2, prefetch=1)
 print(f"double buffer: {double.cycles:,} cycles")
 double.timeline()
 
@@ -144,12 +149,12 @@ check("3.2", pipeline_cycles)
 rows = [1, 2, 4, 8, 16]
 model_1, model_2, sim_1, sim_2 = [], [], [], []
 for r in rows:
-    L, C, S = stage_cycles(chip, "exp", r, 1024)
-    n = math.ceil(256 / r)
+    L, C, S = stage_cycles(chip, "exp", r, COLS)
+    n = math.ceil(ROWS / r)
     model_1.append(pipeline_cycles(n, L, C, S, False))
     model_2.append(pipeline_cycles(n, L, C, S, True))
-    sim_1.append(run("exp", 256, 1024, r, buffers=1, prefetch=0).cycles)
-    sim_2.append(run("exp", 256, 1024, r, buffers=2, prefetch=1).cycles)
+    sim_1.append(run("exp", ROWS, COLS, r, buffers=1, prefetch=0).cycles)
+    sim_2.append(run("exp", ROWS, COLS, r, buffers=2, prefetch=1).cycles)
 fig, ax = plt.subplots(figsize=(7, 4))
 ax.plot(rows, np.array(model_1) / 1e3, "-", color="C0", label="single buffer, model")
 ax.plot(rows, np.array(sim_1) / 1e3, "o", color="C0", label="single buffer, simulator")
@@ -157,9 +162,9 @@ ax.plot(rows, np.array(model_2) / 1e3, "-", color="C1", label="double buffer, mo
 ax.plot(rows, np.array(sim_2) / 1e3, "s", color="C1", label="double buffer, simulator")
 ax.set_xscale("log", base=2)
 ax.set_xticks(rows, [str(r) for r in rows])
-ax.set_xlabel("rows per tile (× 1024 f16)")
+ax.set_xlabel(f"rows per tile (× {COLS} f16)")
 ax.set_ylabel("thousand cycles")
-ax.set_title("exp 256×1024 on edu")
+ax.set_title(f"exp {ROWS}×{COLS} on edu")
 ax.legend()
 plt.show()
 
@@ -172,7 +177,7 @@ plt.show()
 
 # %%
 combos = [(1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2)]
-table = {op: {bp: run(op, 256, 1024, 4, *bp).cycles for bp in combos} for op in ("exp", "add")}
+table = {op: {bp: run(op, ROWS, COLS, 4, *bp).cycles for bp in combos} for op in ("exp", "add")}
 print(f"{'buffers, prefetch':18}" + "".join(f"{op:>10}" for op in table))
 for bp in combos:
     print(f"{bp!s:18}" + "".join(f"{table[op][bp]:>10,}" for op in table))
@@ -183,7 +188,7 @@ for i, op in enumerate(table):
     ax.bar(np.arange(len(combos)) + (i - 0.5) * width, [table[op][bp] / 1e3 for bp in combos], width, label=op)
 ax.set_xticks(range(len(combos)), [f"b={b}, p={p}" for b, p in combos])
 ax.set_ylabel("thousand cycles")
-ax.set_title("256×1024 f16, tile 4 rows, on edu")
+ax.set_title(f"{ROWS}×{COLS} f16, tile 4 rows, on edu")
 ax.set_ylim(0, 1.3 * max(table["add"].values()) / 1e3)
 ax.legend(loc="upper center", ncols=2)
 plt.show()
@@ -192,7 +197,8 @@ plt.show()
 # ### Exercise 3.3 — two buffers, no prefetch
 #
 # Compare `buffers=2, prefetch=0` with `buffers=1, prefetch=0` for `exp`. Is the double-buffered run
-# `"faster"`, `"the same"` or `"slower"`? (The timeline of `run("exp", 32, 1024, 8, 2, 0)` shows why.)
+# `"faster"`, `"the same"` or `"slower"`? (The timeline of `run("exp", 4 * TILE_R, COLS, TILE_R, 2, 0)`
+# shows why.)
 
 # %%
 ### BEGIN SOLUTION
@@ -204,12 +210,14 @@ check("3.3", two_buffers_no_prefetch)
 # ## 4. When more buffers do not help
 #
 # Buffers cost UB space. A tile of `r` rows of `cols` f16 elements takes `r · cols · 2` bytes, and each of
-# the kernel's operands needs `buffers` of them. Try triple buffering the add's 8-row tiles:
+# the kernel's operands needs `buffers` of them. Try triple buffering the add's {{tile_add}}-row tiles:
 
 # %%
 try:
     compile_op(
-        Elementwise("add", 256, 1024), Schedule(tile={"r": 8, "c": 1024}, buffers={"x": 3, "y": 3, "z": 3}), chip
+        Elementwise("add", ROWS, COLS),
+        Schedule(tile={"r": TILE_ADD, "c": COLS}, buffers={"x": 3, "y": 3, "z": 3}),
+        chip,
     )
 except BufferCapacityError as err:
     print(f"error: {err}")
@@ -239,8 +247,8 @@ check("3.4", max_tile_rows)
 best = {}
 for op, operands in (("exp", 2), ("add", 3)):
     for b in (1, 2, 3):
-        r = max_tile_rows(chip, 1024, operands, b)
-        best[op, b] = run(op, 256, 1024, r, b, min(b - 1, 2))
+        r = max_tile_rows(chip, COLS, operands, b)
+        best[op, b] = run(op, ROWS, COLS, r, b, min(b - 1, 2))
         print(f"{op:4} buffers {b}: tile {r:2} rows  {best[op, b].cycles:>7,} cycles")
         print(f"     verdict: {best[op, b].diagnose().text}")
 

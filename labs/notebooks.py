@@ -16,6 +16,11 @@ A student notebook the student has changed since it was built is kept, not overw
     python -m labs.notebooks                 # every lab → labs/build/student/, labs/build/solution/
     python -m labs.notebooks 01 03 --out DIR # some labs, elsewhere
     python -m labs.notebooks --check         # validate the sources, write nothing
+    python -m labs.notebooks 03 --variant-seed 7   # a variant → labs/build/variants/seed-7/
+    python -m labs.notebooks --roster ids.txt      # one variant per student → labs/build/variants/ID/
+
+A variant (``labs.checks.variants``) gives a student their own parameters: only labs that declare
+parameters have them (``--roster`` without lab numbers builds those).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jupytext
@@ -34,6 +39,8 @@ import nbformat
 from nbformat import NotebookNode
 
 from isa import DsasimError
+from labs.checks import Variant, has_variants, seed_for, shuffled_exercises, variant
+from labs.variant_cells import fill, inject, relabel_solution, shuffle_options
 
 LABS_DIR = Path(__file__).resolve().parent
 BUILD_DIR = LABS_DIR / "build"
@@ -68,12 +75,14 @@ class Lab:
 
 @dataclass
 class Built:
-    """The two notebooks of a lab, and its exercises in order (``"1.1"``, ``"1.2"``...)."""
+    """The two notebooks of a lab, its exercises in order (``"1.1"``, ``"1.2"``...), and the variant they
+    were built for (the defaults, unless a seed was given)."""
 
     lab: Lab
     student: NotebookNode
     solution: NotebookNode
     exercises: list[str]
+    variant: Variant = field(default_factory=lambda: Variant(0))
 
 
 def find_labs(labs_dir: Path = LABS_DIR, only: Sequence[str] = ()) -> list[Lab]:
@@ -98,15 +107,31 @@ def find_labs(labs_dir: Path = LABS_DIR, only: Sequence[str] = ()) -> list[Lab]:
     return labs
 
 
-def build(lab: Lab) -> Built:
-    """Read ``lab``'s source and make its student and solution notebooks (in memory)."""
+def build(lab: Lab, seed: int | None = None, student: str | None = None) -> Built:
+    """Read ``lab``'s source and make its student and solution notebooks (in memory).
+
+    With a ``seed`` (or a ``student`` id, whose seed is :func:`labs.checks.seed_for`), the notebooks are
+    that student's variant: a cell after the one tagged ``parameters`` sets the variant's values and tells
+    ``check`` to grade against them, ``{{name}}`` in the text shows them, and the options of the lab's
+    shuffled choice questions appear in the variant's order. Without one, the defaults.
+    """
+    if seed is None and student is not None:
+        seed = seed_for(student)
+    if seed is not None and not has_variants(lab.number):
+        with_variants = [f"{x.number:02d}" for x in find_labs(lab.source.parent) if has_variants(x.number)]
+        raise LabSourceError(
+            f"lab {lab.number:02d} has no variants", hint=f"labs with variants: {', '.join(with_variants) or 'none'}"
+        )
     text = lab.source.read_text(encoding="utf-8")
     nb = jupytext.reads(text, fmt="py:percent")
     lines = _cell_lines(text, len(nb.cells))
-    student, solution = _empty_notebook(lab), _empty_notebook(lab)
+    choices = dict.fromkeys(shuffled_exercises(lab.number), "")
+    params = variant(lab.number, seed).params
+    student_nb, solution = _empty_notebook(lab), _empty_notebook(lab)
     exercises: list[str] = []
     for i, cell in enumerate(nb.cells):
         where = f"{_rel(lab.source)}:{lines[i]}" if lines else f"{_rel(lab.source)}, cell {i + 1}"
+        tags = {"tags": list(cell.metadata["tags"])} if cell.metadata.get("tags") else {}
         if cell.cell_type == "code":
             stu, sol, ex = _code_cell(cell.source, lab, where)
             if ex:
@@ -114,15 +139,18 @@ def build(lab: Lab) -> Built:
                     raise LabSourceError(f"{where}: exercise {ex} appears twice", hint="number exercises N.1, N.2, ...")
                 exercises.append(ex)
             meta = {"dsasim": {"exercise": ex}} if ex else {}
-            student.cells.append(nbformat.v4.new_code_cell(stu, metadata=meta))
-            solution.cells.append(nbformat.v4.new_code_cell(sol, metadata=meta))
+            if choices.get(ex):
+                sol = relabel_solution(sol, choices[ex])
+            student_nb.cells.append(nbformat.v4.new_code_cell(stu, metadata=meta | tags))
+            solution.cells.append(nbformat.v4.new_code_cell(sol, metadata=meta | tags))
         elif cell.cell_type == "markdown":
-            stu, sol, answered = _markdown_cell(cell.source, where)
+            stu, sol, answered = _markdown_cell(fill(cell.source, params, where), where)
             meta = {"dsasim": {"answer": True}} if answered else {}
-            student.cells.append(nbformat.v4.new_markdown_cell(stu, metadata=meta))
-            solution.cells.append(nbformat.v4.new_markdown_cell(sol, metadata=meta))
+            stu, sol = shuffle_options(stu, sol, lab.number, seed, _next_exercise(nb.cells[i + 1 :]), choices)
+            student_nb.cells.append(nbformat.v4.new_markdown_cell(stu, metadata=meta | tags))
+            solution.cells.append(nbformat.v4.new_markdown_cell(sol, metadata=meta | tags))
         else:
-            student.cells.append(nbformat.v4.new_raw_cell(cell.source))
+            student_nb.cells.append(nbformat.v4.new_raw_cell(cell.source))
             solution.cells.append(nbformat.v4.new_raw_cell(cell.source))
     order = [int(e.split(".")[1]) for e in exercises]
     if order != sorted(order):
@@ -130,11 +158,24 @@ def build(lab: Lab) -> Built:
             f"{_rel(lab.source)}: exercises appear in the order {', '.join(exercises)}",
             hint="number them in the order they appear",
         )
-    for nb_out in (student, solution):
+    the_variant = Variant(lab.number, seed, params, {ex: order for ex, order in choices.items() if order})
+    for nb_out in (student_nb, solution):
         for i, cell in enumerate(nb_out.cells):
             cell["id"] = f"lab{lab.number:02d}-c{i:02d}"  # stable: an unchanged source rebuilds the same bytes
+        if seed is not None:
+            inject(nb_out, the_variant, student, where=_rel(lab.source))
         nbformat.validate(nb_out)
-    return Built(lab, student, solution, exercises)
+    return Built(lab, student_nb, solution, exercises, the_variant)
+
+
+# ------------------------------------------------------------------------------------------- variants
+
+
+def _next_exercise(cells: list) -> str | None:
+    """The exercise of the first code cell among ``cells`` (the one a markdown cell introduces)."""
+    code = next((c for c in cells if c.cell_type == "code"), None)
+    m = CHECK_CALL.search(code.source) if code is not None else None
+    return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
 def _empty_notebook(lab: Lab) -> NotebookNode:
@@ -264,28 +305,60 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labs.notebooks", description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str = "python -m labs.notebooks") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     parser.add_argument("labs", nargs="*", help="lab numbers or slugs (default: all)")
-    parser.add_argument("--out", type=Path, default=BUILD_DIR, help="output folder (default: labs/build)")
+    parser.add_argument("--out", type=Path, help="output folder (default: labs/build, or labs/build/variants/...)")
     parser.add_argument("--check", action="store_true", help="validate the sources only")
     parser.add_argument("--force", action="store_true", help="overwrite student notebooks even if changed")
+    v = parser.add_argument_group("per-student variants (labs with parameters only)")
+    v.add_argument("--variant-seed", type=int, metavar="S", help="build the variant of seed S")
+    v.add_argument("--student", metavar="ID", help="build the variant of student ID (its seed is a hash of ID)")
+    v.add_argument("--roster", type=Path, metavar="FILE", help="build one variant per student id, one id a line")
     args = parser.parse_args(argv)
     try:
-        built = [build(lab) for lab in find_labs(LABS_DIR, args.labs)]
-        if args.check:
+        targets = _targets(args)
+        labs = find_labs(LABS_DIR, args.labs)
+        if targets != [(None, None, args.out or BUILD_DIR)]:
+            labs = [lab for lab in labs if has_variants(lab.number)] if not args.labs else labs
+        for seed, student, out in targets:
+            built = [build(lab, seed, student) for lab in labs]
+            if args.check:
+                for b in built:
+                    print(f"{b.lab.slug}: {len(b.solution.cells)} cells, exercises {', '.join(b.exercises) or 'none'}")
+                continue
+            report = write(built, out, force=args.force)
             for b in built:
-                print(f"{b.lab.slug}: {len(b.solution.cells)} cells, exercises {', '.join(b.exercises) or 'none'}")
-            return 0
-        report = write(built, args.out, force=args.force)
+                print(f"{b.lab.slug}: {len(b.exercises)} exercises → {_rel(out)}/student, {_rel(out)}/solution")
+            for path in report.kept:
+                print(f"kept {path}: you changed it since it was built (--force overwrites it)")
     except DsasimError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    for b in built:
-        print(f"{b.lab.slug}: {len(b.exercises)} exercises → {_rel(args.out)}/student, {_rel(args.out)}/solution")
-    for path in report.kept:
-        print(f"kept {path}: you changed it since it was built (--force overwrites it)")
     return 0
+
+
+def _targets(args: argparse.Namespace) -> list[tuple[int | None, str | None, Path]]:
+    """(seed, student, output folder) of each build the options ask for."""
+    variants = BUILD_DIR / "variants"
+    if args.roster is not None:
+        try:
+            ids = [line.strip() for line in args.roster.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except OSError as err:
+            raise LabSourceError(f"cannot read {args.roster}: {err.strerror}", hint="one student id a line") from None
+        bad = [i for i in ids if not re.fullmatch(r"[\w.@+-]+", i)]
+        if bad or not ids:
+            raise LabSourceError(
+                f"{args.roster}: {'the id ' + repr(bad[0]) + ' is not' if bad else 'no student ids: ids are'} "
+                "letters, digits and . _ @ + -",
+                hint="one id a line, as the LMS exports them",
+            )
+        return [(None, i, (args.out or variants) / i) for i in ids]
+    if args.student is not None:
+        return [(None, args.student, args.out or variants / args.student)]
+    if args.variant_seed is not None:
+        return [(args.variant_seed, None, args.out or variants / f"seed-{args.variant_seed}")]
+    return [(None, None, args.out or BUILD_DIR)]
 
 
 if __name__ == "__main__":

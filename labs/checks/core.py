@@ -19,11 +19,10 @@ A student's own ``NotImplementedError`` passes through unchanged: it means "not 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 import numbers
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,6 +30,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from isa import DsasimError
+from labs.checks.variants import Variant, active_variant, load_graders
 
 #: Answers that mean "not answered yet".
 PLACEHOLDER_TEXT = frozenset({"", "todo", "tbd", "?", "...", "your answer", "answer", "<answer>", "xxx"})
@@ -66,31 +66,27 @@ class Exercise:
     #: what the student hands in, e.g. ``"intensity(op) → FLOP per GM byte"``
     what: str
     grade: Callable[[Grader, Any], None]
+    #: what a right answer scores when a class is graded (``python -m labs grade``)
+    points: float = 1.0
 
 
 _REGISTRY: dict[str, Exercise] = {}
 
 
-def exercise(id: str, what: str) -> Callable[[Callable[[Grader, Any], None]], Callable[[Grader, Any], None]]:
-    """Register the decorated function as the grader of exercise ``id``."""
+def exercise(
+    id: str, what: str, *, points: float = 1.0
+) -> Callable[[Callable[[Grader, Any], None]], Callable[[Grader, Any], None]]:
+    """Register the decorated function as the grader of exercise ``id``, worth ``points`` when right."""
+    if not (isinstance(points, int | float) and points > 0):
+        raise ValueError(f"exercise {id}: points={points!r}; give a positive number")
 
     def register(fn: Callable[[Grader, Any], None]) -> Callable[[Grader, Any], None]:
         if id in _REGISTRY:
             raise ValueError(f"exercise {id} registered twice")
-        _REGISTRY[id] = Exercise(id, what, fn)
+        _REGISTRY[id] = Exercise(id, what, fn, float(points))
         return fn
 
     return register
-
-
-def _load(lab: int) -> None:
-    """Import lab ``lab``'s graders (``labs/checks/labNN.py``), if it has any."""
-    name = f"labs.checks.lab{lab:02d}"
-    try:
-        importlib.import_module(name)
-    except ModuleNotFoundError as err:
-        if err.name != name:
-            raise
 
 
 def lookup(exercise_id: str) -> Exercise:
@@ -101,7 +97,7 @@ def lookup(exercise_id: str) -> Exercise:
             f'check() needs an exercise id such as "1.2", not {exercise_id!r}', hint='check("1.2", answer)'
         )
     if exercise_id not in _REGISTRY:
-        _load(int(lab))
+        load_graders(int(lab))
     if exercise_id not in _REGISTRY:
         known = exercises(int(lab))
         raise DsasimError(
@@ -113,7 +109,7 @@ def lookup(exercise_id: str) -> Exercise:
 
 def exercises(lab: int) -> list[str]:
     """Every registered exercise id of ``lab``, in order."""
-    _load(lab)
+    load_graders(lab)
     ids = [e for e in _REGISTRY if e.split(".")[0] == str(lab)]
     return sorted(ids, key=lambda e: int(e.split(".")[1]))
 
@@ -155,6 +151,13 @@ class Grader:
     def __init__(self, ex: Exercise) -> None:
         self.ex = ex
         self.passed: set[str] = set()
+        #: the student's variant of the lab (its parameters; the defaults without a seed)
+        self.variant: Variant = active_variant(int(ex.id.split(".")[0]))
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The lab's parameters for this student (``labs.checks.variants``)."""
+        return self.variant.params
 
     def fail(self, message: str, hint: str | None = None) -> NoReturn:
         raise CheckFailed(self.ex.id, message, hint=hint)
@@ -329,7 +332,10 @@ class Grader:
         self.ok(case)
 
     def hashed(self, value: Any, answer_digest: str, case: str = "your answer", *, hint: str | None = None) -> None:
-        """Compare with a salted hash of the right answer (conceptual questions)."""
+        """Compare with a salted hash of the right answer (conceptual questions). A letter of a choice
+        question whose options the student's variant shuffled is mapped back to the lab's own first."""
+        if isinstance(value, str) and self.ex.id in self.variant.choices:
+            value = self.variant.original(self.ex.id, _normal(value))
         if digest(self.ex.id, value) != answer_digest:
             self.fail(f"{case} {_short(value)} is not right", hint=hint)
         self.ok(case)

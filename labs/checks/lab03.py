@@ -4,15 +4,33 @@
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 from compiler import Elementwise, Schedule
 from dsasim import bench_path, bench_vector, compile_and_run, compile_op
-from isa import DsasimError, DType
+from isa import DsasimError, DType, Space
 from labs.checks.core import Grader, exercise
+from labs.checks.variants import parameters
 from simulator import load_chip
 
 BINARY = ("add", "sub", "mul", "div", "max", "min")
+#: The widths a variant draws from: at most 1024 columns, so that 16-row exp tiles double-buffer in UB.
+VARIANT_COLS = (512, 640, 768, 896, 1024)
+
+
+@parameters(3, choices=("3.6",), rows=256, cols=1024, tile_r=8, tile_add=8)
+def _variant(rng: random.Random) -> dict:
+    """A student's matrix and tiles. ``tile_add`` is a multiple of 4 rows at which the add's three operands
+    fit in UB with two buffers but not with three (section 4 shows the capacity error)."""
+    cols = rng.choice(VARIANT_COLS)
+    ub = load_chip("edu").capacity(Space.UB)
+    return {
+        "rows": rng.choice((256, 512)),
+        "cols": cols,
+        "tile_r": rng.choice((4, 8, 16)),
+        "tile_add": ub // (3 * 2 * cols * 2) // 4 * 4,
+    }
 
 
 def _run(op: str, rows: int, cols: int, tile_r: int, buffers: int, prefetch: int) -> int:
@@ -33,11 +51,17 @@ def _stages(op: str, rows: int, cols: int) -> tuple[float, float, float]:
     )
 
 
-@exercise("3.1", "stage_cycles(chip, op, rows, cols) → (load, compute, store) cycles of one f16 tile")
+@exercise("3.1", "stage_cycles(chip, op, rows, cols) → (load, compute, store) cycles of one f16 tile", points=2)
 def _stage_cycles(g: Grader, fn: Any) -> None:
     g.function(fn, "stage_cycles", 4)
     chip = load_chip("edu")
-    for op, rows, cols in (("exp", 8, 1024), ("relu", 1, 512), ("sqrt", 4, 2048), ("exp", 3, 100), ("abs", 16, 1024)):
+    for op, rows, cols in (
+        ("exp", g.params["tile_r"], g.params["cols"]),
+        ("relu", 1, 512),
+        ("sqrt", 4, 2048),
+        ("exp", 3, 100),
+        ("abs", 16, 1024),
+    ):
         case = f"stage_cycles(edu, {op!r}, {rows}, {cols})"
         out = g.call(fn, chip, op, rows, cols, case=case)
         if not isinstance(out, tuple | list) or len(out) != 3:
@@ -55,11 +79,11 @@ def _stage_cycles(g: Grader, fn: Any) -> None:
             g.close(g.number(got, what, unit="cycles"), want, what, hint=hint)
 
 
-@exercise("3.2", "pipeline_cycles(n_tiles, load, compute, store, double) → cycles of the whole loop")
+@exercise("3.2", "pipeline_cycles(n_tiles, load, compute, store, double) → cycles of the whole loop", points=3)
 def _pipeline(g: Grader, fn: Any) -> None:
     g.function(fn, "pipeline_cycles", 5)
     for op, rows, cols, r in (
-        ("exp", 256, 1024, 8),
+        ("exp", g.params["rows"], g.params["cols"], g.params["tile_r"]),
         ("exp", 64, 2048, 2),
         ("relu", 128, 512, 16),
         ("sqrt", 256, 1024, 1),
@@ -81,10 +105,11 @@ def _pipeline(g: Grader, fn: Any) -> None:
             g.close(got, want, case, rtol=0.01, hint=hint)
 
 
-@exercise("3.3", "'faster', 'the same' or 'slower': exp with buffers=2, prefetch=0 against buffers=1")
+@exercise("3.3", "'faster', 'the same' or 'slower': exp with buffers=2, prefetch=0 against buffers=1", points=1)
 def _no_prefetch(g: Grader, answer: Any) -> None:
     choice = g.choice(answer, ("faster", "the same", "slower"))
-    one, two = _run("exp", 256, 1024, 4, 1, 0), _run("exp", 256, 1024, 4, 2, 0)
+    rows, cols = g.params["rows"], g.params["cols"]
+    one, two = _run("exp", rows, cols, 4, 1, 0), _run("exp", rows, cols, 4, 2, 0)
     right = "faster" if two < one else "slower" if two > one else "the same"
     g.right(choice == right, f"your answer {answer!r}", hint="compare the two runs' cycles")
 
@@ -109,11 +134,11 @@ def _largest_fitting(op: str, cols: int, buffers: int, chip_name: str) -> int:
     return lo
 
 
-@exercise("3.4", "max_tile_rows(chip, cols, operands, buffers) → the most rows per f16 tile that fit UB")
+@exercise("3.4", "max_tile_rows(chip, cols, operands, buffers) → the most rows per f16 tile that fit UB", points=2)
 def _max_rows(g: Grader, fn: Any) -> None:
     g.function(fn, "max_tile_rows", 4)
-    for chip_name, op, cols, buffers in (("edu", "add", 1024, 3), ("edu", "add", 1024, 2), ("edu", "exp", 768, 3),
-                                         ("edu", "exp", 2048, 1), ("edu", "mul", 512, 2),
+    for chip_name, op, cols, buffers in (("edu", "add", g.params["cols"], 3), ("edu", "add", 1024, 2),
+                                         ("edu", "exp", 768, 3), ("edu", "exp", 2048, 1), ("edu", "mul", 512, 2),
                                          ("ascend910b-like", "add", 1024, 2)):  # fmt: skip
         operands = 3 if op in BINARY else 2
         case = f"max_tile_rows({chip_name}, {cols}, {operands}, {buffers})"
@@ -126,12 +151,13 @@ def _max_rows(g: Grader, fn: Any) -> None:
         )
 
 
-@exercise("3.5", "the buffer depth (1, 2 or 3) that made the add fastest at its largest tile")
+@exercise("3.5", "the buffer depth (1, 2 or 3) that made the add fastest at its largest tile", points=1)
 def _best_depth(g: Grader, answer: Any) -> None:
     depth = g.number(answer, "your answer", integer=True)
     if depth not in (1, 2, 3):
         g.fail(f"your answer {answer!r} is not 1, 2 or 3", hint="a buffer depth")
-    cycles = {b: _run("add", 256, 1024, _largest_fitting("add", 1024, b, "edu"), b, min(b - 1, 2)) for b in (1, 2, 3)}
+    rows, cols = g.params["rows"], g.params["cols"]
+    cycles = {b: _run("add", rows, cols, _largest_fitting("add", cols, b, "edu"), b, min(b - 1, 2)) for b in (1, 2, 3)}
     g.right(
         cycles[int(depth)] == min(cycles.values()),
         f"your answer {answer!r}",
@@ -139,7 +165,7 @@ def _best_depth(g: Grader, answer: Any) -> None:
     )
 
 
-@exercise("3.6", "'a', 'b', 'c' or 'd': why three buffers at their largest tile lose to two")
+@exercise("3.6", "'a', 'b', 'c' or 'd': why three buffers at their largest tile lose to two", points=1)
 def _why_three(g: Grader, answer: Any) -> None:
     g.hashed(
         g.choice(answer, ("a", "b", "c", "d")),
