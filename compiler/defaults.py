@@ -13,6 +13,7 @@ search only fills the rest.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 from compiler.errors import BufferCapacityError, ScheduleError
@@ -43,7 +44,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
         tiles[ax] = axes[ax]
     free_depths = tuple(n for n in operands(op) if n not in given.buffers)
     if any(k not in tiles for k in tile_knobs(op)) or free_depths:
-        tiles, buffers = _search(op, target, tiles, buffers, given, free_depths)
+        tiles, buffers = _searched(op, target, tiles, buffers, given, free_depths)
     parallel = given.parallel or _parallel(op, tiles, given.cores)
     loaded = [b for n, b in buffers.items() if n in loaded_operands(op)]
     prefetch = given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
@@ -73,6 +74,30 @@ def _parallel(op: Op, tiles: dict[str, int], cores: int) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------------------- search
+
+
+#: Searches already done: (op, chip parameters' id, given knobs) → (the parameters, the result). The
+#: parameters are kept so that their id names them while the entry lives; oldest entries go first.
+_DONE: dict[tuple, tuple[object, tuple[dict[str, int], dict[str, int]]]] = {}
+_DONE_MAX = 512
+
+
+def _searched(
+    op: Op, target: Target, fixed: dict[str, int], buffers: dict[str, int], given: Schedule, free: tuple[str, ...]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """:func:`_search`, remembered: compiling the same operator for the same chip again (a sweep, a test
+    suite, a notebook re-run) does not search again."""
+    try:
+        key = (op, id(target.params), json.dumps(given.to_json(), sort_keys=True), tuple(sorted(fixed.items())))
+        hash(key)
+    except TypeError:  # an operator or target that cannot be a key: search every time
+        return _search(op, target, fixed, buffers, given, free)
+    if key not in _DONE:
+        if len(_DONE) >= _DONE_MAX:
+            del _DONE[next(iter(_DONE))]
+        _DONE[key] = (target.params, _search(op, target, fixed, buffers, given, free))
+    tiles, depths = _DONE[key][1]
+    return dict(tiles), dict(depths)
 
 
 def _search(

@@ -96,3 +96,13 @@ def test_vector_defaults_are_the_cost_models_best_tile(op):
         except compiler.BufferCapacityError:
             continue
         assert round(best) <= round(other), f"tile r={r} is predicted faster than the default {chosen.text()}"
+
+
+def test_a_remembered_default_search_still_keeps_the_given_knobs():
+    op = MatMul(96, 160, 64)
+    first = default_schedule(op, EDU)
+    assert default_schedule(op, EDU).to_json() == first.to_json()  # remembered, the same
+    pinned = default_schedule(op, EDU, Schedule(tile={"m": 16}))
+    assert pinned.tile["m"] == 16
+    other = default_schedule(op, load_chip("ascend910b-like"))  # another chip: searched for it
+    assert compile(op, other, load_chip("ascend910b-like")).schedule.to_json() == other.to_json()
