@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.ir import Kernel
+from compiler.passes import run
 from compiler.ops import Op
 from compiler.plan import TilingPlan
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Traffic
-from isa import Program
+from isa import DsasimError, Program
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,8 +60,18 @@ class Compiled:
         return sum(t.nbytes for t in self.program.tensors)
 
     def knob_hints(self) -> dict[str, str]:
-        """The schedule knob to try for each bottleneck a run's verdict may name (``Op.knob_hints``)."""
-        return self.op.knob_hints(self.schedule)
+        """The schedule knob to try for each bottleneck a run's verdict may name (``Op.knob_hints``), none
+        recommending a change that does not fit this chip."""
+        return self.op.knob_hints(self.schedule, self.fits)
+
+    def fits(self, schedule: object) -> bool:
+        """Would ``schedule`` (this operator's, changed) compile for this chip: do its buffers fit?"""
+        try:
+            self.op.check_schedule(schedule, self.target)
+            run(self.op.lowered_as(), schedule, self.target, upto="buffer")
+        except DsasimError:
+            return False
+        return True
 
     def ir(self, name: str) -> Kernel:
         """The kernel after pass ``name`` (``"spec"`` for before any)."""

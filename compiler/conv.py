@@ -38,6 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from compiler.errors import ScheduleError
+from compiler.knob_hints import Fits
 from compiler.ops import BF16, F16, F32, MatMul, Op, OpError, TensorSpec, as_f32, check_dims, check_dtype, gelu, silu
 from compiler.schedule import Schedule
 from compiler.target import Target
@@ -189,9 +190,9 @@ class Conv2d(Op):
         """The GEMM's program gathering its ``a`` tiles from ``x`` by DMA descriptors (:func:`rewrite`)."""
         return rewrite(program, self)
 
-    def knob_hints(self, schedule: object) -> dict[str, str]:
+    def knob_hints(self, schedule: object, fits: Fits | None = None) -> dict[str, str]:
         """The implicit GEMM's (its knobs are the GEMM's)."""
-        return self.gemm().knob_hints(schedule)
+        return self.gemm().knob_hints(schedule, fits)
 
     def program_notes(self) -> tuple[str, ...]:
         g = self.gemm()

@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from compiler.knob_hints import Fits, matmul_hints, vector_hints
 from isa import DsasimError, DType, Program
 
 F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
@@ -158,17 +159,12 @@ class Op(abc.ABC):
         """The first comment lines of its program: what it computes."""
         return (f"{self.name} {self.shape_text()}: {self.describe()}",)
 
-    def knob_hints(self, schedule: object) -> dict[str, str]:
+    def knob_hints(self, schedule: object, fits: Fits | None = None) -> dict[str, str]:
         """The schedule knob to try for each bottleneck a run's verdict may name (``simulator.advice``),
-        given the resolved ``schedule``. These are a vector operator's; Cube operators override them."""
-        return {
-            "gm_ub": "enlarge tile_r (longer transfers) and keep --buffers 2 --prefetch 1",
-            "mte2": "raise --buffers 2 and --prefetch 1 so loads overlap the Vector unit",
-            "ub_gm": "raise --buffers for the output so stores overlap the next tile",
-            "v": "spread r over more --cores",
-            "issue": "enlarge tile_r: fewer, larger instructions",
-            "bandwidth": "GM is shared by every core: more --cores will not help; move fewer bytes",
-        }
+        given the resolved ``schedule``; ``fits(schedule)`` says whether a changed schedule fits the chip,
+        and no hint recommends one that does not (``compiler.knob_hints``). These are a vector operator's;
+        Cube operators override them."""
+        return vector_hints(self, schedule, fits)
 
 
 def check_dims(name: str, **dims: int) -> None:
@@ -266,28 +262,10 @@ class MatMul(Op):
     def flops(self) -> int:
         return 2 * self.m * self.n * self.k
 
-    def knob_hints(self, schedule: object) -> dict[str, str]:
-        """Hints that depend on the schedule: no "raise buffers to 2" when they already are."""
-        ab_buffered = min(schedule.depth("a"), schedule.depth("b")) >= 2
-        c_buffered = schedule.depth("c") >= 2
-        return {
-            "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",
-            "mte2": "enlarge tile_k (fewer, longer loads) or tile_m/tile_n (fewer reloads)"
-            if ab_buffered and schedule.prefetch >= 1
-            else "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
-            "mte1": "enlarge tile_k0 (longer L1→L0 moves) or tile_m (b moved to L0B fewer times)"
-            if ab_buffered
-            else "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
-            "cube": "spread m/n over more --cores",
-            "fix": "enlarge tile_k (more Cube work per write-back)"
-            if c_buffered
-            else "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
-            "l0c_gm": "enlarge tile_k (more Cube work per write-back)"
-            if c_buffered
-            else "raise --buffers c=2 so write-back overlaps the next tile",
-            "issue": "enlarge tile_k0 and tile_k: fewer, larger instructions",
-            "bandwidth": "GM is shared by every core: fewer --cores, or larger tiles to cut traffic",
-        }
+    def knob_hints(self, schedule: object, fits: Fits | None = None) -> dict[str, str]:
+        """Hints that depend on the schedule and the chip: no "raise buffers to 2" when they already are, no
+        larger tile that does not fit (``compiler.knob_hints``)."""
+        return matmul_hints(self, schedule, fits)
 
 
 # --------------------------------------------------------------------------------- element-wise

@@ -45,6 +45,13 @@ class _RowOp(Op):
         return 5 * self.rows * self.cols
 
 
+def check_eps(name: str, eps: float) -> None:
+    """A normalisation's epsilon must be a finite number ≥ 0: NaN or inf would make every output NaN or 0,
+    a negative one NaN wherever a row's mean square is smaller (0 is the textbook formula)."""
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not np.isfinite(eps) or eps < 0:
+        raise OpError(f"{name}: eps={eps!r} must be a finite number ≥ 0", hint="e.g. --eps 1e-5 (eps=1e-5)")
+
+
 @dataclass(frozen=True)
 class Softmax(_RowOp):
     """Safe softmax along each row: ``y = exp(x - max(x)) / Σ exp(x - max(x))``."""
@@ -75,6 +82,10 @@ class RMSNorm(_RowOp):
 
     eps: float = 1e-6
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_eps(self.name, self.eps)
+
     @property
     def name(self) -> str:
         return "rmsnorm"
@@ -101,6 +112,10 @@ class LayerNorm(_RowOp):
     """``y = (x - mean) / sqrt(var + eps) · gamma + beta`` along each row (biased variance)."""
 
     eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_eps(self.name, self.eps)
 
     @property
     def name(self) -> str:

@@ -225,7 +225,7 @@ def compile_and_run(
         timing_only=timing_only,
         name=f"{op.name} {op.shape_text()}",
         sanitize=sanitize,
-        knobs=knobs(compiled),
+        knobs=compiled.knob_hints(),
     )
     result = None
     expected: dict[str, np.ndarray] = {}
@@ -235,53 +235,3 @@ def compile_and_run(
     return KernelRun(run, compiled, result, expected)
 
 
-def knobs(compiled: Compiled) -> dict[str, str]:
-    """The schedule knob to try for each bottleneck the verdict may name (see ``simulator.advice``)."""
-    op = compiled.op
-    if op.name == "attention":
-        return {
-            "v": "raise tile_kv (fewer accumulator rescales per score), use "
-            "--precision fast, or spread the query tiles over more --cores",
-            "cube": "spread the query tiles over more --cores",
-            "mte2": "loads are the limit: raise tile_q (K and V are read once per query tile)",
-            "gm_l1": "K and V are re-read for every query tile: raise tile_q",
-            "gm_ub": "the Vector cores fetch every score tile and partial output from GM (a separated chip's "
-            "hand-over): raise --depth, or run on a coupled chip",
-            "fix": "raise --depth so write-back overlaps the next tile",
-            "mte1": "raise --depth, or lower k0 so L0 slices turn around faster",
-            "issue": "naive runs its three kernels in turn, so the Cube idles while the softmax runs: the flash "
-            "schedule overlaps them"
-            if compiled.schedule.algorithm == "naive"
-            else "enlarge the tiles: fewer, larger instructions",
-            "bandwidth": "GM is shared by every core: raise tile_q to read K and V fewer times",
-        }
-    if op.unit == "cube":
-        sched = compiled.schedule
-        ab_buffered = min(sched.depth("a"), sched.depth("b")) >= 2
-        c_buffered = sched.depth("c") >= 2
-        return {
-            "gm_l1": "enlarge tile_m/tile_n (fewer reloads of a and b) or tile_k (fewer, longer transfers)",
-            "mte2": "enlarge tile_k (fewer, longer loads) or tile_m/tile_n (fewer reloads)"
-            if ab_buffered and sched.prefetch >= 1
-            else "raise --buffers a=2,b=2 and --prefetch 1 so loads overlap the Cube",
-            "mte1": "enlarge tile_k0 (longer L1→L0 moves) or tile_m (b moved to L0B fewer times)"
-            if ab_buffered
-            else "raise --buffers a=2,b=2 (L0 ping-pong) or enlarge tile_k0",
-            "cube": "spread m/n over more --cores",
-            "fix": "enlarge tile_k (more Cube work per write-back)"
-            if c_buffered
-            else "raise --buffers c=2 so write-back overlaps the next tile, or enlarge tile_k",
-            "l0c_gm": "enlarge tile_k (more Cube work per write-back)"
-            if c_buffered
-            else "raise --buffers c=2 so write-back overlaps the next tile",
-            "issue": "enlarge tile_k0 and tile_k: fewer, larger instructions",
-            "bandwidth": "GM is shared by every core: fewer --cores, or larger tiles to cut traffic",
-        }
-    return {
-        "gm_ub": "enlarge tile_r (longer transfers) and keep --buffers 2 --prefetch 1",
-        "mte2": "raise --buffers 2 and --prefetch 1 so loads overlap the Vector unit",
-        "ub_gm": "raise --buffers for the output so stores overlap the next tile",
-        "v": "spread r over more --cores",
-        "issue": "enlarge tile_r: fewer, larger instructions",
-        "bandwidth": "GM is shared by every core: more --cores will not help; move fewer bytes",
-    }

@@ -1,6 +1,7 @@
-"""Shared test helpers: one numpy comparison with dtype-aware tolerances, and golden files.
+"""Shared test helpers: the numpy comparison with dtype-aware tolerances, and golden files.
 
-``assert_close`` is the only way tests compare simulated data with a numpy oracle (STYLE.md item 5):
+``assert_close`` is how tests compare simulated data with a numpy oracle (STYLE.md item 5); it is
+``compiler.check.compare_array`` — the comparison ``--check`` uses — with a unit test's defaults:
 integers must match exactly; floats may differ by ``ulps`` units in the last place of the *result*
 dtype (one rounding step by default), NaN must meet NaN and ±inf the same ±inf. A failure names the
 context (the instruction or shape that failed), the worst element and how many elements are off.
@@ -20,37 +21,22 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
+from compiler.check import EPS, TINY, compare_array, type_name
 from isa import DType
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("DSASIM_UPDATE_GOLDEN", "") not in ("", "0")
 
-#: Relative size of one unit in the last place of each float dtype (2**-mantissa_bits).
-EPS = {
-    np.dtype(np.float16): 2.0**-10,
-    np.dtype(ml_dtypes.bfloat16): 2.0**-7,
-    np.dtype(np.float32): 2.0**-23,
-    np.dtype(np.float64): 2.0**-52,
-}
-#: Smallest normal number of each float dtype: the absolute floor of the tolerance.
-TINY = {
-    np.dtype(np.float16): 2.0**-14,
-    np.dtype(ml_dtypes.bfloat16): 2.0**-126,
-    np.dtype(np.float32): 2.0**-126,
-    np.dtype(np.float64): 2.0**-1022,
-}
-
-
 def tolerance(dtype: DType | np.dtype, ulps: float = 1) -> tuple[float, float]:
-    """(rtol, atol) for results of ``dtype``: ``ulps`` units in the last place, floored at its tiny normal."""
-    dt = dtype.np if isinstance(dtype, DType) else np.dtype(dtype)
-    if dt not in EPS:
+    """(rtol, atol) of a unit test for results of ``dtype``: ``ulps`` units in the last place, floored at
+    its tiny normal (``compiler.check``'s rule with a unit test's floor)."""
+    name = type_name(dtype)
+    if name not in EPS:
         return 0.0, 0.0
-    return ulps * EPS[dt], ulps * TINY[dt]
+    return ulps * EPS[name], ulps * TINY[name]
 
 
 def assert_close(
@@ -65,40 +51,19 @@ def assert_close(
     """Fail unless ``actual`` matches the oracle ``expected`` within ``dtype``'s tolerance.
 
     ``dtype`` is the type the result was rounded to (default: ``actual``'s). ``atol`` overrides the
-    absolute floor, for results built from many terms (a dot product's error scales with its terms).
+    absolute floor (the type's tiny normal × ulps), for results built from many terms (a dot product's
+    error scales with its terms). NaN may meet NaN here — instruction semantics compute NaN on purpose —
+    but never a finite value, and ±inf only the same ±inf.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this helper's
     actual, expected = np.asarray(actual), np.asarray(expected)
-    where = f"{context}: " if context else ""
     if actual.shape != expected.shape:
-        pytest.fail(f"{where}shape {actual.shape} != expected {expected.shape}")
-    dt = np.dtype(dtype.np if isinstance(dtype, DType) else (dtype or actual.dtype))
-    rtol, floor = tolerance(dt, ulps)
-    if atol is not None:
-        floor = atol
-    a = actual.astype(np.float64) if dt in EPS else actual.astype(np.int64)
-    e = expected.astype(np.float64) if dt in EPS else expected.astype(np.int64)
-    if dt in EPS:
-        nan_a, nan_e = np.isnan(a), np.isnan(e)
-        inf_a, inf_e = np.isinf(a), np.isinf(e)
-        finite = ~(nan_a | nan_e | inf_a | inf_e)
-        bad = (nan_a != nan_e) | ((inf_a | inf_e) & ~(nan_a | nan_e) & (a != e))
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.where(finite, np.abs(a - e), 0.0)
-            limit = floor + rtol * np.abs(e)
-        bad |= finite & (err > limit)
-        score = np.where(bad & ~finite, np.inf, np.where(bad, err, -1.0))
-    else:
-        err = np.abs(a - e)
-        bad = err != 0
-        score = np.where(bad, err, -1)
-    if not bad.any():
-        return
-    idx = np.unravel_index(int(np.argmax(score)), bad.shape)
-    pytest.fail(
-        f"{where}{int(bad.sum())} of {bad.size} elements differ ({dt.name}, rtol={rtol:.3g}, atol={floor:.3g}); "
-        f"worst at index {tuple(int(i) for i in idx)}: got {actual[idx]!r}, expected {expected[idx]!r}"
-    )
+        pytest.fail(f"{context + ': ' if context else ''}shape {actual.shape} != expected {expected.shape}")
+    dt = dtype if dtype is not None else actual.dtype
+    floor = atol if atol is not None else tolerance(dt, ulps)[1]
+    result = compare_array(context or "result", actual, expected, dtype=dt, ulps=ulps, atol=floor, nan_ok=True)
+    if not result.passed:
+        pytest.fail(result.message)
 
 
 def check_golden(name: str, text: str) -> None:

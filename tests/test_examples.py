@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import assert_close
 
 from simulator import simulate
 
@@ -27,7 +28,7 @@ def test_vector_add_single_and_double_agree_with_numpy():
 def test_matmul_tile():
     run = simulate(EXAMPLES / "matmul_tile.s")
     a, b = run.inputs["a"].astype(np.float32), run.inputs["b"].astype(np.float32)
-    np.testing.assert_allclose(run.outputs["c"].astype(np.float32), a @ b, rtol=2e-3, atol=2e-2)
+    assert_close(run.outputs["c"], a @ b, np.float16, ulps=2, atol=2e-2)
 
 
 def test_two_core_kernel():

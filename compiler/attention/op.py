@@ -24,6 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from compiler.knob_hints import Fits
 from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
 
 PRECISIONS = ("fast", "high")
@@ -101,8 +102,9 @@ class Attention(Op):
     def shape_text(self) -> str:
         return f"{self.batch}x{self.heads}x{self.seq}x{self.head_dim}"
 
-    def knob_hints(self, schedule: object) -> dict[str, str]:
-        """Attention's knobs for each bottleneck; ``schedule`` is the resolved ``AttentionSchedule``."""
+    def knob_hints(self, schedule: object, fits: Fits | None = None) -> dict[str, str]:
+        """Attention's knobs for each bottleneck; ``schedule`` is the resolved ``AttentionSchedule``. They
+        name no value, so ``fits`` has nothing to check."""
         naive = getattr(schedule, "algorithm", "flash") == "naive"
         return {
             "v": "raise tile_kv (fewer accumulator rescales per score), use "

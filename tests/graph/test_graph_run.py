@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_close
 
 from compiler import MatMul
 from compiler.conv import Conv2d
 from compiler.graph import Graph, GraphError, Node, Ref, Tensor, bind, build, fuse
 from compiler.graph.fused import FusedVector
 from compiler.ops import Elementwise
-from isa import DType
 from dsasim.graph_run import run_graph
+from isa import DType
 
 SMALL = {
     "mlp": {"batch": 16, "hidden": 64},
@@ -104,7 +105,7 @@ def test_the_arena_holds_what_numpy_holds_between_kernels():
     data = g.make_inputs(0)
     xs, ws = data["x"].astype(np.float32), data["w"].astype(np.float32)
     want = xs + np.concatenate([xs[:, :16] @ ws, xs[:, 16:] @ ws], axis=1)
-    np.testing.assert_allclose(r.outputs["z"].astype(np.float32), want, rtol=4e-3, atol=4e-3)
+    assert_close(r.outputs["z"], want, np.float16, ulps=4, atol=4e-3)
 
 
 @pytest.mark.parametrize(
