@@ -6,6 +6,8 @@ shape, so it can be read off a table of parameters::
 
     cycles = startup + max(min_cycles, work)
 
+(a data move adds its ``latency`` on top, during which its DMA queue may start the next transfers).
+
 where ``work`` is fractal count for the Cube, ``cost × repeats`` for the Vector unit, and streamed
 bytes / bandwidth (+ per-burst overhead) for a data move.
 """
@@ -29,6 +31,8 @@ class PathParams(Protocol):
     granularity: int  # each burst is rounded up to a multiple of this many bytes
     shared: bool  # True when the path crosses GM and shares its bandwidth with every transfer
     issue_bandwidth: float  # bytes per cycle of the DMA front end, 0 = none (read with that default)
+    outstanding: int  # transfers the path's DMA queue keeps in flight at once (read with default 1)
+    latency: int  # cycles after streaming until the data is usable, overlapping later transfers (default 0)
 
 
 class CubeParams(Protocol):
@@ -78,8 +82,21 @@ class Transfer(NamedTuple):
         return self.nburst * (-(-self.burst_bytes // g) * g)
 
     def fixed_cycles(self, path: PathParams) -> int:
-        """Cycles not spent streaming: start-up plus the per-burst overhead."""
+        """Cycles not spent streaming: start-up plus the per-burst overhead (the latency not included)."""
         return path.startup + self.nburst * path.burst_cycles
+
+    def occupancy(self, path: PathParams, bandwidth: float | None = None) -> int:
+        """Cycles the transfer holds its DMA queue, alone on its path::
+
+        startup + nburst × burst_cycles + max(floor_cycles, ⌈streamed / bandwidth⌉)
+
+        Its data is usable ``latency`` cycles later, but the queue starts its next transfer meanwhile, up
+        to the path's ``outstanding`` transfers in flight: in a back-to-back stream each transfer costs its
+        occupancy, as long as ``(occupancy + latency) / outstanding`` is not more.
+        """
+        bw = path.bandwidth if bandwidth is None else bandwidth
+        stream = math.ceil(self.streamed_bytes(path) / bw - 1e-9)
+        return self.fixed_cycles(path) + max(self.floor_cycles(path), stream)
 
     def floor_cycles(self, path: PathParams) -> int:
         """The fewest cycles the streaming phase can take, whatever the bandwidth::
@@ -97,13 +114,11 @@ class Transfer(NamedTuple):
         return path.min_cycles
 
     def cycles(self, path: PathParams, bandwidth: float | None = None) -> int:
-        """The transfer alone on its path (no sharing)::
+        """The transfer alone on its path (no sharing), from its start until its data is usable::
 
-        startup + nburst × burst_cycles + max(floor_cycles, ⌈streamed_bytes / bandwidth⌉)
+        occupancy + latency = startup + nburst × burst_cycles + max(floor, ⌈streamed / bandwidth⌉) + latency
         """
-        bw = path.bandwidth if bandwidth is None else bandwidth
-        stream = math.ceil(self.streamed_bytes(path) / bw - 1e-9)
-        return self.fixed_cycles(path) + max(self.floor_cycles(path), stream)
+        return self.occupancy(path, bandwidth) + getattr(path, "latency", 0)
 
 
 def route_name(src: Space, dst: Space) -> str:

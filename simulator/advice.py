@@ -2,15 +2,19 @@
 
 **Attribution.** The engine gives every cycle of every pipe exactly one account (``simulator.stats``):
 busy, or idle for a cause — ``flag:<pipe>`` (in a ``wait_flag`` for that pipe), ``issue`` (queue empty),
-``bandwidth`` (a GM transfer slowed by sharing), ``drained`` (done while others still work); the scalar
+``bandwidth`` (a GM transfer slowed by sharing), ``latency`` (a DMA pipe waiting for transfers in flight
+to complete), ``drained`` (done while others still work); the scalar
 unit also has ``queue:<pipe>`` and ``barrier``. So ``busy + Σ stalls == total cycles`` for every pipe.
 :func:`attribution` lists the rows; :func:`stall_summary` sums them over cores.
 
 **Verdict.** :func:`diagnose` reads those accounts the way a performance engineer would:
 
-1. The busiest pipe, if busy ≥ 80 % of the run, *is* the bottleneck — compute-bound on the Cube or the
+1. The busiest pipe, if active ≥ 80 % of the run, *is* the bottleneck — compute-bound on the Cube or the
    Vector unit, or bound by a data path — and the advice is about why it is busy: start-up costs of many
-   small instructions, or simply the bytes or FLOPs the kernel needs.
+   small instructions, or simply the bytes or FLOPs the kernel needs. A DMA pipe is active while it
+   streams (busy) and while it waits out the latency of its transfers in flight (the ``latency`` stall);
+   when that wait is a large share it is *latency-bound* (so many transfers in flight of so many allowed:
+   larger tiles or deeper prefetch), otherwise *bandwidth-bound* at so many of so many B/cycle.
 2. Otherwise the kernel's main compute pipe (the Cube if it has ``mmad``s, else the Vector unit) waits.
    Its largest wait names the pipe it waited on; when that pipe itself mostly waited on another, the
    chain is followed to its root (CUBE → MTE1 → MTE2). Stages that take turns want double buffering; a
@@ -27,14 +31,16 @@ buffer, then pipe), and the verdict ends with that text.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from isa import Barrier, DsasimError, End, Mmad, Pipe, Scalar, SetFlag, Space, Transfer, WaitFlag
+from isa import DsasimError, Pipe, Space, WaitFlag
 from isa.timing import route_name
 from simulator.config import ROUTES
-from simulator.stats import Stats
+from simulator.stats import PipeStats, Stats
+from simulator.work import PipeWork
 
 if TYPE_CHECKING:
     from simulator.record import RunRecord as Run
@@ -44,11 +50,13 @@ PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MT
 #: A pipe busy this share of the run is the bottleneck itself.
 SATURATED = 0.8
 #: Above this share of per-instruction start-up, instructions are too small.
-OVERHEAD = 0.4
+OVERHEAD = 1 / 3
+#: Above this share of its active time waiting on latency, a DMA pipe is latency-bound.
+LATENCY = 0.3
 #: Above this share of the smaller one's busy time worked in parallel, two pipes are already pipelined.
 OVERLAPPED = 0.25
 #: Causes a knob may be keyed by, besides pipes, paths and buffers.
-CAUSE_KEYS = ("issue", "bandwidth")
+CAUSE_KEYS = ("issue", "bandwidth", "latency")
 
 
 def cause_label(cause: str) -> str:
@@ -153,7 +161,7 @@ def normalise_knobs(knobs: Mapping[object, str] | None) -> dict[str, str]:
 class Diagnosis:
     """The bottleneck verdict as data; ``text`` is the one line the report prints."""
 
-    #: "compute-bound", "path-bound", "waits", "issue-bound", "bandwidth", "balanced" or "idle"
+    #: "compute-bound", "path-bound", "latency-bound", "waits", "issue-bound", "bandwidth", "balanced" or "idle"
     kind: str
     core: int
     #: the pipe the verdict is about (saturated, or waiting)
@@ -190,45 +198,20 @@ def verdict(run: Run, knobs: Mapping[object, str] | None = None) -> str:
     return diagnose(run, knobs).text
 
 
-@dataclass
-class _Work:
-    """What one pipe of one core had to do, from the program: counts and cycles alone at peak."""
-
-    count: int = 0
-    overhead: float = 0.0  # start-up, per-burst and padding cycles
-    useful: float = 0.0  # cycles at the unit's peak rate
-    path_bytes: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def main_path(self) -> str | None:
-        return max(self.path_bytes, key=self.path_bytes.__getitem__) if self.path_bytes else None
+def active(ps: PipeStats) -> int:
+    """Cycles a pipe worked: busy, plus (a DMA pipe) waiting out the latency of its transfers in flight."""
+    return ps.busy + ps.stalls.get("latency", 0)
 
 
-def _work(run: Run, core: int) -> dict[Pipe, _Work]:
-    chip = run.chip
-    out: dict[Pipe, _Work] = {}
-    for ins in run.program.cores[core]:
-        if isinstance(ins, SetFlag | WaitFlag | Barrier | Scalar | End):
-            continue
-        w = out.setdefault(ins.pipe, _Work())
-        w.count += 1
-        cost = ins.cost(chip)
-        if isinstance(cost, Transfer):
-            path = chip.path(cost.src, cost.dst)
-            alone = cost.cycles(path, min(path.bandwidth, chip.gm_bandwidth) if path.shared else None)
-            w.overhead += cost.fixed_cycles(path)
-            w.useful += alone - cost.fixed_cycles(path)
-            key = route_name(cost.src, cost.dst)
-            w.path_bytes[key] = w.path_bytes.get(key, 0) + cost.nbytes
-        elif isinstance(ins, Mmad):
-            ideal = ins.flops / chip.cube.flops_per_cycle(ins.dtype)
-            w.useful += ideal
-            w.overhead += cost - ideal
-        else:  # vector
-            ideal = chip.vector.cost(ins.op, ins.dtype) * ins.repeats(chip)
-            w.useful += ideal
-            w.overhead += cost - ideal
-    return out
+def in_flight(ps: PipeStats, total: int) -> float:
+    """Mean transfers in flight on a DMA pipe over ``total`` cycles (Little's law)."""
+    return ps.in_flight / total if total else 0.0
+
+
+def latency_dominated(ps: PipeStats) -> bool:
+    """A DMA pipe whose transfers spent longer waiting out their latency than streaming."""
+    streaming = ps.busy + ps.stalls.get("bandwidth", 0)
+    return ps.in_flight - streaming >= streaming > 0
 
 
 def _critical_core(st: Stats) -> int:
@@ -255,13 +238,13 @@ def diagnose(run: Run, knobs: Mapping[object, str] | None = None) -> Diagnosis:
     ran = {p: ps for p, ps in pipes.items() if p is not Pipe.S and ps.instructions}
     if not total or not any(ps.busy for ps in ran.values()):
         return Diagnosis("idle", core, None, 0.0, None, (), None, "", None, "nothing ran on the pipes")
-    work = _work(run, core)
-    busiest = max(ran, key=lambda p: (ran[p].busy, -PIPE_ORDER.index(p)))
-    if ran[busiest].busy / total >= SATURATED:
-        return _saturated(run, core, where, busiest, work.get(busiest, _Work()), kn)
+    work = st.work[core] if st.work else {}
+    busiest = max(ran, key=lambda p: (active(ran[p]), -PIPE_ORDER.index(p)))
+    if active(ran[busiest]) / total >= SATURATED:
+        return _saturated(run, core, where, busiest, work.get(busiest, PipeWork()), kn)
 
     subject = Pipe.CUBE if Pipe.CUBE in work else Pipe.V if Pipe.V in work else busiest
-    waits = {k: v for k, v in pipes[subject].stalls.items() if k != "drained" and v > 0}
+    waits = {k: v for k, v in pipes[subject].stalls.items() if k not in ("drained", "latency") and v > 0}
     if not waits:  # the compute pipe never waited: take the largest wait on the core
         cands = [(v, p, k) for p, ps in ran.items() for k, v in ps.stalls.items() if k != "drained" and v > 0]
         if not cands:
@@ -293,22 +276,60 @@ _KIND = {
 }
 
 
-def _saturated(run: Run, core: int, where: str, p: Pipe, w: _Work, kn: dict[str, str]) -> Diagnosis:
+def _saturated(run: Run, core: int, where: str, p: Pipe, w: PipeWork, kn: dict[str, str]) -> Diagnosis:
     ps = run.stats.cores[core][p]
-    busy = ps.busy / run.stats.cycles
+    total = run.stats.cycles
+    latency = ps.stalls.get("latency", 0)
+    path = w.main_path
+    if path is not None and latency >= LATENCY * active(ps):
+        return _latency_bound(run, core, where, p, path, kn)
+    busy = ps.busy / total
     kind, what = _KIND[p]
     lead = f"{where}{p.label} is busy {_pct(busy)} of the time: {what}"
-    path = w.main_path
     if path is not None:
         pc = run.chip.paths[path]
-        rate = w.path_bytes[path] / run.stats.cycles
-        lead += f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle)"
+        rate = w.path_bytes[path] / total
+        if _overhead(w) < OVERHEAD:  # streaming most of the time: the bandwidth is the limit
+            lead += f", bandwidth-bound at {rate:.0f} of {pc.bandwidth:g} B/cycle ({pc.label})"
+        else:
+            lead += f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle)"
     knob = _pick(kn, path, p.value)
     advice = knob or _busy_advice(run, p, w, ps.busy)
     return Diagnosis(kind, core, p, busy, "busy", (), path, advice, knob, f"{lead}: {advice}")
 
 
-def _busy_advice(run: Run, p: Pipe, w: _Work, busy: int) -> str:
+def _latency_bound(run: Run, core: int, where: str, p: Pipe, path: str, kn: dict[str, str]) -> Diagnosis:
+    """A DMA pipe that spends much of its time waiting for its transfers in flight to complete."""
+    ps = run.stats.cores[core][p]
+    total = run.stats.cycles
+    share = active(ps) / total
+    lead = f"{where}{p.label} is {latency_text(run, core, p, path)}"
+    knob = _pick(kn, path, _buffer(p, path), p.value, "latency")
+    advice = knob or latency_advice(run, core, p, path)
+    return Diagnosis("latency-bound", core, p, share, "latency", (), path, advice, knob, f"{lead}: {advice}")
+
+
+def latency_text(run: Run, core: int, p: Pipe, path: str) -> str:
+    """``latency-bound (1.2 transfers in flight on average of 4 allowed)``."""
+    ps = run.stats.cores[core][p]
+    allowed = run.chip.paths[path].outstanding
+    return f"latency-bound ({in_flight(ps, run.stats.cycles):.1f} transfers in flight on average of {allowed} allowed)"
+
+
+def latency_advice(run: Run, core: int, p: Pipe, path: str) -> str:
+    """More transfers in flight if the queue has room for them, else fewer, larger ones."""
+    allowed = run.chip.paths[path].outstanding
+    if in_flight(run.stats.cores[core][p], run.stats.cycles) < allowed - 0.5:
+        return "larger tiles, or deeper prefetch (more buffers) so more transfers are in flight at once"
+    return f"all {allowed} slots are in use: larger tiles, so the same bytes move in fewer transfers"
+
+
+def _overhead(w: PipeWork) -> float:
+    """The share of a pipe's stand-alone time that is per-instruction start-up, bursts and padding."""
+    return w.overhead / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
+
+
+def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
     """Why a saturated pipe is busy, and what would make it less so."""
     chip = run.chip
     if p is Pipe.CUBE:
@@ -321,7 +342,7 @@ def _busy_advice(run: Run, p: Pipe, w: _Work, busy: int) -> str:
         if waste >= 0.25:
             return f"{_pct(waste)} of its busy time is instruction start-up; use fewer, longer vector instructions"
         return "make fewer passes over the data (fuse operations, avoid div) or spread the work over more cores"
-    share = w.overhead / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
+    share = _overhead(w)
     if share >= OVERHEAD:
         avg = sum(w.path_bytes.values()) / max(1, w.count)
         return (
@@ -348,7 +369,7 @@ def _buffer(p: Pipe, path: str | None) -> str | None:
 
 
 def _waits_on(
-    run: Run, core: int, where: str, subject: Pipe, cause: str, frac: float, work: dict[Pipe, _Work], kn: dict
+    run: Run, core: int, where: str, subject: Pipe, cause: str, frac: float, work: dict[Pipe, PipeWork], kn: dict
 ) -> Diagnosis:
     pipes = run.stats.cores[core]
     chain = [Pipe(cause.partition(":")[2])]
@@ -358,20 +379,24 @@ def _waits_on(
             break
         k, v = max(flags.items(), key=lambda kv: kv[1])
         nxt = Pipe(k.partition(":")[2])
-        if v <= pipes[cur].busy or nxt in chain or nxt is subject:
+        if v <= active(pipes[cur]) or nxt in chain or nxt is subject:
             break
         chain.append(nxt)
     root = chain[-1]
-    rw = work.get(root, _Work())
+    rw = work.get(root, PipeWork())
     path = rw.main_path
     buffer = _buffer(root, path)
     lead = f"{where}{subject.label} waited {_pct(frac)} of the time on {chain[0].label}"
     lead += "".join(f", which waited on {p.label}" for p in chain[1:])
     if path:
         lead += f" ({run.chip.paths[path].label})"
+    slow = path is not None and root in pipes and run.chip.paths[path].shared and latency_dominated(pipes[root])
+    if slow:
+        lead += f", {latency_text(run, core, root, path)}"
     knob = _pick(kn, path, buffer, root.value)
+    counts = run.stats.counts[core] if run.stats.counts else Counter(run.program.cores[core])
     handovers = sum(
-        1 for ins in run.program.cores[core] if isinstance(ins, WaitFlag) and ins.src is chain[0] and ins.dst is subject
+        n for ins, n in counts.items() if isinstance(ins, WaitFlag) and ins.src is chain[0] and ins.dst is subject
     )
     if knob:
         advice = knob
@@ -379,10 +404,16 @@ def _waits_on(
         advice = "the scalar unit sets the flag late; issue the set_flag earlier, or move the wait after other work"
     elif handovers <= 1:
         advice = "there is a single hand-over, so nothing can overlap; split the work into tiles and pipeline them"
-    elif root in pipes and pipes[root].busy / run.stats.cycles >= SATURATED:
-        advice = f"{root.label} is itself busy {_pct(pipes[root].busy / run.stats.cycles)}; " + _busy_advice(
-            run, root, rw, pipes[root].busy
-        )
+    elif slow and not _overlap(run, core, root, subject) >= OVERLAPPED:
+        advice = latency_advice(run, core, root, path)
+    elif root in pipes and active(pipes[root]) / run.stats.cycles >= SATURATED:
+        if pipes[root].stalls.get("latency", 0) >= LATENCY * active(pipes[root]) and path:
+            lb = _latency_bound(run, core, "", root, path, kn)
+            advice = lb.text[0].lower() + lb.text[1:]
+        else:
+            advice = f"{root.label} is itself busy {_pct(pipes[root].busy / run.stats.cycles)}; " + _busy_advice(
+                run, root, rw, pipes[root].busy
+            )
     elif _overlap(run, core, root, subject) >= OVERLAPPED:
         advice = _overlapped_advice(run, core, subject, root, rw, cause)
     elif root in (Pipe.MTE2, Pipe.MTE1):
@@ -443,7 +474,7 @@ def _overlap(run: Run, core: int, a: Pipe, b: Pipe) -> float:
     return both / smaller if smaller else 0.0
 
 
-def _overlapped_advice(run: Run, core: int, subject: Pipe, root: Pipe, rw: _Work, cause: str) -> str:
+def _overlapped_advice(run: Run, core: int, subject: Pipe, root: Pipe, rw: PipeWork, cause: str) -> str:
     """The stages already overlap: the waits are the pipeline filling, or the producer is the slower stage."""
     pipes = run.stats.cores[core]
     total, waited = run.stats.cycles, pipes[subject].stalls.get(cause, 0)

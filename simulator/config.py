@@ -37,9 +37,11 @@ MAX_BUFFER_BYTES = 2**26
 
 @dataclass(frozen=True)
 class PathConfig:
-    """One data path. Time of a transfer alone:
-    ``startup + nburst·burst_cycles + max(floor, ⌈streamed/bandwidth⌉)``, where
-    ``floor = min_cycles`` (``+ ⌈streamed/issue_bandwidth⌉`` when the path has an issue rate)."""
+    """One data path. Time of a transfer alone, until its data is usable:
+    ``startup + nburst·burst_cycles + max(floor, ⌈streamed/bandwidth⌉) + latency``, where
+    ``floor = min_cycles`` (``+ ⌈streamed/issue_bandwidth⌉`` when the path has an issue rate). Its DMA
+    queue is held for all but the latency (and the floor's excess over streaming): up to ``outstanding``
+    transfers are in flight at once."""
 
     name: str
     bandwidth: float  # bytes/cycle
@@ -51,6 +53,12 @@ class PathConfig:
     #: bytes/cycle of the DMA front end; 0 = none. Optional in a preset. With it the floor above is
     #: ``min_cycles + ⌈streamed/issue_bandwidth⌉`` (isa.timing.Transfer.floor_cycles).
     issue_bandwidth: float = 0.0
+    #: transfers on this path one DMA queue keeps in flight: the next starts once the previous has
+    #: streamed, while its ``latency`` runs out. Optional in a preset; 1 = one at a time.
+    outstanding: int = 1
+    #: cycles from the end of streaming until the data is usable (a ``set_flag`` after it fires); the
+    #: queue starts its next transfer meanwhile. Optional in a preset; 0 = none.
+    latency: int = 0
 
     @property
     def label(self) -> str:
@@ -352,6 +360,8 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
             t.integer("granularity", 1, 65536),
             Space.GM in (src, dst),
             t.number("issue_bandwidth", 0.0, 1e6) if "issue_bandwidth" in t.data else 0.0,  # optional
+            t.integer("outstanding", 1, 256) if "outstanding" in t.data else 1,  # optional
+            t.integer("latency", 0, 10**6) if "latency" in t.data else 0,  # optional
         )
         t.done()
     p.done()
@@ -466,6 +476,7 @@ class _Reader:
             close = [c for c in close if c != k]
             hint = f"did you mean {close[0]}?" if close else "remove it"
             raise ConfigError("is not a known field", field=self.prefix + k, hint=hint)
+
 
 def host_memory_bytes() -> int:
     """Bytes this process may still allocate: the machine's available memory (``MemAvailable``, else all

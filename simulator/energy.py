@@ -18,6 +18,7 @@ computed from the program and the chip, so timing-only runs give the same figure
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -100,11 +101,18 @@ def energy(run: Run) -> Energy | None:
     """The run's energy, or ``None`` when its chip has no ``[energy]`` table."""
     if run.chip.energy is None:
         return None
-    return program_energy((ins for stream in run.program.cores for ins in stream), run.chip, run.seconds)
+    counts = run.stats.counts or [Counter(stream) for stream in run.program.cores]
+    return counted_energy((item for c in counts for item in c.items()), run.chip, run.seconds)
 
 
 def program_energy(instructions: Iterable[Instruction], chip: Chip, seconds: float = 0.0) -> Energy:
     """Sum the energy of ``instructions`` on ``chip`` (which must have an energy table)."""
+    return counted_energy(Counter(instructions).items(), chip, seconds)
+
+
+def counted_energy(counts: Iterable[tuple[Instruction, int]], chip: Chip, seconds: float = 0.0) -> Energy:
+    """The energy of each distinct instruction, priced once, times how often it ran (``counts``: pairs of
+    instruction and count), on ``chip`` (which must have an energy table)."""
     table: EnergyConfig | None = chip.energy
     if table is None:
         raise ValueError(f"chip {chip.name} has no [energy] table")
@@ -112,22 +120,22 @@ def program_energy(instructions: Iterable[Instruction], chip: Chip, seconds: flo
     path_bytes: dict[str, float] = {}
     macs = dict.fromkeys(table.mac, 0)
     repeats = 0
-    for ins in instructions:
+    for ins, n in counts:
         if isinstance(ins, Copy | Fixpipe):
             cost = ins.cost(chip)
             moved = cost.streamed_bytes(chip.path(cost.src, cost.dst))
             for r in ins.regions():  # the GM side moves whole bursts; on chip, the operand bytes
-                level_bytes[r.addr.space] += moved if r.addr.space is Space.GM else r.nbytes
+                level_bytes[r.addr.space] += n * (moved if r.addr.space is Space.GM else r.nbytes)
             key = route_name(cost.src, cost.dst)
-            path_bytes[key] = path_bytes.get(key, 0) + moved
+            path_bytes[key] = path_bytes.get(key, 0) + n * moved
         elif isinstance(ins, Mmad):
-            macs[ins.dtype] += ins.fractals(chip) * fractal_macs(chip, ins)
+            macs[ins.dtype] += n * ins.fractals(chip) * fractal_macs(chip, ins)
             for r in ins.regions():
-                level_bytes[r.addr.space] += r.nbytes
+                level_bytes[r.addr.space] += n * r.nbytes
         elif isinstance(ins, VECTOR_CLASSES):
-            repeats += ins.repeats(chip)
+            repeats += n * ins.repeats(chip)
             for r in ins.regions():
-                level_bytes[r.addr.space] += r.nbytes
+                level_bytes[r.addr.space] += n * r.nbytes
     return Energy(
         levels={s: n * table.memory[s] for s, n in level_bytes.items()},
         paths={k: n * table.paths[k] for k, n in path_bytes.items() if table.paths.get(k)},

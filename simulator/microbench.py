@@ -4,10 +4,12 @@ Why: a timing model is only as good as its agreement with measurements, and hard
 this way — msKPP's tables (MindStudio, the source of ``docs/calibration.md``) time 1,024 back-to-back
 transfers of one size on one core and divide. ``bench_path``, ``bench_mmad`` and ``bench_vector``
 build that program (one core, or the same stream on every core of ``cores``), run it timing-only
-through the real engine — scalar issue, bounded queues, in-order pipes, shared GM — and report the
-time per instruction in steady state: from the first instruction's start to the last one's end on its
-pipe, divided by the count. Every instruction of the stream is identical, so on one core this is
-exact for any count ≥ 1; with several cores sharing GM it is an average.
+through the real engine — scalar issue, bounded queues, in-order pipes, transfers in flight, shared GM —
+and report the time per instruction in steady state: from the first instruction's end to the last
+one's on its pipe, divided by the count less one (so a transfer's latency, overlapped by the transfers
+behind it, is not counted; one instruction alone is timed from start to end, latency included). Every
+instruction of the stream is identical, so on one core this is exact for any count ≥ 2 as long as the
+queue is not latency-bound; with several cores sharing GM it is an average.
 
 ``explain`` writes the timing rule of one instruction with the chip's numbers filled in, so a
 benchmark's result can be checked by hand (docs/timing-model.md uses it for its worked examples).
@@ -124,17 +126,20 @@ class Result:
 
 
 def run_stream(program: Program, chip: Chip, pipe: Pipe) -> float:
-    """Cycles per instruction on ``pipe``, steady state, averaged over the program's cores."""
+    """Cycles per instruction on ``pipe``, steady state, averaged over the program's cores: from the first
+    instruction's end to the last one's, divided by the count less one (a transfer's latency, paid once by
+    the stream, drops out); for a single instruction, its time alone from start to end."""
     run = simulate(program, chip, timing_only=True, cores=max(chip.cores, program.ncores))
+    ends: dict[int, list[int]] = {}
     first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    count: dict[int, int] = {}
     for t in run.trace:
         if t.pipe is pipe:
+            ends.setdefault(t.core, []).append(t.end)
             first[t.core] = min(first.get(t.core, t.start), t.start)
-            last[t.core] = max(last.get(t.core, t.end), t.end)
-            count[t.core] = count.get(t.core, 0) + 1
-    spans = [(last[c] - first[c]) / count[c] for c in count]
+    spans = [
+        (max(e) - min(e)) / (len(e) - 1) if len(e) > 1 else e[0] - first[c]  # one instruction: alone
+        for c, e in ends.items()
+    ]
     return sum(spans) / len(spans)
 
 
@@ -329,7 +334,8 @@ def bench_vector(
 
 
 def explain(ins: Instruction, chip: Chip) -> str:
-    """The instruction's timing rule with the chip's numbers, ending in its cycles alone on its pipe."""
+    """The instruction's timing rule with the chip's numbers, ending in the cycles it holds its pipe
+    (a transfer: its occupancy, then its latency and how many transfers its queue keeps in flight)."""
     cost = ins.cost(chip)
     if isinstance(cost, Transfer):
         p = chip.path(cost.src, cost.dst)
@@ -341,11 +347,16 @@ def explain(ins: Instruction, chip: Chip) -> str:
             floor += f" + ⌈{streamed:,} / {p.issue_bandwidth:g}⌉"
             floor = f"{floor} = {cost.floor_cycles(p):,}"
         rounded = f" (bursts rounded to {p.granularity} B)" if streamed != cost.nbytes else ""
-        total = cost.cycles(p, rate)
+        total = cost.occupancy(p, rate)
+        latency = getattr(p, "latency", 0)
+        tail = ""
+        if latency:
+            n = getattr(p, "outstanding", 1)
+            tail = f"; data usable {latency} cycles later, {n} transfer(s) in flight"
         return (
             f"{route_label(cost.src, cost.dst)}: startup {p.startup} + {cost.nburst} burst(s) × {p.burst_cycles}"
             f" + max({floor}, ⌈{streamed:,} B{rounded} / {rate:g} B/cycle⌉ = {stream:,})"
-            f" = {total:,} cycles"
+            f" = {total:,} cycles{tail}"
         )
     if isinstance(ins, Mmad):
         c = chip.cube

@@ -106,14 +106,25 @@ def _sharing(kinds: tuple[str, ...], resource: str) -> int:
 
 def _bound_text(run: Run, by: str) -> str:
     chip = run.chip
-    if by == "cube":
-        return "Cube FLOPs at peak"
-    if by == "vector":
-        return "vector repeats at one per cycle"
     if by == "GM":
         return f"GM bytes at {chip.gm_bandwidth:g} B/cycle shared"
-    path = chip.paths[by]
-    return f"{path.label} bytes at {path.bandwidth:g} B/cycle per core"
+    if by in chip.paths:
+        path = chip.paths[by]
+        return f"{path.label} bytes at {path.bandwidth:g} B/cycle per core"
+    label = BOUND_LABELS.get(by, by)
+    return f"{label} instructions, each at its own cost"
+
+
+#: ``Roofline.bounds`` keys of the pipes, as the report names them
+BOUND_LABELS = {
+    "cube": "CUBE",
+    "vector": "VECTOR",
+    "mte1": "MTE1",
+    "mte2": "MTE2",
+    "mte3": "MTE3",
+    "fix": "FIXPIPE",
+    "scalar": "SCALAR",
+}
 
 
 def report_json(run: Run) -> dict:

@@ -10,20 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from isa import DsasimError, Pipe, Program, Space, Transfer, parse_file, validate
-from isa.timing import route_name
+from isa import DsasimError, Program, parse_file, validate
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
-from simulator.engine import CrossFlagEntry, Engine, Entries, FlagEntry, Kind, TraceEntry
+from simulator.engine import CrossFlagEntry, Engine, Entries, FlagEntry, TraceEntry
 from simulator.memory import MachineMemory, check_allocation
 from simulator.notebook import run_html
 from simulator.perfetto import write_trace
 from simulator.record import RunRecord
 from simulator.report import format_report, report_json
 from simulator.sanitizer import Sanitizer
-from simulator.stats import Roofline, Stats
-from simulator.topology import AIC, AIV, core_kinds
+from simulator.topology import core_kinds
+from simulator.work import collect_stats
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -212,62 +211,3 @@ def make_inputs(program: Program, given: dict[str, np.ndarray], seed: int) -> di
         else:
             out[t.name] = rng.integers(-8, 8, size=t.shape).astype(t.dtype.np)
     return out
-
-
-def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kinds: tuple[str, ...] = ()) -> Stats:
-    """Static work (bytes, FLOPs) from the instructions; times from the engine.
-
-    Each resource's work is shared by the cores that have it: every core of a coupled chip; on a
-    separated chip the Cube cores (AIC) for the Cube and its paths, the Vector cores (AIV) for the
-    Vector unit and UB's paths."""
-    by_path: dict[str, int] = {}
-    gm_read = gm_write = cube_flops = vector_ops = 0
-    work = {"cube": 0.0, "vector": 0.0}
-    for core in engine.cores:
-        for ins, (kind, pipe, _, cost) in zip(core.stream, core.decoded):
-            if type(cost) is Transfer:
-                key = route_name(cost.src, cost.dst)
-                by_path[key] = by_path.get(key, 0) + cost.nbytes
-                work[key] = work.get(key, 0.0) + cost.nbytes / chip.paths[key].bandwidth
-                if cost.src is Space.GM:
-                    gm_read += cost.nbytes
-                elif cost.dst is Space.GM:
-                    gm_write += cost.nbytes
-            elif kind is not Kind.FIXED:
-                continue
-            elif pipe is Pipe.CUBE:
-                cube_flops += ins.flops
-                work["cube"] += ins.flops / chip.cube.flops_per_cycle(ins.dtype)
-            elif pipe is Pipe.V:
-                vector_ops += ins.flops
-                work["vector"] += ins.repeats(chip)
-    ncores = max(1, program.ncores)
-    bounds = {k: v / ncores for k, v in work.items()}
-    if chip.separated and kinds:
-        n_aic, n_aiv = max(1, kinds.count(AIC)), max(1, kinds.count(AIV))
-        for k, v in work.items():
-            vector_side = k == "vector" or "ub" in k.split("_")
-            bounds[k] = v / (n_aiv if vector_side else n_aic)
-    gm_bytes = gm_read + gm_write
-    bounds["GM"] = gm_bytes / chip.gm_bandwidth
-    bound_by, bound = max(bounds.items(), key=lambda kv: kv[1])
-    flops = cube_flops + vector_ops
-    roof = Roofline(
-        intensity=flops / gm_bytes if gm_bytes else float("inf"),
-        bound_cycles=bound,
-        fraction=bound / cycles if cycles else 1.0,
-        bound_by=bound_by,
-        bounds=bounds,
-    )
-    return Stats(
-        cycles=cycles,
-        cores=engine.pipe_stats(cycles),
-        bytes=by_path,
-        gm_read=gm_read,
-        gm_write=gm_write,
-        cube_flops=cube_flops,
-        vector_ops=vector_ops,
-        instructions=program.instruction_count,
-        work_cycles=work,
-        roofline=roof,
-    )

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
-from isa import Pipe
+from isa import Instruction, Pipe
 
 
 @dataclass
@@ -27,6 +28,9 @@ class PipeStats:
     instructions: int = 0
     stalls: dict[str, int] = field(default_factory=dict)
     last_end: int = 0
+    #: DMA pipes: Σ over transfers of (complete − start) cycles; ÷ (busy + latency stall) = the mean
+    #: number of transfers in flight while the pipe moved data (Little's law)
+    in_flight: int = 0
 
     def stall(self, cause: str, cycles: int) -> None:
         if cycles > 0:
@@ -44,11 +48,14 @@ class PipeStats:
 class Roofline:
     """The run's roofline position.
 
-    ``bound_cycles`` is a lower bound on the run's cycles: the largest, over every resource, of the
-    work it had to do divided by its peak rate across the cores used — Cube FLOPs at peak, vector
-    repeats at one per cycle, bytes on each data path at that path's peak, GM bytes at the shared GM
-    bandwidth. ``bound_by`` names that resource; ``fraction = bound_cycles / cycles`` is how close the
-    run came. ``intensity`` is FLOPs per GM byte.
+    ``bound_cycles`` is a lower bound on the run's cycles: the largest of ``bounds`` — per pipe
+    (``cube``, ``vector``, ``mte2``, ``mte1``, ``fix``, ``mte3``, ``scalar``) the sum of the stand-alone
+    costs of its instructions on the slowest core, as the engine prices them (a DMA queue also its
+    transfers' latency shared among its ``outstanding`` slots), and GM bytes at the shared GM bandwidth
+    (``simulator.work``). ``bound_by`` names that resource, the pipe the verdict finds saturated when the
+    run is near its bound; ``fraction = bound_cycles / cycles`` is how close the run came. ``peaks`` are
+    the classic roofline's terms — Cube FLOPs at peak, vector repeats at one per cycle, bytes on each path
+    at its peak, shared by the cores — which the roofline plot draws. ``intensity`` is FLOPs per GM byte.
     """
 
     intensity: float
@@ -56,6 +63,7 @@ class Roofline:
     fraction: float
     bound_by: str
     bounds: dict[str, float]
+    peaks: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -65,6 +73,7 @@ class Roofline:
             "fraction": self.fraction,
             "bound_by": self.bound_by,
             "bounds": self.bounds,
+            "peaks": self.peaks,
         }
 
 
@@ -83,6 +92,10 @@ class Stats:
     #: the same work expressed as cycles at each resource's peak (see Roofline)
     work_cycles: dict[str, float]
     roofline: Roofline
+    #: work[c][pipe]: what each pipe of each core had to do (``simulator.work.PipeWork``)
+    work: list[dict[Pipe, Any]] = field(default_factory=list)
+    #: counts[c]: every distinct instruction of core c → how many times it ran
+    counts: list[dict[Instruction, int]] = field(default_factory=list)
 
     @property
     def gm_bytes(self) -> int:

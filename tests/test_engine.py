@@ -228,13 +228,16 @@ def test_each_stall_cause_is_attributed():
     v.abs       ub[0x4000], ub[0x0000], f16[64]
 """
     run = simulate(parse(src))
-    load_end = 1 + 100 + 2 + 16384 // 64
+    load_end = 1 + 20 + 2 + 16384 // 64 + 80  # start-up 20, 1 burst, streaming, latency 80
     abs_end = load_end + 8 + 64
     s, v, mte2 = (run.stats.cores[0][p] for p in (Pipe.S, Pipe.V, Pipe.MTE2))
     assert v.stalls["flag:mte2"] == load_end - 3
     assert s.stalls["barrier"] == abs_end - 5
     assert v.stalls["issue"] == 3 + (abs_end + 51 + 1 - abs_end)  # before its wait, and during the scalar work
-    assert mte2.stalls == {"issue": 1, "drained": run.cycles - load_end}
+    # the load holds MTE2 for 20 + 2 + 256 cycles; its set_flag fires 80 cycles of latency later without
+    # holding MTE2, whose queue is empty from then on
+    assert mte2.busy == 20 + 2 + 16384 // 64
+    assert mte2.stalls == {"issue": 1, "drained": run.cycles - 1 - mte2.busy}
 
 
 # ---------------------------------------------------------------------------- determinism

@@ -1,7 +1,8 @@
 """Every timing rule, against its closed form (the formulas in the instruction docstrings and in
 ``simulator/config.py``), computed here from the chip's parameters — never by calling the rule itself.
 
-    DMA     startup + nburst·burst_cycles + max(floor, ⌈streamed / bandwidth⌉)
+    DMA     startup + nburst·burst_cycles + max(floor, ⌈streamed / bandwidth⌉) + latency
+            (the DMA queue is held for all but the latency; up to ``outstanding`` transfers in flight)
             streamed = nburst · ⌈burst_bytes / granularity⌉ · granularity
             floor = min_cycles (+ ⌈streamed / issue_bandwidth⌉ if the path has an issue rate)
             GM paths: bandwidth = min(path peak, GM bandwidth), shared max-min fairly with every transfer
@@ -97,7 +98,7 @@ def dma_formula(chip, src: Space, dst: Space, nburst: int, burst_bytes: int) -> 
     streamed = nburst * math.ceil(burst_bytes / g) * g
     bw = min(p.bandwidth, chip.gm_bandwidth) if Space.GM in (src, dst) else p.bandwidth
     floor = p.min_cycles + (math.ceil(streamed / p.issue_bandwidth) if p.issue_bandwidth else 0)
-    return p.startup + nburst * p.burst_cycles + max(floor, math.ceil(streamed / bw))
+    return p.startup + nburst * p.burst_cycles + max(floor, math.ceil(streamed / bw)) + p.latency
 
 
 def descriptor(ins: Copy | Fixpipe) -> tuple[int, int]:
@@ -164,16 +165,17 @@ def test_two_cores_share_gm_bandwidth_equally():
     core = "mte2.copy ub[0x0000], x[{off}], f16[32768]\n"  # 64 KiB each
     src = f".tensor x f16[65536] in\n.core 0\n{core.format(off='0x0000')}.core 1\n{core.format(off='0x10000')}"
     program = parse(src)
-    alone_cycles = 100 + 2 + 65536 // 64  # one core alone
+    alone_cycles = 20 + 2 + 65536 // 64 + 80  # one core alone: start-up, 1 burst, streaming, latency
     solo = simulate(parse(f".tensor x f16[65536] in\n.core 0\n{core.format(off='0x0000')}"), SHARED, timing_only=True)
     assert solo.cycles == alone_cycles
     run = simulate(program, SHARED.with_cores(2), timing_only=True)
     both_stream = 65536 // 32  # each at half of 64 B/cycle
-    assert run.cycles == 100 + 2 + both_stream
+    assert run.cycles == 20 + 2 + both_stream + 80
     for c in (0, 1):
         mte2 = run.stats.cores[c][Pipe.MTE2]
-        assert mte2.busy == alone_cycles  # busy = its time alone; the rest is the bandwidth share
+        assert mte2.busy == alone_cycles - 80  # busy = its occupancy alone; then the bandwidth share
         assert mte2.stalls["bandwidth"] == both_stream - 65536 // 64
+        assert mte2.stalls["latency"] == 80  # streamed, waiting out its latency
     assert max(u for _, u in run.gm_usage) == 64
 
 
@@ -197,8 +199,8 @@ def test_max_min_fairness_when_one_flow_is_capped_below_its_share():
             "core": {"issue_cycles": 0},
             "gm": {"bandwidth": 100},
             "paths": {
-                "ub_gm": {"bandwidth": 20, "startup": 0, "burst_cycles": 0, "granularity": 32},
-                "gm_l1": {"bandwidth": 100, "startup": 0, "burst_cycles": 0, "granularity": 32},
+                "ub_gm": {"bandwidth": 20, "startup": 0, "burst_cycles": 0, "granularity": 32, "latency": 0},
+                "gm_l1": {"bandwidth": 100, "startup": 0, "burst_cycles": 0, "granularity": 32, "latency": 0},
             },
         }
     )
@@ -463,9 +465,70 @@ def test_concurrent_gm_transfers_share_the_link_max_min_fairly(data):
             ins = program.cores[e.core][e.index]
             path = LINK.path(*ins.route)
             flows.append((e.start + path.startup + path.burst_cycles, ins.shape[0] * 2, path.bandwidth))
-            ends.append(e.end)
+            ends.append(e.end - path.latency)  # streaming ends its latency before the data is usable
     reference = fluid_reference(flows, LINK.gm_bandwidth)
     for (start, nbytes, cap), end, ref in zip(flows, ends, reference):
         assert math.ceil(ref - 1e-6) <= end <= ref + len(flows) + 1, (start, nbytes, cap, end, ref)
     streaming = max(ends) - min(f[0] for f in flows)
     assert streaming >= sum(f[1] for f in flows) / LINK.gm_bandwidth  # the link is never over-subscribed
+
+
+# ------------------------------------------------------------------ DMA occupancy vs completion
+
+
+def in_flight_chip(outstanding: int, latency: int = 300, min_cycles: int = 0, startup: int = 0):
+    """GM never the limit; GM→UB at 64 B/cycle, 2 cycles per burst, ``latency`` cycles after streaming."""
+    path = {"bandwidth": 64, "startup": startup, "min_cycles": min_cycles, "burst_cycles": 2, "granularity": 64}
+    path["latency"] = latency
+    path["outstanding"] = outstanding
+    return make_chip({"core": {"issue_cycles": 0}, "gm": {"bandwidth": 1000}, "paths": {"gm_ub": path}})
+
+
+def loads(n: int, nbytes: int, then_set: bool = False) -> Program:
+    elems = nbytes // 2
+    src = f".tensor x f16[{n * elems}] in\n.core 0\n"
+    for i in range(n):
+        src += f"    mte2.copy ub[{hex(i % 2 * nbytes)}], x[{hex(i * nbytes)}], f16[{elems}]\n"
+    if then_set:
+        src += "    set_flag mte2 -> v, 0\n    wait_flag mte2 -> v, 0\n"
+    return parse(src)
+
+
+@pytest.mark.parametrize("outstanding", [1, 2, 3, 8])
+def test_transfers_stream_back_to_back_up_to_outstanding_in_flight(outstanding):
+    """Occupancy o = 2 + 4096/64 = 66 cycles, latency L = 300. Transfer k starts when transfer k−1 has
+    streamed and transfer k−N has completed; it completes o + L after it starts (in order)."""
+    o, lat, n = 2 + 4096 // 64, 300, 6
+    start, done = [], []
+    for k in range(n):
+        s = max(start[-1] + o if start else 0, done[k - outstanding] if k >= outstanding else 0)
+        start.append(s)
+        done.append(s + o + lat)
+    run = simulate(loads(n, 4096), in_flight_chip(outstanding), timing_only=True)
+    assert [(t.start, t.end) for t in sorted(run.trace, key=lambda t: t.index)] == list(zip(start, done))
+    assert run.cycles == done[-1]
+    mte2 = run.stats.cores[0][Pipe.MTE2]
+    assert mte2.busy == n * o  # occupancy only; the rest is waiting on latency
+    assert mte2.stalls["latency"] == run.cycles - n * o
+    assert mte2.in_flight == n * (o + lat)
+
+
+def test_a_set_flag_after_transfers_in_flight_fires_when_the_last_completes():
+    o, lat = 2 + 1024 // 64, 300
+    run = simulate(loads(3, 1024, then_set=True), in_flight_chip(4), timing_only=True)
+    assert run.flags[0].set_at == 2 * o + o + lat  # the third starts at 2·o and completes o + L later
+    assert [t.start for t in sorted(run.trace, key=lambda t: t.index)][:3] == [0, o, 2 * o]
+
+
+def test_min_cycles_is_part_of_the_occupancy_and_latency_comes_after():
+    """A 64-byte load with start-up 5: it holds the queue 5 + 2 + max(40, 1) = 47 cycles (min_cycles is
+    the fewest cycles of streaming), then completes 10 cycles of latency later."""
+    run = simulate(loads(2, 64), in_flight_chip(2, latency=10, min_cycles=40, startup=5), timing_only=True)
+    assert [(t.start, t.end) for t in sorted(run.trace, key=lambda t: t.index)] == [(0, 57), (47, 104)]
+
+
+def test_outstanding_must_be_a_positive_integer():
+    from isa import ConfigError
+
+    with pytest.raises(ConfigError, match=r"paths\.gm_ub\.outstanding"):
+        in_flight_chip(0)

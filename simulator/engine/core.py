@@ -22,6 +22,7 @@ class Core:
         index: int,
         stream: tuple[Instruction, ...],
         decoded: list[Decoded],
+        ids: list[int],
         mem: CoreMemory | None,
         cores: list[Core],
     ) -> None:
@@ -30,6 +31,8 @@ class Core:
         self.index = index
         self.stream = stream
         self.decoded = decoded
+        #: the number of each instruction of the stream among the run's distinct instructions
+        self.ids = ids
         self.mem = mem
         #: every core of the run (a deadlock report follows a ``wait_cross`` to its setter's core)
         self.peers = cores

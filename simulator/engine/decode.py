@@ -9,7 +9,6 @@ hundred distinct instructions.
 from __future__ import annotations
 
 import enum
-import math
 from typing import NamedTuple
 
 from isa import Barrier, End, Instruction, Pipe, Scalar, SetCross, SetFlag, Transfer, WaitCross, WaitFlag
@@ -60,15 +59,18 @@ class CrossKey(NamedTuple):
 
 
 class Dma(NamedTuple):
-    """A transfer through GM (cycles, bytes): ``fixed`` start-up and per-burst cycles, ``streamed`` bytes
-    at up to ``cap`` bytes/cycle, never under ``floor`` cycles of streaming; ``alone`` its time with GM
-    to itself."""
+    """A transfer through GM (cycles, bytes): ``fixed`` start-up and per-burst cycles, then ``streamed``
+    bytes at up to ``cap`` bytes/cycle, sharing GM, never under ``floor`` cycles of streaming. All that
+    holds its queue: ``alone`` is that occupancy with GM to itself. Its data is usable ``latency`` cycles
+    later; the queue keeps up to ``outstanding`` transfers in flight."""
 
     fixed: int
     streamed: int
     floor: int
     cap: float
+    latency: int
     alone: int
+    outstanding: int
 
 
 class Wait(NamedTuple):
@@ -142,29 +144,41 @@ def decode(ins: Instruction, chip: Chip) -> Decoded:
     if type(cost) is Transfer:
         path = chip.path(cost.src, cost.dst)
         if path.shared:
-            streamed = cost.streamed_bytes(path)
-            fixed = cost.fixed_cycles(path)
-            rate = min(path.bandwidth, chip.gm_bandwidth)
-            floor = cost.floor_cycles(path)  # min_cycles, plus the issue ramp where the path has one
-            alone = fixed + max(floor, math.ceil(streamed / rate - 1e-9))
-            return Decoded(Kind.DMA, pipe, Dma(fixed, streamed, floor, path.bandwidth, alone), cost)
+            dma = Dma(
+                cost.fixed_cycles(path),
+                cost.streamed_bytes(path),
+                cost.floor_cycles(path),  # min_cycles, plus the issue ramp where the path has one
+                path.bandwidth,
+                path.latency,
+                cost.occupancy(path, min(path.bandwidth, chip.gm_bandwidth)),
+                path.outstanding,
+            )
+            return Decoded(Kind.DMA, pipe, dma, cost)
         return Decoded(Kind.FIXED, pipe, cost.cycles(path), cost)
     return Decoded(Kind.FIXED, pipe, cost, cost)
 
 
 class Decoder:
-    """``decode`` with a cache shared by every core of a run: each distinct instruction is decoded once."""
+    """``decode`` with a cache shared by every core of a run: each distinct instruction is decoded once,
+    and numbered, so a core's stream is also a list of small integers (``ids``) that count fast."""
 
     def __init__(self, chip: Chip) -> None:
         self.chip = chip
         self.cache: dict[Instruction, Decoded] = {}
+        self.ids: dict[Instruction, int] = {}
+        self.distinct: list[Instruction] = []
+        self.records: list[Decoded] = []  # by number
 
-    def stream(self, instructions: tuple[Instruction, ...]) -> list[Decoded]:
-        cache, chip = self.cache, self.chip
-        out = []
+    def stream(self, instructions: tuple[Instruction, ...]) -> tuple[list[Decoded], list[int]]:
+        """The decoded stream and the number of each instruction in it."""
+        ids, records, chip = self.ids, self.records, self.chip
+        numbers = []
         for ins in instructions:
-            d = cache.get(ins)
-            if d is None:
-                d = cache[ins] = decode(ins, chip)
-            out.append(d)
-        return out
+            n = ids.get(ins)
+            if n is None:
+                n = ids[ins] = len(records)
+                self.distinct.append(ins)
+                records.append(d := decode(ins, chip))
+                self.cache[ins] = d
+            numbers.append(n)
+        return [records[n] for n in numbers], numbers

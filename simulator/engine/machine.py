@@ -3,6 +3,8 @@ deadlock when waits are left that can never be met."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import simpy
 
 from isa import DeadlockError, DsasimError, Instruction, Pipe, Program
@@ -40,12 +42,18 @@ class Engine:
         self.cores: list[Core] = []
         for i, stream in enumerate(program.cores):
             mem = memory.cores[i] if memory is not None else None
-            self.cores.append(Core(self.machine, i, stream, self.decoder.stream(stream), mem, self.cores))
+            decoded, ids = self.decoder.stream(stream)
+            self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
 
     @property
     def decoded(self) -> dict[Instruction, Decoded]:
         """Every distinct instruction of the run, decoded."""
         return self.decoder.cache
+
+    def counts(self) -> list[dict[Instruction, int]]:
+        """Per core: each distinct instruction → how many times the core's stream holds it."""
+        distinct = self.decoder.distinct
+        return [{distinct[n]: k for n, k in Counter(c.ids).items()} for c in self.cores]
 
     def run(self) -> int:
         """Simulate; return the total cycles. Raises ``DeadlockError`` if waits can never be met."""

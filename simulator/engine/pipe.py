@@ -3,6 +3,13 @@
 The scalar unit pushes ``(instruction index, issue cycle)`` pairs; the pipe runs them strictly in order,
 never before their issue cycle. Every cycle of the pipe is either busy or attributed to a stall cause
 (``simulator.stats``).
+
+A transfer through GM *occupies* its pipe while it walks its descriptor and streams, and *completes* —
+its data written, a later ``set_flag`` on the pipe free to fire — its latency later. Meanwhile the pipe
+starts its next instructions: up to the path's ``outstanding`` transfers are in flight at once, as a DMA
+engine accepts the next descriptor while earlier ones are on their way. Transfers of one pipe complete
+in order; a ``set_flag`` behind transfers in flight fires when the last of them completes, without holding
+the queue. Waiting for a free slot, or for the last transfers at the end, is a ``latency`` stall.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import sys
 from collections import deque
 from collections.abc import Generator
+from typing import NamedTuple
 
 import simpy
 
@@ -23,6 +31,16 @@ from simulator.stats import PipeStats
 FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
 
 Process = Generator[simpy.Event, object, None]
+
+
+class Flight(NamedTuple):
+    """A transfer that has streamed and waits out its latency: instruction ``index``, started at ``start``,
+    complete at ``done``, with the ``writes`` that land then (functional mode)."""
+
+    index: int
+    start: int
+    done: int
+    writes: list | None
 
 
 class PipeUnit:
@@ -55,6 +73,7 @@ class PipeUnit:
         self.completed = 0
         self.closed = False
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
+        self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
 
     # -- the scalar unit's side ----------------------------------------------------------------
     def push(self, index: int, at: int) -> None:
@@ -90,12 +109,14 @@ class PipeUnit:
         while True:
             if not q:
                 if self.closed:
+                    if self.inflight:
+                        yield from self._await_flights(0)
                     return
                 t0 = env.now
                 self.wake = env.event()
                 yield self.wake
                 if not q:
-                    return
+                    continue  # closed
                 pending_idle += env.now - t0
             index, ready = q[0]
             now = env.now
@@ -125,11 +146,20 @@ class PipeUnit:
                 if kind is FIXED:
                     yield from self._fixed(index, payload, start)
                 elif kind is DMA:
-                    yield from self._dma(index, payload, start)
-                elif kind is SET:
-                    flags.set(payload, start, index)
-                elif kind is XSET:
-                    self._set_cross(index, payload, start)
+                    start = yield from self._dma(index, payload, start)
+                    if start < 0:
+                        continue  # in flight: it retires when it completes
+                elif kind is SET or kind is XSET:
+                    # A flag fires once every earlier instruction of the pipe has finished: with transfers
+                    # in flight, when the last of them completes. The queue goes on meanwhile.
+                    at = self.inflight[-1].done if self.inflight else start
+                    if kind is SET:
+                        flags.set(payload, at, index)
+                    else:
+                        self._set_cross(index, payload, at)
+                    if at > start:  # recorded at the cycle it fires
+                        self._count(index, at)
+                        continue
                 elif kind is XWAIT:
                     yield from self._wait_cross(index, payload, start)
                 else:
@@ -142,6 +172,32 @@ class PipeUnit:
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
                 d.succeed()
+
+    def _complete(self, _event: simpy.Event | None = None) -> None:
+        """The oldest transfer in flight is complete: its writes land, it retires."""
+        f = self.inflight.popleft()
+        self._retire(f.index, f.writes)
+        self.stats.in_flight += f.done - f.start
+        self._count(f.index, f.done, f.start)
+
+    def _count(self, index: int, end: int, start: int | None = None) -> None:
+        """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
+        st = self.stats
+        st.instructions += 1
+        st.last_end = max(st.last_end, end)
+        self.machine.trace.append((self.core, self.pipe, index, end if start is None else start, end))
+        self.completed += 1
+        if self.drain is not None and self.completed >= self.drain[0]:
+            d, self.drain = self.drain[1], None
+            d.succeed()
+
+    def _await_flights(self, limit: int) -> Process:
+        """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
+        env, inflight = self.env, self.inflight
+        t0 = env.now
+        while len(inflight) > limit:
+            yield env.timeout(inflight[len(inflight) - limit - 1].done - env.now)
+        self.stats.stall("latency", env.now - t0)
 
     # -- one instruction, by kind --------------------------------------------------------------
     def _execute(self, index: int, start: int) -> list | None:
@@ -168,19 +224,33 @@ class PipeUnit:
         self.stats.busy += cycles
         self._retire(index, writes)
 
-    def _dma(self, index: int, dma: Dma, start: int) -> Process:
-        """A transfer through GM: its bytes share GM bandwidth with every transfer in flight; the time
-        beyond its stand-alone time is a ``bandwidth`` stall."""
-        env, st = self.env, self.stats
+    def _dma(self, index: int, dma: Dma, start: int) -> Generator[simpy.Event, object, int]:
+        """A transfer through GM: waits for a free slot among the ``outstanding``, holds the pipe while
+        its bytes stream (sharing GM bandwidth with every transfer in flight: the time beyond its
+        stand-alone occupancy is a ``bandwidth`` stall), then completes its latency later, in order.
+        Returns its start cycle, or -1 once it is in flight (it retires when it completes)."""
+        env, st, inflight = self.env, self.stats, self.inflight
+        if len(inflight) >= dma.outstanding:
+            yield from self._await_flights(dma.outstanding - 1)
+            start = env.now
         writes = self._execute(index, start)
         yield self.machine.gm.transfer(dma.streamed, dma.cap, dma.fixed, dma.floor)
-        took = env.now - start
+        now = env.now
+        took = now - start
         if took > dma.alone:
             st.busy += dma.alone
             st.stall("bandwidth", took - dma.alone)
         else:
             st.busy += took
-        self._retire(index, writes)
+        done = now + dma.latency
+        if inflight and inflight[-1].done > done:
+            done = inflight[-1].done  # one queue's transfers complete in order
+        if done == now:
+            self._retire(index, writes)
+            return start
+        inflight.append(Flight(index, start, done, writes))
+        env.timeout(done - now).callbacks.append(self._complete)
+        return -1
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)

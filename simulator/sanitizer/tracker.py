@@ -88,6 +88,7 @@ class Tracker:
         self.flag_vc: dict[tuple[int, FlagKey], list[int]] = {}
         self.cross_vc: dict[CrossKey, deque[list[int]]] = {}  # pending set_cross clocks, oldest first
         self.plans: list[list[Plan | None]] = [[None] * len(s) for s in program.cores]
+        self.started: dict[tuple[int, int], list[int]] = {}  # (core, index) → its clock at start, until it ends
         self.shadows: dict[tuple[int, Space | str], Shadow] = {}
         self.kinds = {t.name: t.kind for t in program.tensors}
         self.sizes = {t.name: t.nbytes for t in program.tensors}
@@ -133,6 +134,10 @@ class Tracker:
         if (core, index) in self.skip:
             return False
         clock = vc[t - base]
+        if any(write for _, _, write in plan):
+            # Its writes land when it ends — for a transfer in flight, after its pipe has started later
+            # instructions — but they are ordered by what the pipe knew when it started.
+            self.started[(core, index)] = list(vc)
         for shadow, g, write in plan:
             if write:
                 continue
@@ -150,7 +155,7 @@ class Tracker:
         if (core, index) in self.skip:
             return
         t = core * NPIPES + ORD[pipe]
-        vc = self.vc[t]
+        vc = self.started.pop((core, index), None) or self.vc[t]
         base = self.base(core)
         clock = vc[t - base]
         for shadow, g, write in self.plans[core][index]:

@@ -1,0 +1,213 @@
+"""What a run had to do, from the instructions the engine decoded: bytes, FLOPs, and each pipe's honest bound.
+
+Everything here is computed once per *distinct* instruction and multiplied by how often each core ran it
+(a 100,000-instruction loop nest holds a few hundred distinct instructions), so the analysis of a run
+costs a small fraction of the run.
+
+**Honest bounds.** A pipe runs its instructions one after another, so it needs at least the sum of their
+stand-alone costs, priced by the same rules the engine uses: an ``mmad`` with its start-up, a vector
+instruction at its per-op rate, a transfer's occupancy of its queue. A DMA queue with ``outstanding``
+transfers in flight also needs Σ (occupancy + latency) / outstanding: each transfer holds one of its slots
+that long. The run needs at least the largest of these over every pipe of every core, and the GM bytes at
+GM bandwidth. ``Roofline.bound_by`` names that resource, so it is the pipe the verdict sees saturated
+(``simulator.advice``). The classic roofline's peaks (FLOPs at the Cube's peak, bytes at each path's peak)
+are kept apart in ``Roofline.peaks``: they are what the roofline plot draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from isa import Instruction, Mmad, Pipe, Program, Space, Transfer
+from isa.timing import route_name
+from simulator.config import Chip
+from simulator.engine import Decoded, Dma, Engine, Kind
+from simulator.stats import Roofline, Stats
+from simulator.topology import AIC, AIV
+
+#: The key of a pipe's bound in ``Roofline.bounds`` (the compute pipes keep their roofline names).
+BOUND_KEY = {
+    Pipe.S: "scalar",
+    Pipe.MTE2: "mte2",
+    Pipe.MTE1: "mte1",
+    Pipe.CUBE: "cube",
+    Pipe.FIX: "fix",
+    Pipe.V: "vector",
+    Pipe.MTE3: "mte3",
+}
+
+
+@dataclass(frozen=True)
+class InstructionWork:
+    """One instruction's work, priced once: its pipe, its stand-alone cycles on it (``alone``; for a
+    transfer its occupancy), the cycles it holds one of ``outstanding`` DMA slots (``slot``, 0 otherwise),
+    the part of ``cost`` that is start-up, per-burst or padding (``overhead``) vs useful work at the unit's
+    peak (``useful``), and its bytes and FLOPs."""
+
+    pipe: Pipe
+    alone: int
+    slot: float
+    overhead: float
+    useful: float
+    path: str | None = None
+    nbytes: int = 0
+    gm_read: int = 0
+    gm_write: int = 0
+    cube_flops: int = 0
+    vector_ops: int = 0
+    peak_cycles: float = 0.0  # FLOPs at the Cube's peak, or vector repeats at one per cycle per op cost 1
+
+
+def instruction_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWork:
+    """Price ``ins`` (decoded as ``d``) once."""
+    kind, pipe, payload, cost = d
+    if type(cost) is Transfer:
+        path = chip.path(cost.src, cost.dst)
+        key = route_name(cost.src, cost.dst)
+        nbytes = cost.nbytes
+        read = nbytes if cost.src is Space.GM else 0
+        write = nbytes if cost.dst is Space.GM else 0
+        if kind is Kind.DMA:
+            dma: Dma = payload
+            slot = (dma.alone + dma.latency) / dma.outstanding
+            return InstructionWork(
+                pipe, dma.alone, slot, dma.fixed, dma.alone - dma.fixed, key, nbytes, read, write,
+                peak_cycles=nbytes / path.bandwidth,
+            )  # fmt: skip
+        cycles = payload
+        fixed = cost.fixed_cycles(path)
+        return InstructionWork(pipe, cycles, 0.0, fixed, cycles - fixed, key, nbytes, read, write,
+                               peak_cycles=nbytes / path.bandwidth)  # fmt: skip
+    if kind is Kind.SCALAR:
+        return InstructionWork(pipe, chip.issue_cycles + payload, 0.0, 0.0, 0.0)
+    if kind is not Kind.FIXED:  # flags, barriers, end: no work of their own
+        return InstructionWork(pipe, 0, 0.0, 0.0, 0.0)
+    if isinstance(ins, Mmad):
+        ideal = ins.flops / chip.cube.flops_per_cycle(ins.dtype)
+        return InstructionWork(pipe, cost, 0.0, cost - ideal, ideal, cube_flops=ins.flops, peak_cycles=ideal)
+    if pipe is Pipe.V:
+        repeats = ins.repeats(chip)
+        ideal = chip.vector.cost(ins.op, ins.dtype) * repeats if hasattr(ins, "op") else repeats
+        return InstructionWork(pipe, cost, 0.0, cost - ideal, ideal, vector_ops=ins.flops, peak_cycles=repeats)
+    return InstructionWork(pipe, cost, 0.0, 0.0, cost)
+
+
+@dataclass
+class PipeWork:
+    """What one pipe of one core had to do: instruction count, Σ stand-alone cycles (``alone``), Σ DMA slot
+    cycles (``slots``), start-up vs useful cycles, and bytes per path."""
+
+    count: int = 0
+    alone: float = 0.0
+    slots: float = 0.0
+    overhead: float = 0.0
+    useful: float = 0.0
+    path_bytes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def bound(self) -> float:
+        """Cycles this pipe needs at least: its instructions one after another, and its DMA slots."""
+        return max(self.alone, self.slots)
+
+    @property
+    def main_path(self) -> str | None:
+        return max(self.path_bytes, key=self.path_bytes.__getitem__) if self.path_bytes else None
+
+
+def core_work(
+    counts: dict[Instruction, int], priced: dict[Instruction, InstructionWork], chip: Chip
+) -> dict[Pipe, PipeWork]:
+    """Per pipe of one core that ran ``counts`` (instruction → times run)."""
+    out: dict[Pipe, PipeWork] = {}
+    issue = chip.issue_cycles
+    scalar = out.setdefault(Pipe.S, PipeWork())
+    for ins, n in counts.items():
+        w = priced[ins]
+        scalar.alone += n * (w.alone if w.pipe is Pipe.S else issue)
+        if w.pipe is Pipe.S:
+            continue
+        p = out.setdefault(w.pipe, PipeWork())
+        if w.alone or w.path:
+            p.count += n
+        p.alone += n * w.alone
+        p.slots += n * w.slot
+        p.overhead += n * w.overhead
+        p.useful += n * w.useful
+        if w.path:
+            p.path_bytes[w.path] = p.path_bytes.get(w.path, 0) + n * w.nbytes
+    scalar.count = sum(counts.values())
+    return out
+
+
+def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kinds: tuple[str, ...] = ()) -> Stats:
+    """Static work (bytes, FLOPs, bounds) from the decoded instructions; times from the engine.
+
+    The classic roofline's peaks share each resource's work among the cores that have it: every core of a
+    coupled chip; on a separated chip the Cube cores (AIC) for the Cube and its paths, the Vector cores
+    (AIV) for the Vector unit and UB's paths. The honest bounds take the slowest core's pipe."""
+    counts = engine.counts()
+    priced: dict[Instruction, InstructionWork] = {}
+    decoded = engine.decoded
+    for core_counts in counts:
+        for ins in core_counts:
+            if ins not in priced:
+                priced[ins] = instruction_work(ins, decoded[ins], chip)
+    by_path: dict[str, int] = {}
+    gm_read = gm_write = cube_flops = vector_ops = 0
+    peak_work = {"cube": 0.0, "vector": 0.0}
+    work = []
+    for core_counts in counts:
+        for ins, n in core_counts.items():
+            w = priced[ins]
+            if w.path:
+                by_path[w.path] = by_path.get(w.path, 0) + n * w.nbytes
+                peak_work[w.path] = peak_work.get(w.path, 0.0) + n * w.peak_cycles
+                gm_read += n * w.gm_read
+                gm_write += n * w.gm_write
+            elif w.cube_flops:
+                cube_flops += n * w.cube_flops
+                peak_work["cube"] += n * w.peak_cycles
+            elif w.vector_ops or w.pipe is Pipe.V:
+                vector_ops += n * w.vector_ops
+                peak_work["vector"] += n * w.peak_cycles
+        work.append(core_work(core_counts, priced, chip))
+    ncores = max(1, program.ncores)
+    peaks = {k: v / ncores for k, v in peak_work.items()}
+    if chip.separated and kinds:
+        n_aic, n_aiv = max(1, kinds.count(AIC)), max(1, kinds.count(AIV))
+        for k, v in peak_work.items():
+            vector_side = k == "vector" or "ub" in k.split("_")
+            peaks[k] = v / (n_aiv if vector_side else n_aic)
+    gm_bytes = gm_read + gm_write
+    peaks["GM"] = gm_bytes / chip.gm_bandwidth
+    bounds = {BOUND_KEY[p]: 0.0 for p in BOUND_KEY}
+    for core in work:
+        for p, pw in core.items():
+            key = BOUND_KEY[p]
+            bounds[key] = max(bounds[key], pw.bound)
+    bounds = {k: v for k, v in bounds.items() if v}
+    bounds["GM"] = peaks["GM"]
+    bound_by, bound = max(bounds.items(), key=lambda kv: kv[1])
+    flops = cube_flops + vector_ops
+    roof = Roofline(
+        intensity=flops / gm_bytes if gm_bytes else float("inf"),
+        bound_cycles=bound,
+        fraction=bound / cycles if cycles else 1.0,
+        bound_by=bound_by,
+        bounds=bounds,
+        peaks=peaks,
+    )
+    return Stats(
+        cycles=cycles,
+        cores=engine.pipe_stats(cycles),
+        bytes=by_path,
+        gm_read=gm_read,
+        gm_write=gm_write,
+        cube_flops=cube_flops,
+        vector_ops=vector_ops,
+        instructions=program.instruction_count,
+        work_cycles=peak_work,
+        roofline=roof,
+        work=work,
+        counts=counts,
+    )
