@@ -113,7 +113,7 @@ def format_table(result: SweepData, metric: str) -> str:
         if not result.timing_only:
             row.append("ok" if r.check else "FAIL")
         cells.append(row)
-    widths = [max(len(h), *(len(c[i]) for c in cells if i < len(c))) for i, h in enumerate(head)]
+    widths = [max([len(h), *(len(c[i]) for c in cells if i < len(c))]) for i, h in enumerate(head)]
     left = {"bound", "check"}
 
     def fmt(values: list[str]) -> str:

@@ -185,3 +185,8 @@ def test_a_huge_integer_option_is_a_syntax_error_not_an_overflow(capsys, tmp_pat
     assert "tril.s:7:" in err and "out of range" in err
     path.write_text(text.replace("99999999999999999999", "3"))
     assert dsasim(capsys, "run-asm", path)[0] == 0
+
+
+def test_a_sweep_where_every_combination_fails_is_a_clean_error(capsys):
+    err = user_error(capsys, "sweep", "matmul", "--shape", "64x64x64", "--vary", "tile_k0=3,5")
+    assert "none of the 2 combinations" in err and "multiple of 16" in err

@@ -119,6 +119,11 @@ def main(args: argparse.Namespace) -> int:
         from simulator.plots import save_figure
 
         print(f"wrote sweep plot to {save_figure(figure, args.plot)}", file=sys.stderr)
+    if not any(r.ok for r in result.rows):
+        first = next((r for r in result.rows if r.hint), None)
+        hint = first.hint if first is not None else "see the errors above; change the values of --vary"
+        print(f"error: none of the {len(result.rows)} combinations could run\n  hint: {hint}", file=sys.stderr)
+        return 2
     if args.check and any(r.ok and r.check is False for r in result.rows):
         print("error: some outputs differ from numpy (see the check column)", file=sys.stderr)
         return 1
