@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.ir import Kernel
-from compiler.passes import run
 from compiler.ops import Op
+from compiler.passes import run
 from compiler.plan import TilingPlan
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Traffic
