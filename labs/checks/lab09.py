@@ -39,11 +39,13 @@ def _add(g: Grader, fn: Any) -> None:
     for n, block in ((1024, 1024), (1000, 256), (3001, 1024), (5, 64)):
         x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         for interpret in (False, True):
-            out = np.full(n, np.nan, np.float32)
+            out = np.zeros(n, np.float32)
             how = "interpreted" if interpret else "compiled"
             case = f"n={n}, BLOCK={block} ({how})"
             _launch(g, fn, (dsasim.cdiv(n, block),), (x, y, out, n), case, BLOCK=block, interpret=interpret)
-            g.all_close(out, x + y, case)
+            g.all_close(
+                out, x + y, case, hint="offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), masked by offs < n"
+            )
 
 
 @exercise("9.2", "bytes crossing GM for add_kernel on 10,000 f32 elements")
@@ -74,10 +76,10 @@ def _softmax_kernel(g: Grader, fn: Any) -> None:
     rng = np.random.default_rng(93)
     for rows, cols, block, programs in ((4, 128, 128, 1), (13, 700, 1024, 4), (7, 33, 64, 3)):
         x = rng.standard_normal((rows, cols)).astype(np.float32)
-        out = np.full_like(x, np.nan)
+        out = np.zeros_like(x)
         case = f"{rows}×{cols}, BLOCK={block}, {programs} programs"
         run = _launch(g, fn, (programs,), (out, x, rows, cols), case, BLOCK=block)
-        g.all_close(out, _softmax(x), case, rtol=1e-5, atol=1e-6)
+        g.all_close(out, _softmax(x), case, rtol=1e-5, atol=1e-6, hint="load the masked-off columns as -inf (other=)")
         moved = run.stats.gm_read + run.stats.gm_write
         if moved != 2 * x.nbytes:
             g.fail(
@@ -96,11 +98,18 @@ def _matmul(g: Grader, fn: Any) -> None:
         a = rng.standard_normal((m, k)).astype(np.float16)
         b = rng.standard_normal((k, n)).astype(np.float16)
         for interpret in (False, True):
-            c = np.full((m, n), np.nan, np.float32)
+            c = np.zeros((m, n), np.float32)
             case = f"{m}×{n}×{k}, tiles {bm}×{bn}×{bk} ({'interpreted' if interpret else 'compiled'})"
             grid = (dsasim.cdiv(m, bm) * dsasim.cdiv(n, bn),)
             _launch(g, fn, grid, (a, b, c, m, n, k), case, BM=bm, BN=bn, BK=bk, interpret=interpret)
-            g.all_close(c, a.astype(np.float32) @ b.astype(np.float32), case, rtol=1e-3, atol=1e-3)
+            g.all_close(
+                c,
+                a.astype(np.float32) @ b.astype(np.float32),
+                case,
+                rtol=1e-3,
+                atol=1e-3,
+                hint="accumulate every K step (acc = tl.dot(a, b, acc)) and mask the K tail with other=0.0",
+            )
     m = n = k = 256
     a, b = np.zeros((m, k), np.float16), np.zeros((k, n), np.float16)
     run = _launch(
