@@ -50,6 +50,10 @@ from dsasim.api import KernelRun, chip_for, compile_and_run, compile_op
 from dsasim.cli import main as cli_main
 from dsasim.graph_run import GraphRun, KernelResult, run_graph
 from dsasim.jit import LaunchRun, cdiv, jit
+from dsasim.llm import MODELS as LLM_MODELS
+from dsasim.llm import compulsory as llm_bytes
+from dsasim.llm import crossover as llm_crossover
+from dsasim.llm import kv_capacity, run_layer
 from dsasim.progress import Progress
 from dsasim.tune import make_executor
 from dsasim.tune import tune as autotune
@@ -62,6 +66,7 @@ __version__ = "0.2.0"
 
 __all__ = [
     "ALIGN",
+    "LLM_MODELS",
     "OP_NAMES",
     "Attention",
     "AttentionSchedule",
@@ -109,8 +114,11 @@ __all__ = [
     "compile_op",
     "fuse",
     "jit",
+    "kv_capacity",
     "language",
     "lifetimes",
+    "llm_bytes",
+    "llm_crossover",
     "load_chip",
     "make_executor",
     "make_op",
@@ -123,6 +131,7 @@ __all__ = [
     "preset_names",
     "roofline",
     "run_graph",
+    "run_layer",
     "run_passes",
     "schedule_key",
     "search",

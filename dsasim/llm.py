@@ -305,6 +305,7 @@ class Crossover:
     story, where batching amortises the weights) and the whole *layer* (whose KV cache is per sequence,
     so batching does not amortise it)."""
 
+    chip: Chip
     points: tuple[LayerMetrics, ...]
     ridge: float  # FLOP per byte: Cube peak / GM bandwidth
     analytic_projections: float  # batch at which the weights' intensity (B FLOP/B in f16) reaches the ridge
@@ -336,8 +337,15 @@ class Crossover:
         ]
         return "\n".join(lines)
 
+    def roofline(self):
+        """Decode's points on the chip's roofline (a matplotlib Figure: ``dsasim.plots.llm``)."""
+        from dsasim.plots.llm import decode_roofline  # matplotlib: loaded on the first picture only
+
+        return decode_roofline(self, self.chip)
+
     def to_json(self) -> dict:
         return {
+            "chip": self.chip.name,
             "points": [m.to_json() for m in self.points],
             "ridge_flop_per_byte": self.ridge,
             "analytic_projections": self.analytic_projections,
@@ -365,6 +373,7 @@ def crossover(
     one, big = points[0], points[-1]
     es = decoder_layer("decode", 1, 1, context, **model).tensor("x").dtype.itemsize
     return Crossover(
+        c,
         points,
         ridge,
         analytic_projections=ridge * es / 2,  # 2·B FLOPs per weight element of es bytes

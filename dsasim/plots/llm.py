@@ -13,9 +13,10 @@ from simulator.config import Chip
 from simulator.plots.style import MMAD_COLOR, RUN_COLORS, DsasimFigure, new_figure, styled
 
 
-def decode_roofline(c: Crossover, chip: Chip | str) -> DsasimFigure:
-    """The decode points of ``c`` (a ``dsasim.llm.crossover``) on ``chip``'s GM roofline."""
-    chip = chip_for(chip)
+def decode_roofline(c: Crossover, chip: Chip | str | None = None) -> DsasimFigure:
+    """The decode points of ``c`` (a ``dsasim.llm.crossover``) on the GM roofline of ``chip`` (default: the
+    chip ``c`` ran on)."""
+    chip = chip_for(chip) if chip is not None else c.chip
     peak = chip.cube_flops_per_cycle * chip.cores
     bw = chip.gm_bandwidth
     xs = [m.intensity for m in c.points]

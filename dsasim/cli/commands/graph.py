@@ -71,10 +71,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 _HELP = {
-    "batch": "batch size (images for cnn; rows for mlp)",
+    "batch": "batch size (images for cnn; rows for mlp; sequences for decoder-layer)",
     "seq": "tokens per sequence (transformer-block; decoder-layer's prefill)",
-    "hidden": "model width (mlp, transformer-block)",
-    "heads": "attention heads (transformer-block)",
+    "hidden": "model width (mlp, transformer-block, decoder-layer)",
+    "heads": "attention heads (transformer-block; query heads of decoder-layer)",
     "ffn": "FFN width as a multiple of hidden (default 4)",
     "image": "image height = width (cnn, a multiple of 4)",
     "channels": "input channels (cnn, a multiple of 16)",

@@ -44,7 +44,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--batches", metavar="B1,B2,...", help="sweep decode over these batches: the crossover")
     g.add_argument("--roofline", metavar="OUT.png", help="with --batches: decode's points on the roofline")
     g.add_argument("--kv-capacity", dest="kv_capacity", metavar="L1,L2,...", help="largest batch per context")
-    g.add_argument("--layers", type=int, help="with --kv-capacity: layers sharing GM (default: the model's)")
+    g.add_argument("--layers", type=int, metavar="N", help="with --kv-capacity: layers sharing GM")
 
 
 def model_params(args: argparse.Namespace) -> dict:
@@ -124,10 +124,9 @@ def _crossover(args: argparse.Namespace, model: dict) -> int:
         print(f"decode over the batch: context {context}, chip {args.chip} (timing-only)")
         print(c.text())
     if args.roofline:
-        from dsasim.plots.llm import decode_roofline
         from simulator.plots import save_figure
 
-        path = save_figure(decode_roofline(c, args.chip), args.roofline)
+        path = save_figure(c.roofline(), args.roofline)
         print(f"wrote roofline to {path}", file=sys.stderr)
     return 0
 

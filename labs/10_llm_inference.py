@@ -1,0 +1,290 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lab 10 — LLM inference: prefill, decode, and the batch
+#
+# **What you will learn**
+#
+# - what one decoder layer of a LLaMA-style model does, in its two phases: **prefill** (a prompt of `S`
+#   tokens at once) and **decode** (one new token per sequence, attending to every cached one);
+# - to **predict decode's time per token from the bytes it moves** — the weights, the KV cache, the
+#   activations — and to see the simulator agree;
+# - the **crossover batch**: how far batching amortises the weights before decode turns compute-bound, from
+#   the ridge point and measured;
+# - what **grouped-query attention** and a **longer context** do to the KV cache's bytes.
+#
+# Time: about 60 minutes. Labs 1 (roofline) and 4 (memory) first.
+
+# %%
+from dsasim import LLM_MODELS, build, fuse, kv_capacity, llm_crossover, load_chip, run_layer
+from labs.checks import check
+
+chip = load_chip("edu")
+tiny = LLM_MODELS["tiny"]
+KiB, MiB = 1 << 10, 1 << 20
+print(tiny)
+
+# %% [markdown]
+# ## 1. The layer, and the bytes of a decode step
+#
+# `build("decoder-layer", phase=..., batch=..., context=..., **shape)` builds the layer as a graph of
+# kernels: RMSNorm; the `q`, `k`, `v` projections (weights stored `[out, in]`, as `nn.Linear` does); the
+# rotary embedding of `q` and `k`; the new key and value **appended** to the KV cache in GM (tensors
+# `k_cache`, `v_cache`: `[batch, context + 1, kv_heads, head_dim]`); attention over the cache; the output
+# projection and the residual; RMSNorm; the SiLU-gated MLP and the residual. Look at it, fused:
+
+# %%
+g = build("decoder-layer", phase="decode", batch=2, context=64, **tiny)
+print(fuse(g))
+
+# %% [markdown]
+# Count what a decode step **must** move between GM and the chip (2 bytes per f16 value):
+#
+# - every **weight** once: `q` and `o` are `hidden × heads·head_dim`, `k` and `v` are
+#   `hidden × kv_heads·head_dim`, the MLP's gate, up and down are `hidden × ffn_dim`, and each RMSNorm has a
+#   gain of `hidden` values — whatever the batch;
+# - the **KV cache**: each sequence reads its `context` cached tokens and writes the new one; one token is
+#   `kv_heads · head_dim` keys and as many values;
+# - the **activations**: the layer's input and its output, `batch × hidden` each.
+#
+# The FLOPs: about `2 · batch` per weight (one multiply-add per row), plus attention's `4 · heads · head_dim`
+# per cached token per sequence. At batch 1 that is about **one FLOP per byte** — against a ridge point of
+# 64 FLOP/byte on `edu` and 242 on `ascend910b-like`.
+#
+# ### Exercise 10.1 — the bytes of one decode step
+#
+# Write `decode_step_bytes(shape, batch, context)`: a dict `{"weights": ..., "kv": ..., "activations": ...}`
+# of bytes, where `shape` is a dict like `tiny` (`hidden`, `heads`, `kv_heads`, `head_dim`, `ffn_dim`). The
+# check compares with the graph's own count on several models (up to Llama-3-8B's layer).
+
+
+# %%
+def decode_step_bytes(shape: dict, batch: int, context: int) -> dict:
+    """Compulsory GM bytes of one decode step of one layer: weights, KV cache, activations (f16)."""
+    ### BEGIN SOLUTION
+    h, d = shape["hidden"], shape["head_dim"]
+    q, kv = shape["heads"] * d, shape["kv_heads"] * d
+    weights = 2 * (2 * h * q + 2 * h * kv + 3 * h * shape["ffn_dim"] + 2 * h)
+    cache = 2 * (2 * kv) * batch * (context + 1)
+    return {"weights": weights, "kv": cache, "activations": 2 * 2 * batch * h}
+    ### END SOLUTION
+
+
+check("10.1", decode_step_bytes)
+
+# %% [markdown]
+# ## 2. Decode at batch 1: the time is the bytes
+#
+# If a step is limited by GM, its time is its bytes over the GM bandwidth (`chip.gm_bandwidth`, bytes per
+# cycle, shared by all cores).
+#
+# ### Exercise 10.2 — the memory bound
+#
+# Write `memory_bound_cycles(step_bytes, chip)`: the cycles to move all the bytes of `step_bytes` (your
+# dict from 10.1) at `chip`'s GM bandwidth.
+
+
+# %%
+def memory_bound_cycles(step_bytes: dict, chip) -> float:
+    """Cycles to move every byte of the step at the chip's GM bandwidth."""
+    ### BEGIN SOLUTION
+    return sum(step_bytes.values()) / chip.gm_bandwidth
+    ### END SOLUTION
+
+
+check("10.2", memory_bound_cycles)
+
+# %% [markdown]
+# Now run the layer — functionally, checked against numpy — and compare the measured step with your
+# prediction. `run_layer` prints each kernel, then the metrics of the step.
+
+# %%
+r = run_layer("decode", 1, context=64, chip=chip, **tiny)
+print(r)
+predicted = memory_bound_cycles(decode_step_bytes(tiny, 1, 64), chip)
+print(f"predicted (memory bound) {predicted:,.0f} cycles; measured {r.metrics.cycles:,} "
+      f"→ {predicted / r.metrics.cycles:.0%} of the bound")  # fmt: skip
+
+# %% [markdown]
+# On `edu` the tiny layer's step is short, so every kernel's start-up (a few hundred cycles each, and the
+# layer has about thirty kernels) weighs a lot: the measured step is about three times the bound. On
+# `ascend910b-like` with Llama-3-8B's layer (436 MB of weights) the same step reaches about 80 % of its
+# memory bound (docs/llm.md):
+#
+# ```
+# dsasim graph decoder-layer --phase decode --batch 1 --context 1024 --model llama3-8b \
+#     --chip ascend910b-like --timing-only
+# ```
+#
+# Look at the end of the report above: for each projection, the compiler priced it on the **Cube** (a 16-row
+# fractal: 15 of its 16 rows are padding at batch 1, but the weights are read once) and on the **Vector**
+# unit (one kernel per row, no padding, the weights read once per row), and kept the cheaper.
+
+# %% [markdown]
+# ## 3. The batch
+#
+# Batching `B` sequences multiplies every weight by `B` rows for the same bytes: the projections' intensity
+# is about `B` FLOP per byte (f16). They stay memory-bound until `B` reaches the **ridge point**
+# `Cube peak / GM bandwidth` — from there on, one more sequence costs Cube time.
+#
+# ### Exercise 10.3 — the ridge batch
+#
+# Write `ridge_batch(chip)`: the batch at which the projections' intensity reaches the ridge point. The Cube
+# peak is `chip.cube_flops_per_cycle` on each of `chip.cores` cores.
+
+
+# %%
+def ridge_batch(chip) -> float:
+    """Cube peak / GM bandwidth, in FLOP per byte — which is the batch, for f16 projections."""
+    ### BEGIN SOLUTION
+    return chip.cube_flops_per_cycle * chip.cores / chip.gm_bandwidth
+    ### END SOLUTION
+
+
+check("10.3", ridge_batch)
+print(f"edu: {ridge_batch(chip):.0f}; ascend910b-like: {ridge_batch(load_chip('ascend910b-like')):.0f}")
+
+# %% [markdown]
+# Measured: the step's cycles `T(B)` stay flat while the weights' streaming time dominates, then grow by a
+# constant cost per sequence. The flat roof `T(1)` and the large-batch cost per token `T(B)/B` meet at
+# `T(1) / (T(B)/B)`: the measured crossover.
+#
+# ### Exercise 10.4 — the measured crossover
+#
+# Write `measured_crossover(cycles_by_batch)`: from a dict `{batch: cycles}` (batch 1 always in it), return
+# `T(1) / (T(B) / B)` for the largest batch `B`.
+
+
+# %%
+def measured_crossover(cycles_by_batch: dict) -> float:
+    """Where the flat memory roof meets the large-batch cost per token."""
+    ### BEGIN SOLUTION
+    big = max(cycles_by_batch)
+    return cycles_by_batch[1] / (cycles_by_batch[big] / big)
+    ### END SOLUTION
+
+
+check("10.4", measured_crossover)
+
+# %% [markdown]
+# Sweep decode over the batch (timing-only: the same cycles, no data) and place each batch on the roofline:
+
+# %%
+sweep = llm_crossover((1, 8, 32, 128), context=32, chip=chip, **tiny)
+print(sweep.text())
+by_batch = {m.batch: m.projection_cycles for m in sweep.points}
+print(f"\nyour crossover of the projections: {measured_crossover(by_batch):.0f}; the ridge: {ridge_batch(chip):.0f}")
+sweep.roofline()
+
+# %% [markdown]
+# The points climb the memory roof as the batch grows — more FLOPs for nearly the same bytes — and bend
+# away from it before they reach the Cube's roof. Two reasons, both in the table: the attention kernels read
+# each sequence's own KV cache (their bytes grow with the batch: nothing to amortise), and a matmul's operands
+# are re-read from GM once per output tile, so a large batch costs GM time before it costs Cube time.
+
+# %% [markdown]
+# ## 4. Grouped-query attention and a longer context
+#
+# With grouped-query attention `G = heads / kv_heads` query heads share one key/value head: the cache
+# holds `kv_heads` heads per token instead of `heads`. Compare, at batch 4 and context 512:
+
+# %%
+print(f"{'kv_heads':>8} {'KV bytes/token cached':>22} {'KV bytes read/step':>19} {'cycles':>9} {'attention':>10}")
+for kv in (4, 2, 1):
+    m = run_layer("decode", 4, context=512, chip=chip, timing_only=True, **{**tiny, "kv_heads": kv}).metrics
+    print(f"{kv:>8} {m.kv_bytes_per_token:>22,} {m.kv_bytes:>19,} {m.cycles:>9,} "
+          f"{m.attention_cycles / m.cycles:>10.0%}")  # fmt: skip
+
+# %% [markdown]
+# ### Question 10.5 — what grouped-query attention divides
+#
+# Going from `kv_heads = heads` (multi-head attention) to `kv_heads = heads / G`, at the same batch and
+# context, divides by `G`... Answer `"a"`, `"b"`, `"c"` or `"d"`:
+#
+# - a. the weights read per step, since there are fewer heads;
+# - b. the KV cache's bytes — what a sequence keeps per token and what a step reads — while the number of
+#   query heads, and so the attention FLOPs, stay the same;
+# - c. the attention FLOPs, since each key is multiplied by fewer queries;
+# - d. nothing: the cache is read in full in both cases.
+
+# %%
+### BEGIN SOLUTION
+answer_10_5 = "b"
+### END SOLUTION
+check("10.5", answer_10_5)
+
+# %% [markdown]
+# Now a longer context: the step's bytes with your `decode_step_bytes`, for Llama-3-8B's layer at batch 64:
+
+# %%
+llama = LLM_MODELS["llama3-8b"]
+for context in (128, 1024, 8192):
+    b = decode_step_bytes(llama, 64, context)
+    share = b["kv"] / sum(b.values())
+    print(f"context {context:>5}: weights {b['weights'] / MiB:7.1f} MiB, KV cache {b['kv'] / MiB:8.1f} MiB "
+          f"({share:.0%} of the step)")  # fmt: skip
+
+# %% [markdown]
+# ### Question 10.6 — long contexts
+#
+# At context 8192, decode stays memory-bound however large the batch. Why? Answer `"a"`, `"b"`, `"c"` or
+# `"d"`:
+#
+# - a. the Cube cannot multiply matrices with more than 16 rows;
+# - b. the activations grow with the context;
+# - c. the KV cache is read once per sequence, so its bytes grow with the batch as fast as the FLOPs: the
+#   step's intensity tends to that of attention alone (a few FLOPs per byte), far below the ridge point;
+# - d. the weights are read once per sequence at long contexts.
+
+# %%
+### BEGIN SOLUTION
+answer_10_6 = "c"
+### END SOLUTION
+check("10.6", answer_10_6)
+
+# %% [markdown]
+# How many sequences fit? `kv_capacity` asks the GM planner for the largest decode batch whose plan — the
+# weights, the KV cache, the activations live at the peak — fits a share of GM: here `edu`'s 256 MiB shared by
+# 64 layers of the tiny shape.
+
+# %%
+print(f"{'context':>8} {'largest batch':>14} {'batch × context':>16}")
+for cap in kv_capacity((256, 1024, 4096), chip, 64, **tiny):
+    print(f"{cap.context:>8,} {cap.max_batch:>14,} {cap.tokens:>16,}")
+
+# %% [markdown]
+# ## Questions
+#
+# **Question 10.7** *(written)*. Run `run_layer("prefill", 1, seq=128, chip=chip, timing_only=True, **tiny)`
+# and compare its time per token and its intensity with decode's at batch 1. Why is prefill so much cheaper
+# per token?
+#
+# <!-- BEGIN SOLUTION -->
+# Prefill multiplies every weight by all 128 tokens of the prompt in one step: the weights are read once for
+# 128 tokens instead of once per token: on `edu` its measured intensity is about 33 FLOP per byte against
+# decode's 1, and its time per token about 0.8 µs against 29 µs. The gain stops where prefill meets the Cube
+# (or, on this simulator, the re-reads of its matmul tiles: over the compulsory bytes its intensity would be
+# 116). Decode cannot do that for one sequence: token `t + 1` depends on token `t`, so each step has one row
+# per sequence and batching across sequences is the only way to reuse a weight byte.
+# <!-- END SOLUTION -->
+#
+# **Question 10.8** *(written)*. How many sequences fit in GM at each context (the table at the end of
+# section 4)? Why does the product batch × context stay nearly constant, and what does that mean for serving
+# long prompts?
+#
+# <!-- BEGIN SOLUTION -->
+# Once the weights are placed, what is left of GM holds the KV cache, which costs the same bytes per cached
+# token whatever the context (512 B per token per layer here; 4 KiB for Llama-3-8B). So the cache holds a
+# fixed number of tokens, shared between sequences: 4× the context means about 4× fewer sequences (the
+# activations, which grow with the batch, take a little too). Serving long prompts means small
+# batches — and, from section 3, decode far from the Cube's roof — unless the cache shrinks (grouped-query
+# attention, a quantised cache) or spreads over more chips.
+# <!-- END SOLUTION -->
