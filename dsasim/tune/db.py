@@ -16,6 +16,11 @@ without simulating (a *hit*); a new search re-uses every schedule already measur
 Safety: the database runs in WAL mode with ``synchronous=FULL``, so several tuning processes can write at
 once (each write waits up to ``timeout`` seconds for the lock) and a run killed at any moment leaves a
 consistent file holding every trial it had committed.
+
+Reads are validated: a file damaged after it was opened (a corrupted page) or a row changed by hand (a
+schedule that is not the JSON of a schedule, cycles that are not a positive integer) is a ``TuneError``
+naming the file, the row and what to do — never a traceback, and never a bogus "best" schedule (a trial
+with ``cycles = -5`` is not a measurement and is never chosen).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,6 +155,66 @@ class Best:
     strategy: str
 
 
+#: The SQL condition of a trial whose cycles are a measurement (a positive integer), not NULL or damage.
+MEASURED = "typeof(t.cycles) = 'integer' AND t.cycles > 0"
+
+
+def _guarded(method: Callable) -> Callable:
+    """Turn SQLite's errors inside a read or write into a ``TuneError`` naming the file and what to do."""
+
+    @functools.wraps(method)
+    def wrapper(self: PerfDB, *args: object, **kwargs: object) -> object:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise TuneError(
+                    f"--db {self.path}: the database stayed locked by another process ({e})",
+                    hint="wait for the other tune to finish, or use another --db file",
+                ) from None
+            raise self.damaged(str(e)) from None
+        except sqlite3.DatabaseError as e:
+            raise self.damaged(str(e)) from None
+
+    return wrapper
+
+
+def _check_schedule(d: object) -> bool:
+    """Whether ``d`` has the shape of ``Schedule.to_json()`` or ``AttentionSchedule.to_json()``."""
+
+    def ints(m: object, none: bool = False) -> bool:
+        return isinstance(m, dict) and all(
+            isinstance(k, str) and (type(v) is int or (none and v is None)) for k, v in m.items()
+        )
+
+    def words(v: object) -> bool:
+        return isinstance(v, list) and all(isinstance(w, str) for w in v)
+
+    def count(v: object, none: bool = False) -> bool:
+        return (type(v) is int and v >= 0) or (none and v is None)
+
+    if not isinstance(d, dict):
+        return False
+    if "algorithm" in d:  # attention
+        return (
+            isinstance(d["algorithm"], str)
+            and ints(d.get("tile", {}), none=True)
+            and count(d.get("depth"), none=True)
+            and count(d.get("cores", 1))
+        )
+    keys = ("tile", "order", "buffers", "prefetch", "cores", "parallel")
+    return (
+        all(k in d for k in keys)
+        and ints(d["tile"])
+        and words(d["order"])
+        and ints(d["buffers"])
+        and count(d["prefetch"], none=True)
+        and count(d["cores"])
+        and words(d["parallel"])
+        and isinstance(d.get("manual_sync", False), bool)
+    )
+
+
 class PerfDB:
     """A connection to the performance database at ``path`` (created on first use)."""
 
@@ -181,6 +246,27 @@ class PerfDB:
     def close(self) -> None:
         self._con.close()
 
+    def damaged(self, detail: str) -> TuneError:
+        """The error for a file or a row that is not what this database wrote."""
+        return TuneError(
+            f"--db {self.path}: the database is damaged ({detail})",
+            hint=f"tune into a new file (--db new.sqlite); to salvage this one: sqlite3 {self.path} .recover",
+        )
+
+    def schedule_json(self, row: int, text: object) -> dict:
+        """The schedule stored in trial ``row``, validated."""
+        try:
+            d = json.loads(text) if isinstance(text, str) else None
+        except json.JSONDecodeError:
+            d = None
+        if not _check_schedule(d):
+            shown = str(text)[:60]
+            raise TuneError(
+                f"--db {self.path}: trial {row} holds no valid schedule ({shown!r})",
+                hint=f"delete it: sqlite3 {self.path} 'DELETE FROM trials WHERE id = {row}', or use a new --db file",
+            )
+        return d
+
     def __enter__(self) -> PerfDB:
         return self
 
@@ -192,6 +278,7 @@ class PerfDB:
         return _Transaction(self._con)
 
     # -- tasks and sessions ----------------------------------------------------------------------
+    @_guarded
     def task(self, op: Op, chip: object, cores: int, *, create: bool = True) -> Task | None:
         """The task for ``op`` on ``chip`` with ``cores`` cores (created if new, unless ``create`` is False:
         then None when the database has never seen it)."""
@@ -209,6 +296,7 @@ class PerfDB:
         ).fetchone()
         return Task(row[0], op.name, op.shape_text(), dtype, cores, chip.name, key[2], key[3]) if row else None
 
+    @_guarded
     def begin_session(self, task: Task, strategy: str, seed: int, budget: int, space: str, space_size: int) -> int:
         with self._write():
             cur = self._con.execute(
@@ -218,11 +306,13 @@ class PerfDB:
             )
             return int(cur.lastrowid)
 
+    @_guarded
     def finish_session(self, session: int) -> None:
         with self._write():
             self._con.execute("UPDATE sessions SET finished = ? WHERE id = ?", (time.time(), session))
 
     # -- trials -----------------------------------------------------------------------------------
+    @_guarded
     def add_trial(self, task: Task, session: int, number: int, schedule: str, m: Measurement) -> None:
         """Store one trial, committed before this returns."""
         with self._write():
@@ -232,6 +322,7 @@ class PerfDB:
                 (task.id, session, number, schedule, m.cycles, m.error, m.seconds, int(m.cached), time.time()),
             )
 
+    @_guarded
     def measured(self, task: Task, schedules: Iterable[str]) -> dict[str, Measurement]:
         """Earlier measurements of these schedules (by ``schedule_key``) for the task."""
         keys = list(dict.fromkeys(schedules))
@@ -244,26 +335,33 @@ class PerfDB:
                 (task.id, *part),
             )
             for sched, cycles, error in rows:
-                out[sched] = Measurement(cycles, error, 0.0, cached=True)
+                if type(cycles) is int and cycles > 0:
+                    out[sched] = Measurement(cycles, error, 0.0, cached=True)
+                elif cycles is None and isinstance(error, str):
+                    out[sched] = Measurement(None, error, 0.0, cached=True)
+                # anything else is not a measurement: measure that schedule again
         return out
 
+    @_guarded
     def best(self, task: Task, space: str | None = None) -> Best | None:
         """The fastest stored trial of the task (restricted to sessions over ``space`` if given); the
         compiler's default schedule (trial 0) counts too."""
-        where = "t.task = ? AND t.cycles IS NOT NULL"
+        where = f"t.task = ? AND {MEASURED}"
         args: list[object] = [task.id]
         if space is not None:
             where += " AND s.space = ?"
             args.append(space)
         row = self._con.execute(
-            f"SELECT t.schedule, t.cycles, t.session, s.strategy, t.number FROM trials t"
+            f"SELECT t.schedule, t.cycles, t.session, s.strategy, t.number, t.id FROM trials t"
             f" JOIN sessions s ON s.id = t.session WHERE {where} ORDER BY t.cycles, t.id LIMIT 1",
             args,
         ).fetchone()
         if row is None:
             return None
-        return Best(json.loads(row[0]), row[1], row[2], "the compiler's default" if row[4] == 0 else row[3])
+        schedule = self.schedule_json(row[5], row[0])
+        return Best(schedule, row[1], row[2], "the compiler's default" if row[4] == 0 else str(row[3]))
 
+    @_guarded
     def finished_session(self, task: Task, space: str) -> dict | None:
         """The latest finished session of the task over ``space`` (a *hit*), as a dict, or None."""
         row = self._con.execute(
@@ -274,29 +372,45 @@ class PerfDB:
         if row is None:
             return None
         keys = ("id", "strategy", "seed", "budget", "space_size", "started", "finished")
-        return dict(zip(keys, row))
+        session = dict(zip(keys, row))
+        types = {"strategy": (str,), "seed": (int,), "budget": (int,), "space_size": (int,), "started": (int, float)}
+        for key, allowed in types.items():
+            if type(session[key]) not in allowed or (key != "strategy" and session[key] < 0):
+                raise self.damaged(f"session {session['id']} has {key} = {session[key]!r}")
+        return session
 
+    @_guarded
     def space_cycles(self, task: Task, space: str) -> list[int]:
         """The cycles of every distinct schedule measured (trial 0, the default, excluded) in searches of
         the task over ``space``."""
         rows = self._con.execute(
             "SELECT t.schedule, MIN(t.cycles) FROM trials t JOIN sessions s ON s.id = t.session"
-            " WHERE t.task = ? AND s.space = ? AND t.number > 0 AND t.cycles IS NOT NULL GROUP BY t.schedule",
+            f" WHERE t.task = ? AND s.space = ? AND t.number > 0 AND {MEASURED} GROUP BY t.schedule",
             (task.id, space),
         ).fetchall()
         return [c for _, c in rows]
 
+    @_guarded
     def session_trials(self, session: int) -> list[tuple[int, str, int | None]]:
-        """``(number, schedule, cycles)`` of every trial of a session, by number."""
-        return self._con.execute(
-            "SELECT number, schedule, cycles FROM trials WHERE session = ? ORDER BY number, id", (session,)
+        """``(number, schedule, cycles)`` of every trial of a session, by number (damaged cycles read as None;
+        the default's schedule, trial 0, validated)."""
+        rows = self._con.execute(
+            "SELECT number, schedule, cycles, id FROM trials WHERE session = ? ORDER BY number, id", (session,)
         ).fetchall()
+        out = []
+        for number, schedule, cycles, row in rows:
+            if number == 0:
+                self.schedule_json(row, schedule)
+            out.append((number, schedule, cycles if type(cycles) is int and cycles > 0 else None))
+        return out
 
+    @_guarded
     def count_trials(self, task: Task | None = None) -> int:
         if task is None:
             return self._con.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
         return self._con.execute("SELECT COUNT(*) FROM trials WHERE task = ?", (task.id,)).fetchone()[0]
 
+    @_guarded
     def integrity(self) -> str:
         """``ok`` when SQLite finds the file consistent."""
         return self._con.execute("PRAGMA integrity_check").fetchone()[0]
