@@ -29,6 +29,9 @@ class Access:
     stride: int
     shape: tuple[int, int]
     transposed: bool = False
+    #: several affine blocks (offsets wrapped with ``% n``, as Triton's matmul tutorial writes them): per
+    #: block (first row, first column, rows, columns, GM offset); empty when the tile is one block
+    pieces: tuple[tuple[int, int, int, int, int], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -68,6 +71,9 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
     sr = int(o[1, 0] - base) if vr > 1 else c
     ii, jj = np.mgrid[0:vr, 0:vc]
     if not np.array_equal(o[:vr, :vc], base + ii * sr + jj * sc):
+        pieces = _pieces(o[:vr, :vc])
+        if pieces:
+            return Access(base, vr, vc, pieces[0][5], (r, c), pieces=tuple(p[:5] for p in pieces))
         raise LanguageError(
             f"the offsets of this {what} are not affine in the tile position (base + row·stride + col)",
             hint="build offsets from tl.arange with + and * by integers; gathers are not supported",
@@ -80,3 +86,35 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
         f"the elements of a row of this {what} are {sc} apart in {name}: a DMA moves contiguous bursts",
         hint="make the last axis of the tile the contiguous one (stride 1)",
     )
+
+
+def _runs(diffs: np.ndarray, step: int | None) -> list[tuple[int, int]]:
+    """Split 0..len(diffs) into runs where consecutive differences equal ``step`` (the first one's if None)."""
+    if diffs.size == 0:
+        return [(0, 1)]
+    step = int(diffs[0]) if step is None else step
+    out, start = [], 0
+    for i, d in enumerate(diffs):
+        if d != step:
+            out.append((start, i + 1 - start))
+            start = i + 1
+    out.append((start, diffs.size + 1 - start))
+    return out
+
+
+def _pieces(o: np.ndarray) -> list[tuple[int, int, int, int, int, int]] | None:
+    """The tile as a few affine blocks with contiguous rows (offsets wrapped by ``% n``), or None."""
+    rows = _runs(np.diff(o[:, 0]), None)
+    cols = _runs(np.diff(o[0, :]), 1)
+    if len(rows) * len(cols) > 4:
+        return None
+    out = []
+    for r0, nr in rows:
+        stride = int(o[r0 + 1, 0] - o[r0, 0]) if nr > 1 else o.shape[1]
+        for c0, nc in cols:
+            block = o[r0 : r0 + nr, c0 : c0 + nc]
+            ii, jj = np.mgrid[0:nr, 0:nc]
+            if not np.array_equal(block, block[0, 0] + ii * stride + jj):
+                return None
+            out.append((r0, c0, nr, nc, int(block[0, 0]), stride))
+    return out

@@ -251,17 +251,19 @@ class Placement:
             to: DType | None = None
             relu = False
             chain: list[Static] = []
-            while w.home is not Space.L0C and len(w.members) == 1 and all(r.rec.kind == "store" for r, _ in w.readers):
+            reader: Static = s
+            while w.home is not Space.L0C and len(w.members) == 1 and all(r is reader for r, _ in w.readers):
                 m = w.members[0]
                 if m.rec.kind != "vec":
                     break
                 if m.rec.op == "cast" and to is None:
                     to = DType(m.rec.attrs[0])
-                elif not relu and to is None and _is_relu(m.rec):
+                elif not relu and _is_relu(m.rec):  # ReLU commutes with the cast's rounding
                     relu = True
                 else:
                     break
                 chain.append(m)
+                reader = m
                 w = nest.reader_web(m, 0)
             if w.home is Space.L0C:
                 self.folded.update(m.sid for m in chain)

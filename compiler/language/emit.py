@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder, Nest, Placement, is_zero_dup
+from compiler.language.errors import LanguageError
 from isa import Addr, Copy, DType, Fixpipe, Instruction, SourceLoc, Space, TensorDecl, TensorKind
 from isa import Mmad as MmadIns
 
@@ -106,12 +107,14 @@ class Traced:
 
     # -- statements -----------------------------------------------------------------------------
     def _load(self, stmt: Load, rec, addr: Callable[[str], Addr]) -> list[Instruction]:
-        off, rows, cols, stride = rec.params
+        off, rows, cols, stride, pieces = rec.params
         if not rows or not cols:
             return []
         info = self.nest.t.values[rec.out]
         dt = info.dtype
         width = info.shape[1]
+        if pieces:  # offsets wrapped with % n: one copy per affine block
+            return [self._piece(stmt, rec, addr, p, stride, width, dt) for p in pieces]
         src = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
         return [
             Copy(
@@ -124,10 +127,37 @@ class Traced:
             )
         ]
 
+    def _piece(self, stmt: Load, rec, addr, piece, stride: int, width: int, dt: DType) -> Instruction:
+        r0, c0, nr, nc, goff = piece
+        base = addr(stmt.buf)
+        at = base.offset + (r0 * width + c0) * dt.itemsize
+        align = self.place.target.alignment[base.space]
+        if at % align:
+            raise LanguageError(
+                f"wrapped offsets (% n) split this tile at row {r0}, column {c0}: that block would start at a "
+                f"{base.space.label} address that is not {align}-byte aligned",
+                site=rec.site,
+                hint="mask the tail (offs < n) instead of wrapping the offsets with %",
+            )
+        return Copy(
+            Addr(base.space, at),
+            Addr(Space.GM, goff * dt.itemsize, stmt.tensor),
+            dt,
+            _shape(nr, nc),
+            src_stride=stride if nr > 1 and stride != nc else None,
+            dst_stride=width if nr > 1 and nc < width else None,
+        )
+
     def _store(self, stmt: Store, rec, addr: Callable[[str], Addr]) -> list[Instruction]:
-        off, rows, cols, stride = rec.params
+        off, rows, cols, stride, pieces = rec.params
         if not rows or not cols:
             return []
+        if pieces:
+            raise LanguageError(
+                "a store to wrapped offsets (% n) is not supported",
+                site=rec.site,
+                hint="mask the tail (offs < n) instead",
+            )
         dt = DType(rec.attrs[0])
         dst = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
         dst_stride = stride if rows > 1 and stride != cols else None

@@ -133,7 +133,7 @@ def load(pointer: Pointer, mask: object = None, other: object = None, **_: objec
         (),
         None,
         (p.arg.dtype.value, rc(shape), fill, a.transposed),
-        (a.offset, a.rows, a.cols, a.stride),
+        (a.offset, a.rows, a.cols, a.stride, a.pieces),
     )
     r, c = rc(shape)
     stored = (c, r) if a.transposed else (r, c)
@@ -176,7 +176,7 @@ def store(pointer: Pointer, value: object, mask: object = None, **_: object) -> 
             (v.vid,),
             None,
             (p.arg.dtype.value, rc(shape)),
-            (a.offset, a.rows, a.cols, a.stride),
+            (a.offset, a.rows, a.cols, a.stride, a.pieces),
         )
     )
     if t.interpret:

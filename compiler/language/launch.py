@@ -194,7 +194,7 @@ def traffic(nest: Nest, used: list[Arg]) -> Traffic:
     moved: dict[tuple[str, bool], int] = {}
     for rec in nest.inst.values():
         if rec.kind in ("load", "store"):
-            _, rows, cols, _ = rec.params
+            rows, cols = rec.params[1], rec.params[2]
             key = (rec.op, rec.kind == "store")
             moved[key] = moved.get(key, 0) + rows * cols * DType(rec.attrs[0]).itemsize
     return Traffic(tuple(Term(name, w, b, 1, ()) for (name, w), b in moved.items()))

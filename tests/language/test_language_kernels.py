@@ -12,7 +12,7 @@ import vector_add
 from helpers import assert_close
 from hypothesis import given
 from hypothesis import strategies as st
-from lang_kernels import axpy_2d, matmul_bias_relu, row_block_softmax, row_stats, unary_mix
+from lang_kernels import axpy_2d, matmul_bias_relu, row_block_softmax, row_stats, tutorial_matmul, unary_mix
 
 import dsasim
 
@@ -220,3 +220,24 @@ def test_check_compares_with_the_interpreter():
     assert run.check is not None and run.check.passed
     assert "against the numpy interpreter" in str(run)
     assert_close(out, x + y)
+
+
+@pytest.mark.parametrize("activation", ["", "relu"])
+def test_triton_tutorial_matmul_with_wrapped_offsets(activation):
+    M, N, K = 150, 128, 100  # M wraps (% M): the tail tile's rows are loaded as two DMA blocks
+    a = RNG.standard_normal((M, K)).astype(np.float16)
+    b = RNG.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    grid = (dsasim.cdiv(M, 64) * dsasim.cdiv(N, 64),)
+    args = (a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    kw = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "ACTIVATION": activation}
+    (*_, cc, _, _, _, _, _, _, _, _, _), (*_, ci, _, _, _, _, _, _, _, _, _), run = both(
+        tutorial_matmul[grid], *args, **kw
+    )
+    expect = a.astype(np.float32) @ b.astype(np.float32)
+    if activation:
+        expect = np.maximum(expect, 0)
+    assert_close(cc, expect.astype(np.float16), ulps=2, atol=2e-2)
+    assert_close(ci, cc, ulps=1)
+    fix = [i for s in run.program.cores for i in s if i.mnemonic == "fixpipe"]
+    assert fix and all(i.relu == bool(activation) and i.to is not None for i in fix)  # cast and ReLU folded
