@@ -36,6 +36,8 @@ class Compiled:
     kinds: tuple[str, ...] = ()
     #: a kernel not built by the passes (attention) describes its plan here, one line each
     plan_lines: tuple[str, ...] = ()
+    #: the tiling plan of a kernel not built by the passes (attention); the others' is their kernel's
+    tiling: TilingPlan | None = None
 
     @property
     def kernel(self) -> Kernel:
@@ -46,6 +48,9 @@ class Compiled:
 
     @property
     def plan(self) -> TilingPlan:
+        """Where the tiles go: which tile of which tensor each step of each core touches."""
+        if not self.passes and self.tiling is not None:
+            return self.tiling
         return self.kernel.plan
 
     @property

@@ -74,6 +74,9 @@ class TilingPlan:
     parallel: tuple[str, ...] = ()
     #: per core: the tile indices (one per parallel axis) it runs, in order
     assignment: tuple[tuple[tuple[int, ...], ...], ...] = (((),),)
+    #: a causal mask's (row axis, column axis): a step whose column tile starts after the last element
+    #: of its row tile is skipped (attention's key tiles after the diagonal); None: every step runs
+    diagonal: tuple[str, str] | None = None
 
     def axis(self, name: str) -> Axis:
         for a in self.axes:
@@ -95,9 +98,21 @@ class TilingPlan:
         serial = [self.axis(a) for a in self.serial]
         for par in self.assignment[core]:
             for rest in itertools.product(*(range(a.count) for a in serial)):
-                yield {**dict(zip(self.parallel, par)), **{a.name: i for a, i in zip(serial, rest)}}
+                index = {**dict(zip(self.parallel, par)), **{a.name: i for a, i in zip(serial, rest)}}
+                if not self.masked(index):
+                    yield index
+
+    def masked(self, index: dict[str, int]) -> bool:
+        """Whether the step at ``index`` is skipped: its column tile lies wholly after the diagonal."""
+        if self.diagonal is None:
+            return False
+        rows, cols = (self.axis(a) for a in self.diagonal)
+        i, j = index[rows.name], index[cols.name]
+        return cols.start(j) > rows.start(i) + rows.size(i) - 1
 
     def nsteps(self, core: int = 0) -> int:
+        if self.diagonal is not None:
+            return sum(1 for _ in self.steps(core))
         return len(self.assignment[core]) * math.prod(self.axis(a).count for a in self.serial)
 
     def tiles(self, step: int | None = None, *, core: int | None = None) -> list[TileRef]:

@@ -84,4 +84,4 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
         f"compiled by dsasim for chip {target.name}; GM traffic {traffic.total:,} B expected",
     )
     program = Program(tensors + extra, tuple(s.finish() for s in streams), target.name, comments)
-    return Compiled(op, resolved, target, program, (), traffic, kinds, tuple(kernel.describe()))
+    return Compiled(op, resolved, target, program, (), traffic, kinds, tuple(kernel.describe()), kernel.plan)

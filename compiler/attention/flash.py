@@ -41,10 +41,11 @@ from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorB
 from compiler.attention.flash_cube import CubeSteps
 from compiler.attention.flash_vector import VectorSide, VectorSteps
 from compiler.attention.op import Attention
-from compiler.attention.plan import Step, Unit, share, steps, units
+from compiler.attention.plan import Step, Unit, blocks_of, steps, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.sync import CrossIds, CrossRing, Ring, Stream, event_ids
 from compiler.attention.tiles import F16, F32
+from compiler.plan import TilingPlan
 from compiler.target import Target
 from isa import Pipe, TensorDecl, TensorKind
 
@@ -71,9 +72,14 @@ class FlashKernel:
         self.extra: list[TensorDecl] = []
 
     @functools.cached_property
+    def plan(self) -> TilingPlan:
+        """Where the tiles go: the shared tiling plan (``compiler.attention.plan.tiling``)."""
+        return tiling(self.op, self.schedule.tile_q, self.schedule.tile_kv, self.schedule.cores)
+
+    @functools.cached_property
     def blocks(self) -> list[list[Unit]]:
         """The query tiles of each core (or group)."""
-        return share(units(self.op, self.schedule.tile_q, self.schedule.tile_kv), self.schedule.cores)
+        return blocks_of(self.plan)
 
     def describe(self) -> list[str]:
         """The plan, one line each: geometry, buffers, and the units of every core."""

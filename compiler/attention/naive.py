@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 
 from compiler.attention.op import Attention
-from compiler.attention.plan import Arena, Unit, columns, gm, share, units
+from compiler.attention.plan import Arena, Unit, blocks_of, columns, gm, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.sync import CrossIds, CrossRing, Ring, Stream, event_ids
 from compiler.attention.tiles import F16, F32, at, pitch, shape, slices, stride
 from compiler.passes.sync import EventIds
+from compiler.plan import TilingPlan
 from compiler.target import Target
 from compiler.tileprog import tree_is_cheaper
 from isa import (
@@ -103,9 +104,14 @@ class NaiveKernel:
             self.vector_buffers()
 
     @functools.cached_property
+    def plan(self) -> TilingPlan:
+        """Where the tiles go: the shared tiling plan (``compiler.attention.plan.tiling``)."""
+        return tiling(self.op, self.s.tile_q, self.s.tile_kv, self.s.cores)
+
+    @functools.cached_property
     def blocks(self) -> list[list[Unit]]:
         """The query tiles of each core (or group)."""
-        return share(units(self.op, self.s.tile_q, self.s.tile_kv), self.s.cores)
+        return blocks_of(self.plan)
 
     def cube_buffers(self) -> None:
         """L1 and L0 of kernels 1 and 3 (each kernel has them all: the barrier between them frees them)."""

@@ -1,10 +1,11 @@
 """Where attention's tiles go (STYLE.md item 3): work units over cores, the steps of each, buffers.
 
-A *unit* is one query tile of one (batch, head): ``tile_q`` query rows and every key tile they attend
-to — all of them, or with a causal mask only the tiles at or before the diagonal (a key tile wholly
-after the last query is skipped; one that straddles the diagonal is a *diagonal* step and gets the
-mask). Units are shared out among the cores in contiguous blocks of about equal work. A *step* is
-one (unit, key tile) pair: one score tile.
+The plan is the shared ``compiler.plan.TilingPlan`` (:func:`tiling`): the kernel writers read their
+units from it (:func:`blocks_of`). A *unit* is one query tile of one (batch, head): ``tile_q`` query
+rows and every key tile they attend to — all of them, or with a causal mask only the tiles at or before
+the diagonal (a key tile wholly after the last query is skipped; one that straddles the diagonal is a
+*diagonal* step and gets the mask). Units are shared out among the cores in contiguous blocks of about
+equal work. A *step* is one (unit, key tile) pair: one score tile.
 
 :class:`Arena` places buffers in one on-chip memory by the buffer pass's rule and refuses a schedule
 that does not fit with the buffer pass's error: the buffer, what each part needs, the knob to lower.
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 
 from compiler.attention.op import Attention
 from compiler.passes.buffer import capacity_error, place
+from compiler.plan import Axis, TilingPlan
 from compiler.target import Target
 from isa import Addr, Space
 
@@ -67,6 +69,36 @@ def steps(op: Attention, unit: Unit, tile_kv: int) -> list[Step]:
         bk = min(tile_kv, op.seq - kv0)
         diag = op.causal and kv0 + bk - 1 > unit.q0  # some key after some query of the tile
         out.append(Step(unit, j, kv0, bk, i == 0, i == n - 1, diag))
+    return out
+
+
+def tiling(op: Attention, tile_q: int, tile_kv: int, cores: int) -> TilingPlan:
+    """Attention's tiling plan, in the shared type: ``b``, ``h`` and ``q`` tiles spread over the cores (the
+    units, shared out by :func:`share`), ``kv`` tiles stepped through on each, ``d`` whole; with a causal
+    mask, the key tiles after the diagonal are no steps."""
+    blocks = share(units(op, tile_q, tile_kv), cores)
+    axes = (
+        Axis("b", op.batch, 1),
+        Axis("h", op.heads, 1),
+        Axis("q", op.seq, tile_q),
+        Axis("kv", op.seq, tile_kv, reduce=True),
+        Axis("d", op.head_dim, op.head_dim, reduce=True),
+    )
+    assignment = tuple(tuple((*divmod(u.bh, op.heads), u.qi) for u in block) for block in blocks)
+    diagonal = ("q", "kv") if op.causal else None
+    return TilingPlan(op, axes, ("b", "h", "q", "kv", "d"), ("b", "h", "q"), assignment, diagonal)
+
+
+def blocks_of(plan: TilingPlan) -> list[list[Unit]]:
+    """The units of each core, read from the plan: what the kernel writers emit."""
+    op, q, kv = plan.op, plan.axis("q"), plan.axis("kv")
+    out = []
+    for share_ in plan.assignment:
+        block = []
+        for b, h, qi in share_:
+            tiles = tuple(j for j in range(kv.count) if not plan.masked({"q": qi, "kv": j}))
+            block.append(Unit(b * op.heads + h, qi, q.start(qi), q.size(qi), tiles))
+        out.append(block)
     return out
 
 

@@ -16,6 +16,7 @@ from compiler.catalog import OP_NAMES, make_op
 from compiler.passes import front
 from compiler.passes.buffer import place
 from compiler.passes.sync import EventIds
+from compiler.plan import Axis, TilingPlan
 from compiler.target import Target
 from compiler.tune.model import predict
 from isa import Pipe, Space
@@ -106,3 +107,27 @@ def test_a_remembered_default_search_still_keeps_the_given_knobs():
     assert pinned.tile["m"] == 16
     other = default_schedule(op, load_chip("ascend910b-like"))  # another chip: searched for it
     assert compile(op, other, load_chip("ascend910b-like")).schedule.to_json() == other.to_json()
+
+
+def test_attention_is_planned_in_the_shared_tiling_plan():
+    chip = EDU.with_cores(2)
+    op = Attention(1, 2, 96, 32, causal=True)
+    c = compile(op, AttentionSchedule("flash", tile_q=32, tile_kv=32, k0=16, depth=2, cores=2), chip)
+    plan = c.plan
+    assert isinstance(plan, TilingPlan) and plan.ncores == 2 and plan.diagonal == ("q", "kv")
+    # causal: query tile i attends to key tiles 0..i, so 1 + 2 + 3 steps per head, two heads
+    assert plan.nsteps(0) + plan.nsteps(1) == 2 * (1 + 2 + 3)
+    assert [s["kv"] for s in plan.steps(0)][:3] == [0, 0, 1]  # head 0: q tile 0 (kv 0), q tile 1 (kv 0, 1)
+    first = {t.tensor: t.ranges for t in plan.tiles(0, core=0)}
+    assert first["q"] == ((0, 1), (0, 1), (0, 32), (0, 32)) and first["k"] == first["q"]
+    # the kernel writers emit exactly the plan's steps: one score tile (mmad into L0C) per step and d-slice
+    mmads = sum(1 for core in c.program.cores for ins in core if type(ins).__name__ == "Mmad")
+    assert mmads == 12 * (32 // 16) + 12 * (32 // 16) * 2  # Sᵀ per d slice; Oᵀ and the row sum per k0 slice
+
+
+def test_a_diagonal_skips_the_steps_after_it():
+    op = MatMul(64, 64, 64)
+    axes = (Axis("m", 64, 16), Axis("n", 64, 32), Axis("k", 64, 64, reduce=True))
+    plan = TilingPlan(op, axes, ("m", "n", "k"), ("m",), (((0,), (1,), (2,), (3,)),), diagonal=("m", "n"))
+    kept = [(s["m"], s["n"]) for s in plan.steps(0)]
+    assert kept == [(0, 0), (1, 0), (2, 0), (2, 1), (3, 0), (3, 1)] and plan.nsteps(0) == 6
