@@ -190,3 +190,54 @@ def test_a_huge_integer_option_is_a_syntax_error_not_an_overflow(capsys, tmp_pat
 def test_a_sweep_where_every_combination_fails_is_a_clean_error(capsys):
     err = user_error(capsys, "sweep", "matmul", "--shape", "64x64x64", "--vary", "tile_k0=3,5")
     assert "none of the 2 combinations" in err and "multiple of 16" in err
+
+
+# ------------------------------------------------------------------------------- tuner workers
+
+ORPHAN = """
+import os, sys, time
+from dsasim.tune.executors import ProcessExecutor
+
+def pid_after(x):
+    time.sleep(0.5)  # both workers take one
+    return os.getpid()
+
+def forever(x):
+    time.sleep(600)
+
+ex = ProcessExecutor(2)
+print(" ".join(str(p) for _, p in ex.map(pid_after, range(2))), flush=True)
+list(ex.map(forever, range(2)))
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_tuner_workers_die_with_a_killed_parent(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        workers = [int(p) for p in parent.stdout.readline().split()]
+        assert len(workers) == 2 and all(alive(p) for p in workers)
+    finally:
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in workers if alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)  # do not leave them behind when the test fails
+    assert not left, f"workers {left} outlived their parent"

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import abc
 import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -65,7 +67,9 @@ class ProcessExecutor(Executor):
             raise TuneError(f"--jobs {jobs}: need at least one worker", hint="e.g. --jobs 2")
         self.jobs = jobs
         ctx = multiprocessing.get_context(_start_method())
-        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        self._pool = ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)
+        )
 
     def map(self, fn, items):
         futures = {self._pool.submit(fn, item): i for i, item in enumerate(items)}
@@ -77,6 +81,26 @@ class ProcessExecutor(Executor):
 
     def describe(self) -> str:
         return f"{self.jobs} local processes"
+
+
+#: Seconds between a worker's checks that its parent is still alive.
+PARENT_POLL = 0.2
+
+
+def die_with_parent(parent: int) -> None:
+    """Run in each worker as it starts: exit as soon as ``parent`` is gone.
+
+    A pool's worker holds both ends of its task pipe, so it never sees the pipe close: after a ``kill -9``
+    of the tuner it would wait for work forever. A daemon thread watches the parent's pid instead (the
+    worker is re-parented when its parent dies) and ends the worker within ``PARENT_POLL`` seconds.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def _start_method() -> str:
