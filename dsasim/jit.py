@@ -111,7 +111,7 @@ class LaunchRun(KernelRun):
             f"GM traffic: {measured:,} B measured {same} {self.gm_bytes_expected:,} B moved by the traced loads/stores"
         ]
         if self.check is not None:
-            lines.append(self.check.text() + " (against the numpy interpreter)")
+            lines.append(self.check.text().replace("against numpy", "against the numpy interpreter"))
         else:
             lines.append("check: not asked (launch with check=True to compare with interpret=True)")
         return "\n".join(lines) + "\n"
