@@ -23,22 +23,26 @@ from compiler.target import fmt_bytes
 
 @dataclass(frozen=True)
 class Term:
-    """One GM access statement's share of the traffic."""
+    """One kind of GM access: ``tensor_bytes`` moved ``factor`` times. A loop nest's terms are its access
+    statements (``loops``: the enclosing loops that re-read it, "no×4", or "cores×2"); attention's say
+    ``why`` in words ("32 key tiles")."""
 
     tensor: str
     write: bool
     tensor_bytes: int
-    factor: int
-    loops: tuple[str, ...]  # the enclosing loops that re-read it ("no×4"), or "cores×2"
+    factor: int = 1
+    loops: tuple[str, ...] = ()
+    why: str = ""
 
     @property
     def bytes(self) -> int:
         return self.tensor_bytes * self.factor
 
     def text(self) -> str:
-        why = f" × {self.factor} ({' · '.join(self.loops)})" if self.factor > 1 else ""
+        times = f" × {self.factor} ({' · '.join(self.loops)})" if self.factor > 1 else ""
         verb = "write" if self.write else "read "
-        return f"{verb} {self.tensor:<6}{fmt_bytes(self.tensor_bytes):>11}{why} = {self.bytes:,} B"
+        why = f"  ({self.why})" if self.why else ""
+        return f"{verb} {self.tensor:<6}{fmt_bytes(self.tensor_bytes):>11}{times} = {self.bytes:,} B{why}"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import math
 from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorBuffers, separated_lag
 from compiler.attention.naive import NaiveKernel
 from compiler.attention.op import Attention
-from compiler.attention.plan import columns, share, units
+from compiler.attention.plan import blocks_of, columns, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
@@ -126,7 +126,7 @@ def _mmads(target: Target, m: int, extent: int, n: int, k0: int) -> int:
 
 def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
     """Estimated cycles of ``op`` under a resolved schedule ``s`` (see the module docs)."""
-    blocks = share(units(op, s.tile_q, s.tile_kv), s.cores)
+    blocks = blocks_of(tiling(op, s.tile_q, s.tile_kv, s.cores))
     busiest = max(sum(len(u.kv_tiles) for u in b) for b in blocks)
     if s.algorithm == "flash":
         return (busiest + s.depth) * _flash_step(op, s, target, vpc, len(blocks))

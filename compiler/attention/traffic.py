@@ -10,28 +10,10 @@ The simulator's measured ``gm_read + gm_write`` equals the total exactly (the te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compiler.attention.op import Attention
 from compiler.attention.plan import steps
 from compiler.attention.schedule import AttentionSchedule
-from compiler.target import fmt_bytes
-from compiler.traffic import Traffic
-
-
-@dataclass(frozen=True)
-class Term:
-    """One kind of GM access: ``bytes`` in all, and why (``k: 32 query tiles × 1 MiB``)."""
-
-    tensor: str
-    write: bool
-    bytes: int
-    why: str = ""
-
-    def text(self) -> str:
-        verb = "write" if self.write else "read "
-        why = f"  ({self.why})" if self.why else ""
-        return f"{verb} {self.tensor:<6}{fmt_bytes(self.bytes):>11} = {self.bytes:,} B{why}"
+from compiler.traffic import Term, Traffic
 
 
 def attention_traffic(op: Attention, schedule: AttentionSchedule, vector_per_cube: int, kernel: object) -> Traffic:
@@ -39,31 +21,34 @@ def attention_traffic(op: Attention, schedule: AttentionSchedule, vector_per_cub
     d, n = op.head_dim, op.seq
     units = [u for block in kernel.blocks for u in block]
     q_bytes = sum(u.bq for u in units) * d * 2
-    terms = [Term("q", False, q_bytes, f"{len(units)} query tiles, once each")]
+    terms = [Term("q", False, q_bytes, why=f"{len(units)} query tiles, once each")]
     if schedule.algorithm == "flash":
         st = [s for u in units for s in steps(op, u, schedule.tile_kv)]
         kv = sum(s.bk for s in st) * d * 2
         skipped = sum(-(-n // schedule.tile_kv) - len(u.kv_tiles) for u in units)
         why = f"{len(st)} key tiles" + (f"; {skipped} masked tiles skipped" if skipped else "")
-        terms += [Term("k", False, kv, why), Term("v", False, kv, why)]
+        terms += [Term("k", False, kv, why=why), Term("v", False, kv, why=why)]
         if vector_per_cube:
             es = 2 if op.precision == "fast" else 4
             s_b = sum(s.bk * s.unit.bq for s in st)
             pv_b = sum((d + 1) * s.unit.bq * 4 for s in st)
             ones = len(kernel.blocks) * schedule.k0 * 2
             for name, b in (("ws_s", s_b * es), ("ws_p", s_b * 2), ("ws_pv", pv_b), ("ws_ones", ones)):
-                terms += [Term(name, True, b, "Cube↔Vector hand-over"), Term(name, False, b, "Cube↔Vector hand-over")]
+                terms += [
+                    Term(name, True, b, why="Cube↔Vector hand-over"),
+                    Term(name, False, b, why="Cube↔Vector hand-over"),
+                ]
     else:
         es = 2 if op.precision == "fast" else 4
         rows = sum(u.bq for u in units)
         tiles = -(-n // schedule.tile_kv)
         terms += [
-            Term("k", False, len(units) * n * d * 2, f"all of k per query tile ({len(units)})"),
-            Term("s", True, rows * n * es, "the score matrix"),
-            Term("s", False, rows * n * es, "read back by the softmax"),
-            Term("p", True, rows * n * 2, "the probability matrix"),
-            Term("p", False, rows * n * 2, f"read by P·V ({tiles} tiles per query tile)"),
-            Term("v", False, len(units) * n * d * 2, f"all of v per query tile ({len(units)})"),
+            Term("k", False, len(units) * n * d * 2, why=f"all of k per query tile ({len(units)})"),
+            Term("s", True, rows * n * es, why="the score matrix"),
+            Term("s", False, rows * n * es, why="read back by the softmax"),
+            Term("p", True, rows * n * 2, why="the probability matrix"),
+            Term("p", False, rows * n * 2, why=f"read by P·V ({tiles} tiles per query tile)"),
+            Term("v", False, len(units) * n * d * 2, why=f"all of v per query tile ({len(units)})"),
         ]
-    terms.append(Term("o", True, sum(u.bq for u in units) * d * 2, "once"))
+    terms.append(Term("o", True, sum(u.bq for u in units) * d * 2, why="once"))
     return Traffic(tuple(terms))
