@@ -241,3 +241,16 @@ def test_triton_tutorial_matmul_with_wrapped_offsets(activation):
     assert_close(ci, cc, ulps=1)
     fix = [i for s in run.program.cores for i in s if i.mnemonic == "fixpipe"]
     assert fix and all(i.relu == bool(activation) and i.to is not None for i in fix)  # cast and ReLU folded
+
+
+def test_layernorm_rows_kernel():
+    x = RNG.standard_normal((11, 333)).astype(np.float32)
+    w, b = RNG.standard_normal(333).astype(np.float32), RNG.standard_normal(333).astype(np.float32)
+    (y, mean, rstd), run = layernorm.layer_norm_fitting(x, w, b, programs=4, sanitize=True)
+    assert run.sanitizer.clean
+    ry, rm, rr = layernorm.reference(x, w, b)
+    assert_close(y, ry, ulps=64, atol=1e-5)
+    assert_close(mean, rm, ulps=16, atol=1e-6)
+    assert_close(rstd, rr, ulps=16)
+    (yi, _, _), _ = layernorm.layer_norm_fitting(x, w, b, programs=4, interpret=True)
+    assert_close(yi, y, ulps=16, atol=1e-6)
