@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from isa import DsasimError
 
 #: Subcommand modules, in the order ``dsasim --help`` lists them.
-COMMANDS = ("run", "compile", "run_asm", "run_kernel", "graph", "chips", "microbench", "tiles", "sweep", "tune")
+COMMANDS = ("run", "compile", "run_asm", "run_kernel", "graph", "chips", "microbench", "tiles", "sweep", "tune", "labs")
 
 #: The command ``dsasim --help`` and ``dsasim`` alone suggest trying first.
 FIRST_COMMAND = "dsasim run matmul --shape 256x256x256"

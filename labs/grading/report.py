@@ -1,0 +1,104 @@
+"""A class's grades as one CSV table, and each student's as Gradescope's autograder ``results.json``.
+
+The CSV has one row per student: id, total, maximum, flags, run time, variant seed, then for every
+exercise its points, status and first failure message, then each written question's answer text (to
+grade by hand). Gradescope's format (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+``score``, ``execution_time``, ``output`` and one entry of ``tests`` per exercise (``name``, ``number``,
+``score``, ``max_score``, ``status`` "passed"/"failed", ``output``); the flags and the written answers go
+in ``output`` and ``extra_data``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from labs.grading.result import GradingError, Submission
+
+
+def _points(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 2)
+
+
+def rows(subs: Sequence[Submission]) -> list[dict[str, Any]]:
+    """One dict per student, keys in column order."""
+    out = []
+    for s in subs:
+        row: dict[str, Any] = {
+            "student": s.student,
+            "total": _points(s.score),
+            "max": _points(s.max_score),
+            "flags": "; ".join(s.flags),
+            "seconds": round(s.seconds, 1),
+            "variant_seed": "" if s.variant_seed is None else s.variant_seed,
+            "file": s.path,
+        }
+        for e in s.exercises:
+            row[f"{e.id} points"] = _points(e.points)
+            row[f"{e.id} status"] = e.status
+            row[f"{e.id} message"] = e.message
+        for w in s.written:
+            row[f"{w.id} to grade by hand"] = w.text
+        out.append(row)
+    return out
+
+
+def write_csv(subs: Sequence[Submission], path: Path) -> None:
+    table = rows(subs)
+    columns = list(dict.fromkeys(k for r in table for k in r))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(table)
+
+
+def gradescope(sub: Submission) -> dict[str, Any]:
+    """``sub`` in Gradescope's autograder results format."""
+    lines = [f"Lab {sub.lab}: {_points(sub.score)} / {_points(sub.max_score)} points"]
+    lines += [f"flag: {f}" for f in sub.flags]
+    if sub.written:
+        lines.append(f"to grade by hand: {', '.join(w.id for w in sub.written)}")
+    return {
+        "score": _points(sub.score),
+        "execution_time": round(sub.seconds),
+        "output": "\n".join(lines),
+        "tests": [
+            {
+                "name": f"Exercise {e.id}: {e.what}",
+                "number": e.id,
+                "score": _points(e.points),
+                "max_score": _points(e.max_points),
+                "status": "passed" if e.status == "passed" else "failed",
+                "output": e.message or e.status,
+            }
+            for e in sub.exercises
+        ],
+        "extra_data": {
+            "student": sub.student,
+            "flags": sub.flags,
+            "variant_seed": sub.variant_seed,
+            "to_grade_by_hand": {w.id: w.text for w in sub.written},
+        },
+    }
+
+
+def write_gradescope(subs: Sequence[Submission], path: Path) -> list[Path]:
+    """``path`` a ``.json`` file: the one submission's results (Gradescope grades one at a time); otherwise
+    a folder with one ``ID.json`` per student. The files written."""
+    if path.suffix == ".json":
+        if len(subs) != 1:
+            raise GradingError(
+                f"--gradescope {path} is one file, for one submission, but there are {len(subs)}",
+                hint="give a folder: it gets one ID.json per student",
+            )
+        targets = [(subs[0], path)]
+    else:
+        targets = [(s, path / f"{s.student}.json") for s in subs]
+    for sub, target in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(gradescope(sub), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [t for _, t in targets]
