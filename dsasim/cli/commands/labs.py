@@ -22,11 +22,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "labs",
         help="build the lab notebooks (per-student variants) and grade a class's submissions",
-        description=__doc__.split("\n\n")[0],
+        description="The course kit: build the lab notebooks, per-student variants too, and grade a class's "
+        "submitted notebooks into one table (docs/instructors.md). The same as `python -m labs`.",
         add_help=False,  # `dsasim labs grade --help` is the labs' own help
     )
     p.add_argument("-h", "--help", dest="labs_help", action="store_true", help="list the labs' commands")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="build ... | grade ... (see dsasim labs --help)")
+    p.add_argument(
+        "rest", nargs=argparse.REMAINDER, metavar="COMMAND ...", help="build or grade, and their options (--help)"
+    )
     p.set_defaults(func=main)
 
 
