@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.check import compare
-from compiler.language import LanguageError, cdiv, compile_traced, trace
+from compiler.language import LanguageError, cdiv, compile_traced, trace, tracing_active
 from compiler.language.errors import internal_path
 from dsasim.api import KernelRun, chip_for
 from simulator.config import Chip
@@ -131,7 +131,9 @@ class JITFunction:
     def __getitem__(self, grid: object) -> Callable[..., LaunchRun | None]:
         return functools.partial(self.launch, grid)
 
-    def __call__(self, *args: object, **kwargs: object) -> None:
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        if tracing_active():  # a @jit helper called from a kernel: inlined, as in Triton
+            return self.fn(*args, **kwargs)
         raise LanguageError(
             f"{self.fn.__name__} is a kernel: launch it over a grid",
             hint=f"{self.fn.__name__}[(programs,)](...)",

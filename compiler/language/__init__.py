@@ -5,7 +5,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), lowe
 (``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """
 
-from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32
+from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
 from compiler.language.errors import LanguageError, Site
 from compiler.language.functions import (
     abs,
@@ -75,6 +75,7 @@ __all__ = [
     "store",
     "sum",
     "trace",
+    "tracing_active",
     "trans",
     "where",
     "zeros",

@@ -57,9 +57,7 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
             hint="add a mask (e.g. mask=offs < n) so that the tail of the tile is not accessed",
         )
     vr, vc = int(m.any(axis=1).sum()), int(m.any(axis=0).sum())
-    lead = np.zeros((r, c), bool)
-    lead[:vr, :vc] = True
-    if not np.array_equal(m, lead):
+    if int(m.sum()) != vr * vc or not m[:vr, :vc].all():
         raise LanguageError(
             f"the mask of this {what} does not keep a leading block of the tile",
             hint="masks must be bounds on offsets (offs < n, on each axis): a tile's tail is then a smaller transfer",
@@ -69,8 +67,8 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
     base = int(o[0, 0])
     sc = int(o[0, 1] - base) if vc > 1 else 1
     sr = int(o[1, 0] - base) if vr > 1 else c
-    ii, jj = np.mgrid[0:vr, 0:vc]
-    if not np.array_equal(o[:vr, :vc], base + ii * sr + jj * sc):
+    affine = base + np.arange(vr, dtype=np.int64)[:, None] * sr + np.arange(vc, dtype=np.int64)[None, :] * sc
+    if not np.array_equal(o[:vr, :vc], affine):
         pieces = _pieces(o[:vr, :vc])
         if pieces:
             return Access(base, vr, vc, pieces[0][5], (r, c), pieces=tuple(p[:5] for p in pieces))
@@ -113,8 +111,8 @@ def _pieces(o: np.ndarray) -> list[tuple[int, int, int, int, int, int]] | None:
         stride = int(o[r0 + 1, 0] - o[r0, 0]) if nr > 1 else o.shape[1]
         for c0, nc in cols:
             block = o[r0 : r0 + nr, c0 : c0 + nc]
-            ii, jj = np.mgrid[0:nr, 0:nc]
-            if not np.array_equal(block, block[0, 0] + ii * stride + jj):
+            affine = block[0, 0] + np.arange(nr)[:, None] * stride + np.arange(nc)[None, :]
+            if not np.array_equal(block, affine):
                 return None
             out.append((r0, c0, nr, nc, int(block[0, 0]), stride))
     return out

@@ -168,6 +168,11 @@ class Tracer:
 _CURRENT: list[Tracer] = []
 
 
+def tracing_active() -> bool:
+    """Whether a kernel is being traced now (a ``@jit`` helper called from a kernel is then inlined)."""
+    return bool(_CURRENT)
+
+
 def tracer() -> Tracer:
     if not _CURRENT:
         raise LanguageError(

@@ -109,3 +109,16 @@ def tutorial_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_b
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, c, mask=c_mask)
+
+
+@dsasim.jit
+def scaled_relu(x, scale):
+    """A helper kernels call (inlined while tracing, as Triton inlines @jit functions)."""
+    return tl.maximum(x * scale, 0.0)
+
+
+@dsasim.jit
+def uses_helper(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, scaled_relu(tl.load(x_ptr + offs, mask=mask), 3.0), mask=mask)

@@ -12,7 +12,15 @@ import vector_add
 from helpers import assert_close
 from hypothesis import given
 from hypothesis import strategies as st
-from lang_kernels import axpy_2d, matmul_bias_relu, row_block_softmax, row_stats, tutorial_matmul, unary_mix
+from lang_kernels import (
+    axpy_2d,
+    matmul_bias_relu,
+    row_block_softmax,
+    row_stats,
+    tutorial_matmul,
+    unary_mix,
+    uses_helper,
+)
 
 import dsasim
 
@@ -254,3 +262,11 @@ def test_layernorm_rows_kernel():
     assert_close(rstd, rr, ulps=16)
     (yi, _, _), _ = layernorm.layer_norm_fitting(x, w, b, programs=4, interpret=True)
     assert_close(yi, y, ulps=16, atol=1e-6)
+
+
+def test_a_jit_helper_is_inlined():
+    x = RNG.standard_normal(700).astype(np.float32)
+    out = np.zeros_like(x)
+    (_, oc, _), (_, oi, _), _ = both(uses_helper[(3,)], x, out, 700, BLOCK=256)
+    assert_close(oc, np.maximum(x * 3, 0))
+    assert_close(oi, oc)
