@@ -143,11 +143,15 @@ def render(chip: Chip | None = None, comparisons: list[cal.Comparison] | None = 
         "  many tiny transfers on one pipe are therefore slower here than on hardware. For streams of 8 KiB tiles",
         f"  and larger the model is {lo:+.0%} to {hi:+.0%} off (phased and lockstep); the GM-bound ones within"
         f" {gm:.1%}.",
-        "- **No L2 and no address effects.** msKPP's data sat in L2; asc-devkit's in HBM. dsasim has one GM",
-        f"  bandwidth ({chip.gm_bandwidth:g} B/cycle, {chip.gm_bandwidth * chip.clock_ghz / 1000:.2f} TB/s), which"
-        " matches the HBM-bound",
-        f"  streams (GM→UB 64×2 KiB tiles on 48 cores within {gm:.1%}). Unaligned rows (asc-devkit: 22–49% less",
-        "  throughput) and many cores reading the same addresses at once (up to 64% longer) are not modelled.",
+        "- **L2 and HBM.** msKPP's data sat in L2, so the per-core paths above are what a transfer that hits the",
+        f"  L2 costs; asc-devkit's streams read from HBM, each copy its own tile, so they miss: HBM's bandwidth"
+        f" ({chip.gm_bandwidth:g} B/cycle,",
+        f"  {chip.gm_bandwidth * chip.clock_ghz / 1000:.2f} TB/s) matches the HBM-bound ones (GM→UB 64×2 KiB tiles"
+        f" on 48 cores within {gm:.1%}).",
+        f"  The L2 ({chip.l2.size / 2**20:.0f} MiB, {chip.l2.bandwidth:g} B/cycle for the chip [derived, speculative])"
+        " serves re-read tiles",
+        "  (simulator/l2.py). Unaligned rows (asc-devkit: 22–49% less throughput) and many cores reading the same",
+        "  addresses at once (up to 64% longer) are not modelled.",
         "",
     ]
     return "\n".join(out)

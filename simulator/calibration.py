@@ -248,22 +248,30 @@ def measure(chip: Chip, p: Point, count: int = COUNT) -> float:
 
 
 def chip_stream(chip: Chip, dst: Space, rows: int, cols: int, cores: int, count: int, phased: bool) -> float:
-    """ns per copy of ``rows × cols`` f16 tiles of a row-major f16[·, 12288] GM matrix, streamed on every core.
+    """ns per copy of ``rows × cols`` f16 tiles of a row-major f16[12288, 12288] GM matrix, streamed on every core.
 
-    Identical streams started together stay in lockstep in the model: every core pays its fixed
-    start-up at the same time, GM idles, then all stream at once. On hardware the streams drift
-    apart. ``phased`` starts core ``i`` ``i/cores`` of one transfer later (a ``scalar`` wait), the
-    steady state of independent streams; lockstep is the other extreme. The two bracket the chip.
+    Every copy reads its own tile (the cores walk the matrix together, 288 MiB: more than an L2 holds), so
+    the streams come from HBM, as asc-devkit's did. Identical streams started together stay in lockstep in
+    the model: every core pays its fixed start-up at the same time, GM idles, then all stream at once. On
+    hardware the streams drift apart. ``phased`` starts core ``i`` ``i/cores`` of one transfer later (a
+    ``scalar`` wait), the steady state of independent streams; lockstep is the other extreme. The two
+    bracket the chip.
     """
     n = 12288
-    x = TensorDecl("x", DType.F16, (rows * n,), TensorKind.IN)
+    x = TensorDecl("x", DType.F16, (n * n,), TensorKind.IN)
+    per_band = n // cols
     shape, stride = ((rows, cols), n) if rows > 1 else ((cols,), None)
-    ins = Copy(Addr(dst, 0), Addr(Space.GM, 0, "x"), DType.F16, shape, src_stride=stride)
-    alone = ins.cost(chip).cycles(chip.path(Space.GM, dst))
+
+    def tile(g: int) -> Copy:
+        band, col = divmod(g, per_band)
+        offset = ((band * rows) % n * n + col * cols) * 2
+        return Copy(Addr(dst, 0), Addr(Space.GM, offset, "x"), DType.F16, shape, src_stride=stride)
+
+    alone = tile(0).cost(chip).cycles(chip.path(Space.GM, dst))
     streams = []
     for c in range(cores):
         lead = (Scalar(round(c * alone / cores)),) if phased and c else ()
-        streams.append((*lead, *(ins,) * count))
+        streams.append((*lead, *(tile(k * cores + c) for k in range(count))))
     program = Program((x,), tuple(streams), chip.name)
     return run_stream(program, chip.with_cores(max(cores, chip.cores)), Pipe.MTE2) / chip.clock_ghz
 

@@ -73,6 +73,15 @@ class MemoryConfig:
 
 
 @dataclass(frozen=True)
+class L2Config:
+    """The chip-level L2 between the cores and HBM (``simulator.l2``): ``size`` bytes, ``bandwidth``
+    bytes/cycle for the whole chip, shared by every transfer that hits. HBM behind it is ``[gm]``."""
+
+    size: int
+    bandwidth: float
+
+
+@dataclass(frozen=True)
 class CubeConfig:
     m0: int
     n0: int
@@ -141,6 +150,8 @@ class Chip:
     #: 0: every core has both the Cube and the Vector unit (coupled). N ≥ 1: separated ([topology]):
     #: ``cores`` Cube cores (AIC) and N Vector cores (AIV) per Cube core, exchanging data through GM
     vector_per_cube: int = 0
+    #: the chip-level L2 ([l2], optional): None = every GM transfer goes to ``gm_bandwidth``
+    l2: L2Config | None = None
 
     def __post_init__(self) -> None:
         routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
@@ -216,6 +227,8 @@ class Chip:
             "vector_bytes_per_cycle": self.vector_bytes_per_cycle,
             "gm_bytes_per_cycle": self.gm_bandwidth,
             "gm_size": self.gm_size,
+            "l2_size": self.l2.size if self.l2 else 0,
+            "l2_bytes_per_cycle": self.l2.bandwidth if self.l2 else 0,
         }
 
 
@@ -327,6 +340,11 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     gm_size = gm.integer("size", 2**16, 2**44)
     gm_bw = gm.number("bandwidth", 0.001, 1e6)
     gm.done()
+    l2 = None
+    if "l2" in data:  # optional: the chip-level L2 in front of HBM
+        t = r.table("l2")
+        l2 = L2Config(t.integer("size", 1024, 2**40), t.number("bandwidth", 0.001, 1e6))
+        t.done()
 
     c = r.table("cube")
     cube = CubeConfig(
@@ -369,7 +387,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     r.done()
     return Chip(
         name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
-        xlat, xids, vpc,
+        xlat, xids, vpc, l2,
     )  # fmt: skip
 
 

@@ -60,6 +60,8 @@ def format_report(run: Run) -> str:
             f"  {'GM total':<10}{st.gm_bytes:>15,} {st.gm_bytes / total if total else 0:>11.1f} "
             f"{chip.gm_bandwidth:>14.1f}"
         )
+        if st.l2 is not None:
+            lines += _l2_lines(run)
         lines.append("")
     lines.append("compute")
     if st.cube_flops:
@@ -107,7 +109,11 @@ def _sharing(kinds: tuple[str, ...], resource: str) -> int:
 def _bound_text(run: Run, by: str) -> str:
     chip = run.chip
     if by == "GM":
+        if chip.l2 is not None:
+            return f"HBM bytes (L2 misses and writes) at {chip.gm_bandwidth:g} B/cycle shared"
         return f"GM bytes at {chip.gm_bandwidth:g} B/cycle shared"
+    if by == "L2":
+        return f"L2 hits at {chip.l2.bandwidth:g} B/cycle shared"
     if by in chip.paths:
         path = chip.paths[by]
         return f"{path.label} bytes at {path.bandwidth:g} B/cycle per core"
@@ -125,6 +131,17 @@ BOUND_LABELS = {
     "fix": "FIXPIPE",
     "scalar": "SCALAR",
 }
+
+
+def _l2_lines(run: Run) -> list[str]:
+    """The L2 rows of the data table: hits at the L2's bandwidth, HBM's misses and writes."""
+    l2, chip, total = run.stats.l2, run.chip, run.stats.cycles or 1
+    hbm = l2.miss_bytes + l2.write_bytes
+    return [
+        f"  {'L2 hits':<10}{l2.hit_bytes:>15,} {l2.hit_bytes / total:>11.1f} {chip.l2.bandwidth:>14.1f}"
+        f"   {100 * l2.hit_rate:.1f}% of GM reads hit ({l2.hits:,} of {l2.hits + l2.misses:,} transfers)",
+        f"  {'HBM':<10}{hbm:>15,} {hbm / total:>11.1f} {chip.gm_bandwidth:>14.1f}   misses and writes",
+    ]
 
 
 def report_json(run: Run) -> dict:
@@ -149,6 +166,7 @@ def report_json(run: Run) -> dict:
             {p.value: ps.to_json() for p, ps in pipes.items() if ps.instructions or p is Pipe.S} for pipes in st.cores
         ],
         "roofline": st.roofline.to_json(),
+        "l2": st.l2.to_json() if st.l2 is not None else None,
         "verdict": diagnosis.text,
         "bottleneck": diagnosis.to_json(),
         "energy": e.to_json() if e is not None else None,

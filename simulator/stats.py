@@ -96,6 +96,10 @@ class Stats:
     work: list[dict[Pipe, Any]] = field(default_factory=list)
     #: counts[c]: every distinct instruction of core c → how many times it ran
     counts: list[dict[Instruction, int]] = field(default_factory=list)
+    #: the chip-level L2's hits and misses (``simulator.l2.L2Stats``); None when the chip has no L2
+    l2: Any = None
+    #: (cycle, bytes/cycle of L2 bandwidth in use) at every change, when the chip has an L2
+    l2_usage: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def gm_bytes(self) -> int:

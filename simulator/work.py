@@ -9,7 +9,8 @@ stand-alone costs, priced by the same rules the engine uses: an ``mmad`` with it
 instruction at its per-op rate, a transfer's occupancy of its queue. A DMA queue with ``outstanding``
 transfers in flight also needs Σ (occupancy + latency) / outstanding: each transfer holds one of its slots
 that long. The run needs at least the largest of these over every pipe of every core, and the GM bytes at
-GM bandwidth. ``Roofline.bound_by`` names that resource, so it is the pipe the verdict sees saturated
+GM bandwidth — with an L2 (``simulator.l2``), the bytes HBM moved (misses and writes) at HBM bandwidth and
+the hits at the L2's. ``Roofline.bound_by`` names that resource, so it is the pipe the verdict sees saturated
 (``simulator.advice``). The classic roofline's peaks (FLOPs at the Cube's peak, bytes at each path's peak)
 are kept apart in ``Roofline.peaks``: they are what the roofline plot draws.
 """
@@ -186,7 +187,13 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kin
             key = BOUND_KEY[p]
             bounds[key] = max(bounds[key], pw.bound)
     bounds = {k: v for k, v in bounds.items() if v}
-    bounds["GM"] = peaks["GM"]
+    l2 = engine.machine.l2
+    if l2 is None:
+        bounds["GM"] = peaks["GM"]
+    else:  # HBM moves the misses and the writes; the L2's link the hits (as streamed, bursts rounded)
+        bounds["GM"] = (l2.stats.miss_bytes + l2.stats.write_bytes) / chip.gm_bandwidth
+        if l2.stats.hit_bytes:
+            bounds["L2"] = l2.stats.hit_bytes / chip.l2.bandwidth
     bound_by, bound = max(bounds.items(), key=lambda kv: kv[1])
     flops = cube_flops + vector_ops
     roof = Roofline(
@@ -210,4 +217,6 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kin
         roofline=roof,
         work=work,
         counts=counts,
+        l2=l2.stats if l2 is not None else None,
+        l2_usage=engine.machine.l2_link.usage if l2 is not None else [],
     )

@@ -95,11 +95,14 @@ def test_the_per_instruction_time_does_not_depend_on_the_count(b910):
 def test_cores_share_gm_fairly(cores):
     # edu: GM→UB capped at 64 B/cycle, GM 128 B/cycle for the chip. Alone a 64 KiB copy streams at 64;
     # with N ≥ 2 cores in step each gets 128/N, after the same 22-cycle start-up and burst (the 80 cycles
-    # of latency overlap the next transfer).
-    r = mb.bench_path(load_chip("edu"), "gm-ub", 65536, count=12, cores=cores)
+    # of latency overlap the next transfer). An L2 too small to hold a 64 KiB tile: every copy reads HBM.
+    r = mb.bench_path(make_chip({"l2": {"size": 1024}}), "gm-ub", 65536, count=12, cores=cores)
     share = min(64, 128 / cores)
     assert r.cycles == 22 + 65536 / share
     assert r.cores == cores
+    # edu's 1 MiB L2 holds the tile: after the first copy, every core re-reads it from the L2 (256 B/cycle)
+    hit = mb.bench_path(load_chip("edu"), "gm-ub", 65536, count=48, cores=cores)
+    assert hit.cycles == pytest.approx(22 + 65536 / min(64, 256 / cores), rel=0.01)
 
 
 def test_mmad_and_vector_streams_follow_their_rules():

@@ -447,15 +447,15 @@ def test_concurrent_gm_transfers_share_the_link_max_min_fairly(data):
     """2–4 cores each start one GM transfer at a random time; every finish lies within a few cycles
     of the exact fluid max-min schedule (the engine rounds each finish up to a whole cycle)."""
     ncores = data.draw(st.integers(2, 4))
-    kinds = (
-        "mte2.copy ub[0x0000], x[0x0000], f16[{n}]",
-        "mte3.copy y[0x0000], ub[0x0000], f16[{n}]",
-        "mte2.copy l1[0x0000], x[0x0000], f16[{n}]",
+    kinds = (  # each core its own part of x: every read misses the L2 and streams from HBM
+        "mte2.copy ub[0x0000], x[{off}], f16[{n}]",
+        "mte3.copy y[{off}], ub[0x0000], f16[{n}]",
+        "mte2.copy l1[0x0000], x[{off}], f16[{n}]",
     )
     src = ".tensor x f16[65536] in\n.tensor y f16[65536] out\n"
     for c in range(ncores):
         delay = data.draw(st.integers(0, 300))
-        line = data.draw(st.sampled_from(kinds)).format(n=32 * data.draw(st.integers(1, 512)))
+        line = data.draw(st.sampled_from(kinds)).format(n=32 * data.draw(st.integers(1, 512)), off=hex(c * 0x8000))
         src += f".core {c}\n    scalar {delay}\n    {line}\n"
     program = parse(src)
     run = simulate(program, LINK.with_cores(ncores), timing_only=True)
@@ -532,3 +532,71 @@ def test_outstanding_must_be_a_positive_integer():
 
     with pytest.raises(ConfigError, match=r"paths\.gm_ub\.outstanding"):
         in_flight_chip(0)
+
+
+# ------------------------------------------------------------------ the chip-level L2
+
+
+def l2_chip(size: int = 1 << 20):
+    """HBM 16 B/cycle, L2 48 B/cycle, GM→UB and UB→GM capped at 64, no fixed costs: a transfer's time is
+    its bytes over the link that serves it."""
+    path = {"bandwidth": 64, "startup": 0, "min_cycles": 0, "burst_cycles": 0, "granularity": 32, "latency": 0}
+    return make_chip(
+        {
+            "core": {"issue_cycles": 0},
+            "gm": {"bandwidth": 16},
+            "l2": {"size": size, "bandwidth": 48},
+            "paths": {"gm_ub": path, "ub_gm": path},
+        }
+    )
+
+
+def test_a_re_read_tile_hits_the_l2_and_streams_at_its_bandwidth():
+    src = """\
+.tensor x f16[4096] in
+.tensor y f16[4096] out
+.core 0
+    mte2.copy ub[0x0000], x[0x0000], f16[2048]
+    mte2.copy ub[0x1000], x[0x0000], f16[2048]
+    mte2.copy ub[0x2000], x[0x1000], f16[2048]
+    set_flag  mte2 -> mte3, 0
+    wait_flag mte2 -> mte3, 0
+    mte3.copy y[0x0000], ub[0x0000], f16[2048]
+    set_flag  mte3 -> mte2, 0
+    wait_flag mte3 -> mte2, 0
+    mte2.copy ub[0x3000], y[0x0000], f16[2048]
+"""
+    program = parse(src)
+    run = simulate(program, l2_chip(), timing_only=True)
+    t = sorted(run.trace, key=lambda e: e.index)
+    miss, hit = 4096 // 16, math.ceil(4096 / 48)
+    dma = [e.end - e.start for e in t if isinstance(program.cores[0][e.index], Copy)]
+    assert dma == [miss, hit, miss, miss, hit]  # the store goes through to HBM; the last load reads it back
+    l2 = run.stats.l2
+    assert (l2.hits, l2.misses, l2.hit_bytes, l2.miss_bytes, l2.write_bytes) == (2, 2, 8192, 8192, 4096)
+    assert l2.hit_rate == 0.5
+    bounds = run.stats.roofline.bounds
+    assert bounds["GM"] == (8192 + 4096) / 16 and bounds["L2"] == 8192 / 48  # HBM: misses and writes
+    assert "50.0% of GM reads hit (2 of 4 transfers)" in run.report()
+    assert run.to_json()["l2"]["hit_rate"] == 0.5
+
+
+def test_the_least_recently_used_views_are_evicted():
+    from simulator.l2 import L2
+
+    l2 = L2(size=100)
+    a, b, c = ("x", 0, 1, 60, 60), ("x", 60, 1, 60, 60), ("x", 200, 1, 30, 30)
+    assert [l2.access(a, 60, False), l2.access(b, 60, False)] == [False, False]  # b evicts a
+    assert l2.access(a, 60, False) is False and l2.access(b, 60, False) is False  # a evicted b, b evicts a
+    assert [l2.access(c, 30, False), l2.access(c, 30, False), l2.access(b, 60, False)] == [False, True, True]
+    assert l2.used == 90
+    assert l2.access(("x", 0, 1, 500, 500), 500, False) is False and l2.used == 90  # too large: streams through
+
+
+def test_without_an_l2_every_transfer_shares_gm():
+    chip = make_chip({"core": {"issue_cycles": 0}})
+    assert chip.l2 is not None
+    src = ".tensor x f16[2048] in\n.core 0\n" + "    mte2.copy ub[0x0000], x[0x0000], f16[2048]\n" * 2
+    tiny = make_chip({"l2": {"size": 1024}})  # holds no 4 KiB view: both read HBM
+    assert simulate(parse(src), tiny, timing_only=True).stats.l2.hits == 0
+    assert simulate(parse(src), chip, timing_only=True).stats.l2.hits == 1

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from isa import Barrier, End, Instruction, Pipe, Scalar, SetCross, SetFlag, Transfer, WaitCross, WaitFlag
 from isa.types import EXEC_PIPES
 from simulator.config import Chip
+from simulator.l2 import GmView, gm_view
 
 
 class Kind(enum.Enum):
@@ -71,6 +72,9 @@ class Dma(NamedTuple):
     latency: int
     alone: int
     outstanding: int
+    #: its GM side, for the L2 (``simulator.l2.gm_view``), and whether it writes GM
+    view: GmView | None
+    write: bool
 
 
 class Wait(NamedTuple):
@@ -144,6 +148,7 @@ def decode(ins: Instruction, chip: Chip) -> Decoded:
     if type(cost) is Transfer:
         path = chip.path(cost.src, cost.dst)
         if path.shared:
+            view, write = gm_view(ins) or (None, False)
             dma = Dma(
                 cost.fixed_cycles(path),
                 cost.streamed_bytes(path),
@@ -152,6 +157,8 @@ def decode(ins: Instruction, chip: Chip) -> Decoded:
                 path.latency,
                 cost.occupancy(path, min(path.bandwidth, chip.gm_bandwidth)),
                 path.outstanding,
+                view,
+                write,
             )
             return Decoded(Kind.DMA, pipe, dma, cost)
         return Decoded(Kind.FIXED, pipe, cost.cycles(path), cost)

@@ -15,6 +15,7 @@ from simulator.engine.deadlock import explain
 from simulator.engine.decode import CrossKey, Decoded, Decoder
 from simulator.engine.flags import CrossFlag, CrossFlags, Hooks
 from simulator.engine.shared import Machine
+from simulator.l2 import L2
 from simulator.memory import MachineMemory
 from simulator.stats import PipeStats
 
@@ -34,6 +35,9 @@ class Engine:
         self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
         cross = CrossFlags(program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
         self.machine = Machine(self.env, chip, SharedBandwidth(self.env, chip.gm_bandwidth), cross, sanitizer)
+        if chip.l2 is not None:
+            self.machine.l2 = L2(chip.l2.size)
+            self.machine.l2_link = SharedBandwidth(self.env, chip.l2.bandwidth)
         self.gm = self.machine.gm
         self.trace = self.machine.trace  # TraceEntry fields
         self.flags = self.machine.flags  # FlagEntry fields

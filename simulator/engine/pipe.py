@@ -234,7 +234,11 @@ class PipeUnit:
             yield from self._await_flights(dma.outstanding - 1)
             start = env.now
         writes = self._execute(index, start)
-        yield self.machine.gm.transfer(dma.streamed, dma.cap, dma.fixed, dma.floor)
+        machine = self.machine
+        link = machine.gm
+        if machine.l2 is not None and dma.view is not None and machine.l2.access(dma.view, dma.streamed, dma.write):
+            link = machine.l2_link  # a read hit: served by the L2, not HBM
+        yield link.transfer(dma.streamed, dma.cap, dma.fixed, dma.floor)
         now = env.now
         took = now - start
         if took > dma.alone:

@@ -11,12 +11,14 @@ import simpy
 from simulator.bandwidth import SharedBandwidth
 from simulator.config import Chip
 from simulator.engine.flags import CrossFlags, Hooks
+from simulator.l2 import L2
 
 
 @dataclass
 class Machine:
-    """The chip-wide state of a run. ``trace``, ``flags`` and ``cross_flags`` hold ``TraceEntry``,
-    ``FlagEntry`` and ``CrossFlagEntry`` fields as plain tuples."""
+    """The chip-wide state of a run. ``gm`` is the link to HBM (every transfer without an L2, the misses
+    and writes with one). ``trace`` and ``flags`` hold ``TraceEntry`` and ``FlagEntry`` fields as plain
+    tuples."""
 
     env: simpy.Environment
     chip: Chip
@@ -24,6 +26,9 @@ class Machine:
     cross: CrossFlags
     #: The sanitizer's hooks, called as things happen; None: off.
     sanitizer: Hooks | None
+    #: the chip's L2 and its link (transfers that hit share it), when the chip has one
+    l2: L2 | None = None
+    l2_link: SharedBandwidth | None = None
     trace: list[tuple] = field(default_factory=list)
     flags: list[tuple] = field(default_factory=list)
     #: ``DSASIM_DEBUG=1`` prints every instruction as it starts
