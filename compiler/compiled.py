@@ -93,7 +93,8 @@ class Compiled:
             title = "before any pass" if name == "spec" else f"after {name}"
             parts.append(f"==== {title} " + "=" * max(0, 70 - len(title)) + "\n" + k.text())
         if self.plan_lines:
-            parts.append("==== plan " + "=" * 66 + "\n" + "\n".join(self.plan_lines) + "\n")
+            tiling = self.tiling.describe() + "\n" if self.tiling is not None else ""
+            parts.append("==== plan " + "=" * 66 + "\n" + "\n".join(self.plan_lines) + "\n" + tiling)
         title = "==== after lower " + "=" * 59 if self.passes else "==== program " + "=" * 63
         parts.append(title + "\n" + self.summary() + "\n" + _head(self.program, upto_lines))
         return "\n".join(parts)

@@ -144,8 +144,13 @@ class TilingPlan:
         if self.parallel:
             shares = [len(s) for s in self.assignment]
             lines.append(
-                f"{'×'.join(self.parallel)} tiles spread over {self.ncores} cores: " + ", ".join(str(n) for n in shares)
+                f"{'×'.join(self.parallel)} tiles spread over {self.ncores} core{'s' if self.ncores > 1 else ''}: "
+                + ", ".join(str(n) for n in shares)
             )
+        if self.diagonal is not None:
+            rows, cols = self.diagonal
+            total = sum(self.nsteps(c) for c in range(self.ncores))
+            lines.append(f"causal: {cols} tiles after the diagonal of each {rows} tile skipped ({total:,} steps run)")
         return "\n".join(lines)
 
 

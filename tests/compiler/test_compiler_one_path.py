@@ -117,6 +117,7 @@ def test_attention_is_planned_in_the_shared_tiling_plan():
     assert isinstance(plan, TilingPlan) and plan.ncores == 2 and plan.diagonal == ("q", "kv")
     # causal: query tile i attends to key tiles 0..i, so 1 + 2 + 3 steps per head, two heads
     assert plan.nsteps(0) + plan.nsteps(1) == 2 * (1 + 2 + 3)
+    assert "causal: kv tiles after the diagonal of each q tile skipped (12 steps run)" in c.show_passes()
     assert [s["kv"] for s in plan.steps(0)][:3] == [0, 0, 1]  # head 0: q tile 0 (kv 0), q tile 1 (kv 0, 1)
     first = {t.tensor: t.ranges for t in plan.tiles(0, core=0)}
     assert first["q"] == ((0, 1), (0, 1), (0, 32), (0, 32)) and first["k"] == first["q"]
