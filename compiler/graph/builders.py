@@ -28,6 +28,7 @@ from collections.abc import Callable
 from compiler.conv import Conv2d
 from compiler.graph.ir import Graph, GraphError, Node, Ref, Tensor, bind
 from compiler.ops import Elementwise, MatMul, Op, OpError
+from compiler.rowops import Reduce
 from compiler.vecops import PerRow, RowMean, ScalarOp
 from isa import DType
 
@@ -142,8 +143,6 @@ class GraphBuilder:
 
 
 def _reduce(kind: str, rows: int, cols: int, dtype: DType) -> Op:
-    from compiler.rowops import Reduce
-
     return Reduce(rows, cols, dtype, op=kind)
 
 
