@@ -9,8 +9,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
-from compiler.language.build import BodyBuilder, Nest, Placement, is_zero_dup
+from compiler.language.build import BodyBuilder
 from compiler.language.errors import LanguageError
+from compiler.language.nest import Nest, is_zero_dup
+from compiler.language.placement import Placement
 from isa import Addr, Copy, DType, Fixpipe, Instruction, SourceLoc, Space, TensorDecl, TensorKind
 from isa import Mmad as MmadIns
 

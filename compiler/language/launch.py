@@ -21,10 +21,12 @@ from compiler.compile import Compiled
 from compiler.errors import BufferCapacityError
 from compiler.ir import Kernel
 from compiler.language import functions
-from compiler.language.build import BodyBuilder, Nest, Placement, parallel
+from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.emit import Traced
 from compiler.language.errors import LanguageError, Site
+from compiler.language.nest import Nest
+from compiler.language.placement import Placement
 from compiler.language.tensor import Pointer
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync

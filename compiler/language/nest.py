@@ -1,0 +1,154 @@
+"""Merging the traced programs into one static nest, and values into webs that share a buffer.
+
+1. **Merge** the programs: every program must record the same operations, line by line (what differs
+   is per instance: DMA offsets, tail sizes, trip counts). The result is one *static* nest — statements
+   and loops — and a table of instances ``(statement, program, loop steps) → record``.
+2. **Values to storage**: a statement that reads different values in different instances (a loop-carried
+   ``acc``, ``_mean``) joins them into one *web* that lives in one buffer (union-find, the phi webs of SSA).
+   ``dot`` accumulates in place, so its result joins its ``acc``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.language.core import LoopRec, Rec, Tracer
+from compiler.language.errors import LanguageError, Site
+from isa import Space
+
+
+@dataclass(eq=False)
+class Static:
+    """One statement of the static nest: a record's line, at one place among the loops."""
+
+    sid: str
+    rec: Rec
+    loops: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class StaticLoop:
+    var: str
+    site: Site
+    stages: int
+    loops: tuple[str, ...]
+    body: list | None = None
+
+
+@dataclass
+class Web:
+    """Values that share one buffer: their producing statements, readers, home and buffer."""
+
+    members: list[Static] = field(default_factory=list)
+    readers: list[tuple[Static, int]] = field(default_factory=list)
+    home: Space | None = None
+    buf: str = ""
+
+
+class Nest:
+    """The merged static nest, the instance tables, and the webs."""
+
+    def __init__(self, t: Tracer) -> None:
+        self.t = t
+        self.root = StaticLoop("", Site("<kernel>", 0), t.num_stages, ())
+        self.statics: list[Static] = []
+        self.loops: dict[str, StaticLoop] = {}
+        self.of: dict[int, Static] = {}  # id(rec) → its static
+        self.inst: dict[tuple[str, tuple[int, ...]], Rec] = {}
+        self.counts: dict[tuple[str, tuple[int, ...]], int] = {}
+        for p, body in enumerate(t.programs):
+            self._walk(self.root, body, (p,), p)
+        self._webs()
+
+    # -- 1. merge ------------------------------------------------------------------------------
+    def _static(self, d: Rec | LoopRec, loops: tuple[str, ...]) -> Static | StaticLoop:
+        if isinstance(d, LoopRec):
+            lp = StaticLoop(f"L{len(self.loops)}", d.site, d.stages, loops)
+            self.loops[lp.var] = lp
+            return lp
+        s = Static(f"s{len(self.statics)}", d, loops)
+        self.statics.append(s)
+        return s
+
+    def _walk(self, holder: StaticLoop, dyn: list, key: tuple[int, ...], pid: int) -> None:
+        loops = (*holder.loops, holder.var) if holder.var else ()
+        if holder.body is None:
+            holder.body = [self._static(d, loops) for d in dyn]
+        body = holder.body
+        for i in range(max(len(body), len(dyn))):
+            s = body[i] if i < len(body) else None
+            d = dyn[i] if i < len(dyn) else None
+            if not _same(s, d):
+                site = d.site if d is not None else s.site if isinstance(s, StaticLoop) else s.rec.site  # type: ignore[union-attr]
+                raise LanguageError(
+                    f"program {pid} (or one of its loop steps) runs different operations here than program 0",
+                    site=site,
+                    hint="the program id and loop variables may change offsets and masks, not which operations run",
+                )
+            if isinstance(d, LoopRec):
+                self.counts[(s.var, key)] = len(d.iters)  # type: ignore[union-attr]
+                for n, it in enumerate(d.iters):
+                    self._walk(s, it, (*key, n), pid)  # type: ignore[arg-type]
+            else:
+                self.inst[(s.sid, key)] = d  # type: ignore[union-attr]
+                self.of[id(d)] = s  # type: ignore[assignment]
+
+    def instances(self, s: Static) -> list[tuple[tuple[int, ...], Rec]]:
+        return [(k, r) for (sid, k), r in self.inst.items() if sid == s.sid]
+
+    # -- 2. webs ------------------------------------------------------------------------------
+    def producer(self, vid: int) -> Static:
+        return self.of[id(self.t.values[vid].rec)]
+
+    def _webs(self) -> None:
+        parent: dict[str, str] = {s.sid: s.sid for s in self.statics}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        def union(a: str, b: str) -> None:
+            parent[find(a)] = find(b)
+
+        reads: dict[tuple[str, int], set[str]] = {}
+        for (sid, _), rec in self.inst.items():
+            for j, vid in enumerate(rec.ins):
+                reads.setdefault((sid, j), set()).add(self.producer(vid).sid)
+        by_id = {s.sid: s for s in self.statics}
+        for (sid, j), roles in reads.items():
+            first = next(iter(roles))
+            for r in roles:
+                union(first, r)
+            s = by_id[sid]
+            if s.rec.kind == "dot" and j == 2:  # mmad accumulates into acc's storage
+                union(sid, first)
+        self.web_of: dict[str, Web] = {}
+        webs: dict[str, Web] = {}
+        for s in self.statics:
+            if s.rec.out is not None:
+                w = webs.setdefault(find(s.sid), Web())
+                w.members.append(s)
+                self.web_of[s.sid] = w
+        for (sid, j), roles in sorted(reads.items()):
+            self.web_of[next(iter(roles))].readers.append((by_id[sid], j))
+        self.webs = list(webs.values())
+
+    def reader_web(self, s: Static, j: int) -> Web:
+        """The web statement ``s`` reads at input ``j``."""
+        key = next(k for (sid, k) in self.inst if sid == s.sid)
+        return self.web_of[self.producer(self.inst[(s.sid, key)].ins[j]).sid]
+
+
+def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:
+    if s is None or d is None:
+        return False
+    if isinstance(s, StaticLoop) or isinstance(d, LoopRec):
+        return isinstance(s, StaticLoop) and isinstance(d, LoopRec) and (s.site, s.stages) == (d.site, d.stages)
+    return s.rec.signature() == d.signature()
+
+
+def is_zero_dup(s: Static) -> bool:
+    """A ``tl.zeros``/``tl.full`` statement (as a ``dot`` accumulator it costs nothing: ``mmad`` overwrites)."""
+    return s.rec.kind == "vec" and s.rec.op == "dup"
