@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from compiler.attention import Attention, AttentionSchedule, plan_attention  # noqa: E402
+from dsasim.api import KernelRun, compile_and_run  # noqa: E402
 from isa import Pipe  # noqa: E402
 from simulator import load_chip  # noqa: E402
-from dsasim.api import KernelRun, compile_and_run  # noqa: E402
 
 DOC = ROOT / "docs" / "attention.md"
 FIGURES = ROOT / "docs" / "attention-figures"

@@ -8,8 +8,8 @@ import pytest
 from helpers import check_golden
 
 from compiler.attention import Attention, AttentionSchedule, compile_attention
-from simulator import load_chip
 from dsasim.api import compile_and_run
+from simulator import load_chip
 
 CASES = [
     ("flash_edu", "edu", "flash", 40),

@@ -1,5 +1,5 @@
-"""The effects a student must see (double buffering, prefetch, loop order, tile size), each asserted with a margin, and the tables of
-docs/compiler.md, which must be what ``benchmarks/effects.py`` measures now."""
+"""The effects a student must see (double buffering, prefetch, loop order, tile size), each asserted with a
+margin, and the tables of docs/compiler.md, which must be what ``benchmarks/effects.py`` measures now."""
 
 from __future__ import annotations
 

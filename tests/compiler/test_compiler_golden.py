@@ -15,8 +15,8 @@ from helpers import check_golden
 from strategies import EDU
 
 from compiler import Elementwise, MatMul, RMSNorm, Schedule, Softmax, compile
-from isa import DType
 from dsasim.api import chip_for
+from isa import DType
 
 KERNELS = {
     "matmul_tails": (

@@ -10,8 +10,8 @@ import pytest
 
 from compiler import OP_NAMES, Elementwise, LayerNorm, MatMul, Reduce, RMSNorm, Softmax, make_op
 from compiler.ops import gelu
-from isa import DType
 from dsasim.api import compile_and_run
+from isa import DType
 
 SHAPES = {"matmul": "72x40x56", "attention": "1x2x72x64"}  # tails for the default tiles on both chips
 

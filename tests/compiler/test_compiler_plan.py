@@ -8,8 +8,8 @@ import pytest
 from strategies import EDU
 
 from compiler import Elementwise, MatMul, RMSNorm, Schedule, compile
-from simulator import simulate
 from dsasim.api import chip_for
+from simulator import simulate
 
 
 def test_plan_covers_every_output_tile_once_across_cores():

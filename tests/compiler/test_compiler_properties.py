@@ -17,8 +17,8 @@ from kernel_strategies import CHIP, Case, elementwise_cases, matmul_cases, row_c
 
 import isa
 from compiler import BufferCapacityError
-from simulator import simulate
 from dsasim.api import chip_for, compile_and_run
+from simulator import simulate
 
 
 def _check_case(case: Case) -> None:

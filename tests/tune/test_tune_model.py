@@ -7,9 +7,9 @@ import pytest
 
 from compiler import MatMul, Schedule, compile, make_op
 from compiler.tune import build_space, predict
-from isa import Transfer
 from dsasim.api import chip_for
 from dsasim.tune.measure import measure_schedule
+from isa import Transfer
 
 EDU = chip_for("edu")
 

@@ -14,8 +14,8 @@ from compiler.schedule import operands, tile_knobs
 from compiler.target import Target
 from compiler.tune import TuneError, build_space, schedule_from_json, schedule_key
 from compiler.tune.loopnest import LoopNestFamily, tile_choices
-from isa import DType, Space
 from dsasim.api import chip_for
+from isa import DType, Space
 
 EDU = chip_for("edu")
 
