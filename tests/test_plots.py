@@ -256,3 +256,16 @@ def test_make_figures_runs(tmp_path, monkeypatch, capsys):
     made = {p.name for p in tmp_path.iterdir()}
     assert {"timeline_single.png", "roofline_vector_add.png", "vector_add_double.trace.json"} <= made
     assert made == {p.name for p in (ROOT / "docs" / "figures").iterdir() if p.suffix != ".py"}
+
+
+def test_the_timeline_draws_hbm_and_l2_hits_apart():
+    """A tile read twice: the first read streams from HBM, the second hits the L2; each link its own curve."""
+    from simulator.plots.timeline import timeline_data
+
+    src = ".tensor x f16[4096] in\n.core 0\n" + "    mte2.copy ub[0x0000], x[0x0000], f16[4096]\n" * 2
+    run = simulate(parse(src), timing_only=True)
+    data = timeline_data(run)
+    assert max(bw for _, bw in data.gm_usage) == 64 and max(bw for _, bw in data.l2_usage) == 64
+    assert data.gm_usage[0][0] < data.l2_usage[-1][0]  # HBM first, then the hit
+    fig = run.timeline()
+    assert any("L2 hits" in t.get_text() for ax in fig.axes for t in ax.texts)

@@ -63,8 +63,11 @@ class TimelineData:
     bars: list[Bar]
     arrows: list[Arrow]
     window: tuple[int, int]
-    #: (cycle, GM bytes/cycle in use) steps inside the window, starting at the window's start
+    #: (cycle, GM bytes/cycle in use) steps inside the window, starting at the window's start (with an
+    #: L2: HBM's, the misses and writes)
     gm_usage: list[tuple[int, float]]
+    #: the same for the L2's link (the transfers that hit), when the chip has an L2
+    l2_usage: list[tuple[int, float]] = ()
 
 
 def resolve_window(run: Run, window: tuple[int | None, int | None] | None) -> tuple[int, int]:
@@ -113,8 +116,13 @@ def timeline_data(
         if src is None or dst is None or f.consumed_at < lo or f.set_at > hi:
             continue
         arrows.append(Arrow(src, f.set_at, dst, f.consumed_at, f.event))
-    usage = [(max(c, lo), bw) for i, (c, bw) in enumerate(run.gm_usage) if c < hi and _until(run.gm_usage, i) > lo]
-    return TimelineData(rows, bars, arrows, (lo, hi), usage)
+    return TimelineData(
+        rows, bars, arrows, (lo, hi), _inside(run.gm_usage, lo, hi), _inside(run.stats.l2_usage, lo, hi)
+    )
+
+
+def _inside(usage: list[tuple[int, float]], lo: int, hi: int) -> list[tuple[int, float]]:
+    return [(max(c, lo), bw) for i, (c, bw) in enumerate(usage) if c < hi and _until(usage, i) > lo]
 
 
 def _until(usage: list[tuple[int, float]], i: int) -> float:
@@ -212,20 +220,27 @@ def _median_width(data: TimelineData) -> float:
 
 
 def _draw_gm(gax, run: Run, data: TimelineData) -> None:
-    """GM bandwidth in use (bytes/cycle, all cores) as a step curve under the chip's peak."""
+    """GM bandwidth in use (bytes/cycle, all cores) as a step curve under the chip's peak; with an L2, HBM's
+    (misses and writes) and the L2's (hits) each under its own peak."""
     hi = data.window[1]
-    peak = run.chip.gm_bandwidth
-    if data.gm_usage:
-        xs = [c for c, _ in data.gm_usage] + [hi]
-        ys = [bw for _, bw in data.gm_usage]
-        ys.append(ys[-1])
-        gax.fill_between(xs, ys, step="post", color="#1f77b4", alpha=0.35, lw=0)
-        gax.step(xs, ys, where="post", color="#1f77b4", lw=1.2)
-    gax.axhline(peak, color="#444444", ls="--", lw=1)
-    gax.annotate(
-        f"GM peak {peak:g} B/cycle", (1, peak), xycoords=("axes fraction", "data"), xytext=(0, 3),
-        textcoords="offset points", ha="right", va="bottom", fontsize=10, color="#444444",
-    )  # fmt: skip
-    gax.set_ylim(0, peak * 1.3)
+    l2 = run.chip.l2
+    curves = [(data.gm_usage, run.chip.gm_bandwidth, "#1f77b4", "HBM" if l2 else "GM")]
+    if l2 is not None:
+        curves.append((data.l2_usage, l2.bandwidth, "#ff7f0e", "L2 hits"))
+    for usage, peak, color, name in curves:
+        if usage:
+            xs = [c for c, _ in usage] + [hi]
+            ys = [bw for _, bw in usage]
+            ys.append(ys[-1])
+            gax.fill_between(xs, ys, step="post", color=color, alpha=0.3, lw=0)
+            gax.step(xs, ys, where="post", color=color, lw=1.2, label=f"{name} in use")
+        gax.axhline(peak, color=color if l2 else "#444444", ls="--", lw=1)
+        gax.annotate(
+            f"{name} peak {peak:g} B/cycle", (1, peak), xycoords=("axes fraction", "data"), xytext=(0, 3),
+            textcoords="offset points", ha="right", va="bottom", fontsize=10, color="#444444",
+        )  # fmt: skip
+    gax.set_ylim(0, max(peak for _, peak, _, _ in curves) * 1.3)
     gax.set_ylabel("GM B/cycle\nin use")
+    if l2 is not None:
+        gax.legend(loc="upper left", fontsize=9, frameon=False)
     gax.grid(axis="x", alpha=0.3)
