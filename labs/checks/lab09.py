@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 import dsasim
-import dsasim.language as tl
 from dsasim import DsasimError, MatMul, Schedule, compile_and_run
 from isa import DType
 from labs.checks.core import Grader, exercise
+
+tl = dsasim.language
 
 CHIP = "edu"
 
