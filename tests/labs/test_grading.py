@@ -24,6 +24,7 @@ from labs.__main__ import main as labs_main
 from labs.checks import CheckFailed, grade, lookup, use_variant, variant
 from labs.checks.lab03 import VARIANT_COLS
 from labs.grading import grade_folder, write_csv, write_gradescope
+from labs.grading.cli import parser as grading_parser
 from labs.grading.fake import done_up_to, exercise_cell
 from labs.grading.tamper import scan
 from labs.grading.wire import Refused, dumps, loads
@@ -326,3 +327,36 @@ def test_a_roster_builds_one_variant_per_student(tmp_path, capsys):
     roster.write_text("ada lovelace\n")
     assert labs_main(["build", "--roster", str(roster), "--out", str(tmp_path / "x")]) == 2
     assert "is not letters" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_grading_on_a_dask_cluster(tmp_path):
+    """The same code path on a dask.distributed cluster's workers (scheduler and workers on 127.0.0.1)."""
+    distributed = pytest.importorskip("distributed")
+    for name, letter in (("right", "b"), ("wrong", "c")):
+        source = f'from labs.checks import check\n\nanswer_3_6 = "{letter}"\ncheck("3.6", answer_3_6)'
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)], metadata={"dsasim": {"lab": 3}})
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    with distributed.LocalCluster(
+        host="127.0.0.1", n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
+    ) as cluster:
+        address = cluster.scheduler_address.removeprefix("tcp://")
+        subs = grade_folder(tmp_path, 3, timeout=60, executor=f"dask://{address}")
+        assert "grade_task" in cluster.scheduler.task_prefixes  # the workers graded
+    assert [(s.student, s.score, s.flags) for s in subs] == [("right", 1, []), ("wrong", 0, [])]
+    assert [e.status for e in subs[0].exercises] == ["not done"] * 5 + ["passed"]
+
+
+def test_docs_instructors_shows_what_the_tools_do():
+    """docs/instructors.md: its variant cell is the one the builder writes for seed 1, and its grading
+    commands are valid."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "instructors.md").read_text()
+    cell = build(LAB, seed=1).student.cells
+    injected = next(c.source for c in cell if "injected-parameters" in c.metadata.get("tags", []))
+    assert "\n".join("  " + line if line else "" for line in injected.splitlines()) in text
+    commands = [ln.strip().rstrip("\\") for ln in text.splitlines() if " labs grade " in ln]
+    assert len(commands) >= 3
+    for command in commands:
+        argv = command.split(" labs grade ", 1)[1].split()
+        args = grading_parser().parse_args(argv)
+        assert args.lab == "03" and args.submissions
