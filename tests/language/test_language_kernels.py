@@ -23,6 +23,8 @@ from lang_kernels import (
 )
 
 import dsasim
+from isa import Program
+from simulator import simulate
 
 RNG = np.random.default_rng(0)
 
@@ -270,3 +272,28 @@ def test_a_jit_helper_is_inlined():
     (_, oc, _), (_, oi, _), _ = both(uses_helper[(3,)], x, out, 700, BLOCK=256)
     assert_close(oc, np.maximum(x * 3, 0))
     assert_close(oi, oc)
+
+
+def test_a_race_names_the_kernel_lines():
+    """Delete one flag wait from a compiled kernel: the sanitizer's report names the kernel's source lines."""
+    x = RNG.random(3000, dtype=np.float32)
+    _, run = vector_add.add(x, x, timing_only=True)
+    program = run.compiled.program
+    stream = list(program.cores[0])
+    first = next(i for i, ins in enumerate(stream) if ins.mnemonic == "wait_flag" and ins.dst.value == "v")
+    del stream[first]
+    broken = Program(program.tensors, (tuple(stream),), program.chip)
+    report = simulate(broken, "edu", sanitize=True, inputs={"x_ptr": x, "y_ptr": x}).sanitizer
+    assert not report.clean
+    assert "vector_add.py:" in report.format()
+
+
+def test_grid_as_a_function_of_the_launch_arguments():
+    """Triton's vector-add tutorial: ``grid = lambda meta: (triton.cdiv(n_elements, meta['BLOCK_SIZE']),)``."""
+    x, y = RNG.random(5000, dtype=np.float32), RNG.random(5000, dtype=np.float32)
+    out = np.empty_like(x)
+    n_elements = out.size
+    grid = lambda meta: (dsasim.cdiv(n_elements, meta["BLOCK_SIZE"]),)  # noqa: E731 - as the tutorial writes it
+    run = vector_add.add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=1024)
+    assert_close(out, x + y)
+    assert run.compiled.op.grid == (5, 1, 1)
