@@ -129,16 +129,22 @@ def test_matmul_example_grouped_and_masked():
     assert_close(ci, c, ulps=1)
 
 
-def test_layernorm_example():
-    x = RNG.standard_normal((9, 333)).astype(np.float32)
+@pytest.mark.parametrize(
+    ("launch", "kw"),
+    [("layer_norm", {"block": 128}), ("layer_norm_fitting", {"programs": 4})],
+    ids=["tutorial-three-passes", "rows-one-load"],
+)
+def test_layernorm_examples(launch, kw):
+    x = RNG.standard_normal((11, 333)).astype(np.float32)
     w, b = RNG.standard_normal(333).astype(np.float32), RNG.standard_normal(333).astype(np.float32)
-    (y, mean, rstd), run = layernorm.layer_norm(x, w, b, block=128, sanitize=True)
+    fn = getattr(layernorm, launch)
+    (y, mean, rstd), run = fn(x, w, b, sanitize=True, **kw)
     assert run.sanitizer.clean
     ry, rm, rr = layernorm.reference(x, w, b)
     assert_close(y, ry, ulps=64, atol=1e-5)
     assert_close(mean, rm, ulps=16, atol=1e-6)
     assert_close(rstd, rr, ulps=16)
-    (yi, _, _), _ = layernorm.layer_norm(x, w, b, block=128, interpret=True)
+    (yi, _, _), _ = fn(x, w, b, interpret=True, **kw)
     assert_close(yi, y, ulps=16, atol=1e-6)
 
 
@@ -251,19 +257,6 @@ def test_triton_tutorial_matmul_with_wrapped_offsets(activation):
     assert_close(ci, cc, ulps=1)
     fix = [i for s in run.program.cores for i in s if i.mnemonic == "fixpipe"]
     assert fix and all(i.relu == bool(activation) and i.to is not None for i in fix)  # cast and ReLU folded
-
-
-def test_layernorm_rows_kernel():
-    x = RNG.standard_normal((11, 333)).astype(np.float32)
-    w, b = RNG.standard_normal(333).astype(np.float32), RNG.standard_normal(333).astype(np.float32)
-    (y, mean, rstd), run = layernorm.layer_norm_fitting(x, w, b, programs=4, sanitize=True)
-    assert run.sanitizer.clean
-    ry, rm, rr = layernorm.reference(x, w, b)
-    assert_close(y, ry, ulps=64, atol=1e-5)
-    assert_close(mean, rm, ulps=16, atol=1e-6)
-    assert_close(rstd, rr, ulps=16)
-    (yi, _, _), _ = layernorm.layer_norm_fitting(x, w, b, programs=4, interpret=True)
-    assert_close(yi, y, ulps=16, atol=1e-6)
 
 
 def test_a_jit_helper_is_inlined():
