@@ -13,7 +13,7 @@ This is the user-facing layer of ``simulator``, so it may import ``compiler`` (D
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from compiler import Compiled, Op, Schedule
 from compiler import compile as compile_kernel
 from compiler.check import CheckResult, compare
 from compiler.ir import Kernel
+from dsasim.budget import MAX_INSTRUCTIONS, Estimate, check_budget
 from isa import Program
 from simulator.advice import Diagnosis
 from simulator.config import Chip, load_chip
@@ -190,9 +191,18 @@ def chip_for(chip: Chip | str, cores: int = 1) -> Chip:
     return c.with_cores(cores) if cores > c.cores else c
 
 
-def compile_op(op: Op, schedule: Schedule | None = None, chip: Chip | str = "edu") -> Compiled:
-    """``compiler.compile`` with a chip given by name; a schedule with more cores than the chip extends it."""
-    return compile_kernel(op, schedule, chip_for(chip, schedule.cores if schedule else 1))
+def compile_op(
+    op: Op,
+    schedule: Schedule | None = None,
+    chip: Chip | str = "edu",
+    *,
+    max_instructions: int | None = MAX_INSTRUCTIONS,
+) -> Compiled:
+    """``compiler.compile`` with a chip given by name; a schedule with more cores than the chip extends it.
+    A program estimated beyond ``max_instructions`` is refused before compiling (``dsasim.budget``)."""
+    chip_obj = chip_for(chip, schedule.cores if schedule else 1)
+    est = check_budget(op, schedule, chip_obj, max_instructions=max_instructions, timing_only=True)
+    return compile_kernel(op, est.schedule, chip_obj)
 
 
 def compile_and_run(
@@ -205,15 +215,22 @@ def compile_and_run(
     check: bool = True,
     seed: int = 0,
     sanitize: bool = False,
+    max_instructions: int | None = MAX_INSTRUCTIONS,
+    on_estimate: Callable[[Estimate], None] | None = None,
 ) -> KernelRun:
     """Compile ``op`` with ``schedule`` (missing knobs: good defaults) for ``chip``, run it, check it.
 
     ``inputs`` maps input names (``a``, ``b``, ``x``...) to arrays; missing ones are drawn with ``seed``
     from the operator's valid domain. Unless ``timing_only`` (or ``check=False``), the outputs are
-    compared with the operator's numpy reference (``compiler.check``).
+    compared with the operator's numpy reference (``compiler.check``). A program estimated beyond
+    ``max_instructions`` (None: no limit), or data beyond the host's memory, is refused before compiling;
+    ``on_estimate`` is called with the estimate (``dsasim.budget.Estimate``) once it passed.
     """
     chip_obj = chip_for(chip, schedule.cores if schedule else 1)
-    compiled = compile_kernel(op, schedule, chip_obj)
+    est = check_budget(op, schedule, chip_obj, max_instructions=max_instructions, timing_only=timing_only)
+    if on_estimate is not None:
+        on_estimate(est)  # e.g. the CLI starts a progress bar for a long run
+    compiled = compile_kernel(op, est.schedule, chip_obj)
     data = None
     if not timing_only:
         data = op.make_inputs(seed)

@@ -241,3 +241,72 @@ def test_tuner_workers_die_with_a_killed_parent(tmp_path):
     for p in left:
         os.kill(p, signal.SIGKILL)  # do not leave them behind when the test fails
     assert not left, f"workers {left} outlived their parent"
+
+
+# ------------------------------------------------------------------------------- the instruction budget
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "add", "--shape", "100000x100000", "--timing-only"),
+        ("run", "matmul", "--shape", "65536x65536x65536", "--timing-only"),
+        ("run", "attention", "--shape", "2x2x1000000x64"),
+        ("tiles", "matmul", "--shape", "1000000x1000000x1000000"),
+        ("compile", "matmul", "--shape", "1000000x1000000x1000000"),
+        ("graph", "mlp", "--batch", "100000000", "--timing-only"),
+    ],
+)
+def test_shapes_beyond_the_instruction_budget_are_refused_before_compiling(capsys, argv):
+    err = user_error(capsys, *argv)
+    assert "instructions" in err and "budget of 1,000,000" in err and "--max-instructions" in err
+
+
+def test_graph_data_beyond_host_memory_is_refused_with_the_timing_only_hint(capsys):
+    err = user_error(capsys, "graph", "mlp", "--batch", "100000000")
+    assert "host memory" in err and "--timing-only" in err
+
+
+def test_the_budget_is_an_option(capsys):
+    assert "budget of 10 " in user_error(capsys, "run", "add", "--shape", "64x1024", "--max-instructions", "10")
+    rc, _, err = dsasim(capsys, "run", "add", "--shape", "64x1024", "--max-instructions", "1000")
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "causal"),
+    [("matmul", "256x256x256", False), ("add", "1024x1024", False), ("rmsnorm", "64x4096", False),
+     ("attention", "1x2x1024x64", True), ("attention", "1x1x1024x64", False)],
+)  # fmt: skip
+def test_the_estimate_is_close_to_the_compiled_program(name, shape, causal):
+    from compiler import compile, make_op
+    from dsasim.api import chip_for
+    from dsasim.budget import estimate
+
+    op = make_op(name, shape, **({"causal": causal} if name == "attention" else {}))
+    chip = chip_for("edu")
+    est = estimate(op, None, chip)
+    real = sum(len(s) for s in compile(op, None, chip).program.cores)
+    assert abs(est.instructions - real) <= 0.1 * real + 20, (est.instructions, real)
+
+
+def test_the_api_refuses_too_with_a_resource_limit_error():
+    from compiler import make_op
+    from dsasim.api import compile_and_run
+    from isa import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match="budget of 10 "):
+        compile_and_run(make_op("add", "64x1024"), max_instructions=10)
+
+
+def test_a_slow_run_draws_a_progress_bar_and_clears_it(capsys):
+    from dsasim.budget import Estimate
+    from dsasim.cli.commands.budget_args import RunProgress
+
+    with RunProgress("run", enabled=True) as bar:
+        bar.start(Estimate(10**6, 0))
+    err = capsys.readouterr().err
+    assert "run" in err and "instructions" in err and err.endswith("\r")
+    with RunProgress("run", enabled=True) as bar:
+        bar.start(Estimate(100, 0))  # fast: no bar
+    assert capsys.readouterr().err == ""

@@ -14,6 +14,7 @@ import argparse
 import sys
 
 from dsasim.api import chip_for, compile_op
+from dsasim.cli.commands.budget_args import add_budget_option
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.paths import check_output_path, write_text
 from isa import validate
@@ -27,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0],
     )
     add_kernel_options(p)
+    add_budget_option(p)
     p.add_argument("-o", "--output", metavar="FILE.s", help="write the assembly here (default: print it)")
     p.add_argument("--show-passes", action="store_true", help="print the loop nest after every pass")
     p.add_argument("--traffic", action="store_true", help="print the GM traffic formula term by term")
@@ -38,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
         check_output_path("-o", args.output)
     op, schedule = op_and_schedule(args)
     chip = chip_for(args.chip, schedule.cores)
-    compiled = compile_op(op, schedule, chip)
+    compiled = compile_op(op, schedule, chip, max_instructions=args.max_instructions)
     validate(compiled.program, chip, cores=chip.total_cores)  # what run-asm will check: fail here, not there
     if args.show_passes:
         print(compiled.show_passes())

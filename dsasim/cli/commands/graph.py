@@ -25,7 +25,9 @@ from compiler.graph.ir import Graph
 from compiler.graph.memory import POLICIES, max_batch
 from compiler.target import fmt_bytes
 from dsasim.api import chip_for
+from dsasim.budget import check_graph_budget
 from dsasim.cli.commands import llm_args
+from dsasim.cli.commands.budget_args import add_budget_option
 from dsasim.cli.commands.kernel_args import dtype
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
@@ -67,6 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--show-graph", action="store_true", help="print the graph's nodes (after fusion) first")
     g.add_argument("--max-batch", action="store_true", help="the largest batch whose plan fits GM (no run)")
     llm_args.add_options(p)
+    add_budget_option(p)
     p.set_defaults(func=main)
 
 
@@ -115,6 +118,9 @@ def main(args: argparse.Namespace) -> int:
         return _max_batch(graph, chip, args)
     if args.memory_plot:
         check_output_path("--memory-plot", args.memory_plot, PICTURE_TYPES)
+    check_graph_budget(
+        graph, chip, args.cores or 1, max_instructions=args.max_instructions, timing_only=args.timing_only
+    )
     if args.show_graph and not args.json:
         print((fuse(graph) if args.fuse else graph).text() + "\n")
     run = run_graph(

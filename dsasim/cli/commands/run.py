@@ -16,6 +16,7 @@ import sys
 
 from compiler import OP_NAMES
 from dsasim.api import compile_and_run
+from dsasim.cli.commands.budget_args import RunProgress, add_budget_option
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
@@ -42,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--show-passes", action="store_true", help="print the loop nest after every pass first")
     p.add_argument("--tuned", action="store_true", help="run the best schedule stored by dsasim tune (needs --db)")
     p.add_argument("--db", metavar="FILE", help="the performance database of dsasim tune (for --tuned)")
+    add_budget_option(p)
     add_output_options(p)
     p.set_defaults(func=main)
 
@@ -52,16 +54,19 @@ def main(args: argparse.Namespace) -> int:
     if args.tuned or args.db:
         schedule = tuned(args, op, schedule)
     inputs = load_inputs(args.inputs) if args.inputs else None
-    result = compile_and_run(
-        op,
-        schedule,
-        args.chip,
-        inputs=inputs,
-        timing_only=args.timing_only,
-        check=args.check,
-        seed=args.seed,
-        sanitize=args.sanitize,
-    )
+    with RunProgress("run", enabled=False if args.json else None) as bar:
+        result = compile_and_run(
+            op,
+            schedule,
+            args.chip,
+            inputs=inputs,
+            timing_only=args.timing_only,
+            check=args.check,
+            seed=args.seed,
+            sanitize=args.sanitize,
+            max_instructions=args.max_instructions,
+            on_estimate=bar.start,
+        )
     if args.show_passes and not args.json:
         print(result.compiled.show_passes())
     if not args.json:

@@ -15,6 +15,7 @@ import json
 import sys
 
 from dsasim.api import compile_op
+from dsasim.cli.commands.budget_args import add_budget_option
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
@@ -27,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0],
     )
     add_kernel_options(p)
+    add_budget_option(p)
     g = p.add_argument_group("what to show (default: which core touches each tile)")
     g.add_argument("--step", type=int, metavar="T", help="the tiles loop step T uses (of core 0, or of --core)")
     g.add_argument("--core", type=int, metavar="C", help="every tile core C reads and writes")
@@ -41,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path("-o", args.output, PICTURE_TYPES)
     op, schedule = op_and_schedule(args)
-    compiled = compile_op(op, schedule, args.chip)
+    compiled = compile_op(op, schedule, args.chip, max_instructions=args.max_instructions)
     data = tiles_data(compiled, args.step, args.core)
     if args.json:
         print(json.dumps(data.to_json(), indent=2))

@@ -1,0 +1,206 @@
+"""Budgets checked before compiling: refuse a problem too large to simulate, with the estimate and the knob.
+
+Simulating costs about 100 µs and 1 KiB of host memory per instruction (compiling, then running; measured
+in ``docs/limits.md``), so a shape's size is only a problem through the instructions it compiles to and the
+data it holds. Both are estimated *before* anything is emitted or allocated:
+
+- **instructions** — a loop-nest operator runs the compiler's passes up to ``sync`` (symbolic: the loop
+  nest, not the program) and asks the tuner's cost model (``compiler.tune.model.predict``) how many
+  instructions ``lower`` would emit; attention compiles a small proxy (one batch·head, a few tiles) with the
+  same schedule and scales its instructions per score tile to the real number of score tiles. More than
+  ``max_instructions`` (``--max-instructions``, default :data:`MAX_INSTRUCTIONS`) is a
+  ``ResourceLimitError`` giving the estimate;
+- **host memory** — a run with data draws every input (as float64) and holds every GM tensor: more than the
+  host has is refused with ``--timing-only`` as the way out (timing-only never materialises data).
+
+The check also says whether a run will take long enough to deserve a progress bar (:attr:`Estimate.slow`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from compiler import Op, Schedule
+from compiler.attention import Attention, AttentionSchedule, plan_attention
+from compiler.attention.compile import compile_attention
+from compiler.defaults import default_schedule
+from compiler.passes import run as run_passes
+from compiler.target import Target
+from compiler.tune.model import predict
+from isa import ResourceLimitError
+from simulator.config import Chip, check_host_memory
+
+#: The default largest program (instructions over all cores) a run, compile or picture may build:
+#: about two minutes and 1 GiB of host memory. ``--max-instructions`` raises it.
+MAX_INSTRUCTIONS = 1_000_000
+
+#: Programs at least this long take more than a few seconds: the CLI shows a progress bar.
+SLOW_INSTRUCTIONS = 50_000
+
+#: Longest sequence of the proxy on which attention's default schedule is chosen for the estimate.
+PROXY_SEQ = 2048
+
+#: Host seconds to compile and simulate one instruction, roughly (docs/limits.md): for the time estimate.
+SECONDS_PER_INSTRUCTION = 100e-6
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What compiling and running ``op`` will take, before doing either."""
+
+    #: instructions over all cores, as ``lower`` would emit them (the cost model's estimate)
+    instructions: int
+    #: host bytes a run with data holds for the operator's tensors (inputs drawn as float64)
+    data_bytes: int
+    #: the schedule the estimate priced, its missing knobs chosen: compile this one, not again from scratch
+    schedule: object = None
+
+    @property
+    def slow(self) -> bool:
+        """Whether a run will take more than a few seconds (worth a progress bar)."""
+        return self.instructions >= SLOW_INSTRUCTIONS
+
+
+def data_bytes(op: Op) -> int:
+    """Host bytes of ``op``'s tensors in a run with data: each tensor, and each input once more as drawn."""
+    tensors = op.tensors()
+    return sum(t.nbytes for t in tensors) + sum(8 * _size(t.shape) for t in tensors if not t.output)
+
+
+def estimate(op: Op, schedule: object, chip: Chip) -> Estimate:
+    """The instructions ``op`` compiles to with ``schedule`` on ``chip`` and the data a run holds."""
+    if isinstance(op, Attention):
+        instructions = _attention_instructions(op, schedule, chip)
+        resolved = schedule
+    else:
+        target = Target.of(chip)
+        inner = op.lowered_as()
+        op.check_schedule(schedule, target)
+        resolved = default_schedule(inner, target, schedule)
+        kernel = run_passes(inner, resolved, target)[-1][1]
+        instructions = predict(kernel).instructions
+    return Estimate(int(instructions), data_bytes(op), resolved)
+
+
+def check_budget(
+    op: Op, schedule: object, chip: Chip, *, max_instructions: int | None = MAX_INSTRUCTIONS, timing_only: bool = False
+) -> Estimate:
+    """Refuse ``op`` before compiling when its program or its data is too large; return the estimate.
+
+    ``max_instructions`` None means no instruction budget (the host-memory check still applies).
+    """
+    if max_instructions is not None and max_instructions < 1:
+        hint = f"e.g. --max-instructions {MAX_INSTRUCTIONS}"
+        raise ResourceLimitError(f"--max-instructions {max_instructions} must be at least 1", hint=hint)
+    est = estimate(op, schedule, chip)
+    if max_instructions is not None and est.instructions > max_instructions:
+        minutes = est.instructions * SECONDS_PER_INSTRUCTION / 60
+        raise ResourceLimitError(
+            f"{op.name} {op.shape_text()} would compile to about {est.instructions:,} instructions, more than the "
+            f"budget of {max_instructions:,} (roughly {minutes:,.0f} minutes to simulate)",
+            hint=f"use a smaller shape or larger tiles, or raise the budget: --max-instructions {est.instructions}",
+        )
+    if not timing_only:
+        check_host_memory(
+            est.data_bytes,
+            f"the data of {op.name} {op.shape_text()}",
+            hint="run with --timing-only (timing_only=True): the same cycles without materialising any data",
+        )
+    return est
+
+
+#: Host bytes per element of a graph run with data: the simulated GM (a byte and its written-mask per
+#: byte), the float64 draw of inputs and the float32 numpy reference of every tensor — about 16.
+GRAPH_BYTES_PER_ELEMENT = 16
+
+#: A graph node whose tensors hold less than this many bytes is not estimated: the default schedules tile
+#: it into at most a few thousand steps, far inside any budget, and estimating it costs a default search.
+SMALL_OP_BYTES = 16 * 2**20
+
+
+def check_graph_budget(
+    graph: object,
+    chip: Chip,
+    cores: int = 1,
+    *,
+    max_instructions: int | None = MAX_INSTRUCTIONS,
+    timing_only: bool = False,
+) -> int:
+    """Refuse a graph (``compiler.graph.Graph``) whose data exceeds the host's memory or whose large nodes
+    together exceed ``max_instructions``, before building any kernel; return the instructions estimated."""
+    if not timing_only:
+        elements = sum(_size(t.shape) for t in graph.tensors)
+        check_host_memory(
+            GRAPH_BYTES_PER_ELEMENT * elements,
+            f"the data of graph {graph.name} ({elements:,} elements)",
+            hint="run with --timing-only: the same cycles without materialising any data, or a smaller --batch",
+        )
+    if max_instructions is None:
+        return 0
+    total, seen = 0, {}
+    for node in graph.nodes:
+        op = node.op
+        if data_bytes(op) < SMALL_OP_BYTES:
+            continue
+        if op not in seen:
+            seen[op] = estimate(op, Schedule(cores=cores), chip).instructions
+        total += seen[op]
+        if total > max_instructions:
+            raise ResourceLimitError(
+                f"graph {graph.name} would compile to more than {total:,} instructions (node '{node.name}', "
+                f"{op.name} {op.shape_text()}, alone {seen[op]:,}), more than the budget of {max_instructions:,}",
+                hint="use a smaller --batch (or shape), or raise the budget: --max-instructions N",
+            )
+    return total
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
+    """Instructions per score tile of a small proxy with the same schedule, times the real score tiles.
+
+    The default schedule is chosen on a proxy of at most ``PROXY_SEQ`` positions: its search walks every
+    score tile, which is exactly what must not happen before the budget is known."""
+    if not isinstance(schedule, AttentionSchedule):
+        schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
+    chooser = dataclasses.replace(op, batch=1, heads=1, seq=min(op.seq, PROXY_SEQ))
+    resolved = plan_attention(chooser, schedule, chip).schedule
+    tq, tk = resolved.tile_q, resolved.tile_kv
+    if op.seq <= 2 * max(tq, tk) and op.bh == 1:
+        return _count(compile_attention(op, resolved, chip))
+    # Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax):
+    # fitted on two proxies of one batch·head, 2 and 4 tiles long, then applied to the real counts.
+    points = []
+    for n in (2, 4):
+        proxy = dataclasses.replace(op, batch=1, heads=1, seq=min(op.seq, n * max(tq, tk)))
+        count = _count(compile_attention(proxy, resolved, chip))
+        points.append((score_tiles(proxy, tq, tk), -(-proxy.seq // tq), count))
+    (t1, q1, i1), (t2, q2, i2) = points
+    det = t1 * q2 - t2 * q1
+    if det == 0:  # the two proxies coincide (a short sequence): instructions per score tile
+        return round(i1 / max(1, t1) * score_tiles(op, tq, tk))
+    alpha, beta = (i1 * q2 - i2 * q1) / det, (t1 * i2 - t2 * i1) / det
+    return round(alpha * score_tiles(op, tq, tk) + beta * op.bh * -(-op.seq // tq))
+
+
+def _count(compiled: object) -> int:
+    return sum(len(s) for s in compiled.program.cores)
+
+
+def score_tiles(op: Attention, tile_q: int, tile_kv: int) -> int:
+    """Score tiles (query tile × key tile pairs) of ``op``: ``compiler.attention.plan.units`` counted in
+    closed form, one term per query tile (no lists, whatever the sequence length)."""
+    s, total = op.seq, 0
+    nq = -(-s // tile_q)
+    if not op.causal:
+        return op.bh * nq * -(-s // tile_kv)
+    for qi in range(nq):
+        last_key = min(qi * tile_q + tile_q, s) - 1
+        total += last_key // tile_kv + 1
+    return op.bh * total
