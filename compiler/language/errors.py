@@ -18,6 +18,7 @@ from isa import DsasimError
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: Source files whose frames are the language's machinery, never the user's kernel.
 _INTERNAL = (_HERE,)
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__))
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,17 @@ def internal_path(path: str) -> None:
         _INTERNAL = (*_INTERNAL, d)
 
 
+def is_internal(path: str) -> bool:
+    """Whether ``path`` is a file of the language's machinery (or of the Python runtime), not the user's."""
+    full = os.path.abspath(path)
+    return full.startswith((*_INTERNAL, _STDLIB)) or f"{os.sep}site-packages{os.sep}" in full
+
+
 def user_site() -> Site:
     """The innermost frame outside the language's machinery: the kernel line being traced."""
     f = sys._getframe(1)
     while f is not None:
-        path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(_INTERNAL) and "importlib" not in path:
+        if not is_internal(f.f_code.co_filename):
             return Site(f.f_code.co_filename, f.f_lineno)
         f = f.f_back
     return Site("<kernel>", 0)

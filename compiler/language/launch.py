@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import traceback
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.emit import Traced
-from compiler.language.errors import LanguageError, Site
+from compiler.language.errors import LanguageError, Site, is_internal
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
 from compiler.language.tensor import Pointer
@@ -34,7 +35,7 @@ from compiler.plan import TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
-from isa import DType, Program
+from isa import DsasimError, DType, Program
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -119,8 +120,28 @@ def trace(
     with tracing(t):
         for z, y, x in itertools.product(range(gz), range(gy), range(gx)):
             t.begin_program((x, y, z))
-            body(**values)
+            try:
+                body(**values)
+            except DsasimError:
+                raise
+            except Exception as e:  # a Python error in the kernel's own code: name its line
+                site = kernel_frame(e)
+                if site is None:
+                    raise  # raised inside the language: a bug of ours, keep the traceback
+                raise LanguageError(
+                    f"{type(e).__name__} while tracing program {t.pid[: max(1, sum(g > 1 for g in t.grid))]}: {e}",
+                    site=site,
+                    hint="the kernel runs as Python while it is traced; docs/language.md lists what tl supports",
+                ) from None
     return t, arrays
+
+
+def kernel_frame(e: BaseException) -> Site | None:
+    """The kernel line an exception was raised at, if it was raised in the kernel's code (not ours)."""
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames or is_internal(frames[-1].filename):
+        return None
+    return Site(frames[-1].filename, frames[-1].lineno or 0)
 
 
 @dataclass(frozen=True, eq=False)

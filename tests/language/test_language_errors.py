@@ -144,3 +144,18 @@ def test_launch_mistakes():
 def test_tl_outside_a_kernel():
     with pytest.raises(DsasimError, match="inside a kernel launch"):
         tl.program_id(0)
+
+
+@dsasim.jit
+def python_mistake(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs).to(tl.float32)
+    tl.store(out_ptr + offs, x + offs.to(tl.float32))  # BAD
+
+
+def test_a_python_error_in_the_kernel_names_its_line():
+    with pytest.raises(DsasimError) as e:
+        run(python_mistake, BLOCK=256)
+    text = str(e.value)
+    assert f"test_language_errors.py:{bad_line(python_mistake)}:" in text
+    assert "AttributeError while tracing program (0,)" in text
