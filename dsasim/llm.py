@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.gemv import GemvChoice, place_gemv
+from compiler.graph.batched import batch_matmuls
 from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph, Node
 from compiler.graph.llm import decoder_layer, rope_inputs
@@ -196,6 +197,7 @@ def run_layer(
     context: int = 64,
     chip: Chip | str = "edu",
     gemv: str = "auto",
+    batched: bool = True,
     timing_only: bool = False,
     check: bool = True,
     fuse_graph: bool = True,
@@ -204,10 +206,14 @@ def run_layer(
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), place its skinny projections (``gemv``: auto, cube
-    or vector), run it kernel by kernel with the true rotary tables, and measure it."""
+    or vector), batch decode attention's per-(sequence, key head) matmuls into one kernel each
+    (``batched``; ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and
+    measure it."""
     chip_obj = chip_for(chip, cores or 1)
     graph = decoder_layer(phase, batch, seq, context, **model)
     placed, choices = place_gemv(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
+    if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
+        placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))
     run = run_graph(
         placed,
         chip_obj,

@@ -132,7 +132,7 @@ def _crossover(args: argparse.Namespace, model: dict) -> int:
 
 
 def _capacity(args: argparse.Namespace, model: dict) -> int:
-    layers = args.layers or LAYERS.get(args.model or "", 1)
+    layers = args.layers if args.layers is not None else LAYERS.get(args.model or "", 1)
     caps = kv_capacity(_ints(args.kv_capacity, "--kv-capacity"), args.chip, layers, **model)
     if args.json:
         print(json.dumps([c.__dict__ | {"tokens": c.tokens} for c in caps], indent=2))

@@ -1,0 +1,173 @@
+"""LLM inference on the chip, measured: the tables and the figure of docs/llm.md.
+
+Every number comes from one decoder layer of Llama-3-8B's shape (``dsasim.llm.MODELS["llama3-8b"]``)
+on ``ascend910b-like``, run by ``dsasim.llm`` (timing-only: the cycles are a functional run's) or only
+planned (the KV capacity). Regenerate with::
+
+    .venv/bin/python benchmarks/llm.py            # print the tables (about five minutes)
+    .venv/bin/python benchmarks/llm.py --write    # rewrite them and docs/llm-figures/ in docs/llm.md
+
+Each table names the ``dsasim`` command that shows one of its rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dsasim.llm import LAYERS, MODELS, crossover, kv_capacity, run_layer  # noqa: E402
+from dsasim.plots.llm import decode_roofline  # noqa: E402
+from simulator.plots import save_figure  # noqa: E402
+
+DOC = ROOT / "docs" / "llm.md"
+FIGURES = ROOT / "docs" / "llm-figures"
+CHIP = "ascend910b-like"
+MODEL = "llama3-8b"
+BATCHES = (1, 16, 64, 128, 256, 512)
+CONTEXT = 128
+#: The options every command of the page shares.
+ON = f"--model {MODEL} --chip {CHIP}"
+
+
+@dataclass
+class Table:
+    name: str
+    command: str
+    header: tuple[str, ...]
+    rows: list[tuple]
+    notes: list[str]
+
+    def markdown(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in self.rows]
+        lines += ["", *self.notes] if self.notes else []
+        lines += ["", f"`{self.command}`"]
+        return "\n".join(lines)
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes with one decimal in the largest unit that keeps a whole part (``416.0 MiB``)."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n:,.0f} B"
+
+
+def _us(s: float) -> str:
+    return f"{s * 1e6:,.2f}"
+
+
+def phases() -> Table:
+    runs = [
+        run_layer("decode", 1, context=1024, chip=CHIP, timing_only=True, **MODELS[MODEL]).metrics,
+        run_layer("prefill", 1, seq=512, chip=CHIP, timing_only=True, **MODELS[MODEL]).metrics,
+    ]
+    rows = []
+    for m in runs:
+        what = f"{m.phase}, batch {m.batch}, " + (f"context {m.context}" if m.phase == "decode" else f"{m.seq} tokens")
+        rows.append((
+            what, f"{m.cycles:,}", _us(m.time_per_token), f"{m.tokens_per_second:,.0f}",
+            fmt_bytes(m.per_token(m.weight_bytes)), fmt_bytes(m.per_token(m.kv_bytes)),
+            f"{m.intensity:.1f}", m.bound, f"{m.pct_of_memory_bound:.0%}", f"{m.pct_of_cube_bound:.0%}",
+        ))  # fmt: skip
+    header = ("step", "cycles", "µs/token", "tokens/s", "weights B/token", "KV B/token", "FLOP/B (measured)",
+              "roofline", "% of GM bound", "% of Cube bound")  # fmt: skip
+    cmd = f"dsasim graph decoder-layer --phase decode --batch 1 --context 1024 {ON} --timing-only"
+    return Table("phases", cmd, header, rows, [])
+
+
+def batch_sweep() -> tuple[Table, object]:
+    c = crossover(BATCHES, CONTEXT, CHIP, **MODELS[MODEL])
+    rows = [
+        (m.batch, f"{m.cycles:,}", f"{m.projection_cycles:,}", f"{m.attention_cycles:,}",
+         _us(m.time_per_token / m.batch), f"{m.tokens_per_second:,.0f}", f"{m.intensity:.1f}",
+         f"{m.pct_of_memory_bound:.0%}", f"{m.pct_of_cube_bound:.0%}")
+        for m in c.points
+    ]  # fmt: skip
+    header = ("batch", "cycles", "projections", "attention", "µs per token (step / batch)", "tokens/s", "FLOP/B",
+              "% of GM bound", "% of Cube bound")  # fmt: skip
+    notes = [
+        f"Ridge point: {c.ridge:.0f} FLOP/B. Crossover batch of the projections: measured "
+        f"**{c.measured_projections:,.0f}**, analytic **{c.analytic_projections:,.0f}** ({c.ratio:.1f}× apart). "
+        f"Of the whole layer: measured **{c.measured_layer:,.0f}**, analytic **{c.analytic_layer:,.0f}**.",
+    ]
+    batches = ",".join(str(b) for b in BATCHES)
+    cmd = f"dsasim graph decoder-layer --batches {batches} --context {CONTEXT} {ON}"
+    return Table("crossover", cmd + " --roofline decode_roofline.png", header, rows, notes), c
+
+
+def gemv() -> Table:
+    rows = []
+    for b in (1, 4):
+        r = run_layer("decode", b, context=CONTEXT, chip=CHIP, timing_only=True, **MODELS[MODEL])
+        for ch in r.gemv:
+            if ch.node in ("q_proj", "ffn.down"):
+                vec = f"{ch.vector_cycles:,.0f} ({ch.vector.bound})" if ch.vector else "does not fit UB"
+                rows.append((b, ch.node, f"{ch.m}x{ch.n}x{ch.k}", f"{ch.cube_cycles:,.0f} ({ch.cube.bound})",
+                             f"{ch.padding:.0%}", vec, ch.unit))  # fmt: skip
+    header = ("batch", "projection", "m×n×k", "Cube: predicted cycles (bound)", "Cube padding",
+              "Vector: predicted cycles (bound)", "chosen")  # fmt: skip
+    cmd = f"dsasim graph decoder-layer --phase decode --batch 4 --context {CONTEXT} {ON} --timing-only"
+    return Table("gemv", cmd, header, rows, [])
+
+
+def grouped_query() -> Table:
+    rows = []
+    for kv in (32, 8, 1):
+        model = {**MODELS[MODEL], "kv_heads": kv}
+        for ctx in (1024, 8192):
+            m = run_layer("decode", 8, context=ctx, chip=CHIP, timing_only=True, **model).metrics
+            rows.append((kv, ctx, fmt_bytes(m.kv_bytes_per_token), fmt_bytes(m.per_token(m.kv_bytes)),
+                         f"{m.cycles:,}", f"{m.attention_cycles / m.cycles:.0%}", _us(m.time_per_token)))  # fmt: skip
+    header = ("kv_heads", "context", "KV bytes per cached token", "KV bytes read per new token", "cycles",
+              "attention share", "µs per token")  # fmt: skip
+    cmd = f"dsasim graph decoder-layer --phase decode --batch 8 --context 8192 {ON} --kv-heads 1 --timing-only"
+    return Table("gqa", cmd, header, rows, [])
+
+
+def capacity() -> Table:
+    layers = LAYERS[MODEL]
+    contexts = (1024, 4096, 32768)
+    rows = [
+        (f"{c.context:,}", fmt_bytes(c.kv_bytes_per_sequence), f"{c.max_batch:,}", f"{c.tokens:,}")
+        for c in kv_capacity(contexts, CHIP, layers, **MODELS[MODEL])
+    ]
+    header = ("context", "KV cache per sequence (one layer)", "largest batch", "batch × context")
+    cmd = f"dsasim graph decoder-layer --kv-capacity 1024,4096,32768 {ON}"
+    return Table("capacity", cmd, header, rows, [])
+
+
+def write(tables: list[Table], cross: object) -> None:
+    text = DOC.read_text()
+    for t in tables:
+        pattern = re.compile(rf"(<!-- table:{t.name} -->\n).*?(\n<!-- /table -->)", re.S)
+        if not pattern.search(text):
+            raise SystemExit(f"{DOC} has no <!-- table:{t.name} --> block")
+        text = pattern.sub(lambda m, t=t: m.group(1) + t.markdown() + m.group(2), text)
+    DOC.write_text(text)
+    FIGURES.mkdir(exist_ok=True)
+    save_figure(decode_roofline(cross, CHIP), FIGURES / "decode_roofline.png")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help="rewrite the tables and the figure of docs/llm.md")
+    args = ap.parse_args()
+    sweep, cross = batch_sweep()
+    tables = [sweep]
+    print(f"## {sweep.name}\n\n{sweep.markdown()}\n", flush=True)
+    for make in (phases, gemv, grouped_query, capacity):
+        tables.append(make())
+        print(f"## {tables[-1].name}\n\n{tables[-1].markdown()}\n", flush=True)
+    if args.write:
+        write(tables, cross)
+
+
+if __name__ == "__main__":
+    main()
