@@ -83,10 +83,21 @@ print("\nbuffer   bytes     alignment")
 for space, mem in chip.memory.items():
     print(f"{space.value:6} {mem.size:>8,}   {mem.align:>4} B")
 print(f"\nGM: {chip.gm_bandwidth:g} bytes/cycle, shared by every core")
-print("\npath     bandwidth   startup   per burst   granularity")
-for key in ("gm_l1", "gm_ub", "ub_gm", "l1_l0a", "l0c_gm"):
-    p = chip.paths[key]
-    print(f"{p.label:8} {p.bandwidth:>6g} B/c {p.startup:>6} c  {p.burst_cycles:>6} c  {p.granularity:>8} B")
+
+
+def path_table(chip) -> None:
+    print(f"\n{chip.name}")
+    print("  path      bandwidth  startup  per burst  granularity  min_cycles  issue B/c  latency")
+    for key in ("gm_l1", "gm_ub", "ub_gm", "l1_l0a", "l0c_gm"):
+        p = chip.paths[key]
+        print(
+            f"  {p.label:8} {p.bandwidth:>6g} B/c {p.startup:>6} c {p.burst_cycles:>8} c {p.granularity:>10} B"
+            f" {p.min_cycles:>9} c {p.issue_bandwidth or '-':>10} {p.latency:>6} c"
+        )
+
+
+path_table(chip)
+path_table(load_chip("ascend910b-like"))  # the preset the checks also try
 cube = chip.cube
 print(f"\nCube: fractal m0={cube.m0}, n0={cube.n0}, k0 = {cube.k0_bytes} bytes of k; start-up {cube.startup} cycles")
 print(f"Vector: {chip.vector.bytes_per_repeat} bytes per repeat; start-up {chip.vector.startup} cycles")
@@ -199,9 +210,14 @@ check("0.3", busiest)
 #
 # A DMA transfer (docs/timing-model.md §3) costs a fixed start-up, a small cost per *burst* (a contiguous
 # run of bytes; one for a contiguous copy), and the streaming time of its bytes at the path's bandwidth —
-# each burst rounded **up** to the path's *granularity*:
+# each burst rounded **up** to the path's *granularity* — but never less than the path's *floor*; its data
+# is usable `latency` cycles after it has streamed:
 #
-#     cycles = startup + bursts × burst_cycles + max(min_cycles, ⌈streamed bytes / bandwidth⌉)
+#     streamed = bytes rounded up to a whole number of granularity
+#     floor    = min_cycles + ⌈streamed / issue_bandwidth⌉        (the second term only if issue_bandwidth > 0)
+#     cycles   = startup + bursts × burst_cycles + max(floor, ⌈streamed / bandwidth⌉) + latency
+#
+# The table above lists each path's numbers; a path without an issue rate shows `-`.
 #
 # ### Exercise 0.4 — the time of one copy
 #
@@ -217,7 +233,8 @@ def copy_cycles(chip, path: str, nbytes: int) -> int:
     p = chip.paths[path]
     ### BEGIN SOLUTION
     streamed = math.ceil(nbytes / p.granularity) * p.granularity
-    return p.startup + p.burst_cycles + max(p.min_cycles, math.ceil(streamed / p.bandwidth))
+    floor = p.min_cycles + (math.ceil(streamed / p.issue_bandwidth) if p.issue_bandwidth else 0)
+    return p.startup + p.burst_cycles + max(floor, math.ceil(streamed / p.bandwidth)) + p.latency
     ### END SOLUTION
 
 
@@ -251,9 +268,10 @@ print(f"the smallest power-of-two copy reaching half the peak: {half:,} bytes")
 # does that mean for how big a tile should be?
 #
 # <!-- BEGIN SOLUTION -->
-# The fixed start-up (100 cycles on edu) and the per-burst cost are paid whatever the size: a 32-byte copy
-# spends almost all its time in them. Only when the streaming time `bytes / bandwidth` is comparable to the
-# start-up does a copy approach the peak (half of it at about start-up × bandwidth bytes). Tiles should be
+# The fixed costs — start-up, the per-burst cost and the latency (the table's numbers) — are paid whatever
+# the size: a 32-byte copy spends almost all its time in them. Only when the streaming time
+# `bytes / bandwidth` is comparable to them does a copy approach the peak (half of it at about
+# fixed cycles × bandwidth bytes). Tiles should be
 # large enough — several KiB here — that each copy amortises its start-up, yet small enough to fit the
 # buffers two at a time (double buffering, next section).
 # <!-- END SOLUTION -->

@@ -178,9 +178,10 @@ roofline([r.run for r in runs.values()], labels=list(runs))
 #
 # ### Exercise 1.4 — the bound of a run
 #
-# The simulator computes, for every run, a lower bound on its cycles: for each resource, the work the run
-# gave it divided by its peak rate, and the largest of these. Write `roofline_bound(run)` for a one-core
-# **matmul** run:
+# The roofline gives every run a lower bound on its cycles: for each resource, the work the run gave it
+# divided by its peak rate, and the largest of these (the simulator keeps these terms in
+# `run.stats.roofline.peaks`; its own `bound_cycles` is tighter, from each pipe's instruction costs). Write
+# `roofline_bound(run)` for a one-core **matmul** run:
 #
 # - the Cube: `run.stats.cube_flops` at `run.chip.cube.flops_per_cycle(DType.F16)` FLOP/cycle;
 # - every data path `key` in `run.stats.bytes` (bytes moved on it) at `run.chip.paths[key].bandwidth`;

@@ -78,7 +78,8 @@ def stage_cycles(chip, op: str, rows: int, cols: int) -> tuple[int, int, int]:
     def copy(path: str) -> int:
         p = chip.paths[path]
         streamed = math.ceil(nbytes / p.granularity) * p.granularity
-        return p.startup + p.burst_cycles + max(p.min_cycles, math.ceil(streamed / p.bandwidth))
+        floor = p.min_cycles + (math.ceil(streamed / p.issue_bandwidth) if p.issue_bandwidth else 0)
+        return p.startup + p.burst_cycles + max(floor, math.ceil(streamed / p.bandwidth)) + p.latency
 
     v = chip.vector
     repeats = math.ceil(nbytes / v.bytes_per_repeat)
@@ -121,24 +122,30 @@ double.timeline()
 # %% [markdown]
 # ### Exercise 3.2 — a model of the pipeline
 #
-# Write `pipeline_cycles(n_tiles, load, compute, store, double)`: the total cycles of a loop of `n_tiles`
-# identical tiles whose stages take `load`, `compute` and `store` cycles, single-buffered (`double=False`) or
-# double-buffered with prefetch (`double=True`). Build it from the two timelines above:
+# Write `pipeline_cycles(n_tiles, load, compute, store, latency, double)`: the total cycles of a loop of
+# `n_tiles` identical tiles whose stages take `load`, `compute` and `store` cycles, single-buffered
+# (`double=False`) or double-buffered with prefetch (`double=True`). `load` and `store` include the DMA's
+# `latency` (`chip.paths["gm_ub"].latency`): a DMA queue starts its next transfer while the previous one's
+# latency runs out, so it can take a new transfer every `load − latency` cycles. Build the model from the two
+# timelines above:
 #
 # - single: does the store of tile *i* overlap anything? (`x` and `z` are different buffers.)
-# - double: once the pipeline is full, one tile leaves it every ___ cycles; how long do the first tile's
-#   stages take to fill it?
+# - double: once the pipeline is full, one tile leaves it every ___ cycles. Each pipe has its pace; and each
+#   of the two buffers of `x` comes back only after its tile was loaded *and* computed (so one tile per
+#   `(load + compute) / 2` cycles at best), and likewise each buffer of `z` after compute and store. How long
+#   do the first tile's stages take to fill the pipeline?
 #
 # The check compiles and simulates kernels of several shapes, tile sizes and operations, and compares your
 # model with the simulator (within 1%).
 
 
 # %%
-def pipeline_cycles(n_tiles: int, load: int, compute: int, store: int, double: bool) -> float:
+def pipeline_cycles(n_tiles: int, load: int, compute: int, store: int, latency: int, double: bool) -> float:
     """Cycles of n_tiles tiles through load → compute → store, with one or two buffers per operand."""
     ### BEGIN SOLUTION
     if double:
-        return load + compute + store + (n_tiles - 1) * max(load, compute, store)
+        pace = max(load - latency, compute, store - latency, (load + compute) / 2, (compute + store) / 2)
+        return load + compute + store + (n_tiles - 1) * pace
     return n_tiles * (load + compute) + store
     ### END SOLUTION
 
@@ -151,8 +158,8 @@ model_1, model_2, sim_1, sim_2 = [], [], [], []
 for r in rows:
     L, C, S = stage_cycles(chip, "exp", r, COLS)
     n = math.ceil(ROWS / r)
-    model_1.append(pipeline_cycles(n, L, C, S, False))
-    model_2.append(pipeline_cycles(n, L, C, S, True))
+    model_1.append(pipeline_cycles(n, L, C, S, chip.paths["gm_ub"].latency, False))
+    model_2.append(pipeline_cycles(n, L, C, S, chip.paths["gm_ub"].latency, True))
     sim_1.append(run("exp", ROWS, COLS, r, buffers=1, prefetch=0).cycles)
     sim_2.append(run("exp", ROWS, COLS, r, buffers=2, prefetch=1).cycles)
 fig, ax = plt.subplots(figsize=(7, 4))

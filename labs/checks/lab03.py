@@ -70,7 +70,8 @@ def _stage_cycles(g: Grader, fn: Any) -> None:
                 hint="return load, compute, store",
             )
         hints = (
-            "a contiguous copy: startup + one burst + ⌈bytes rounded up to the granularity / bandwidth⌉",
+            "a contiguous copy (Lab 0's rule): startup + one burst + max(floor, ⌈bytes rounded up to the "
+            "granularity / bandwidth⌉) + latency",
             "startup + max(min_cycles, cost × repeats), a repeat being 256 bytes (a partial one counts whole)",
             "the store is a copy on the ub_gm path",
         )
@@ -79,9 +80,12 @@ def _stage_cycles(g: Grader, fn: Any) -> None:
             g.close(g.number(got, what, unit="cycles"), want, what, hint=hint)
 
 
-@exercise("3.2", "pipeline_cycles(n_tiles, load, compute, store, double) → cycles of the whole loop", points=3)
+@exercise("3.2", "pipeline_cycles(n_tiles, load, compute, store, latency, double) → cycles of the whole loop", points=3)
 def _pipeline(g: Grader, fn: Any) -> None:
-    g.function(fn, "pipeline_cycles", 5)
+    g.function(fn, "pipeline_cycles", 6)
+    chip = load_chip("edu")
+    latency = chip.paths["gm_ub"].latency
+    assert chip.paths["ub_gm"].latency == latency, "the lab's model gives loads and stores one latency"
     for op, rows, cols, r in (
         ("exp", g.params["rows"], g.params["cols"], g.params["tile_r"]),
         ("exp", 64, 2048, 2),
@@ -91,13 +95,14 @@ def _pipeline(g: Grader, fn: Any) -> None:
         load, compute, store = _stages(op, r, cols)
         n = math.ceil(rows / r)
         for double in (False, True):
-            case = f"pipeline_cycles({n}, {load:g}, {compute:g}, {store:g}, double={double})"
+            case = f"pipeline_cycles({n}, {load:g}, {compute:g}, {store:g}, {latency}, double={double})"
             case += f" [{op} {rows}x{cols}, tile {r} rows]"
-            got = g.number(g.call(fn, n, load, compute, store, double, case=case), case, unit="cycles")
+            got = g.number(g.call(fn, n, load, compute, store, latency, double, case=case), case, unit="cycles")
             want = _run(op, rows, cols, r, 2 if double else 1, 1 if double else 0)
             hint = (
-                "once full, the pipeline finishes one tile per max(load, compute, store) cycles; the first tile "
-                "still takes all three stages"
+                "once full, one tile leaves every max(pace of each pipe, round trip of a buffer / 2) cycles: a DMA "
+                "queue takes a transfer every load − latency cycles, a buffer of x comes back after load + compute; "
+                "the first tile still takes all three stages"
                 if double
                 else "with one buffer the next load waits for the compute, but the store of tile i overlaps the "
                 "load of tile i+1 (different buffers)"

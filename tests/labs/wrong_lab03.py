@@ -13,9 +13,13 @@ def _stages_without_startup(chip, op, rows, cols):
 WRONG = {
     "3.1": [_stages_without_startup],
     "3.2": [
-        lambda n, load, compute, store, double: n * (load + compute + store) / (2 if double else 1),
-        lambda n, load, compute, store, double: (
+        lambda n, load, compute, store, lat, double: n * (load + compute + store) / (2 if double else 1),
+        lambda n, load, compute, store, lat, double: (
             n * max(load, compute, store) if double else n * (load + compute + store)
+        ),
+        # the model from before DMA latency overlapped the next transfer: one tile per slowest stage
+        lambda n, load, compute, store, lat, double: (
+            load + compute + store + (n - 1) * max(load, compute, store) if double else n * (load + compute) + store
         ),
     ],
     "3.3": ["faster", "slower"],
