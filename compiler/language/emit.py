@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
-from compiler.language.errors import LanguageError
+from compiler.language.core import Rec
+from compiler.language.errors import LanguageError, Site
 from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
 from isa import Addr, Copy, DType, Fixpipe, Instruction, SourceLoc, Space, TensorDecl, TensorKind
@@ -32,7 +33,7 @@ class Traced:
                 for _, rec in nest.instances(s):
                     self._dot_dims(rec)
 
-    def _dot_dims(self, rec) -> None:
+    def _dot_dims(self, rec: Rec) -> None:
         vals = self.nest.t.values
         ta, tb = rec.attrs[0], rec.attrs[1]
         va, vb = vals[rec.ins[0]].valid, vals[rec.ins[1]].valid
@@ -103,12 +104,12 @@ class Traced:
         return self._loc(out, rec.site)
 
     @staticmethod
-    def _loc(out: list[Instruction], site) -> list[Instruction]:
+    def _loc(out: list[Instruction], site: Site) -> list[Instruction]:
         loc = SourceLoc(site.file, site.line)
         return [replace(i, loc=loc) for i in out]
 
     # -- statements -----------------------------------------------------------------------------
-    def _load(self, stmt: Load, rec, addr: Callable[[str], Addr]) -> list[Instruction]:
+    def _load(self, stmt: Load, rec: Rec, addr: Callable[[str], Addr]) -> list[Instruction]:
         off, rows, cols, stride, pieces = rec.params
         if not rows or not cols:
             return []
@@ -129,7 +130,16 @@ class Traced:
             )
         ]
 
-    def _piece(self, stmt: Load, rec, addr, piece, stride: int, width: int, dt: DType) -> Instruction:
+    def _piece(
+        self,
+        stmt: Load,
+        rec: Rec,
+        addr: Callable[[str], Addr],
+        piece: tuple[int, ...],
+        stride: int,
+        width: int,
+        dt: DType,
+    ) -> Instruction:
         r0, c0, nr, nc, goff = piece
         base = addr(stmt.buf)
         at = base.offset + (r0 * width + c0) * dt.itemsize
@@ -150,7 +160,7 @@ class Traced:
             dst_stride=width if nr > 1 and nc < width else None,
         )
 
-    def _store(self, stmt: Store, rec, addr: Callable[[str], Addr]) -> list[Instruction]:
+    def _store(self, stmt: Store, rec: Rec, addr: Callable[[str], Addr]) -> list[Instruction]:
         off, rows, cols, stride, pieces = rec.params
         if not rows or not cols:
             return []
@@ -195,7 +205,7 @@ class Traced:
             vid = self.nest.t.values[vid].rec.ins[0]
         return vid
 
-    def _operand(self, stmt: Move, rec, part: str, addr: Callable[[str], Addr]) -> list[Instruction]:
+    def _operand(self, stmt: Move, rec: Rec, part: str, addr: Callable[[str], Addr]) -> list[Instruction]:
         m, k, n, _ = self.dims[id(rec)]
         j = 0 if part == "a" else 1
         info = self.nest.t.values[rec.ins[j]]

@@ -9,8 +9,13 @@ start, saving and restoring the few elements before it (UB addresses are 32-byte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from compiler.language.core import Rec
+from compiler.language.errors import Site
+from compiler.language.nest import Nest, Static
+from compiler.target import Target
 from compiler.tileprog import Value, fold_widths, tree_reduce
 from isa import Addr, DType, Instruction, SourceLoc, Space, VBinary, VBroadcast, VCast, VDup, VScalar, VUnary
 
@@ -19,7 +24,7 @@ F32 = DType.F32
 
 @dataclass(frozen=True)
 class SegmentOp:
-    static: object  # build.Static
+    static: Static
     dst: str
     srcs: tuple[str, ...]
 
@@ -29,7 +34,7 @@ class SegmentOp:
         return f"{self.dst} = {rec.op}[{what}]({', '.join(self.srcs)})    # line {rec.site.line}"
 
 
-def _at(out: list[Instruction], site) -> list[Instruction]:
+def _at(out: list[Instruction], site: Site) -> list[Instruction]:
     loc = SourceLoc(site.file, site.line)
     return [replace(i, loc=loc) for i in out]
 
@@ -39,7 +44,16 @@ def shp(rows: int, cols: int) -> tuple[int, ...]:
 
 
 class Segment:
-    def __init__(self, name, ops, ins, outs, fills, nest, target) -> None:
+    def __init__(
+        self,
+        name: str,
+        ops: tuple[SegmentOp, ...],
+        ins: tuple[str, ...],
+        outs: tuple[str, ...],
+        fills: dict[str, tuple[Static, int, float]],
+        nest: Nest,
+        target: Target,
+    ) -> None:
         self.name = name
         self.ops = ops
         self.ins = ins
@@ -110,7 +124,7 @@ class Segment:
         return "\n".join(f"{o.dst} = {o.static.rec.op}{o.static.rec.attrs}({', '.join(o.srcs)})" for o in self.ops)
 
     # -- emission ------------------------------------------------------------------------------------
-    def emit(self, key: tuple[int, ...], addr) -> list[Instruction]:
+    def emit(self, key: tuple[int, ...], addr: Callable[[str], Addr]) -> list[Instruction]:
         at = {n: addr(n) if n in self.ins or n in self.outs else addr(f"{self.name}.{n}") for n in self.values}
         out: list[Instruction] = []
         for name, (reader, j, fill) in self.fills.items():
@@ -163,7 +177,7 @@ class Segment:
                 out.append(VUnary("copy", sub(a), keep, dt, (lead,)))
         return out
 
-    def _op(self, o: SegmentOp, rec, at: dict) -> list[Instruction]:
+    def _op(self, o: SegmentOp, rec: Rec, at: dict) -> list[Instruction]:
         vals = self.nest.t.values
         info = vals[rec.out]
         r, c = info.shape
@@ -203,7 +217,7 @@ class Segment:
             return self._reduce(o, rec, d, s[0], at)
         raise AssertionError(f"no emission for {rec.op}")
 
-    def _where(self, rec, d: Addr, s: list[Addr], dt: DType, r: int, c: int) -> list[Instruction]:
+    def _where(self, rec: Rec, d: Addr, s: list[Addr], dt: DType, r: int, c: int) -> list[Instruction]:
         vr, vc, na, nb = rec.params
         src = iter(s)
         a = next(src) if rec.attrs[0] == "t" else na
@@ -222,7 +236,7 @@ class Segment:
                 out.append(VDup(d, float(value), dt, shp(rows, cols), dst_stride=st))
         return out
 
-    def _reduce(self, o: SegmentOp, rec, d: Addr, src: Addr, at: dict) -> list[Instruction]:
+    def _reduce(self, o: SegmentOp, rec: Rec, d: Addr, src: Addr, at: dict) -> list[Instruction]:
         info = self.nest.t.values[rec.ins[0]]
         r, c = info.shape
         dt = info.dtype
