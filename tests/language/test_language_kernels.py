@@ -290,3 +290,19 @@ def test_grid_as_a_function_of_the_launch_arguments():
     run = vector_add.add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=1024)
     assert_close(out, x + y)
     assert run.compiled.op.grid == (5, 1, 1)
+
+
+@given(
+    m=st.integers(1, 50), n=st.integers(1, 200), bm=st.sampled_from([8, 16, 32]), bn=st.sampled_from([32, 64, 128]),
+    f16=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_property_2d_tiles_with_tails_on_both_axes(m, n, bm, bn, f16, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((m, n)).astype(np.float16 if f16 else np.float32)
+    y = rng.standard_normal((m, n)).astype(np.float32)
+    z = np.zeros((m, n), np.float32)
+    grid = (dsasim.cdiv(m, bm), dsasim.cdiv(n, bn))
+    (_, _, zc, *_), (_, _, zi, *_), _ = both(axpy_2d[grid], x, y, z, m, n, n, -1.5, BM=bm, BN=bn)
+    expect = np.exp(x.astype(np.float32)) * np.float32(-1.5) - y
+    assert_close(zc, expect, ulps=4, context=f"{m}x{n} tiles {bm}x{bn}")
+    assert_close(zi, zc, ulps=2, context=f"{m}x{n} tiles {bm}x{bn}")
