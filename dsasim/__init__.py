@@ -60,6 +60,7 @@ from dsasim.tune import tune as autotune
 from dsasim.views import roofline
 from isa import DsasimError, Program, parse, parse_file
 from simulator import Chip, Run, load_chip, preset_names, simulate
+from simulator.advice import cause_label
 from simulator.microbench import bench_path, bench_vector
 
 __version__ = "0.2.0"
@@ -106,6 +107,7 @@ __all__ = [
     "bench_vector",
     "build",
     "build_space",
+    "cause_label",
     "cdiv",
     "chip_for",
     "cli_main",

@@ -32,7 +32,7 @@ import math
 import matplotlib.pyplot as plt
 
 from compiler import Elementwise, Schedule
-from dsasim import bench_path, compile_and_run
+from dsasim import bench_path, cause_label, compile_and_run
 from isa import Pipe
 from labs import EXAMPLES
 from labs.checks import check
@@ -180,12 +180,16 @@ single
 
 # %% [markdown]
 # The same numbers are data: `run.cycles`, and per core and pipe `run.stats.cores[0][pipe]` with `.busy`
-# (cycles), `.instructions` and `.stalls` (cycles by cause).
+# (cycles), `.instructions` and `.stalls` (cycles by cause). The data names each cause by a short key —
+# `flag:mte2` for a wait on a flag from MTE2 (the pipe's short name, `Pipe.MTE2.value`), `issue`, `drained`,
+# ... — and the report writes the same cause for people: `cause_label("flag:mte2")` is `"flag←MTE2"`.
 
 # %%
 for pipe, st in single.stats.cores[0].items():
     if st.instructions:
         print(f"{pipe.label:8} busy {st.busy:>6,} of {single.cycles:,} cycles; idle by cause: {st.stalls}")
+        said = {cause_label(c): n for c, n in st.stalls.items()}
+        print(f"{'':8} as the report says it: {said}")
 
 # %% [markdown]
 # ### Exercise 0.3 — the busiest pipe
@@ -302,8 +306,9 @@ double.timeline()
 # ### Exercise 0.6 — what does VECTOR wait for?
 #
 # In the **single**-buffered run, the VECTOR pipe is idle most of the time. Read its idle causes (in the
-# report above, or `single.stats.cores[0][Pipe.V].stalls`) and answer with the label of the pipe it waited
-# for the most: one of `"MTE2"`, `"MTE3"`, `"SCALAR"`.
+# report above, or `single.stats.cores[0][Pipe.V].stalls`, where the wait on a flag from pipe P is the key
+# `flag:p`) and answer with the label of the pipe it waited for the most: one of `"MTE2"`, `"MTE3"`,
+# `"SCALAR"`.
 
 # %%
 ### BEGIN SOLUTION

@@ -202,7 +202,7 @@ def _vector_waits(g: Grader, answer: Any) -> None:
     g.right(
         label == top,
         f"your answer {answer!r}",
-        hint="the causes 'flag←P' say which pipe P it waited for; pick the largest",
+        hint="a wait on pipe P's flags is 'flag←P' in the report, the key 'flag:p' in stats; pick the largest",
     )
 
 
