@@ -55,7 +55,7 @@ def test_larger_tiles_move_fewer_bytes_until_a_buffer_is_full(measured):
 def test_more_cores_help_until_gm_bandwidth_saturates(measured):
     data = measured["cores"].data
     add = {n: data[("add", n)] for n in (1, 2, 4, 8)}
-    assert add[1][0] / add[2][0] >= 1.5  # two cores: faster
+    assert add[1][0] / add[2][0] >= 1.3  # two cores: faster (one already moves 88 of edu's 128 B/cycle: 1.41×)
     assert add[1][0] / add[8][0] <= 1.25 * add[1][0] / add[2][0]  # then little more: GM is full
     assert add[2][1] >= 0.8 * 128  # bytes/cycle in use, of edu's 128
     mm = {n: data[("matmul", n)][0] for n in (1, 2, 8)}
