@@ -310,3 +310,21 @@ def test_a_slow_run_draws_a_progress_bar_and_clears_it(capsys):
     with RunProgress("run", enabled=True) as bar:
         bar.start(Estimate(100, 0))  # fast: no bar
     assert capsys.readouterr().err == ""
+
+
+# ------------------------------------------------------------------------------- the sanitizer
+
+
+def test_one_event_id_for_both_buffer_sets_is_flagged_whatever_the_timing(capsys, tmp_path):
+    """The second ``set_flag mte2 -> v, 0`` is ordered after the wait that consumed the first only by timing
+    (MTE2 learns nothing from VECTOR after that wait): on the chip it may set a flag still set."""
+    text = VECTOR_ADD.read_text()
+    path = tmp_path / "one_id.s"
+    path.write_text(text.replace("mte2 -> v, 1", "mte2 -> v, 0"))
+    rc, out, _ = dsasim(capsys, "run-asm", path, "--sanitize")
+    assert rc == 1
+    assert "set twice without an ordering wait" in out
+    assert "one_id.s:19" in out and "one_id.s:32" in out  # both set_flag lines
+    assert "one_id.s:20" in out  # and the wait that consumed the first
+    rc, out, _ = dsasim(capsys, "run-asm", VECTOR_ADD, "--sanitize")
+    assert rc == 0 and "no flag misuse" in out

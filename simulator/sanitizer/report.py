@@ -232,6 +232,25 @@ def build_report(
                 hint="wait_flag before setting the same event again, or use another event id",
             )
         )
+    for core, key, index, at, prev_index, wait_index, wait_at in tracker.unordered_sets:
+        w = ref(core, wait_index)
+        found.append(
+            Finding(
+                DOUBLE_SET,
+                ERROR,
+                f"set_flag {_flag_name(key)} on core {core} is set twice without an ordering wait: nothing orders "
+                f"this set after the wait_flag ({w.where}) that consumed the previous one",
+                (ref(core, prev_index), ref(core, index)),
+                ("set", "set again"),
+                detail=(
+                    f"in this run the wait came first (cycle {wait_at}, the second set at cycle {at}) — by "
+                    "timing only: on the chip a flag set while it is still set is illegal",
+                    f"{key[0].label} learns of the wait only through a flag from {key[1].label} set after it",
+                ),
+                hint="give each buffer of a double-buffered loop its own event id, or wait_flag a flag from "
+                f"{key[1].label} (set after its wait) before setting this one again",
+            )
+        )
     for chain in chains or ():
         found.append(_deadlock(chain, engine, ref))
     for core in engine.cores:

@@ -96,6 +96,11 @@ class Tracker:
         self.races: dict[tuple, RaceRecord] = {}
         self.uninit: dict[tuple[int, int, str], list[int]] = {}  # (core, index, buffer) → [count, lo, hi]
         self.double_sets: list[tuple[int, FlagKey, int, int, int, int]] = []
+        #: (core, flag) → (set index, wait index, thread, its clock, cycle) of the wait that consumed the last set
+        self.last_wait: dict[tuple[int, FlagKey], tuple[int, int, int, int, int]] = {}
+        #: sets of a flag not ordered after the wait that consumed the previous set: (core, flag, set index,
+        #: cycle, previous set index, that wait's index, its cycle) — a double set on the chip, whatever the timing
+        self.unordered_sets: list[tuple[int, FlagKey, int, int, int, int, int]] = []
         self.s_times: dict[tuple[int, int], int] = {}  # scalar-unit flag instructions: cycle they ran
         self.unplanned: list[tuple[int, int, str, int, int]] = []  # out-of-bounds found at run time
 
@@ -174,6 +179,9 @@ class Tracker:
             self.s_times[(core, index)] = at
         else:
             snap = list(self._issued(core, core * NPIPES + ORD[src], index))
+            last = self.last_wait.get((core, key))
+            if last is not None and snap[last[2] - self.base(core)] < last[3]:
+                self.unordered_sets.append((core, key, index, at, last[0], last[1], last[4]))
         self.flag_vc[(core, key)] = snap
 
     def double_set(self, core: int, key: FlagKey, index: int, at: int, prev_index: int, prev_at: int) -> None:
@@ -193,9 +201,16 @@ class Tracker:
                 _join(self.svc[core], snap)
                 self._scalar_changed(core, wait_index)
         else:
-            vc = self._issued(core, core * NPIPES + ORD[dst], wait_index)
+            t = core * NPIPES + ORD[dst]
+            vc = self._issued(core, t, wait_index)
             if snap is not None:
                 _join(vc, snap)
+            if key[0] is not Pipe.S:
+                # The wait is an event of its pipe: the next set of this flag must know of it (through some
+                # chain of flags from ``dst``), or it is ordered after the consume only by timing.
+                vc[t - self.base(core)] += 1
+                self.ticks[t].append(wait_index)
+                self.last_wait[(core, key)] = (set_index, wait_index, t, vc[t - self.base(core)], at)
 
     def cross_set(self, key: CrossKey, index: int, at: int) -> None:
         """``set_cross`` ``index`` of core ``key[0]`` fired: remember its pipe's clock, behind earlier sets."""
