@@ -75,9 +75,10 @@ def phases() -> Table:
             what, f"{m.cycles:,}", _us(m.time_per_token), f"{m.tokens_per_second:,.0f}",
             fmt_bytes(m.per_token(m.weight_bytes)), fmt_bytes(m.per_token(m.kv_bytes)),
             f"{m.intensity:.1f}", m.bound, f"{m.pct_of_memory_bound:.0%}", f"{m.pct_of_cube_bound:.0%}",
+            f"{m.busiest[0]} {m.busiest[1]:.0%}",
         ))  # fmt: skip
     header = ("step", "cycles", "µs/token", "tokens/s", "weights B/token", "KV B/token", "FLOP/B (measured)",
-              "roofline", "% of GM bound", "% of Cube bound")  # fmt: skip
+              "roofline", "% of GM bound", "% of Cube bound", "busiest unit")  # fmt: skip
     cmd = f"dsasim graph decoder-layer --phase decode --batch 1 --context 1024 {ON} --timing-only"
     return Table("phases", cmd, header, rows, [])
 

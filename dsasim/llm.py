@@ -71,6 +71,19 @@ class LayerMetrics:
     kv_bytes_per_token: int  # one cached token of one sequence, this layer (K and V)
     projection_cycles: int  # the kernels that read a weight matrix (projections and MLP)
     attention_cycles: int  # the kernels that read the KV cache
+    #: pipe → Σ over kernels of its busy cycles on the busiest core (what each unit had to do)
+    pipe_busy: dict[str, int] = field(default_factory=dict)
+    #: bytes that reached HBM (L2 misses and writes) when the chip has an L2; else the GM bytes
+    hbm_bytes: int = 0
+
+    @property
+    def busiest(self) -> tuple[str, float]:
+        """The unit busiest over the step (``cube``, ``mte2``, ``v``...) and its share of the cycles: a
+        step is *Cube-bound* when the Cube is busiest."""
+        if not self.pipe_busy:
+            return "none", 0.0
+        pipe = max(self.pipe_busy, key=self.pipe_busy.__getitem__)
+        return pipe, self.pipe_busy[pipe] / self.cycles
 
     @property
     def compulsory_bytes(self) -> int:
@@ -126,12 +139,18 @@ class LayerMetrics:
             f"  roofline        memory {self.memory_cycles:,.0f} cycles, cube {self.cube_cycles:,.0f} cycles → "
             f"{self.bound}-bound; measured {self.cycles:,} cycles = {self.pct_of_memory_bound:.0%} of the "
             f"memory bound, {self.pct_of_cube_bound:.0%} of the cube bound",
+            f"  busiest unit    {self.busiest[0]} {self.busiest[1]:.0%} of the step ({self._others()}); "
+            f"HBM bytes {fmt_bytes(self.hbm_bytes)}",
             f"  where the time  projections and MLP {self.projection_cycles / self.cycles:.0%}, attention over the "
             f"KV cache {self.attention_cycles / self.cycles:.0%}, the rest (norms, RoPE, appends) "
             f"{1 - (self.projection_cycles + self.attention_cycles) / self.cycles:.0%}",
             f"  KV cache        {fmt_bytes(self.kv_bytes_per_token)} per cached token per sequence (K and V)",
         ]
         return "\n".join(lines)
+
+    def _others(self) -> str:
+        ranked = sorted(self.pipe_busy.items(), key=lambda x: -x[1])[1:4]
+        return ", ".join(f"{p} {c / self.cycles:.0%}" for p, c in ranked)
 
     def to_json(self) -> dict:
         return {
@@ -160,6 +179,10 @@ class LayerMetrics:
             "kv_cache_bytes_per_cached_token": self.kv_bytes_per_token,
             "projection_cycles": self.projection_cycles,
             "attention_cycles": self.attention_cycles,
+            "pipe_busy": self.pipe_busy,
+            "busiest": self.busiest[0],
+            "busiest_share": self.busiest[1],
+            "hbm_bytes": self.hbm_bytes,
         }
 
 
@@ -254,7 +277,25 @@ def layer_metrics(graph: Graph, run: GraphRun, chip: Chip) -> LayerMetrics:
         kv_bytes_per_token=per_cached,
         projection_cycles=sum(k.cycles for k in run.kernels if _reads(run.graph, k.node, "weight", 2)),
         attention_cycles=sum(k.cycles for k in run.kernels if _reads(run.graph, k.node, "cache", 2)),
+        pipe_busy=_busy(run),
+        hbm_bytes=sum(_hbm(k.run.stats) for k in run.kernels),
     )
+
+
+def _busy(run: GraphRun) -> dict[str, int]:
+    """pipe → Σ over kernels of the pipe's busy cycles on the kernel's busiest core for it."""
+    out: dict[str, int] = {}
+    for k in run.kernels:
+        for pipe in {p for core in k.run.stats.cores for p in core}:
+            busy = max(core[pipe].busy for core in k.run.stats.cores if pipe in core)
+            out[pipe.value] = out.get(pipe.value, 0) + busy
+    out.pop("s", None)  # the scalar unit issues; its busy time is not a unit's work
+    return out
+
+
+def _hbm(stats: object) -> int:
+    l2 = getattr(stats, "l2", None)
+    return l2.miss_bytes + l2.write_bytes if l2 is not None else stats.gm_read + stats.gm_write
 
 
 def _reads(graph: Graph, node: Node, kind: str, ndim: int) -> bool:
