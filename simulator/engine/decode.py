@@ -33,6 +33,8 @@ class Kind(enum.Enum):
     SSET = "sset"  # set_flag issued by S itself
     SWAIT = "swait"  # wait_flag on S
 
+    __hash__ = object.__hash__  # members are singletons: hash by identity, in C (set lookups per instruction)
+
     @property
     def queued(self) -> bool:
         return self in QUEUED

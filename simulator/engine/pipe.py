@@ -121,22 +121,25 @@ class PipeUnit:
             index, ready = q[0]
             now = env.now
             kind, _, payload, _ = decoded[index]
-            if ready > now and kind is FIXED and fast:
+            if kind is FIXED and fast:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
-                self._free_slot()
-                stalls["issue"] = stalls.get("issue", 0) + pending_idle + ready - now
-                pending_idle = 0
-                yield env.timeout(ready - now + payload)
+                if self.space is not None:
+                    self._free_slot()
+                start = ready if ready > now else now
+                if pending_idle or start > now:
+                    stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
+                    pending_idle = 0
+                yield env.timeout(start - now + payload)
                 st.busy += payload
-                start = ready
             else:
                 if ready > now:
                     pending_idle += ready - now
                     yield env.timeout(ready - now)
                 q.popleft()
-                self._free_slot()
+                if self.space is not None:
+                    self._free_slot()
                 if pending_idle:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle
                     pending_idle = 0

@@ -12,7 +12,7 @@ from collections.abc import Generator
 import simpy
 
 from isa import Instruction, Pipe
-from simulator.engine.decode import Decoded, Kind
+from simulator.engine.decode import QUEUED, Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
 from simulator.engine.shared import Machine
@@ -52,9 +52,10 @@ class ScalarUnit:
         issue, depth = machine.chip.issue_cycles, machine.chip.queue_depth
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
+        queued = QUEUED
         t = 0
         for index, (kind, pipe, payload, _) in enumerate(self.decoded):
-            if kind.queued:
+            if kind in queued:
                 unit = pipes[pipe]
                 if len(unit.queue) >= depth:
                     unit.space = env.event()
