@@ -122,3 +122,11 @@ def uses_helper(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, scaled_relu(tl.load(x_ptr + offs, mask=mask), 3.0), mask=mask)
+
+
+@dsasim.jit
+def scale_by_loaded_scalar(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    s = tl.load(s_ptr + tl.program_id(0))  # one scale per program: a scalar load
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)

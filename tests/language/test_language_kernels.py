@@ -17,6 +17,7 @@ from lang_kernels import (
     matmul_bias_relu,
     row_block_softmax,
     row_stats,
+    scale_by_loaded_scalar,
     tutorial_matmul,
     unary_mix,
     uses_helper,
@@ -306,3 +307,12 @@ def test_property_2d_tiles_with_tails_on_both_axes(m, n, bm, bn, f16, seed):
     expect = np.exp(x.astype(np.float32)) * np.float32(-1.5) - y
     assert_close(zc, expect, ulps=4, context=f"{m}x{n} tiles {bm}x{bn}")
     assert_close(zi, zc, ulps=2, context=f"{m}x{n} tiles {bm}x{bn}")
+
+
+def test_scalar_load_broadcast_over_a_tile():
+    x = RNG.standard_normal(1000).astype(np.float32)
+    s = RNG.standard_normal(4).astype(np.float32)
+    out = np.zeros_like(x)
+    (_, _, oc, _), (_, _, oi, _), _ = both(scale_by_loaded_scalar[(4,)], x, s, out, 1000, BLOCK=256)
+    assert_close(oc, x * np.repeat(s, 256)[:1000])
+    assert_close(oi, oc)
