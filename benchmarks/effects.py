@@ -6,7 +6,7 @@ should look at. ``tests/compiler/test_compiler_effects.py`` asserts each effect 
 ``docs/compiler.md`` shows these tables — regenerate them with::
 
     .venv/bin/python benchmarks/effects.py            # print the tables
-    .venv/bin/python benchmarks/effects.py --write    # rewrite them in docs/compiler.md
+    .venv/bin/python benchmarks/effects.py --write    # rewrite them in docs/compiler.md and docs/timing-model.md
 """
 
 from __future__ import annotations
@@ -85,6 +85,34 @@ def prefetch() -> Effect:
         "prefetch",
         "dsasim run add --shape 256x1024 --tile r=8 --buffers 2 --prefetch 0",
         ("kernel (buffers 2)", "prefetch 0 (cycles)", "prefetch 1 (cycles)", "speed-up", "MTE2 busy at prefetch 1"),
+        rows,
+        data,
+    )
+
+
+def prefetch_depth() -> Effect:
+    """Deeper prefetch (3 buffers, prefetch 2) against double buffering (2, 1), small tiles vs large, on
+    both presets: with transfers in flight, a queue of small transfers waits on latency, which a deeper
+    prefetch hides; large transfers keep the queue busy streaming, which nothing hides. On
+    ``ascend910b-like`` a small transfer's fixed cost holds its queue (msKPP's back-to-back times), so
+    there even small tiles do not gain."""
+    rows, data = [], {}
+    op = Elementwise("add", 256, 1024)
+    for chip in ("edu", "ascend910b-like"):
+        for label, tile in (("small", {"r": 1, "c": 256}), ("large", {"r": 4, "c": 1024})):
+            shallow, deep = (
+                compile_and_run(op, Schedule(tile=tile, buffers=_all(op, b), prefetch=p), chip, timing_only=True)
+                for b, p in ((2, 1), (3, 2))
+            )
+            data[(chip, label)] = (shallow.cycles, deep.cycles)
+            rows.append(
+                (chip, f"{op} tile {tile['r']}×{tile['c']} ({label})", f"{shallow.cycles:,}", f"{deep.cycles:,}",
+                 f"{shallow.cycles / deep.cycles:.2f}×")
+            )  # fmt: skip
+    return Effect(
+        "prefetch-depth",
+        "dsasim run add --shape 256x1024 --tile r=1,c=256 --buffers 3 --prefetch 2",
+        ("chip", "kernel", "buffers 2, prefetch 1 (cycles)", "buffers 3, prefetch 2 (cycles)", "speed-up"),
         rows,
         data,
     )
@@ -174,9 +202,14 @@ def cores() -> Effect:
 EFFECTS = (double_buffering, prefetch, loop_order, tile_size, cores)
 
 
-def render() -> str:
+#: Effects shown in docs/timing-model.md (the timing model's, not the compiler's).
+MODEL_DOC = ROOT / "docs" / "timing-model.md"
+MODEL_EFFECTS = (prefetch_depth,)
+
+
+def render(effects: tuple = ()) -> str:
     parts = []
-    for fn in EFFECTS:
+    for fn in effects or EFFECTS:
         e = fn()
         parts.append(f"<!-- effect:{e.name} -->\n{e.markdown()}\n\nOne row of it: `{e.command}`\n{END}")
     return "\n\n".join(parts)
@@ -194,9 +227,9 @@ def blocks(text: str) -> dict[str, str]:
     return out
 
 
-def write(doc: Path = DOC) -> None:
+def write(doc: Path = DOC, effects: tuple = ()) -> None:
     text = doc.read_text()
-    new = blocks(render())
+    new = blocks(render(effects))
     for name, body in new.items():
         start = f"<!-- effect:{name} -->\n"
         if start not in text:
@@ -214,8 +247,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.write:
         write()
+        write(MODEL_DOC, MODEL_EFFECTS)
     else:
         print(render())
+        print()
+        print(render(MODEL_EFFECTS))
 
 
 if __name__ == "__main__":

@@ -600,3 +600,20 @@ def test_without_an_l2_every_transfer_shares_gm():
     tiny = make_chip({"l2": {"size": 1024}})  # holds no 4 KiB view: both read HBM
     assert simulate(parse(src), tiny, timing_only=True).stats.l2.hits == 0
     assert simulate(parse(src), chip, timing_only=True).stats.l2.hits == 1
+
+
+def test_deeper_prefetch_pays_on_small_tiles_and_not_on_large_ones():
+    """With transfers in flight, small transfers wait on latency (hidden by a deeper prefetch) and large
+    ones on streaming (not): the table of docs/timing-model.md, measured now."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import effects
+
+    e = effects.prefetch_depth()
+    small, large = e.data[("edu", "small")], e.data[("edu", "large")]
+    assert small[0] / small[1] >= 1.2
+    assert large[0] / large[1] < 1.05
+    shown = effects.blocks(effects.MODEL_DOC.read_text())["prefetch-depth"]
+    assert shown == f"{e.markdown()}\n\nOne row of it: `{e.command}`", "run benchmarks/effects.py --write"
