@@ -123,10 +123,11 @@ def grade_notebook(path: Path, lab: int, *, timeout: float = 300.0, student: str
 
 def _grade(nb: NotebookNode, sub: Submission, timeout: float) -> None:
     lab = sub.lab
-    meta = nb.metadata.get("dsasim", {})
+    meta = nb.metadata.get("dsasim")
+    meta = meta if isinstance(meta, dict) else {}
     if meta.get("lab") not in (None, lab):
         sub.flag("wrong lab", f"the notebook is lab {meta.get('lab')}")
-    variant = meta.get("variant") or {}
+    variant = meta.get("variant") if isinstance(meta.get("variant"), dict) else {}
     seed = variant.get("seed")
     seed = int(seed) if isinstance(seed, int) else None
     sub.variant_seed = seed
@@ -146,7 +147,10 @@ def _grade(nb: NotebookNode, sub: Submission, timeout: float) -> None:
     with tempfile.TemporaryDirectory(prefix="dsasim-grade-") as tmp:
         try:
             with Session(Path(tmp), timeout) as session:
-                session.run(nbformat.v4.new_code_cell(f"import labs.grading.inkernel as {HELPER}"), hidden=True)
+                setup = session.run(nbformat.v4.new_code_cell(f"import labs.grading.inkernel as {HELPER}"), hidden=True)
+                failed = [o for o in setup.outputs if o.output_type == "error"]
+                if failed:  # the labs cannot even be imported there: nothing can be graded
+                    raise RuntimeError(f"the kernel cannot import the graders: {failed[0].ename}: {failed[0].evalue}")
                 number = 0
                 for cell in nb.cells:
                     if cell.cell_type != "code":
