@@ -303,20 +303,23 @@ def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
             raise LanguageError(f"tl.{kind} over a whole 2-D tile is not supported", hint="reduce along axis=1")
         axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
     axis = axis + nd if axis < 0 else axis
-    if nd == 2 and axis == 0 and x.shape[0] > 1:
-        raise LanguageError(
-            f"tl.{kind} along axis 0 of a 2-D tile is not supported (the vector unit reduces rows)",
-            hint="arrange the tile so the reduction runs along axis 1 (tl.trans of the offsets)",
-        )
     if x.trans:
         raise LanguageError("a transposed tile can only feed tl.dot", hint="transpose the offsets instead")
     src = x.view_as(rc(x.shape)) if nd == 1 else x
-    out_shape = (x.shape[0],) if nd == 2 and axis == 1 else ()
-    if nd == 2 and axis == 0:  # a [1, C] tile: its one row
-        out_shape = ()
+    columns = nd == 2 and axis == 0 and x.shape[0] > 1  # down the columns: v.transpose, then rows
+    if columns:
+        out_shape: tuple[int, ...] = (x.shape[1],)
+    else:
+        out_shape = (x.shape[0],) if nd == 2 and axis == 1 else ()
     fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
+    along = 0 if columns else 1
     out = vec(
-        "reduce", (src,), out_shape, x.dtype, (kind,), compute=lambda: fn(f32(src.data), axis=1).reshape(out_shape)
+        "reduce",
+        (src,),
+        out_shape,
+        x.dtype,
+        (kind, along),
+        compute=lambda: fn(f32(src.data), axis=along).reshape(out_shape),
     )
     if keep_dims:
         return out.view_as(tuple(1 if i == axis else d for i, d in enumerate(x.shape)))

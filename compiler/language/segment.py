@@ -17,7 +17,20 @@ from compiler.language.errors import Site
 from compiler.language.nest import Nest, Static
 from compiler.target import Target
 from compiler.tileprog import Value, fold_widths, tree_reduce
-from isa import Addr, DType, Instruction, SourceLoc, Space, VBinary, VBroadcast, VCast, VDup, VScalar, VUnary
+from isa import (
+    Addr,
+    DType,
+    Instruction,
+    SourceLoc,
+    Space,
+    VBinary,
+    VBroadcast,
+    VCast,
+    VDup,
+    VScalar,
+    VTranspose,
+    VUnary,
+)
 
 F32 = DType.F32
 
@@ -30,7 +43,10 @@ class SegmentOp:
 
     def text(self) -> str:
         rec = self.static.rec  # type: ignore[attr-defined]
-        what = "/".join(str(a) for a in rec.attrs if a not in (False, None)) or rec.op
+        if rec.op == "reduce":
+            what = f"{rec.attrs[0]}, axis={rec.attrs[1]}"
+        else:
+            what = "/".join(str(a) for a in rec.attrs if a not in (False, None)) or rec.op
         return f"{self.dst} = {rec.op}[{what}]({', '.join(self.srcs)})    # line {rec.site.line}"
 
 
@@ -100,13 +116,17 @@ class Segment:
             return []
         src = self.nest.t.values[rec.ins[0]]
         r, c = src.shape
-        kind = rec.attrs[0]
+        kind, along = rec.attrs
+        out = []
+        if along == 0:  # reduce the rows of the transpose
+            out.append((f"{o.dst}_t", src.dtype, (c, r)))
+            r, c = c, r
         if kind == "sum" and src.dtype is not F32:
-            return [(f"{o.dst}_w", F32, (r, c)), (f"{o.dst}_r", F32, (1, r))]
+            return [*out, (f"{o.dst}_w", F32, (r, c)), (f"{o.dst}_r", F32, (1, r))]
         if kind == "min":
-            return [(f"{o.dst}_w", src.dtype, (r, c))]
+            return [*out, (f"{o.dst}_w", src.dtype, (r, c))]
         folds = fold_widths(c, src.dtype, self.target)
-        return [(f"{o.dst}_h", src.dtype, (r, folds[0][1]))] if folds else []
+        return [*out, (f"{o.dst}_h", src.dtype, (r, folds[0][1]))] if folds else out
 
     # -- what the buffer pass asks -----------------------------------------------------------------
     @property
@@ -240,7 +260,17 @@ class Segment:
         info = self.nest.t.values[rec.ins[0]]
         r, c = info.shape
         dt = info.dtype
-        kind = rec.attrs[0]
+        kind, along = rec.attrs
+        if along == 0:  # down the columns: transpose, then reduce rows
+            tr = at[f"{o.dst}_t"]
+            first: list[Instruction] = [VTranspose(tr, src, dt, shp(r, c))]
+            src, r, c = tr, c, r
+            return first + self._rows(o, kind, d, src, dt, r, c, at)
+        return self._rows(o, kind, d, src, dt, r, c, at)
+
+    def _rows(
+        self, o: SegmentOp, kind: str, d: Addr, src: Addr, dt: DType, r: int, c: int, at: dict
+    ) -> list[Instruction]:
         t = self.target
         if kind == "sum" and dt is not F32:
             w, acc = at[f"{o.dst}_w"], at[f"{o.dst}_r"]

@@ -130,3 +130,15 @@ def scale_by_loaded_scalar(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     s = tl.load(s_ptr + tl.program_id(0))  # one scale per program: a scalar load
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+
+@dsasim.jit
+def column_stats(x_ptr, sum_ptr, max_ptr, min_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """Per-column reductions of a [BM, BN] tile (axis 0), one program per block of columns."""
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    rm = tl.arange(0, BM)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
+    tl.store(sum_ptr + rn, tl.sum(x, axis=0), mask=rn < N)
+    tl.store(max_ptr + rn, tl.max(tl.where(rm[:, None] < M, x, float("-inf")), axis=0), mask=rn < N)
+    tl.store(min_ptr + rn, tl.min(tl.where(rm[:, None] < M, x, float("inf")), axis=0), mask=rn < N)

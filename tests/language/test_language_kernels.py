@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lang_kernels import (
     axpy_2d,
+    column_stats,
     matmul_bias_relu,
     row_block_softmax,
     row_stats,
@@ -316,3 +317,16 @@ def test_scalar_load_broadcast_over_a_tile():
     (_, _, oc, _), (_, _, oi, _), _ = both(scale_by_loaded_scalar[(4,)], x, s, out, 1000, BLOCK=256)
     assert_close(oc, x * np.repeat(s, 256)[:1000])
     assert_close(oi, oc)
+
+
+@pytest.mark.parametrize("f16", [False, True])
+def test_reductions_down_the_columns(f16):
+    M, N = 21, 100
+    x = RNG.standard_normal((M, N)).astype(np.float16 if f16 else np.float32)
+    outs = [np.zeros(N, x.dtype) for _ in range(3)]
+    (_, sc, mxc, mnc, *_), (_, si, *_), _ = both(column_stats[(2,)], x, *outs, M, N, BM=32, BN=64)
+    xf = x.astype(np.float32)
+    assert_close(sc, xf.sum(axis=0).astype(x.dtype), ulps=4, atol=1e-2 if f16 else 1e-5)
+    assert_close(mxc, x.max(axis=0))
+    assert_close(mnc, x.min(axis=0))
+    assert_close(si, sc, ulps=2, atol=1e-2 if f16 else 1e-5)
