@@ -289,10 +289,15 @@ def _saturated(run: Run, core: int, where: str, p: Pipe, w: PipeWork, kn: dict[s
     if path is not None:
         pc = run.chip.paths[path]
         rate = w.path_bytes[path] / total
-        if _overhead(w) < OVERHEAD:  # streaming most of the time: the bandwidth is the limit
+        if rate >= SATURATED * pc.bandwidth:  # streaming near the path's peak: the bandwidth is the limit
             lead += f", bandwidth-bound at {rate:.0f} of {pc.bandwidth:g} B/cycle ({pc.label})"
-        else:
+        elif _overhead(w) >= OVERHEAD:  # the advice says how much is start-up
             lead += f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle)"
+        else:  # busy, but not streaming all of that time: say what else holds the queue
+            lead += (
+                f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle; {_pct(_overhead(w))} of its busy time is"
+                " per-transfer start-up and bursts)"
+            )
     knob = _pick(kn, path, p.value)
     advice = knob or _busy_advice(run, p, w, ps.busy)
     return Diagnosis(kind, core, p, busy, "busy", (), path, advice, knob, f"{lead}: {advice}")
