@@ -29,7 +29,7 @@ import numpy as np
 
 from dsasim import bench_path, bench_vector
 from isa import DType, parse
-from labs import EXAMPLES
+from labs import KERNELS
 from labs.checks import check
 from simulator import load_chip, simulate
 
@@ -67,10 +67,9 @@ S = bench_path(chip, "ub-gm", nbytes, count=1).cycles
 print(
     f"one tile of 8192 f16: load {L:.0f}, exp {C:.0f}, store {S:.0f} cycles; event ids per pipe pair: {chip.event_ids}"
 )
-print(
-    f"Lab 3's model for 8 tiles: one buffer {8 * (L + C) + S:,.0f} cycles, "
-    f"two buffers {L + C + S + 7 * max(L, C, S):,.0f}"
-)
+lat = chip.paths["gm_ub"].latency
+pace = max(L - lat, C, S - lat, (L + C) / 2, (C + S) / 2)  # Lab 3's double-buffered pace
+print(f"Lab 3's model for 8 tiles: one buffer {8 * (L + C) + S:,.0f} cycles, two buffers {L + C + S + 7 * pace:,.0f}")
 
 # %% [markdown]
 # Here is a **single-buffered** generator. Read it: one x buffer at `ub[0x0]`, one y buffer after it, event
@@ -213,72 +212,75 @@ print(report)
 # %% [markdown]
 # ## 4. A real bug
 #
-# `examples/buggy_double_buffer.s` computes SiLU, `y = x · sigmoid(x)`, double-buffered — and is wrong, some of
-# the time. Run it without and with the sanitizer. This time the sanitizer runs in **lab mode**
+# `labs/kernels/buggy_gated_exp.s` computes a gated exponential, `z = exp(x · w)`, double-buffered — and part
+# of `z` comes out wrong. Run it without and with the sanitizer. This time the sanitizer runs in **lab mode**
 # (`report.for_lab()`, or `dsasim run-asm FILE --sanitize --lab`): it reports each race — its hazard, both
 # instructions with their lines and the cycles they ran — but not the hint that says how to fix it. Finding
 # the cure is your job.
 
 # %%
-silu_text = (EXAMPLES / "buggy_double_buffer.s").read_text()
-plain = simulate(parse(silu_text, "buggy_double_buffer.s"), chip)
-x = plain.inputs["x"].astype(np.float32)
-wrong = ~np.isclose(plain.outputs["y"].astype(np.float32), x / (1 + np.exp(-x)), rtol=1e-2, atol=1e-2)
+gated_text = (KERNELS / "buggy_gated_exp.s").read_text()
+plain = simulate(parse(gated_text, "buggy_gated_exp.s"), chip)
+x, w = plain.inputs["x"].astype(np.float32), plain.inputs["w"].astype(np.float32)
+wrong = ~np.isclose(plain.outputs["z"].astype(np.float32), np.exp(x * w), rtol=1e-2, atol=1e-2)
 print(f"plain run: no error, no warning; {int(wrong.sum()):,} of {wrong.size:,} outputs are wrong")
-buggy = simulate(parse(silu_text, "buggy_double_buffer.s"), chip, sanitize=True)
+buggy = simulate(parse(gated_text, "buggy_gated_exp.s"), chip, sanitize=True)
 print(buggy.sanitizer.for_lab())
 
 # %% [markdown]
 # ### Exercise 8.4 — the hazard
 #
-# Which kind of hazard does the sanitizer report for the SiLU kernel: `"RAW"` (read after write), `"WAR"`
-# (write after read) or `"WAW"` (write after write)?
+# Which kind of hazard does the sanitizer report for the gated kernel: `"RAW"` (read after write), `"WAR"`
+# (write after read) or `"WAW"` (write after write)? Then, before you fix it, say to yourself which access the
+# program means to come first, and what the read saw in this run.
 
 # %%
 ### BEGIN SOLUTION
-silu_hazard = buggy.sanitizer.findings[0].hazard
+gated_hazard = buggy.sanitizer.findings[0].hazard
 ### END SOLUTION
-check("8.4", silu_hazard)
+check("8.4", gated_hazard)
 
 # %% [markdown]
 # ### Exercise 8.5 — fix it
 #
-# Write `fix_silu(text)`: the kernel's text with its synchronisation fixed **by moving lines only** (no line
-# added, deleted or changed). Work it out from the report: which buffer do the two racing instructions share,
-# which flag says that buffer is free, and when does that flag fire? (Number the kernel's lines with
-# `enumerate(silu_text.splitlines(), start=1)` to follow the report.) The check runs your fixed kernel with
-# the sanitizer, which must report nothing, and compares `y` with numpy.
+# Write `fix_gated(text)`: the kernel's text with its synchronisation fixed **by moving lines only** (no line
+# added, deleted or changed). Work it out from the report: what does the racing read need to have landed,
+# which flag is meant to say so, and which loads has that flag waited for when it fires? (Number the kernel's
+# lines with `enumerate(gated_text.splitlines(), start=1)` to follow the report.) The check runs your fixed
+# kernel with the sanitizer, which must report nothing, and compares `z` with numpy.
 
 
 # %%
-def fix_silu(text: str) -> str:
-    """The buggy SiLU kernel with its flags moved to where they belong."""
+def fix_gated(text: str) -> str:
+    """The buggy gated kernel with its flags moved to where they belong."""
     ### BEGIN SOLUTION
     out, pending = [], None
     for line in text.splitlines():
-        if line.strip().startswith("set_flag    v -> mte2") and out and "v.cast" in out[-1]:
-            pending = line  # 'x free' set too early: right after the first read of x
+        if line.strip().startswith("set_flag    mte2 -> v") and out and "x[" in out[-1]:
+            pending = line  # 'loaded' set after x alone: it fires before w has landed
             continue
         out.append(line)
-        if pending is not None and line.split()[:1] == ["v.mul"]:
-            out.append(pending)  # ... move it after the last read of x
+        if pending is not None and "w[" in line:
+            out.append(pending)  # ... move it after the load of w
             pending = None
     return "\n".join(out) + "\n"
     ### END SOLUTION
 
 
-check("8.5", fix_silu)
+check("8.5", fix_gated)
 
 # %%
-fixed = simulate(parse(fix_silu(silu_text), "fixed.s"), chip, sanitize=True)
+fixed = simulate(parse(fix_gated(gated_text), "fixed.s"), chip, sanitize=True)
 print(f"buggy {buggy.cycles:,} cycles, fixed {fixed.cycles:,} cycles; sanitizer clean: {fixed.sanitizer.clean}")
 
 # %% [markdown]
 # ## Questions
 #
-# **Question 8.6** *(written)*. The buggy SiLU computed the right answer on the `ascend910b-like` preset
-# (try it: `simulate(parse(silu_text), "ascend910b-like")`). Why is "the output matched numpy" not evidence that
-# a kernel's synchronisation is right, and what does the sanitizer check instead?
+# **Question 8.6** *(written)*. `examples/buggy_double_buffer.s`, a SiLU with a race of its own (the
+# sanitizer's guide walks through it), computes the right answer on the `ascend910b-like` preset (try it:
+# `from labs import EXAMPLES`, then `simulate(EXAMPLES / "buggy_double_buffer.s", "ascend910b-like")`). Why is
+# "the output matched numpy" not evidence that a kernel's synchronisation is right, and what does the sanitizer
+# check instead?
 #
 # <!-- BEGIN SOLUTION -->
 # A race only corrupts data when the two accesses actually happen in the wrong order, which depends on timing:
@@ -289,13 +291,16 @@ print(f"buggy {buggy.cycles:,} cycles, fixed {fixed.cycles:,} cycles; sanitizer 
 # this run went.
 # <!-- END SOLUTION -->
 #
-# **Question 8.7** *(written)*. The fix did not change the cycle count much. Could moving a `set_flag` later
-# ever make a correct kernel slower, and how would you see it?
+# **Question 8.7** *(written)*. Compare the buggy and the fixed kernel's cycles. Why is the fixed one not
+# faster — and, in general, when does moving a `set_flag` later make a correct kernel slower, and how would
+# you see it?
 #
 # <!-- BEGIN SOLUTION -->
-# Yes: a "buffer free" flag set later lets the producer reuse that buffer later, so MTE2 may wait longer before
-# loading the next tile into it. Here MTE2 was not the bottleneck (VECTOR is busy most of the run), so the
-# delay was hidden. The timeline would show it as longer hatched `wait_flag` bars on MTE2. The best place for
-# a "buffer free" flag is right after the last instruction that reads the buffer: the earliest point that is
-# still safe.
+# The buggy kernel was "fast" because VECTOR started on data that had not arrived: its flag fired after the
+# load of `x` alone. The fixed flag fires after the load of `w` too, so VECTOR waits for it — time that a
+# correct kernel must spend. In general a `set_flag` placed later than the last instruction it stands for
+# delays its consumer for nothing: a "data ready" flag after an unrelated load makes the consumer wait for
+# that load too, and a "buffer free" flag after an unrelated instruction makes the producer wait before
+# reusing the buffer. The timeline shows it as longer hatched `wait_flag` bars on the waiting pipe. The best
+# place for a flag is right after the last instruction it stands for: the earliest point that is still safe.
 # <!-- END SOLUTION -->

@@ -12,5 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 #: Hand-written assembly kernels (``examples/*.s``).
 EXAMPLES = REPO / "examples"
+#: Kernels written for the labs' exercises (``labs/kernels/*.s``), such as lab 8's buggy one.
+KERNELS = REPO / "labs" / "kernels"
 
-__all__ = ["EXAMPLES", "REPO"]
+__all__ = ["EXAMPLES", "KERNELS", "REPO"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from dsasim import bench_path, bench_vector
 from isa import Copy, DsasimError, DType, Pipe, Program, SetFlag, WaitFlag, parse
-from labs import EXAMPLES
+from labs import KERNELS
 from labs.checks.core import Grader, exercise
 from simulator import Run, load_chip, simulate
 
@@ -51,7 +51,9 @@ def _double_bound(tile: int, n: int) -> float:
     load = bench_path(chip, "gm-ub", nbytes, count=1).cycles
     comp = bench_vector(chip, "exp", DType.F16, math.ceil(nbytes / chip.vector.bytes_per_repeat), count=1).cycles
     store = bench_path(chip, "ub-gm", nbytes, count=1).cycles
-    return load + comp + store + (n - 1) * max(load, comp, store)
+    lat = chip.paths["gm_ub"].latency
+    pace = max(load - lat, comp, store - lat, (load + comp) / 2, (comp + store) / 2)
+    return load + comp + store + (n - 1) * pace
 
 
 @exercise("8.1", "double_buffered_exp(n_tiles, tile) → assembly text of a double-buffered y = exp(x)")
@@ -140,43 +142,52 @@ def _broken(g: Grader, answer: Any) -> None:
     )
 
 
-def _silu_run() -> Run:
-    return simulate(EXAMPLES / "buggy_double_buffer.s", "edu", sanitize=True, timing_only=True)
+#: Lab 8's buggy kernel: a double-buffered z = exp(x · w) whose flags race (labs/kernels/).
+BUGGY = KERNELS / "buggy_gated_exp.s"
 
 
-@exercise("8.4", "'RAW', 'WAR' or 'WAW': the hazard the sanitizer reports for the buggy SiLU kernel")
+def _buggy_run() -> Run:
+    return simulate(BUGGY, "edu", sanitize=True, timing_only=True)
+
+
+@exercise("8.4", "'RAW', 'WAR' or 'WAW': the hazard the sanitizer reports for the buggy gated kernel")
 def _hazard(g: Grader, answer: Any) -> None:
     choice = g.choice(answer, ("RAW", "WAR", "WAW"))
-    hazards = {f.hazard.lower() for f in _silu_run().sanitizer.findings if f.hazard}
-    g.right(choice in hazards, f"your answer {answer!r}", hint="each race's first line names its hazard")
+    hazards = {f.hazard.lower() for f in _buggy_run().sanitizer.findings if f.hazard}
+    g.right(
+        choice in hazards,
+        f"your answer {answer!r}",
+        hint="each race's first line names its hazard; the instruction listed first is the one meant to go first",
+    )
 
 
-@exercise("8.5", "fix_silu(text) → the buggy SiLU kernel with its flags moved (lines only moved)")
+@exercise("8.5", "fix_gated(text) → the buggy gated kernel with its flags moved (lines only moved)")
 def _fix(g: Grader, fn: Any) -> None:
-    g.function(fn, "fix_silu", 1)
-    text = (EXAMPLES / "buggy_double_buffer.s").read_text()
-    case = "fix_silu(<examples/buggy_double_buffer.s>)"
+    g.function(fn, "fix_gated", 1)
+    text = BUGGY.read_text()
+    case = "fix_gated(<labs/kernels/buggy_gated_exp.s>)"
     fixed_text = g.call(fn, text, case=case)
     program = _assemble(g, fixed_text, case, "fixed.s")
-    original = parse(text, "buggy_double_buffer.s")
+    original = parse(text, BUGGY.name)
     if Counter(program.cores[0]) != Counter(original.cores[0]) or program.tensors != original.tensors:
         g.fail(
             f"{case}: the fixed kernel must hold the same instructions and tensors, only in another order",
             hint="move lines; do not add, delete or change any",
         )
-    x = np.random.default_rng(5).standard_normal(original.tensors[0].size).astype(np.float16)
-    run = _sanitized(g, program, case, {"x": x})
+    rng = np.random.default_rng(5)
+    data = {t.name: rng.standard_normal(t.size).astype(np.float16) for t in original.tensors if t.name != "z"}
+    run = _sanitized(g, program, case, data)
     if not run.sanitizer.clean:
         g.fail(
             f"{case}: the sanitizer still reports {len(run.sanitizer.findings)} problem(s); the first:\n"
             f"  {_first_finding(run)}",
-            hint="a 'buffer free' flag may only fire once every instruction that reads the buffer has run",
+            hint="a 'data ready' flag may only fire once every load it stands for has been issued before it",
         )
-    xf = x.astype(np.float32)
+    want = np.exp(data["x"].astype(np.float32) * data["w"].astype(np.float32))
     g.right(
-        bool(np.allclose(run.outputs["y"].astype(np.float32), xf / (1 + np.exp(-xf)), rtol=1e-2, atol=1e-2)),
+        bool(np.allclose(run.outputs["z"].astype(np.float32), want, rtol=1e-2, atol=1e-2)),
         f"{case}: the outputs",
-        hint="the flags are clean but y is wrong: did a move change which data an instruction reads?",
+        hint="the flags are clean but z is wrong: did a move change which data an instruction reads?",
     )
     flags = sum(isinstance(i, SetFlag | WaitFlag) for i in program.cores[0])
     if not flags:

@@ -1,6 +1,7 @@
 """No student-facing page or example gives an exercise's answer away.
 
-Students read ``docs/labs.md``, the example kernels (``examples/*.s``) and their own notebooks. Each is
+Students read ``docs/labs.md``, the example kernels (``examples/*.s``, ``labs/kernels/*.s``) and their own
+notebooks. Each is
 scanned for what would hand over an answer, and every candidate is graded — it must *fail* its check:
 
 - a ``check("N.M", …)`` call whose argument is a literal, or (in a page's code block) a value the block
@@ -111,11 +112,15 @@ def test_docs_labs_gives_no_answer():
     assert not leaks, "docs/labs.md gives answers away:\n" + "\n".join(leaks)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.s")), ids=lambda p: p.name)
-def test_examples_give_no_answer(path):
+KERNEL_FILES = sorted([*(ROOT / "examples").glob("*.s"), *(ROOT / "labs" / "kernels").glob("*.s")])
+
+
+@pytest.mark.parametrize("path", KERNEL_FILES, ids=lambda p: p.name)
+def test_example_kernels_give_no_answer(path):
+    """``examples/*.s`` and the labs' own kernels (``labs/kernels/*.s``)."""
     kernel = path.read_text()
     leaks = leaks_in_page(comments(kernel)) + [f"prescribes its fix: {c}" for c in prescribed_fixes(kernel)]
-    assert not leaks, f"examples/{path.name}:\n" + "\n".join(leaks)
+    assert not leaks, f"{path.relative_to(ROOT)}:\n" + "\n".join(leaks)
 
 
 @pytest.mark.parametrize("lab", find_labs(), ids=lambda lab: lab.slug)

@@ -60,16 +60,30 @@ def double_buffered_exp(n_tiles: int, tile: int, *, event=lambda b: b) -> str:
 
 
 def _fix_first_race_only(text: str) -> str:
-    """Moves tile 0's 'x free' flag after its v.mul, as the first race suggests, and stops there."""
+    """Moves the first early 'loaded' flag after its tile's load of w, as the first race suggests, and stops."""
     out, pending, done = [], None, False
     for line in text.splitlines():
-        if not done and line.strip().startswith("set_flag    v -> mte2") and out and "v.cast" in out[-1]:
+        if not done and line.strip().startswith("set_flag    mte2 -> v") and out and "x[" in out[-1]:
             pending = line
             continue
         out.append(line)
-        if pending is not None and line.split()[:1] == ["v.mul"]:
+        if pending is not None and "w[" in line:
             out.append(pending)
             pending, done = None, True
+    return "\n".join(out) + "\n"
+
+
+def _free_the_buffers_later(text: str) -> str:
+    """Moves each 'buffers free' flag (v -> mte2) after the tile's v.exp: the wrong flag."""
+    out, pending = [], None
+    for line in text.splitlines():
+        if line.strip().startswith("set_flag    v -> mte2") and out and "v.mul" in out[-1]:
+            pending = line
+            continue
+        out.append(line)
+        if pending is not None and line.split()[:1] == ["v.exp"]:
+            out.append(pending)
+            pending = None
     return "\n".join(out) + "\n"
 
 
@@ -81,10 +95,11 @@ WRONG = {
         lambda n, t: "mte2.copy ub[0x0], x",
         lambda n, t: double_buffered_exp(n, t, event=lambda b: 0),  # one event id for both buffer sets
     ],
-    "8.4": ["RAW", "WAW"],
+    "8.4": ["WAR", "WAW"],
     "8.5": [
         lambda text: text,
         lambda text: "\n".join(x for x in text.splitlines() if "set_flag" not in x),
         _fix_first_race_only,
+        _free_the_buffers_later,
     ],
 }
