@@ -25,6 +25,7 @@ from compiler.language.tensor import (
     expand,
     f32,
     is_number,
+    materialize,
     promote,
     rounded,
     unary,
@@ -158,9 +159,7 @@ def store(pointer: Pointer, value: object, mask: object = None, **_: object) -> 
     if isinstance(value, np.ndarray):
         raise LanguageError("storing an index tile is not supported", hint="store loaded or computed data")
     v = value if isinstance(value, Tensor) else full(shape, value, p.arg.dtype)
-    if v.trans:
-        raise LanguageError("storing a transposed tile is not supported", hint="transpose the offsets instead")
-    v = cast(v, p.arg.dtype)
+    v = cast(materialize(v), p.arg.dtype)
     v, _row = expand(v, shape, full=True)
     offs = np.broadcast_to(np.asarray(p.offs), shape)
     a = analyse(offs, m, p.arg.size, "store", p.arg.name)
@@ -303,8 +302,7 @@ def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
             raise LanguageError(f"tl.{kind} over a whole 2-D tile is not supported", hint="reduce along axis=1")
         axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
     axis = axis + nd if axis < 0 else axis
-    if x.trans:
-        raise LanguageError("a transposed tile can only feed tl.dot", hint="transpose the offsets instead")
+    x = materialize(x)
     src = x.view_as(rc(x.shape)) if nd == 1 else x
     columns = nd == 2 and axis == 0 and x.shape[0] > 1  # down the columns: v.transpose, then rows
     if columns:

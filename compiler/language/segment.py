@@ -231,6 +231,9 @@ class Segment:
             if rec.attrs[0] == "row":
                 return [VUnary("copy", d, s[0], dt, shape, None, 0 if r > 1 else None)]
             return [VBroadcast(d, s[0], dt, shape)]
+        if rec.op == "transpose":
+            rs, cs = vals[rec.ins[0]].shape
+            return [VTranspose(d, s[0], dt, shp(rs, cs))]
         if rec.op == "where":
             return self._where(rec, d, s, dt, r, c)
         if rec.op == "reduce":

@@ -97,7 +97,7 @@ class Tensor:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = dtype
         self.data = data
-        self.trans = False  # a transposed view (tl.trans) of the stored value, for dot
+        self.trans = False  # a transposed view of the stored value (tl.trans, a column-major load)
 
     def __repr__(self) -> str:
         return f"<tensor {self.dtype}{list(self.shape)} (value {self.vid})>"
@@ -254,13 +254,22 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
         return x
     if x.dtype is dtype:
         return x
-    out = vec("cast", (x,), x.shape, dtype, (dtype.value,), compute=lambda: f32(x.data))
-    out.trans = x.trans
-    return out
+    x = materialize(x)
+    return vec("cast", (x,), x.shape, dtype, (dtype.value,), compute=lambda: f32(x.data))
+
+
+def materialize(x: Tensor) -> Tensor:
+    """A transposed view (``tl.trans``, a column-major load) in its own layout, for vector code: a
+    ``v.transpose`` into a new tile (``tl.dot`` reads the view directly: MTE1 transposes)."""
+    if not x.trans:
+        return x
+    stored = Tensor(x.vid, x.shape[::-1], x.dtype, None if x.data is None else x.data.T)
+    return vec("transpose", (stored,), x.shape, x.dtype, compute=lambda: stored.data.T)
 
 
 def trans(x: object) -> object:
-    """``tl.trans``: index tiles are transposed now; a tensor becomes a transposed view (for ``dot``)."""
+    """``tl.trans``: index tiles are transposed now; a tensor becomes a transposed view — ``tl.dot`` reads it
+    as it is (MTE1 transposes into L0B), vector code first makes it a tile of its own (``v.transpose``)."""
     if isinstance(x, np.ndarray):
         return x.T
     if not isinstance(x, Tensor) or len(x.shape) != 2:
@@ -274,10 +283,9 @@ def expand(x: Tensor, shape: tuple[int, ...], full: bool = False) -> tuple[Tenso
     """``x`` broadcast to ``shape``: the tensor to read and whether it is one row read with stride 0.
     Columns and scalars are spread along their rows first (``v.rowbcast``); with ``full`` a row is too."""
     xs = (1,) * (len(shape) - len(x.shape)) + x.shape
+    x = materialize(x)
     if xs == tuple(shape):
         return x.view_as(shape), False
-    if x.trans:
-        raise LanguageError("a transposed tile can only feed tl.dot", hint="transpose the offsets instead")
     r, c = rc(shape)
     ok = all(a in (1, b) for a, b in zip(xs, shape))
     if not ok:
@@ -356,6 +364,7 @@ def _with_number(op: str, x: Tensor, s: float, number_first: bool) -> Tensor:
 
 
 def _scal(op: str, x: Tensor, s: float) -> Tensor:
+    x = materialize(x)
     return vec(
         "scal", (x,), x.shape, x.dtype, (op,), (float(s),), compute=lambda: SCALAR[op](f32(x.data), np.float32(s))
     )
@@ -369,4 +378,5 @@ def unary(op: str, x: object) -> Tensor | object:
         return float(UNARY[op](np.float64(x)))
     if x.dtype not in FLOATS:
         raise LanguageError(f"{op} of a {x.dtype} tensor is not supported", hint="use .to(tl.float32)")
+    x = materialize(x)
     return vec("un", (x,), x.shape, x.dtype, (op,), compute=lambda: UNARY[op](f32(x.data)))

@@ -142,3 +142,24 @@ def column_stats(x_ptr, sum_ptr, max_ptr, min_ptr, M, N, BM: tl.constexpr, BN: t
     tl.store(sum_ptr + rn, tl.sum(x, axis=0), mask=rn < N)
     tl.store(max_ptr + rn, tl.max(tl.where(rm[:, None] < M, x, float("-inf")), axis=0), mask=rn < N)
     tl.store(min_ptr + rn, tl.min(tl.where(rm[:, None] < M, x, float("inf")), axis=0), mask=rn < N)
+
+
+@dsasim.jit
+def transpose_exp(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """y = exp(xᵀ) for an M×N x, one BN×BM tile of y per program: the tile is read row-major and
+    transposed on the vector unit (tl.trans)."""
+    pid = tl.program_id(0)
+    rm = tl.arange(0, BM)
+    rn = pid * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0)
+    y = tl.exp(tl.trans(x))
+    tl.store(y_ptr + rn[:, None] * M + rm[None, :], y, mask=(rn[:, None] < N) & (rm[None, :] < M))
+
+
+@dsasim.jit
+def column_major_scale(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """y = 2·x where x is read through column-major offsets (moved as its transpose, then v.transpose)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] + rn[None, :] * M, mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], x * 2.0, mask=(rm[:, None] < M) & (rn[None, :] < N))

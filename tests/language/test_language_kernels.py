@@ -14,11 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lang_kernels import (
     axpy_2d,
+    column_major_scale,
     column_stats,
     matmul_bias_relu,
     row_block_softmax,
     row_stats,
     scale_by_loaded_scalar,
+    transpose_exp,
     tutorial_matmul,
     unary_mix,
     uses_helper,
@@ -330,3 +332,22 @@ def test_reductions_down_the_columns(f16):
     assert_close(mxc, x.max(axis=0))
     assert_close(mnc, x.min(axis=0))
     assert_close(si, sc, ulps=2, atol=1e-2 if f16 else 1e-5)
+
+
+def test_trans_on_the_vector_unit():
+    M, N = 24, 100
+    x = RNG.standard_normal((M, N)).astype(np.float32)
+    y = np.zeros((N, M), np.float32)
+    (_, yc, *_), (_, yi, *_), run = both(transpose_exp[(2,)], x, y, M, N, BM=32, BN=64)
+    assert_close(yc, np.exp(x.T), ulps=4)
+    assert_close(yi, yc)
+    assert any(i.mnemonic == "v.transpose" for i in run.program.cores[0])
+
+
+def test_column_major_offsets_for_vector_code():
+    M, N = 20, 30
+    xt = RNG.standard_normal((N, M)).astype(np.float32)  # x[m, n] lives at xt[n, m]: column-major x
+    y = np.zeros((M, N), np.float32)
+    (_, yc, *_), (_, yi, *_), _ = both(column_major_scale[(1,)], xt, y, M, N, BM=32, BN=32)
+    assert_close(yc, 2 * xt.T)
+    assert_close(yi, yc)
