@@ -100,3 +100,7 @@ WRONG = {
     ],
     "6.6": ["a", "c", "d"],
 }
+
+# Hard-coded answers: right for at most one case, so the other cases must catch them.
+WRONG["6.3"].append(lambda algorithm, seq, head_dim, tile_q: 4 * seq * head_dim * 2)  # both algorithms alike
+WRONG["6.5"].append(lambda seq, tile_q, tile_kv: (10, 4))

@@ -176,3 +176,8 @@ WRONG = {
     "7.5": [lambda n, q: n / q, lambda n, q: n / (q + 1), lambda n, q: (n + 1) / q],
     "7.6": ["d, e", "d e f g", "a, b, c", "a, d, e, f, g, h"],
 }
+
+# Hard-coded answers: right for at most one case, so the other cases must catch them.
+WRONG["7.1"].append(lambda M, N, K: (1296, 96))
+WRONG["7.2"].append(lambda chip, M, N, K, tm, tn, tk, k0: "fits")
+WRONG["7.3"].append(lambda chip, op, tile, gm_bytes: gm_bytes / 128)  # edu's GM bandwidth, hard-coded
