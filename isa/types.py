@@ -80,6 +80,10 @@ class Space(enum.Enum):
 
 
 ON_CHIP = (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB)
+
+#: The largest magnitude of an integer option of an instruction (``stride=``, ``diag=``, …): 2**40, beyond
+#: any buffer, and far inside numpy's 64-bit integers.
+MAX_OPTION = 2**40
 SPACE_NAMES = frozenset(s.value for s in ON_CHIP)
 
 

@@ -328,3 +328,25 @@ def test_one_event_id_for_both_buffer_sets_is_flagged_whatever_the_timing(capsys
     assert "one_id.s:20" in out  # and the wait that consumed the first
     rc, out, _ = dsasim(capsys, "run-asm", VECTOR_ADD, "--sanitize")
     assert rc == 0 and "no flag misuse" in out
+
+
+def test_a_huge_diagonal_built_in_python_is_a_validation_error():
+    import dataclasses
+
+    from isa import ValidationError, VTriangle, parse
+    from simulator import simulate
+
+    text = (
+        ".tensor x f16[256] in\n.tensor y f16[256] out\n.core 0\n"
+        "    mte2.copy   ub[0x0000], x[0x0000], f16[256]\n"
+        "    set_flag    mte2 -> v, 0\n    wait_flag   mte2 -> v, 0\n"
+        "    v.tril      ub[0x1000], ub[0x0000], -inf, f16[16,16], diag=3\n"
+        "    set_flag    v -> mte3, 0\n    wait_flag   v -> mte3, 0\n"
+        "    mte3.copy   y[0x0000], ub[0x1000], f16[256]\n"
+    )
+    p = parse(text)
+    core = list(p.cores[0])
+    i = next(i for i, ins in enumerate(core) if isinstance(ins, VTriangle))
+    core[i] = dataclasses.replace(core[i], diag=10**20)
+    with pytest.raises(ValidationError, match=r"diag=\d+ is out of range"):
+        simulate(type(p)(p.tensors, (tuple(core),), p.chip), "edu")

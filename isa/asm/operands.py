@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from isa.types import DTYPE_NAMES, SPACE_NAMES, Addr, DType, Pipe, Space
+from isa.types import DTYPE_NAMES, MAX_OPTION, SPACE_NAMES, Addr, DType, Pipe, Space
 
 # ---------------------------------------------------------------------------------------- tokens
 
@@ -348,10 +348,6 @@ class Args:
         if abs(int(v.value)) > MAX_OPTION:
             self.fail(f"{key}={v.value} is out of range", v.col, v.text, f"|{key}| is at most 2**40 = {MAX_OPTION}")
         return int(v.value)
-
-
-#: The largest magnitude of an integer option (``stride=``, ``diag=``, …): 2**40, beyond any buffer.
-MAX_OPTION = 2**40
 
 
 def _dtype_hint() -> str:

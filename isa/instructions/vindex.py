@@ -19,7 +19,7 @@ from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
 from isa.instructions.dma import convert
 from isa.instructions.vector import NUMERIC, VectorInstruction, is_dense, vector_repeats
-from isa.types import Addr, DType, Region
+from isa.types import MAX_OPTION, Addr, DType, Region
 
 if TYPE_CHECKING:
     from isa.asm.operands import Args
@@ -93,6 +93,11 @@ class VTriangle(VectorInstruction):
             region(self.src, self.dtype, rows, cols, self.src_stride, False),
             region(self.dst, self.dtype, rows, cols, self.dst_stride, True),
         )
+
+    def check(self, chip: ChipParams | None = None) -> None:
+        VectorInstruction.check(self, chip)
+        if abs(self.diag) > MAX_OPTION:  # a program built in Python: the assembler bounds it already
+            raise self.fail(f"diag={self.diag} is out of range", hint=f"|diag| is at most 2**40 = {MAX_OPTION}")
 
     def keep(self, rows: int, cols: int) -> np.ndarray:
         """The ``rows × cols`` mask of the elements kept from the source."""
