@@ -268,9 +268,10 @@ check("1.6", half_peak_sizes)
 #
 # <!-- BEGIN SOLUTION -->
 # The add does one FLOP per six bytes, far left of every ridge: it is bound by the GM→UB path of its one core
-# (the roofline points sit on that slope, and the run reaches about 70% of that bound). Neither a faster vector
-# unit nor a faster Cube would help; more GM→UB bandwidth (or more cores, each bringing its own path, up to
-# GM's limit) would, and so would moving fewer bytes — fusing the add into the kernel that produces `x`.
+# (the roofline points sit on that slope; the table gives the share of its bound the run reached). Neither a
+# faster vector unit nor a faster Cube would help; more GM→UB bandwidth (or more cores, each bringing its own
+# path, up to GM's limit) would, and so would moving fewer bytes — fusing the add into the kernel that
+# produces `x`.
 # <!-- END SOLUTION -->
 #
 # **Question 1.8** *(written)*. On the 256³ and 512³ matmuls the 910B-like core reaches a much larger share of

@@ -297,9 +297,9 @@ check("3.6", answer_3_6)
 #
 # <!-- BEGIN SOLUTION -->
 # `exp` is balanced: at 4 rows its load, compute and store are of similar length, so overlapping them saves a
-# large share, and the measured gain (single vs double at the same tile) is about 1.6×. The add spends most
+# large share, and the measured gain (single vs double at the same tile, in the table) is large. The add spends most
 # of each tile in its two loads: overlapping hides only the short add and the store behind them, and the
-# measured gain is much smaller (about 1.15×). A kernel dominated by one stage — all loads, or all compute —
+# measured gain is much smaller. A kernel dominated by one stage — all loads, or all compute —
 # gains almost nothing: the dominant pipe is already busy all the time.
 # <!-- END SOLUTION -->
 #

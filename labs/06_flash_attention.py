@@ -531,10 +531,9 @@ check("6.6", answer_6_6)
 # unit works, and only FIXPIPE's move into the single UB slot must wait — for MTE3 to copy `Pᵀ_t` out to L1.
 # The program places the Vector unit's rescale and add of step `t−1` right after the softmax of step `t`,
 # so the Vector unit has work to do during that move; only the rest of the move is exposed (the table's
-# `VECTOR waits flag:fix`), and depth 1 takes about 8% more cycles at `d = 64`. The rescale and add cover
+# `VECTOR waits flag:fix`), and depth 1 takes a few percent more cycles at `d = 64`. The rescale and add cover
 # the `d + 1` rows of the accumulator: with `d = 32` there is less Vector work to hide the move behind,
-# while the score tile to move is as large as before, so depth 2 gains more — about 17% (30,255 against
-# 25,947 cycles).
+# while the score tile to move is as large as before, so depth 2 gains more (compare your two measurements).
 # <!-- END SOLUTION -->
 #
 # **Question 6.9** *(written)*. In the plot of section 5, causal flash's cycles fall less than its steps,
