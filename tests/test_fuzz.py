@@ -82,6 +82,8 @@ def mutated_line(draw) -> str:
     line = draw(st.sampled_from(LINES))
     words = line.replace(",", " , ").split()
     for _ in range(draw(st.integers(0, 3))):
+        if not words:
+            break
         i = draw(st.integers(0, max(0, len(words) - 1)))
         what = draw(st.sampled_from(["number", "token", "drop", "dup"]))
         if what == "number":

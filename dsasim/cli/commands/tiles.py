@@ -19,6 +19,7 @@ from dsasim.cli.commands.budget_args import add_budget_option
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
+from isa import DsasimError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +45,11 @@ def main(args: argparse.Namespace) -> int:
         check_output_path("-o", args.output, PICTURE_TYPES)
     op, schedule = op_and_schedule(args)
     compiled = compile_op(op, schedule, args.chip, max_instructions=args.max_instructions)
+    if not compiled.passes:
+        raise DsasimError(
+            f"{op.name} has no tiling plan to picture: it is not built by the shared passes",
+            hint=f"dsasim compile {op.name} --shape {op.shape_text()} --show-passes prints its plan",
+        )
     data = tiles_data(compiled, args.step, args.core)
     if args.json:
         print(json.dumps(data.to_json(), indent=2))
