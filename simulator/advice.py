@@ -398,6 +398,14 @@ def _waits_on(
     slow = path is not None and root in pipes and run.chip.paths[path].shared and latency_dominated(pipes[root])
     if slow:
         lead += f", {latency_text(run, core, root, path)}"
+    shared = pipes[root].stalls.get("bandwidth", 0) / run.stats.cycles if root in pipes else 0.0
+    if shared >= 0.25:  # the root streamed slower than alone: GM (HBM, or the L2's link) is the limit
+        hbm = (run.stats.l2.miss_bytes + run.stats.l2.write_bytes) if run.stats.l2 is not None else run.stats.gm_bytes
+        name = "HBM" if run.chip.l2 is not None else "GM"
+        lead += (
+            f", which lost {_pct(shared)} of the time to {name} bandwidth shared with other transfers ({name} at "
+            f"{hbm / run.stats.cycles:.0f} of {run.chip.gm_bandwidth:g} B/cycle)"
+        )
     knob = _pick(kn, path, buffer, root.value)
     counts = run.stats.counts[core] if run.stats.counts else Counter(run.program.cores[core])
     handovers = sum(

@@ -322,3 +322,16 @@ def test_the_bound_is_each_pipes_own_cost_and_names_the_verdicts_pipe():
     assert roof.bounds["vector"] == 8 * 6 * 72
     assert roof.bound_by == "vector" and (d.kind, d.pipe) == ("compute-bound", Pipe.V)
     assert roof.peaks["vector"] == 8 * 6 * 32  # the classic roofline's term: repeats at one per cycle
+
+
+def test_many_cores_streaming_their_own_tiles_are_bound_by_hbm():
+    """Four cores add tiles of their own: every load misses the L2, HBM (128 B/cycle on edu) is the limit,
+    and both the roofline and the verdict say so."""
+    run = simulate(parse(vector_pipeline(32, 2, 4096, 4, work=1)), cores=4, timing_only=True)
+    d = diagnose(run)
+    assert run.stats.l2.hits == 0
+    assert run.stats.roofline.bound_by == "GM" and run.stats.roofline.fraction > 0.85
+    assert (d.pipe, d.chain) == (Pipe.V, (Pipe.MTE2,))
+    hbm = (run.stats.l2.miss_bytes + run.stats.l2.write_bytes) / run.cycles
+    assert f"to HBM bandwidth shared with other transfers (HBM at {hbm:.0f} of 128 B/cycle)" in d.text
+    assert "GM bandwidth is the limit" in d.advice
