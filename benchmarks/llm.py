@@ -103,6 +103,17 @@ def batch_sweep() -> tuple[Table, object]:
     return Table("crossover", cmd + " --roofline decode_roofline.png", header, rows, notes), c
 
 
+def batched() -> Table:
+    rows = []
+    for b in (False, True):
+        m = run_layer("decode", 64, context=CONTEXT, chip=CHIP, timing_only=True, batched=b, **MODELS[MODEL]).metrics
+        rows.append(("one batched kernel each" if b else "a kernel per (sequence, key head)", f"{m.cycles:,}",
+                     f"{m.attention_cycles:,}", f"{m.attention_cycles / m.cycles:.0%}"))  # fmt: skip
+    header = ("decode attention's matmuls (batch 64)", "step cycles", "attention cycles", "attention share")
+    cmd = f"dsasim graph decoder-layer --phase decode --batch 64 --context {CONTEXT} {ON} --timing-only"
+    return Table("batched", cmd, header, rows, [])
+
+
 def gemv() -> Table:
     rows = []
     for b in (1, 4):
@@ -163,7 +174,7 @@ def main() -> None:
     sweep, cross = batch_sweep()
     tables = [sweep]
     print(f"## {sweep.name}\n\n{sweep.markdown()}\n", flush=True)
-    for make in (phases, gemv, grouped_query, capacity):
+    for make in (phases, batched, gemv, grouped_query, capacity):
         tables.append(make())
         print(f"## {tables[-1].name}\n\n{tables[-1].markdown()}\n", flush=True)
     if args.write:

@@ -7,13 +7,14 @@ the GM bandwidth slope; they meet at the ridge point. Each point is labelled wit
 
 from __future__ import annotations
 
+from typing import Any
+
 from dsasim.api import chip_for
-from dsasim.llm import Crossover
 from simulator.config import Chip
 from simulator.plots.style import MMAD_COLOR, RUN_COLORS, DsasimFigure, new_figure, styled
 
 
-def decode_roofline(c: Crossover, chip: Chip | str | None = None) -> DsasimFigure:
+def decode_roofline(c: Any, chip: Chip | str | None = None) -> DsasimFigure:
     """The decode points of ``c`` (a ``dsasim.llm.crossover``) on the GM roofline of ``chip`` (default: the
     chip ``c`` ran on)."""
     chip = chip_for(chip) if chip is not None else c.chip
