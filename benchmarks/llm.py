@@ -21,9 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from compiler.gemv import vector_gemv  # noqa: E402
+from compiler.graph.ir import Node  # noqa: E402
+from dsasim.api import chip_for  # noqa: E402
+from dsasim.graph_run import compile_node  # noqa: E402
 from dsasim.llm import LAYERS, MODELS, crossover, kv_capacity, run_layer  # noqa: E402
 from dsasim.plots.llm import decode_roofline  # noqa: E402
 from simulator.plots import save_figure  # noqa: E402
+from simulator.run import simulate  # noqa: E402
 
 DOC = ROOT / "docs" / "llm.md"
 FIGURES = ROOT / "docs" / "llm-figures"
@@ -114,17 +119,27 @@ def batched() -> Table:
     return Table("batched", cmd, header, rows, [])
 
 
+def _measured(op: object, times: int = 1) -> str:
+    """Simulated cycles of ``op`` (timing-only, default schedule over every core), ``times`` kernels."""
+    chip = chip_for(CHIP)
+    program = compile_node(Node("x", op, ()), chip, chip.cores).program
+    return f"{times * simulate(program, chip, timing_only=True).cycles:,}"
+
+
 def gemv() -> Table:
     rows = []
     for b in (1, 4):
         r = run_layer("decode", b, context=CONTEXT, chip=CHIP, timing_only=True, **MODELS[MODEL])
+        g = r.graph_run.source
         for ch in r.gemv:
             if ch.node in ("q_proj", "ffn.down"):
+                op = g.node(ch.node).op
                 vec = f"{ch.vector_cycles:,.0f} ({ch.vector.bound})" if ch.vector else "does not fit UB"
                 rows.append((b, ch.node, f"{ch.m}x{ch.n}x{ch.k}", f"{ch.cube_cycles:,.0f} ({ch.cube.bound})",
-                             f"{ch.padding:.0%}", vec, ch.unit))  # fmt: skip
+                             f"{ch.padding:.0%}", vec, ch.unit, _measured(op),
+                             _measured(vector_gemv(op.n, op.k, op.dtype), op.m)))  # fmt: skip
     header = ("batch", "projection", "m×n×k", "Cube: predicted cycles (bound)", "Cube padding",
-              "Vector: predicted cycles (bound)", "chosen")  # fmt: skip
+              "Vector: predicted cycles (bound)", "chosen", "Cube: simulated", "Vector: simulated")  # fmt: skip
     cmd = f"dsasim graph decoder-layer --phase decode --batch 4 --context {CONTEXT} {ON} --timing-only"
     return Table("gemv", cmd, header, rows, [])
 
