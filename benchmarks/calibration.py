@@ -135,7 +135,9 @@ def render(chip: Chip | None = None, comparisons: list[cal.Comparison] | None = 
         "  back-to-back streams measure, so every point above is that *occupancy*) and keeps up to",
         f"  {chip.paths['gm_ub'].outstanding} in flight while each waits out its latency ({chip.paths['gm_ub'].latency}"
         " cycles) [assumed]: a",
-        "  transfer alone takes that much longer, a stream does not, and deeper prefetch hides it. The fitted",
+        "  transfer alone takes that much longer, a stream does not, and deeper prefetch hides it. Every msKPP",
+        "  point above therefore reads as it did before the model had transfers in flight and an L2 (before =",
+        "  after; the chip-level streams moved by under 1%). The fitted",
         f"  start-up still charges asc-devkit's 128-B copies {tiny.model:.0f} ns each where they run one per"
         f" {tiny.point.measured:.1f} ns",
         "  per core: msKPP's ~100 ns per small transfer in a back-to-back stream and asc-devkit's 11 ns cannot both",

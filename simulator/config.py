@@ -105,6 +105,10 @@ class VectorConfig:
         c = self.costs
         return c.get(f"{op}.{dtype.value}", c.get(op, c["default"]))
 
+    def cast_cost(self, src: DType, to: DType) -> int:
+        """Cycles per repeat of ``v.cast`` from ``src`` to ``to``: ``cast.SRC.TO`` if the table has it."""
+        return self.costs.get(f"cast.{src.value}.{to.value}") or self.cost("cast", src)
+
     def min_cycles(self, op: str, dtype: DType) -> int:
         m = self.mins
         return m.get(f"{op}.{dtype.value}", m.get(op, m["default"]))
@@ -422,9 +426,11 @@ _VECTOR_OPS = frozenset(
 
 def _op_table(t: _Reader) -> dict[str, int]:
     out = {"default": t.integer("default", 0, 100000)}
+    names = [d.value for d in DType]
     for key in list(t.data):
         op, _, dt = key.partition(".")
-        if op not in _VECTOR_OPS or (dt and dt not in [d.value for d in DType]):
+        src, _, to = dt.partition(".")  # "cast.f32.bf16": a cast from one type to another
+        if op not in _VECTOR_OPS or (src and src not in names) or (to and (op != "cast" or to not in names)):
             continue  # left for done() to report as unknown
         out[key] = t.integer(key, 0, 100000)
     t.done()

@@ -617,3 +617,21 @@ def test_deeper_prefetch_pays_on_small_tiles_and_not_on_large_ones():
     assert large[0] / large[1] < 1.05
     shown = effects.blocks(effects.MODEL_DOC.read_text())["prefetch-depth"]
     assert shown == f"{e.markdown()}\n\nOne row of it: `{e.command}`", "run benchmarks/effects.py --write"
+
+
+def test_a_cast_may_have_its_own_rate_per_pair_of_types():
+    """``cost[cast.f32.bf16]`` for that pair only; other casts keep ``cost[cast]``. A repeat is 256 B of the
+    narrower type: 4096 f32 → bf16 is 32 repeats."""
+    chip = make_chip({"vector": {"startup": 3, "cost": {"cast": 1, "cast.f32.bf16": 2}, "min_cycles": {"default": 0}}})
+    src = ".core 0\n    v.cast ub[0x8000], ub[0x0000], f32[4096], to={to}\n"
+    for to, per in (("bf16", 2), ("f16", 1)):
+        (start, end), = trace_of(parse(src.format(to=to)), chip).values()
+        assert end - start == 3 + per * 32, to
+
+
+@pytest.mark.parametrize("key", ["add.f32.f16", "cast.f32.f99", "cast.f99"])
+def test_only_casts_take_a_pair_of_types(key):
+    from isa import ConfigError
+
+    with pytest.raises(ConfigError, match="is not a known field"):
+        make_chip({"vector": {"cost": {key: 2}}})

@@ -66,8 +66,10 @@ class Copy(Instruction):
     parameters of the route's path; ``streamed`` rounds every burst up to the path's granularity;
     ``floor`` is ``min_cycles``, plus ``⌈streamed / issue_bandwidth⌉`` on a path that sets an issue rate.
     Routes through GM share the chip's GM bandwidth with every transfer in flight on every core
-    (fluid fair sharing, each capped at its path's peak). A descriptor whose strides equal its row
-    length is moved as a single burst; a transposed copy moves one burst per source row.
+    (fluid fair sharing, each capped at its path's peak; with an L2, a re-read view shares the L2's
+    instead), hold their queue that long, and complete the path's ``latency`` later, up to its
+    ``outstanding`` transfers in flight. A descriptor whose strides equal its row length is moved as a
+    single burst; a transposed copy moves one burst per source row.
 
     Notes: the pipe is part of the mnemonic so that a reader sees which queue a copy waits in; it must
     match the route (GM→L1, GM→UB, GM→L0A, GM→L0B on ``mte2``; L1→L0A, L1→L0B on ``mte1``; UB→GM, UB→L1
