@@ -360,3 +360,8 @@ def test_tiles_of_a_kernel_without_a_loop_nest_is_a_clean_error(capsys):
     if compile(make_op("attention", "1x1x128x64"), None, chip_for("edu")).passes:
         pytest.skip("attention is built by the passes now: its tiles can be drawn")
     assert "--show-passes" in user_error(capsys, "tiles", "attention", "--shape", "1x1x128x64")
+
+
+def test_tune_refuses_a_default_schedule_beyond_its_budget(capsys):
+    err = user_error(capsys, "tune", "matmul", "--shape", "65536x65536x65536", "--trials", "3")
+    assert "budget of 400,000" in err and "--max-instructions" in err

@@ -16,7 +16,10 @@ import json
 import shlex
 import sys
 
+from compiler.attention import Attention
 from compiler.tune import MAX_INSTRUCTIONS, STRATEGIES, TuneError
+from dsasim.api import chip_for
+from dsasim.budget import check_budget
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.paths import check_output_path
 from simulator.plots.style import FORMATS
@@ -81,6 +84,12 @@ def main(args: argparse.Namespace) -> int:
         raise TuneError(f"--trials {args.trials}: a search needs at least one trial", hint="e.g. --trials 50")
     if args.max_instructions < 1:
         raise TuneError(f"--max-instructions {args.max_instructions} must be positive", hint="e.g. 400000")
+    # Trial 0 is the compiler's default schedule: one beyond the budget would be compiled and simulated
+    # before any pruning helps. Refuse it up front, with the estimate (pins the tuner does not search
+    # stay as given).
+    if not isinstance(op, Attention):  # its pins leave the algorithm open: the tuner prices both
+        check_budget(op, schedule, chip_for(args.chip, schedule.cores), max_instructions=args.max_instructions,
+                     timing_only=True)  # fmt: skip
     result = tune(
         op,
         args.chip,
