@@ -64,6 +64,12 @@ def test_a_subcommand_usage_error_names_the_subcommand_once(capsys):
     assert "hint: dsasim run --help" in err
 
 
+def test_an_unknown_option_is_refused_by_its_command_with_did_you_mean(capsys):
+    err = user_error(capsys, "run", "add", "--shape", "64x64", "--timng-only")
+    assert "did you mean --timing-only?" in err and "dsasim run --help" in err
+    assert "hint: dsasim sweep --help" in user_error(capsys, "sweep", "add", "--shape", "64x64", "--timing-only")
+
+
 # ------------------------------------------------------------------------------- output paths
 
 

@@ -77,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's own parser says it, with its name and "did you mean" for an option
+        unknown(parser, args.command, extra)
     try:
         return int(args.func(args) or 0)
     except DsasimError as e:
@@ -88,6 +90,21 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def unknown(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> None:
+    """Refuse options ``command`` does not take, as ``dsasim COMMAND``'s usage error (exit 2)."""
+    sub = next(
+        (a.choices[command] for a in parser._actions if isinstance(a, argparse._SubParsersAction)), parser
+    )
+    options = [o for a in sub._actions for o in a.option_strings]
+    close = difflib.get_close_matches(extra[0].split("=")[0], options, n=1) if extra[0].startswith("-") else []
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    if close:
+        sub.print_usage(sys.stderr)
+        print(f"error: {message}\n  hint: did you mean {close[0]}? ({sub.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+    sub.error(message)
 
 
 if __name__ == "__main__":
