@@ -88,6 +88,9 @@ class CubeConfig:
     k0_bytes: int
     startup: int
     min_cycles: int
+    #: cycles from an mmad's end until its result in L0C is visible to FIXPIPE: a ``set_flag cube -> …``
+    #: fires that much later (optional, 0)
+    result_latency: int = 0
 
     def flops_per_cycle(self, dtype: DType = DType.F16) -> int:
         """Peak: one ``m0 × k0 × n0`` fractal per cycle, 2 FLOPs per MAC."""
@@ -357,6 +360,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
         c.integer("k0_bytes", 2, 1024),  # at least one f16/bf16 element: k0 = k0_bytes / element size
         c.integer("startup", 0, 100000),
         c.integer("min_cycles", 0, 100000),
+        c.integer("result_latency", 0, 100000) if "result_latency" in c.data else 0,  # optional
     )
     c.done()
 

@@ -635,3 +635,21 @@ def test_only_casts_take_a_pair_of_types(key):
 
     with pytest.raises(ConfigError, match="is not a known field"):
         make_chip({"vector": {"cost": {key: 2}}})
+
+
+def test_the_cubes_flags_fire_its_result_latency_after_the_mmad():
+    """mmad 16×16×16 on edu: startup 8 + 1 fractal = 9 cycles; with result_latency 13 its set_flag fires at
+    9 + 13 cycles after the mmad started, and FIXPIPE starts then."""
+    chip = make_chip({"core": {"issue_cycles": 0}, "cube": {"result_latency": 13}})
+    src = """\
+.tensor c f32[256] out
+.core 0
+    mmad      l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=16, k=16, n=16, init
+    set_flag  cube -> fix, 0
+    wait_flag cube -> fix, 0
+    fixpipe   c[0x0000], l0c[0x0000], f32[16,16]
+"""
+    run = simulate(parse(src), chip, timing_only=True)
+    assert run.flags[0].set_at == 9 + 13
+    fix = [t for t in run.trace if t.pipe is Pipe.FIX and t.index == 3]
+    assert fix[0].start == 9 + 13

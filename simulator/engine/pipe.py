@@ -74,6 +74,8 @@ class PipeUnit:
         self.closed = False
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
+        #: the Cube's results reach other pipes this many cycles after its mmads end (its flags fire later)
+        self.result_latency = machine.chip.cube.result_latency if pipe is Pipe.CUBE else 0
 
     # -- the scalar unit's side ----------------------------------------------------------------
     def push(self, index: int, at: int) -> None:
@@ -155,7 +157,7 @@ class PipeUnit:
                 elif kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
-                    at = self.inflight[-1].done if self.inflight else start
+                    at = self.inflight[-1].done if self.inflight else start + self.result_latency
                     if kind is SET:
                         flags.set(payload, at, index)
                     else:
