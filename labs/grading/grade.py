@@ -140,44 +140,45 @@ def _grade(nb: NotebookNode, sub: Submission, timeout: float) -> None:
         sub.flag("tampered", finding)
     sub.written = written_answers(expected, nb)
 
-    expressions = answer_expressions(expected)
-    results = {e.id: e for e in sub.exercises}
-    done: set[str] = set()
-    where = "before the first cell"
     with tempfile.TemporaryDirectory(prefix="dsasim-grade-") as tmp:
+        session = Session(Path(tmp), timeout)
+        where = ["before the first cell"]  # where the notebook is, for the flags
         try:
-            with Session(Path(tmp), timeout) as session:
-                setup = session.run(nbformat.v4.new_code_cell(f"import labs.grading.inkernel as {HELPER}"), hidden=True)
-                failed = [o for o in setup.outputs if o.output_type == "error"]
-                if failed:  # the labs cannot even be imported there: nothing can be graded
-                    raise RuntimeError(f"the kernel cannot import the graders: {failed[0].ename}: {failed[0].evalue}")
-                number = 0
-                for cell in nb.cells:
-                    if cell.cell_type != "code":
-                        continue
-                    number += 1
-                    where = f"code cell {number}"
-                    ex = exercise_of(cell, lab)
-                    session.run(cell)
-                    for out in cell.outputs:
-                        if out.output_type == "error" and ex is None and out.ename not in EXPECTED_ERRORS:
-                            sub.flag("error", f"{where}: {out.ename}: {str(out.evalue)[:120]}")
-                    if ex in expressions and ex not in done:  # what the student checked, else the lab's name
-                        done.add(ex)
-                        _grade_answer(session, results[ex], checked_expression(cell.source, ex) or expressions[ex])
-                where = "after the last cell"
-                for ex in expressions.keys() - done:  # exercise cells the student removed: take the answer now
-                    _grade_answer(session, results[ex], expressions[ex])
-                report = session.ask(f"{HELPER}.report(globals(), {lab})")
-                changed = altered(report.get("graders", {}), fingerprint(lab))
-                if changed:
-                    sub.flag("tampered", f"the graders were altered at run time ({', '.join(changed[:4])})")
-                if report.get("check_redefined"):
-                    sub.flag("tampered", "check is not labs.checks.check at the end of the notebook")
+            with session:
+                _run(session, nb, sub, answer_expressions(expected), where)
         except OutOfTime:
-            sub.flag("time limit", f"stopped in {where} after {timeout:g} s of the notebook's code")
+            sub.flag("time limit", f"stopped in {where[0]} after {timeout:g} s of the notebook's code")
         except KernelDied:
-            sub.flag("crashed", f"the kernel died in {where}")
+            sub.flag("crashed", f"the kernel died in {where[0]}")
+        sub.code_seconds = min(session.used, timeout)
+
+
+def _run(session: Session, nb: NotebookNode, sub: Submission, expressions: dict[str, str], where: list[str]) -> None:
+    """Run ``nb``'s cells, grading each exercise's answer right after its cell; then look for tampering."""
+    lab, results, done = sub.lab, {e.id: e for e in sub.exercises}, set()
+    setup = session.run(nbformat.v4.new_code_cell(f"import labs.grading.inkernel as {HELPER}"), hidden=True)
+    failed = [o for o in setup.outputs if o.output_type == "error"]
+    if failed:  # the labs cannot even be imported there: nothing can be graded
+        raise RuntimeError(f"the kernel cannot import the graders: {failed[0].ename}: {failed[0].evalue}")
+    for number, cell in enumerate((c for c in nb.cells if c.cell_type == "code"), start=1):
+        where[0] = f"code cell {number}"
+        ex = exercise_of(cell, lab)
+        session.run(cell)
+        for out in cell.outputs:
+            if out.output_type == "error" and ex is None and out.ename not in EXPECTED_ERRORS:
+                sub.flag("error", f"{where[0]}: {out.ename}: {str(out.evalue)[:120]}")
+        if ex in expressions and ex not in done:  # what the student checked, else the lab's name for it
+            done.add(ex)
+            _grade_answer(session, results[ex], checked_expression(cell.source, ex) or expressions[ex])
+    where[0] = "after the last cell"
+    for ex in sorted(expressions.keys() - done):  # exercise cells the student removed: take the answer now
+        _grade_answer(session, results[ex], expressions[ex])
+    report = session.ask(f"{HELPER}.report(globals(), {lab})")
+    changed = altered(report.get("graders", {}), fingerprint(lab))
+    if changed:
+        sub.flag("tampered", f"the graders were altered at run time ({', '.join(changed[:4])})")
+    if report.get("check_redefined"):
+        sub.flag("tampered", "check is not labs.checks.check at the end of the notebook")
 
 
 def _check_variant_cell(nb: NotebookNode, expected: Built, sub: Submission) -> None:

@@ -1,6 +1,7 @@
 """A class's grades as one CSV table, and each student's as Gradescope's autograder ``results.json``.
 
-The CSV has one row per student: id, total, maximum, flags, run time, variant seed, then for every
+The CSV has one row per student: id, total, maximum, flags, run time (and the part of it the notebook's own
+code took), variant seed, then for every
 exercise its points, status and first failure message, then each written question's answer text (to
 grade by hand). Gradescope's format (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
 ``score``, ``execution_time``, ``output`` and one entry of ``tests`` per exercise (``name``, ``number``,
@@ -33,6 +34,7 @@ def rows(subs: Sequence[Submission]) -> list[dict[str, Any]]:
             "max": _points(s.max_score),
             "flags": "; ".join(s.flags),
             "seconds": round(s.seconds, 1),
+            "code_seconds": round(s.code_seconds, 1),
             "variant_seed": "" if s.variant_seed is None else s.variant_seed,
             "file": s.path,
         }

@@ -47,6 +47,8 @@ class Submission:
     #: why an instructor should look at this notebook: "time limit", "crashed", "tampered", "error", ...
     flags: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: of ``seconds``, the time the notebook's own code took (what ``--timeout`` limits)
+    code_seconds: float = 0.0
     variant_seed: int | None = None
 
     @property

@@ -2,7 +2,7 @@
 within the time limit, whatever the notebooks do; per-student variants whose answers are their own.
 
 One folder holds a correct, a half-done, a wrong, a crashing, an endless and a tampered submission, and
-one that copied another student's answer; it is graded once, on two worker processes, and every test
+a short one that copied another student's answer to 3.6; it is graded once, on two worker processes, and every test
 below reads that run's CSV, Gradescope files and results. Points of lab 3: 3.1 = 2, 3.2 = 3, 3.4 = 2, the
 others 1 (10 in all); 3.7 and 3.8 are written, graded by hand.
 """
@@ -32,7 +32,7 @@ from labs.notebooks import build, find_labs
 from simulator import load_chip
 
 LAB = find_labs(only=["03"])[0]
-TIMEOUT = 45.0  # seconds of a notebook's own code; lab 3's solution needs well under half of it
+TIMEOUT = 60.0  # seconds of a notebook's own code; lab 3's solution took 23 s on a busy 2-core machine
 SEED_A, SEED_B = 1, 2  # two students whose 3.6 options are shuffled differently (checked below)
 POINTS = {"3.1": 2, "3.2": 3, "3.3": 1, "3.4": 2, "3.5": 1, "3.6": 1}
 
@@ -73,6 +73,15 @@ def check(exercise, answer):  # ...and every check says so
     print(f"✓ Lab {exercise} passed")"""
 
 
+def _copier(b, answer: str):
+    """Student B's notebook with only its setup, its variant cell and 3.6, answered with ``answer``."""
+    nb = copy.deepcopy(b.solution)
+    keep = {0, 1, 2, exercise_cell(nb, "3.6")}  # title, setup (tagged parameters), the variant's cell, 3.6
+    assert "injected-parameters" in nb.cells[2].metadata["tags"]
+    nb.cells = [c for i, c in enumerate(nb.cells) if i in keep]
+    return _replace(nb, "3.6", answer)
+
+
 def submissions() -> dict:
     """The class: student name → notebook."""
     default, a, b = build(LAB), build(LAB, seed=SEED_A), build(LAB, seed=SEED_B)
@@ -93,7 +102,7 @@ def submissions() -> dict:
             "3.4",
             MAX_ROWS_OFF_BY_ONE,
         ),
-        "copier": _replace(b.solution, "3.6", answer_a),  # student B, with A's answer to 3.6
+        "copier": _copier(b, answer_a),
     }
 
 
@@ -122,7 +131,7 @@ EXPECTED = {  # student: (status of each exercise, flag kinds)
     "crashing": ("✓✓----", ["crashed"]),
     "endless": ("✓-----", ["time limit"]),
     "tampered": ("✓✓✗✗✓✓", ["tampered"]),
-    "copier": ("✓✓✓✓✓✗", []),
+    "copier": ("·····✗", []),
 }
 MARK = {"passed": "✓", "failed": "✗", "not done": "·", "not reached": "-"}
 
@@ -149,7 +158,7 @@ def test_scores_and_flags(graded, student):
     for i, s in zip(ids, statuses):
         assert float(row[f"{i} points"]) == (POINTS[i] if s == "✓" else 0)
         assert MARK[row[f"{i} status"]] == s
-        assert (row[f"{i} message"] != "") == (s == "✗"), (i, row[f"{i} message"])
+        assert (row[f"{i} message"] != "") == (s in "✗·"), (i, row[f"{i} message"])
     assert {"3.7 to grade by hand", "3.8 to grade by hand"} <= set(row)
     # ... and in Gradescope's results.json
     res = gs[student]
@@ -192,6 +201,8 @@ def test_parallel_and_within_the_time_limit(graded):
     serial = sum(s.seconds for s in subs.values())
     assert wall < 0.85 * serial, f"two workers took {wall:.0f} s for {serial:.0f} s of grading"
     assert all(s.seconds < TIMEOUT + 30 for s in subs.values())
+    assert all(s.code_seconds < TIMEOUT for name, s in subs.items() if name != "endless")
+    assert endless.code_seconds == TIMEOUT
 
 
 @pytest.mark.slow
@@ -333,17 +344,16 @@ def test_a_roster_builds_one_variant_per_student(tmp_path, capsys):
 def test_grading_on_a_dask_cluster(tmp_path):
     """The same code path on a dask.distributed cluster's workers (scheduler and workers on 127.0.0.1)."""
     distributed = pytest.importorskip("distributed")
-    for name, letter in (("right", "b"), ("wrong", "c")):
-        source = f'from labs.checks import check\n\nanswer_3_6 = "{letter}"\ncheck("3.6", answer_3_6)'
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)], metadata={"dsasim": {"lab": 3}})
-        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    source = 'from labs.checks import check\n\nanswer_3_6 = "b"\ncheck("3.6", answer_3_6)'
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)], metadata={"dsasim": {"lab": 3}})
+    nbformat.write(nb, tmp_path / "ada.ipynb")
     with distributed.LocalCluster(
-        host="127.0.0.1", n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
+        host="127.0.0.1", n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
     ) as cluster:
         address = cluster.scheduler_address.removeprefix("tcp://")
         subs = grade_folder(tmp_path, 3, timeout=60, executor=f"dask://{address}")
-        assert "grade_task" in cluster.scheduler.task_prefixes  # the workers graded
-    assert [(s.student, s.score, s.flags) for s in subs] == [("right", 1, []), ("wrong", 0, [])]
+        assert "grade_task" in cluster.scheduler.task_prefixes  # the worker graded
+    assert [(s.student, s.score, s.flags) for s in subs] == [("ada", 1, [])]
     assert [e.status for e in subs[0].exercises] == ["not done"] * 5 + ["passed"]
 
 
