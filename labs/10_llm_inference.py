@@ -178,7 +178,7 @@ check("10.4", measured_crossover)
 # Sweep decode over the batch (timing-only: the same cycles, no data) and place each batch on the roofline:
 
 # %%
-sweep = llm_crossover((1, 8, 32, 128), context=32, chip=chip, **tiny)
+sweep = llm_crossover((1, 16, 128), context=32, chip=chip, **tiny)
 print(sweep.text())
 by_batch = {m.batch: m.projection_cycles for m in sweep.points}
 print(f"\nyour crossover of the projections: {measured_crossover(by_batch):.0f}; the ridge: {ridge_batch(chip):.0f}")
@@ -194,12 +194,12 @@ sweep.roofline()
 # ## 4. Grouped-query attention and a longer context
 #
 # With grouped-query attention `G = heads / kv_heads` query heads share one key/value head: the cache
-# holds `kv_heads` heads per token instead of `heads`. Compare, at batch 4 and context 512:
+# holds `kv_heads` heads per token instead of `heads`. Compare, at batch 2 and context 512:
 
 # %%
 print(f"{'kv_heads':>8} {'KV bytes/token cached':>22} {'KV bytes read/step':>19} {'cycles':>9} {'attention':>10}")
 for kv in (4, 2, 1):
-    m = run_layer("decode", 4, context=512, chip=chip, timing_only=True, **{**tiny, "kv_heads": kv}).metrics
+    m = run_layer("decode", 2, context=512, chip=chip, timing_only=True, **{**tiny, "kv_heads": kv}).metrics
     print(f"{kv:>8} {m.kv_bytes_per_token:>22,} {m.kv_bytes:>19,} {m.cycles:>9,} "
           f"{m.attention_cycles / m.cycles:>10.0%}")  # fmt: skip
 
@@ -257,7 +257,7 @@ check("10.6", answer_10_6)
 
 # %%
 print(f"{'context':>8} {'largest batch':>14} {'batch × context':>16}")
-for cap in kv_capacity((256, 1024, 4096), chip, 64, **tiny):
+for cap in kv_capacity((256, 2048), chip, 64, **tiny):
     print(f"{cap.context:>8,} {cap.max_batch:>14,} {cap.tokens:>16,}")
 
 # %% [markdown]
@@ -283,7 +283,7 @@ for cap in kv_capacity((256, 1024, 4096), chip, 64, **tiny):
 # <!-- BEGIN SOLUTION -->
 # Once the weights are placed, what is left of GM holds the KV cache, which costs the same bytes per cached
 # token whatever the context (512 B per token per layer here; 4 KiB for Llama-3-8B). So the cache holds a
-# fixed number of tokens, shared between sequences: 4× the context means about 4× fewer sequences (the
+# fixed number of tokens, shared between sequences: 8× the context means about 8× fewer sequences (the
 # activations, which grow with the batch, take a little too). Serving long prompts means small
 # batches — and, from section 3, decode far from the Cube's roof — unless the cache shrinks (grouped-query
 # attention, a quantised cache) or spreads over more chips.
