@@ -19,6 +19,7 @@ import nbformat
 import numpy as np
 import pytest
 
+from dsasim import Elementwise, Schedule, compile_and_run
 from isa import Space
 from labs.__main__ import main as labs_main
 from labs.checks import CheckFailed, grade, lookup, use_variant, variant
@@ -370,3 +371,30 @@ def test_docs_instructors_shows_what_the_tools_do():
         argv = command.split(" labs grade ", 1)[1].split()
         args = grading_parser().parse_args(argv)
         assert args.lab == "03" and args.submissions
+
+
+@pytest.mark.slow
+def test_every_variant_teaches_what_the_default_does():
+    """At the extreme shapes a variant may draw, the simulator gives the lab's answers the same as at the
+    default shape: 3.3 (two buffers without prefetch), 3.5 (the add's best depth), and question 3.6's
+    premise (three buffers at their largest tile against two, for exp and for the add)."""
+
+    chip = load_chip("edu")
+
+    def run(op: str, rows: int, cols: int, tile_r: int, buffers: int, prefetch: int) -> int:
+        names = ("x", "y", "z") if op == "add" else ("x", "z")
+        sched = Schedule(tile={"r": tile_r, "c": cols}, buffers=dict.fromkeys(names, buffers), prefetch=prefetch)
+        return compile_and_run(Elementwise(op, rows, cols), sched, chip, timing_only=True).cycles
+
+    def lesson(rows: int, cols: int) -> tuple:
+        def at_largest(op: str, b: int) -> int:
+            operands = 3 if op == "add" else 2
+            return run(op, rows, cols, chip.capacity(Space.UB) // (operands * b * cols * 2), b, min(b - 1, 2))
+
+        same = run("exp", rows, cols, 4, 1, 0) == run("exp", rows, cols, 4, 2, 0)
+        add = {b: at_largest("add", b) for b in (1, 2, 3)}
+        return same, min(add, key=add.get), at_largest("exp", 3) > at_largest("exp", 2), add[3] > add[2]
+
+    default = lesson(256, 1024)
+    for rows, cols in ((256, min(VARIANT_COLS)), (512, 768)):
+        assert lesson(rows, cols) == default, (rows, cols)
