@@ -159,6 +159,9 @@ class Chip:
     vector_per_cube: int = 0
     #: the chip-level L2 ([l2], optional): None = every GM transfer goes to ``gm_bandwidth``
     l2: L2Config | None = None
+    #: each core's scalar unit starts a seeded random 0..start_jitter cycles late ([core], optional, 0 = off),
+    #: so identical streams on many cores do not run in lockstep
+    start_jitter: int = 0
 
     def __post_init__(self) -> None:
         routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
@@ -325,6 +328,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     # optional: cross-core flags (set_cross / wait_cross)
     xlat = core.integer("cross_flag_latency", 0, 10**6) if "cross_flag_latency" in core.data else 0
     xids = core.integer("cross_flag_ids", 1, 64) if "cross_flag_ids" in core.data else 16
+    jitter = core.integer("start_jitter", 0, 10**6) if "start_jitter" in core.data else 0  # optional
     core.done()
     vpc = 0
     if "topology" in data:
@@ -395,7 +399,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     r.done()
     return Chip(
         name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
-        xlat, xids, vpc, l2,
+        xlat, xids, vpc, l2, jitter,
     )  # fmt: skip
 
 

@@ -133,7 +133,7 @@ def _simulate(
         used = make_inputs(program, inputs or {}, seed)
         memory = MachineMemory(program, chip, used)
         memory.strict = san is None
-    engine = Engine(program, chip, memory, san.tracker if san is not None else None)
+    engine = Engine(program, chip, memory, san.tracker if san is not None else None, seed)
     cycles = engine.run() if san is None else san.run(engine)
     stats = collect_stats(program, chip, engine, cycles, kinds)
     run = Run(

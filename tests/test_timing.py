@@ -653,3 +653,24 @@ def test_the_cubes_flags_fire_its_result_latency_after_the_mmad():
     assert run.flags[0].set_at == 9 + 13
     fix = [t for t in run.trace if t.pipe is Pipe.FIX and t.index == 3]
     assert fix[0].start == 9 + 13
+
+
+def test_start_jitter_is_seeded_and_off_by_default():
+    """Identical streams on four cores run in lockstep unless the chip has a start jitter; with one, each
+    core starts a seeded 0..N cycles late, the same for the same seed."""
+    core = "    mte2.copy ub[0x0000], x[0x0000], f16[2048]\n"
+    src = ".tensor x f16[2048] in\n" + "".join(f".core {c}\n{core}" for c in range(4))
+    program = parse(src)
+
+    def starts(chip, seed=0):
+        run = simulate(program, chip.with_cores(4), timing_only=True, seed=seed)
+        return [t.start for t in sorted(run.trace, key=lambda t: t.core)]
+
+    assert len(set(starts(make_chip()))) == 1  # lockstep
+    jittery = make_chip({"core": {"start_jitter": 50}})
+    a, b, c = starts(jittery, 1), starts(jittery, 1), starts(jittery, 2)
+    assert a == b != c
+    assert all(1 <= s <= 51 for s in a) and len(set(a)) > 1  # issue 1 cycle after a start in 0..50
+    run = simulate(program, jittery.with_cores(4), timing_only=True, seed=1)
+    s = run.stats.cores[0][Pipe.S]
+    assert s.busy + s.idle == run.cycles and s.stalls.get("jitter", 0) == a[0] - 1

@@ -3,6 +3,7 @@ deadlock when waits are left that can never be met."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import simpy
@@ -21,10 +22,16 @@ from simulator.stats import PipeStats
 
 
 class Engine:
-    """Runs a program on a chip; ``run()`` returns when every core has drained."""
+    """Runs a program on a chip; ``run()`` returns when every core has drained. ``seed`` draws the start
+    jitter of a chip that has one (``[core] start_jitter``)."""
 
     def __init__(
-        self, program: Program, chip: Chip, memory: MachineMemory | None, sanitizer: Hooks | None = None
+        self,
+        program: Program,
+        chip: Chip,
+        memory: MachineMemory | None,
+        sanitizer: Hooks | None = None,
+        seed: int = 0,
     ) -> None:
         self.program = program
         self.chip = chip
@@ -48,6 +55,10 @@ class Engine:
             mem = memory.cores[i] if memory is not None else None
             decoded, ids = self.decoder.stream(stream)
             self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
+        if chip.start_jitter:  # seeded: the same seed gives the same run
+            rng = random.Random(seed)
+            for core in self.cores:
+                core.scalar.start_at = rng.randint(0, chip.start_jitter)
 
     @property
     def decoded(self) -> dict[Instruction, Decoded]:

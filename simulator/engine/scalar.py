@@ -45,6 +45,7 @@ class ScalarUnit:
         self.blocked_on: str | None = None
         self.at: int | None = None  # the instruction the scalar unit is blocked at
         self.done = False
+        self.start_at = 0  # cycle it starts issuing (the chip's seeded start jitter)
 
     def run(self) -> Generator[simpy.Event, object, None]:
         machine = self.machine
@@ -53,7 +54,8 @@ class ScalarUnit:
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
         queued = QUEUED
-        t = 0
+        t = self.start_at
+        st.stall("jitter", t)
         for index, (kind, pipe, payload, _) in enumerate(self.decoded):
             if kind in queued:
                 unit = pipes[pipe]
