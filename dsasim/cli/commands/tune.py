@@ -22,6 +22,7 @@ from dsasim.api import chip_for
 from dsasim.budget import check_budget
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
 from dsasim.cli.commands.paths import check_output_path
+from isa import DsasimError, ResourceLimitError
 from simulator.plots.style import FORMATS
 
 
@@ -88,8 +89,13 @@ def main(args: argparse.Namespace) -> int:
     # before any pruning helps. Refuse it up front, with the estimate (pins the tuner does not search
     # stay as given).
     if not isinstance(op, Attention):  # its pins leave the algorithm open: the tuner prices both
-        check_budget(op, schedule, chip_for(args.chip, schedule.cores), max_instructions=args.max_instructions,
-                     timing_only=True)  # fmt: skip
+        try:
+            check_budget(op, schedule, chip_for(args.chip, schedule.cores), max_instructions=args.max_instructions,
+                         timing_only=True)  # fmt: skip
+        except ResourceLimitError:
+            raise
+        except DsasimError:
+            pass  # pins with no default schedule: the search says which schedules it tried
     result = tune(
         op,
         args.chip,
