@@ -8,12 +8,12 @@
 ; Flags:  mte2 -> v, b   x loaded            v -> mte2, b   x buffer free (MTE2 may reload it)
 ;         v -> mte3, b   y computed          mte3 -> v, b   y buffer free (stored)
 ;
-; The bug: 'set_flag v -> mte2, b' (x buffer free) comes right after v.cast, the first instruction
-; that reads x. But v.mul reads x again at the end of the tile, so MTE2 may already have loaded
-; tile i+2 over it. Nothing crashes, no error, no warning: on the edu chip tiles 0 and 1 come out
-; wrong. Find it with:
-;   dsasim run-asm examples/buggy_double_buffer.s --sanitize
-; The fix: move each 'set_flag v -> mte2, b' down to just after its tile's v.mul.
+; The symptom: it runs to the end with no error and no warning, yet on the edu chip part of y is
+; wrong, while on the ascend910b-like preset every output happens to come out right. Which two
+; instructions are not ordered, and which flag should have ordered them? Ask the sanitizer; in lab
+; mode it reports the race (its hazard, lines and cycles) but not the cure:
+;   dsasim run-asm examples/buggy_double_buffer.s --sanitize --lab
+;
 .chip edu
 .tensor x f16[16384] in
 .tensor y f16[16384] out
