@@ -6,6 +6,7 @@ planned (the KV capacity). Regenerate with::
 
     .venv/bin/python benchmarks/llm.py            # print the tables (about five minutes)
     .venv/bin/python benchmarks/llm.py --write    # rewrite them and docs/llm-figures/ in docs/llm.md
+    .venv/bin/python benchmarks/llm.py --write --tables gemv,gqa   # some of them
 
 Each table names the ``dsasim`` command that shows one of its rows.
 """
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from compiler.gemv import vector_gemv  # noqa: E402
 from compiler.graph.ir import Node  # noqa: E402
+from compiler.ops import MatMul  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.graph_run import compile_node  # noqa: E402
 from dsasim.llm import LAYERS, MODELS, crossover, kv_capacity, run_layer  # noqa: E402
@@ -130,10 +132,9 @@ def gemv() -> Table:
     rows = []
     for b in (1, 4):
         r = run_layer("decode", b, context=CONTEXT, chip=CHIP, timing_only=True, **MODELS[MODEL])
-        g = r.graph_run.source
         for ch in r.gemv:
             if ch.node in ("q_proj", "ffn.down"):
-                op = g.node(ch.node).op
+                op = MatMul(ch.m, ch.n, ch.k, trans_b=True)
                 vec = f"{ch.vector_cycles:,.0f} ({ch.vector.bound})" if ch.vector else "does not fit UB"
                 rows.append((b, ch.node, f"{ch.m}x{ch.n}x{ch.k}", f"{ch.cube_cycles:,.0f} ({ch.cube.bound})",
                              f"{ch.padding:.0%}", vec, ch.unit, _measured(op),
@@ -170,30 +171,37 @@ def capacity() -> Table:
     return Table("capacity", cmd, header, rows, [])
 
 
-def write(tables: list[Table], cross: object) -> None:
+def write(t: Table) -> None:
+    """Rewrite table ``t`` in docs/llm.md (between ``<!-- table:NAME -->`` and ``<!-- /table -->``)."""
     text = DOC.read_text()
-    for t in tables:
-        pattern = re.compile(rf"(<!-- table:{t.name} -->\n).*?(\n<!-- /table -->)", re.S)
-        if not pattern.search(text):
-            raise SystemExit(f"{DOC} has no <!-- table:{t.name} --> block")
-        text = pattern.sub(lambda m, t=t: m.group(1) + t.markdown() + m.group(2), text)
-    DOC.write_text(text)
-    FIGURES.mkdir(exist_ok=True)
-    save_figure(decode_roofline(cross, CHIP), FIGURES / "decode_roofline.png")
+    pattern = re.compile(rf"(<!-- table:{t.name} -->\n).*?(\n<!-- /table -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{DOC} has no <!-- table:{t.name} --> block")
+    DOC.write_text(pattern.sub(lambda m: m.group(1) + t.markdown() + m.group(2), text))
+
+
+TABLES = ("crossover", "phases", "batched", "gemv", "gqa", "capacity")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="rewrite the tables and the figure of docs/llm.md")
+    ap.add_argument("--tables", default=",".join(TABLES), help=f"which tables (default: all: {','.join(TABLES)})")
     args = ap.parse_args()
-    sweep, cross = batch_sweep()
-    tables = [sweep]
-    print(f"## {sweep.name}\n\n{sweep.markdown()}\n", flush=True)
-    for make in (phases, batched, gemv, grouped_query, capacity):
-        tables.append(make())
-        print(f"## {tables[-1].name}\n\n{tables[-1].markdown()}\n", flush=True)
-    if args.write:
-        write(tables, cross)
+    makers = {"phases": phases, "batched": batched, "gemv": gemv, "gqa": grouped_query, "capacity": capacity}
+    for name in args.tables.split(","):
+        if name == "crossover":
+            t, cross = batch_sweep()
+            if args.write:
+                FIGURES.mkdir(exist_ok=True)
+                save_figure(decode_roofline(cross, CHIP), FIGURES / "decode_roofline.png")
+        elif name in makers:
+            t = makers[name]()
+        else:
+            raise SystemExit(f"unknown table {name!r}: tables are {', '.join(TABLES)}")
+        print(f"## {t.name}\n\n{t.markdown()}\n", flush=True)
+        if args.write:
+            write(t)  # each table as soon as it is measured
 
 
 if __name__ == "__main__":
