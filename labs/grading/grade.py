@@ -23,12 +23,14 @@ from nbformat import NotebookNode
 
 from labs.checks import CheckFailed, exercises, grade, lookup, seed_for, use_variant
 from labs.grading.result import ExerciseResult, Submission, WrittenAnswer
-from labs.grading.session import HELPER, KernelDied, Missing, OutOfTime, Session
+from labs.grading.session import HELPER, KernelDied, Missing, OutOfTime, RemoteObject, Session
 from labs.grading.tamper import altered, fingerprint, scan
 from labs.notebooks import ANSWER_PROMPT, CHECK_CALL, Built, build, find_labs
 from labs.variant_cells import INJECTED_TAG
 
 QUESTION = re.compile(r"\*\*Question (\d+\.\d+)\*\*")
+#: A grader's error that says it got a stand-in for a live object (``labs.grading.session``).
+PROXIES = re.compile(r"\bRemote(Function|Object)\b")
 #: Errors a half-done notebook raises outside its exercise cells; not worth a flag.
 EXPECTED_ERRORS = ("NotImplementedError", "CheckFailed")
 
@@ -169,10 +171,10 @@ def _run(session: Session, nb: NotebookNode, sub: Submission, expressions: dict[
                 sub.flag("error", f"{where[0]}: {out.ename}: {str(out.evalue)[:120]}")
         if ex in expressions and ex not in done:  # what the student checked, else the lab's name for it
             done.add(ex)
-            _grade_answer(session, results[ex], checked_expression(cell.source, ex) or expressions[ex])
+            _grade_answer(session, results[ex], checked_expression(cell.source, ex) or expressions[ex], sub)
     where[0] = "after the last cell"
     for ex in sorted(expressions.keys() - done):  # exercise cells the student removed: take the answer now
-        _grade_answer(session, results[ex], expressions[ex])
+        _grade_answer(session, results[ex], expressions[ex], sub)
     report = session.ask(f"{HELPER}.report(globals(), {lab})")
     changed = altered(report.get("graders", {}), fingerprint(lab))
     if changed:
@@ -189,13 +191,22 @@ def _check_variant_cell(nb: NotebookNode, expected: Built, sub: Submission) -> N
         sub.flag("tampered", "the variant's parameters cell was edited, added or removed")
 
 
-def _grade_answer(session: Session, res: ExerciseResult, expression: str) -> None:
+def _grade_answer(session: Session, res: ExerciseResult, expression: str, sub: Submission) -> None:
     try:
         answer = session.ask(f"{HELPER}.keep({res.id!r}, lambda: ({expression}))")
         if isinstance(answer, Missing):
             res.status, res.message = "not done", f"no answer ({answer.message})"
             return
-        grade(res.id, answer)
+        try:
+            grade(res.id, answer)
+        except Exception as err:
+            if not isinstance(answer, RemoteObject) or not PROXIES.search(str(err)):
+                raise
+            # the grader needs the answer itself (a class it subclasses, a kernel it launches): grade it there
+            sub.flag("graded in the kernel", f"{res.id} (its answer is a live object; the fingerprint vouches)")
+            verdict = session.ask(f"{HELPER}.grade_here({res.id!r}, lambda: ({expression}))")
+            if isinstance(verdict, Missing) or not verdict.get("passed"):
+                raise CheckFailed(res.id, str(verdict.get("message", "")), hint=verdict.get("hint")) from None
         res.status, res.points, res.message = "passed", res.max_points, ""
     except NotImplementedError:
         res.status, res.message = "not done", "raises NotImplementedError (not done yet)"

@@ -33,6 +33,8 @@ def silent_check(exercise_id: str, answer: Any) -> None:
 
 #: What ``from labs.checks import check`` gives the notebook while it is graded (set before its first cell).
 labs.checks.check = silent_check
+#: The graders' entry point as it was before the notebook ran (for :func:`grade_here`).
+REAL_GRADE = labs.checks.grade
 
 
 def reply(message: dict[str, Any]) -> None:
@@ -72,6 +74,28 @@ def keep(exercise: str, answer: Callable[[], Any]) -> None:
         reply(raised(err))
         return
     reply(describe(value))
+
+
+def grade_here(exercise: str, answer: Callable[[], Any]) -> None:
+    """Grade ``exercise`` here, in the kernel, and reply with the verdict: for an answer the graders must
+    hold as a live object (a class they subclass, a kernel they launch), which a handle cannot stand for."""
+    try:
+        value = answer()
+    except NameError as err:
+        reply({"kind": "missing", "message": str(err)})
+        return
+    except BaseException as err:
+        reply(raised(err))
+        return
+    try:
+        REAL_GRADE(exercise, value)
+    except labs.checks.CheckFailed as err:
+        reply({"kind": "verdict", "passed": False, "message": err.message, "hint": err.hint})
+        return
+    except BaseException as err:
+        reply(raised(err))
+        return
+    reply({"kind": "verdict", "passed": True})
 
 
 def call(handle: int, arguments: str) -> None:

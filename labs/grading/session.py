@@ -113,7 +113,7 @@ class Session:
             if name == "NotImplementedError":
                 raise NotImplementedError(message)
             raise type(name, (Exception,), {})(message)
-        if kind == "fingerprint":
+        if kind in ("fingerprint", "verdict"):
             return reply
         if "pickle" in reply:
             with contextlib.suppress(

@@ -31,20 +31,28 @@ SILENCED = "labs.checks.check"
 
 def _code(code: types.CodeType) -> str:
     """A code object's instructions, constants and names (``marshal`` is not stable across processes)."""
-    consts = [_code(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
-    return f"{code.co_code.hex()}|{consts}|{code.co_names}|{code.co_varnames}"
+    return f"{code.co_code.hex()}|{[_const(c) for c in code.co_consts]}|{code.co_names}|{code.co_varnames}"
+
+
+def _const(c: Any) -> str:
+    """A constant's text, the same in every process: a set's order and an object's address vary."""
+    if isinstance(c, types.CodeType):
+        return _code(c)
+    if isinstance(c, frozenset | set):
+        return f"{{{', '.join(sorted(map(_const, c)))}}}"
+    if isinstance(c, tuple):
+        return f"({', '.join(map(_const, c))})"
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(c))
 
 
 def _hash(obj: Any) -> str | None:
     if isinstance(obj, types.FunctionType):
-        data = (_code(obj.__code__) + repr(obj.__defaults__)).encode()
+        data = (_code(obj.__code__) + _const(obj.__defaults__ or ())).encode()
     elif isinstance(obj, type):
         parts = [f"{k}={_hash(v)}" for k, v in sorted(vars(obj).items()) if _hash(v)]
         data = "\n".join(parts).encode()
-    elif isinstance(obj, frozenset):
-        data = repr(sorted(map(repr, obj))).encode()  # a set's order changes with the hash seed
-    elif isinstance(obj, str | int | float | tuple):
-        data = repr(obj).encode()
+    elif isinstance(obj, str | int | float | tuple | frozenset):
+        data = _const(obj).encode()
     else:
         return None
     return hashlib.sha256(data).hexdigest()[:16]
