@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import re
 import time
 from pathlib import Path
 
@@ -365,7 +366,8 @@ def test_docs_instructors_shows_what_the_tools_do():
     cell = build(LAB, seed=1).student.cells
     injected = next(c.source for c in cell if "injected-parameters" in c.metadata.get("tags", []))
     assert "\n".join("  " + line if line else "" for line in injected.splitlines()) in text
-    commands = [ln.strip().rstrip("\\") for ln in text.splitlines() if " labs grade " in ln]
+    blocks = "\n".join(re.findall(r"```sh\n(.*?)```", text, flags=re.S))
+    commands = [ln.strip().rstrip("\\") for ln in blocks.splitlines() if " labs grade " in ln]
     assert len(commands) >= 3
     for command in commands:
         argv = command.split(" labs grade ", 1)[1].split()
