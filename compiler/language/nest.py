@@ -59,6 +59,7 @@ class Nest:
         for p, body in enumerate(t.programs):
             self._walk(self.root, body, (p,), p)
         self._webs()
+        self._check_overwrites()
 
     # -- 1. merge ------------------------------------------------------------------------------
     def _static(self, d: Rec | LoopRec, loops: tuple[str, ...]) -> Static | StaticLoop:
@@ -134,6 +135,36 @@ class Nest:
         for (sid, j), roles in sorted(reads.items()):
             self.web_of[next(iter(roles))].readers.append((by_id[sid], j))
         self.webs = list(webs.values())
+
+    def _check_overwrites(self) -> None:
+        """A web is one buffer: a value of it read after a later value of it was written would read the
+        wrong data (``m_new = max(m, ...)`` then ``exp(m - m_new)``, with ``m = m_new`` carried)."""
+        shared = {id(w) for w in self.webs if len(w.members) > 1}
+        for body in self.t.programs:
+            self._replay(body, shared, {})
+
+    def _replay(self, items: list, shared: set[int], current: dict[int, int]) -> None:
+        """Walk one program's records in order, tracking which value each shared buffer holds."""
+        for d in items:
+            if isinstance(d, LoopRec):
+                for it in d.iters:
+                    self._replay(it, shared, current)
+                continue
+            for vid in d.ins:
+                w = self.web_of[self.producer(vid).sid]
+                if id(w) in shared and current.get(id(w), vid) != vid:
+                    later = self.t.values[current[id(w)]].rec
+                    line = later.site.line if later is not None else "?"
+                    raise LanguageError(
+                        f"this line reads a value that line {line} has already replaced (a loop carries both in one "
+                        "buffer)",
+                        site=d.site,
+                        hint="read the old value before computing the new one, or copy it first (old = x * 1.0)",
+                    )
+            if d.out is not None:
+                w = self.web_of[self.of[id(d)].sid]
+                if id(w) in shared:
+                    current[id(w)] = d.out
 
     def reader_web(self, s: Static, j: int) -> Web:
         """The web statement ``s`` reads at input ``j``."""
