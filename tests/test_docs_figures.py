@@ -14,6 +14,7 @@ GENERATORS = {
     "memory": "benchmarks/memory_fusion.py",
     "attention-figures": "benchmarks/attention.py",
     "autotuning-figures": "benchmarks/bench_tune.py",
+    "llm-figures": "benchmarks/llm.py",
 }
 
 
