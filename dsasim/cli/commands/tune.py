@@ -21,9 +21,9 @@ from compiler.tune import MAX_INSTRUCTIONS, STRATEGIES, TuneError
 from dsasim.api import chip_for
 from dsasim.budget import check_budget
 from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
+from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from isa import DsasimError, ResourceLimitError
-from simulator.plots.style import FORMATS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -80,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
 
     op, schedule = pins(args)
     if args.plot:
-        check_output_path("--plot", args.plot, FORMATS)
+        check_output_path("--plot", args.plot, PICTURE_TYPES)
     if args.trials is not None and args.trials < 1:
         raise TuneError(f"--trials {args.trials}: a search needs at least one trial", hint="e.g. --trials 50")
     if args.max_instructions < 1:
