@@ -27,7 +27,8 @@ from compiler.graph.ir import Node  # noqa: E402
 from compiler.ops import MatMul  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.graph_run import compile_node  # noqa: E402
-from dsasim.llm import LAYERS, MODELS, crossover, kv_capacity, run_layer  # noqa: E402
+from dsasim.llm import LAYERS, MODELS, run_layer  # noqa: E402
+from dsasim.llm_sweep import crossover, kv_capacity  # noqa: E402
 from dsasim.plots.llm import decode_roofline  # noqa: E402
 from simulator.plots import save_figure  # noqa: E402
 from simulator.run import simulate  # noqa: E402

@@ -52,8 +52,9 @@ from dsasim.graph_run import GraphRun, KernelResult, run_graph
 from dsasim.jit import LaunchRun, cdiv, jit
 from dsasim.llm import MODELS as LLM_MODELS
 from dsasim.llm import compulsory as llm_bytes
-from dsasim.llm import crossover as llm_crossover
-from dsasim.llm import kv_capacity, run_layer
+from dsasim.llm import run_layer
+from dsasim.llm_sweep import crossover as llm_crossover
+from dsasim.llm_sweep import kv_capacity
 from dsasim.progress import Progress
 from dsasim.tune import make_executor
 from dsasim.tune import tune as autotune

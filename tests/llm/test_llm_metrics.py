@@ -14,7 +14,8 @@ from compiler.graph.llm import rope_inputs
 from dsasim.api import chip_for
 from dsasim.cli import main as cli
 from dsasim.graph_run import run_graph
-from dsasim.llm import MODELS, compulsory, crossover, kv_capacity, run_layer
+from dsasim.llm import MODELS, compulsory, run_layer
+from dsasim.llm_sweep import crossover, kv_capacity
 
 TINY = {"hidden": 128, "heads": 4, "kv_heads": 2, "head_dim": 32, "ffn_dim": 256}
 
