@@ -27,7 +27,7 @@ from compiler.graph.ir import Node  # noqa: E402
 from compiler.ops import MatMul  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.graph_run import compile_node  # noqa: E402
-from dsasim.llm import LAYERS, MODELS, run_layer  # noqa: E402
+from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer  # noqa: E402
 from dsasim.llm_sweep import crossover, kv_capacity  # noqa: E402
 from dsasim.plots.llm import decode_roofline  # noqa: E402
 from simulator.plots import save_figure  # noqa: E402
@@ -57,14 +57,6 @@ class Table:
         lines += ["", *self.notes] if self.notes else []
         lines += ["", f"`{self.command}`"]
         return "\n".join(lines)
-
-
-def fmt_bytes(n: float) -> str:
-    """Bytes with one decimal in the largest unit that keeps a whole part (``416.0 MiB``)."""
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:,.1f} {unit}"
-    return f"{n:,.0f} B"
 
 
 def _us(s: float) -> str:

@@ -31,7 +31,6 @@ from compiler.gemv import GemvChoice, place_gemv
 from compiler.graph.batched import batch_matmuls
 from compiler.graph.ir import Graph, Node
 from compiler.graph.llm import decoder_layer, rope_inputs
-from compiler.target import fmt_bytes
 from dsasim.api import chip_for
 from dsasim.graph_run import GraphRun, run_graph
 from simulator.config import Chip
@@ -44,6 +43,14 @@ MODELS: dict[str, dict[str, int]] = {
 }
 #: Decoder layers of each model (for a whole model's GM budget in ``kv_capacity``).
 LAYERS = {"tiny": 2, "tinyllama-1.1b": 22, "llama3-8b": 32}
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes with one decimal in the largest unit that keeps a whole part (``416.0 MiB``, ``4.0 KiB``)."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n:,.0f} B"
 
 
 @dataclass(frozen=True)

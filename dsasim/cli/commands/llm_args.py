@@ -20,9 +20,8 @@ import sys
 
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES
-from compiler.target import fmt_bytes
 from dsasim.cli.commands.output import PICTURE_TYPES
-from dsasim.llm import LAYERS, MODELS, run_layer
+from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
 from dsasim.llm_sweep import crossover, kv_capacity
 from isa import DsasimError
 
