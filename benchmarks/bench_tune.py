@@ -167,8 +167,8 @@ def table(rows: list[dict], command: str) -> str:
 
 
 def plot(row: dict, path: Path) -> None:
-    from simulator.plots import save_figure
     from dsasim.plots.tune import tuning_curves
+    from simulator.plots import save_figure
 
     title = f"{row['case']} on {CHIP} ({CORES} cores) · {row['space']:,} candidates"
     save_figure(tuning_curves(row["curves"], title=title, optimum=row["optimum"]), path)

@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from compiler import BufferCapacityError, Schedule  # noqa: E402
 from compiler.graph import build, fuse, max_batch, plan_memory  # noqa: E402
-from simulator import load_chip  # noqa: E402
 from dsasim.api import compile_and_run  # noqa: E402
 from dsasim.graph_run import GraphRun, run_graph  # noqa: E402
+from simulator import load_chip  # noqa: E402
 
 DOC = ROOT / "docs" / "memory-and-fusion.md"
 #: The figures of the page and the commands that draw them ({out}: the folder).

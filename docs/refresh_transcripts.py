@@ -58,7 +58,9 @@ def refresh_block(lines: list[str]) -> tuple[list[str], int]:
                 used.add(printed.index(line))
             result.append(line)
             continue
-        candidates = [(difflib.SequenceMatcher(None, line, p).ratio(), i) for i, p in enumerate(printed) if i not in used]
+        candidates = [
+            (difflib.SequenceMatcher(None, line, p).ratio(), i) for i, p in enumerate(printed) if i not in used
+        ]
         ratio, best = max(candidates, default=(0.0, -1))
         if ratio >= 0.5:
             used.add(best)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from helpers import assert_close
 
+from dsasim.cli import main
 from isa import Space, parse_file
 from simulator import load_chip, preset_names, simulate
-from dsasim.cli import main
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import check_golden
 
-from isa import format_program, parse, parse_file
 from dsasim.cli import main
+from isa import format_program, parse, parse_file
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.s"))

@@ -24,10 +24,10 @@ from helpers import make_chip
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dsasim.cli import main as cli
 from isa import DsasimError, DType, Space
 from simulator import calibration as cal
 from simulator import microbench as mb
-from dsasim.cli import main as cli
 from simulator.config import load_chip
 
 ROOT = Path(__file__).resolve().parent.parent

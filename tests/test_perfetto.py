@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from dsasim.cli import main as cli
 from isa import Pipe, parse
 from simulator import simulate
-from dsasim.cli import main as cli
 from simulator.perfetto import trace_events, write_trace
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.s"))

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import make_chip
 
+from dsasim.cli import main as cli
 from isa import DsasimError, Pipe, parse
 from simulator import simulate
-from dsasim.cli import main as cli
 from simulator.notebook import run_html
 from simulator.plots import resolve_window, roofline, roofline_data, save_figure, timeline_data
 from simulator.plots.style import DsasimFigure

@@ -3,7 +3,6 @@ TFLOP/s and GB/s), failures are rows, mistakes are errors, the table/JSON/plot/C
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 
@@ -12,10 +11,10 @@ import pytest
 from compiler import MatMul, OpError, Schedule, make_op
 from dsasim.api import compile_and_run
 from dsasim.cli import main as cli
-from simulator.config import load_chip
-from simulator.plots.style import DsasimFigure
 from dsasim.sweep import SweepError, apply, parse_value, parse_vary, sweep
 from dsasim.sweep_report import flat_knobs, knobs_text
+from simulator.config import load_chip
+from simulator.plots.style import DsasimFigure
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -17,13 +17,13 @@ sys.path.append(str(Path(__file__).parent / "compiler"))  # the compiler's hypot
 from kernel_strategies import CHIP, Case, cases
 
 from compiler import BufferCapacityError, MatMul, Schedule, make_op
-from isa import DsasimError, Space
-from simulator import simulate
 from dsasim.api import compile_and_run, compile_op
 from dsasim.cli import main as cli
 from dsasim.plots import tiles, tiles_data, tiles_widget
-from simulator.plots.style import DsasimFigure
 from dsasim.plots.tile_moves import gm_accesses
+from isa import DsasimError, Space
+from simulator import simulate
+from simulator.plots.style import DsasimFigure
 
 ROOT = Path(__file__).parent.parent
 PNG = b"\x89PNG\r\n\x1a\n"

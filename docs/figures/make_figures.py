@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulator import simulate  # noqa: E402
 from dsasim.cli import main as dsasim  # noqa: E402
+from simulator import simulate  # noqa: E402
 from simulator.plots import roofline, save_figure  # noqa: E402
 
 #: The CLI commands of docs/analysis.md, each with ``{out}`` for the figures folder.

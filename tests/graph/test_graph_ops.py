@@ -16,9 +16,9 @@ from compiler.graph import build, fuse
 from compiler.graph.fused import FusedVector, Member
 from compiler.ops import OpError
 from compiler.vecops import PerRow, RowMean, ScalarOp
-from isa import DType
 from dsasim.api import compile_and_run
 from dsasim.graph_run import run_graph
+from isa import DType
 
 F16, F32 = DType.F16, DType.F32
 

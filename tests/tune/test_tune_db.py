@@ -16,11 +16,11 @@ import pytest
 
 from compiler import MatMul, Schedule, make_op
 from compiler.tune import MAX_INSTRUCTIONS, Measurement, TuneError
-from isa import DType
 from dsasim.api import chip_for
 from dsasim.tune import PerfDB, compiler_version, tune, tuned_schedule
 from dsasim.tune.db import op_spec
 from dsasim.tune.tuner import space_key
+from isa import DType
 
 ROOT = Path(__file__).resolve().parents[2]
 OP = make_op("softmax", "32x256")
