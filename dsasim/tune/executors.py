@@ -88,19 +88,36 @@ PARENT_POLL = 0.2
 
 
 def die_with_parent(parent: int) -> None:
-    """Run in each worker as it starts: exit as soon as ``parent`` is gone.
+    """Run in each worker as it starts: exit as soon as ``parent`` (the tuner) is gone.
 
     A pool's worker holds both ends of its task pipe, so it never sees the pipe close: after a ``kill -9``
-    of the tuner it would wait for work forever. A daemon thread watches the parent's pid instead (the
-    worker is re-parented when its parent dies) and ends the worker within ``PARENT_POLL`` seconds.
+    of the tuner it would wait for work forever. A daemon thread watches instead and ends the worker within
+    ``PARENT_POLL`` seconds of either sign that the tuner is gone: the worker was re-parented (its own parent
+    died: the tuner under ``fork``, the fork server otherwise), or the tuner's pid is dead or a zombie.
     """
+    first = os.getppid()
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while os.getppid() == first and process_alive(parent):
             time.sleep(PARENT_POLL)
         os._exit(1)
 
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed but not yet reaped by its own parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:  # no /proc (macOS): the signal said it exists
+        return True
 
 
 def _start_method() -> str:
