@@ -1,4 +1,4 @@
-"""Tile-language kernels against the built-in compiler's kernels of the same tiles (issue 15's goal:
+"""Tile-language kernels against the built-in compiler's kernels of the same tiles (the goal:
 within 10%; the bar for matmul: within 15%).
 
 Each example of ``examples/kernels`` is launched timing-only and compared with the built-in operator

@@ -1,4 +1,4 @@
-"""Placement of a traced kernel's values (issue 15, "How it compiles"), and their buffers.
+"""Placement of a traced kernel's values (operands of dot to L1 and L0A/L0B, vector work in UB), and their buffers.
 
 A web made by ``dot`` lives in L0C; loads only ``dot`` reads go to L1 (then MTE1 → L0A/L0B per ``dot``);
 everything else is in UB. A ``dot`` result read by vector code leaves L0C through FIXPIPE; a store of one
