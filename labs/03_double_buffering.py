@@ -271,9 +271,11 @@ best_add_buffers = min((1, 2, 3), key=lambda b: best["add", b].cycles)
 check("3.5", best_add_buffers)
 
 # %% [markdown]
-# ### Question 3.6 — why three buffers lose
+# ### Question 3.6 — why three buffers lose for the add
 #
-# For both kernels, three buffers at their largest tile are slower than two. Why? Answer `"a"`, `"b"`, `"c"` or `"d"`:
+# For the **add**, three buffers at their largest tile are slower than two (for the exp, with one operand
+# fewer and so larger tiles, a third buffer still wins a little: look at your table). Why does the add
+# lose? Answer `"a"`, `"b"`, `"c"` or `"d"`:
 #
 # - a. the scalar unit issues more `set_flag`/`wait_flag` instructions per tile;
 # - b. the third buffer leaves room only for smaller tiles, so the kernel makes more copies, each paying its
