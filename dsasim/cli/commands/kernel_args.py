@@ -10,6 +10,7 @@ from compiler import Op, Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
 from dsasim.cli.commands.attention_args import add_attention_options, attention_schedule, refuse_attention_options
 from isa import DsasimError, DType
+from simulator.config import load_chip
 
 
 def add_kernel_options(p: argparse.ArgumentParser) -> None:
@@ -30,7 +31,9 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--order", metavar="AX,...", help="tile loop order, outermost first, e.g. m,n,k or n,k,m")
     g.add_argument("--buffers", metavar="N|OPND=N,...", help="buffer depth 1-3 for every operand, or per operand")
     g.add_argument("--prefetch", type=int, metavar="P", help="tiles loaded ahead of their use (< buffer depth)")
-    g.add_argument("--cores", type=int, default=1, metavar="N", help="AI cores to spread over (extends the chip)")
+    g.add_argument(
+        "--cores", type=int, metavar="N", help="AI cores to use (default: all the chip's; more extends it)"
+    )
     g.add_argument("--parallel", metavar="AX,...", help="axes whose tiles are spread over the cores (default m / r)")
     g.add_argument("--manual-sync", action="store_true", help="insert no flags (races!): for labs and --sanitize")
     p.add_argument("--chip", default="edu", metavar="NAME", help="chip preset or TOML file (default: edu)")
@@ -46,7 +49,15 @@ def dtype(text: str | None, what: str) -> DType | None:
         raise DsasimError(f"{what} '{text}' is not a data type", hint=f"data types: {names}") from None
 
 
+def chip_cores(args: argparse.Namespace) -> int:
+    """``--cores``, or every AI core of ``--chip`` when it is not given (a kernel launched on a chip uses them all)."""
+    if args.cores is None:
+        args.cores = load_chip(args.chip).cores
+    return args.cores
+
+
 def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
+    chip_cores(args)
     if args.op != "attention":
         refuse_attention_options(args)
     op = make_op(

@@ -19,7 +19,7 @@ import sys
 
 from compiler import Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
-from dsasim.cli.commands.kernel_args import add_kernel_options, dtype
+from dsasim.cli.commands.kernel_args import add_kernel_options, chip_cores, dtype
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from dsasim.sweep import MAX_RUNS, parse_vary, sweep
@@ -92,7 +92,7 @@ def main(args: argparse.Namespace) -> int:
         order=parse_list(args.order) if args.order else (),
         buffers=parse_buffers(args.buffers, sample) if args.buffers else {},
         prefetch=args.prefetch,
-        cores=args.cores,
+        cores=chip_cores(args),
         parallel=parse_list(args.parallel) if args.parallel else (),
         manual_sync=args.manual_sync,
     )
