@@ -670,7 +670,7 @@ def test_start_jitter_is_seeded_and_off_by_default():
     jittery = make_chip({"core": {"start_jitter": 50}})
     a, b, c = starts(jittery, 1), starts(jittery, 1), starts(jittery, 2)
     assert a == b != c
-    assert all(1 <= s <= 51 for s in a) and len(set(a)) > 1  # each core issues 1 cycle after its start in 0..50
+    assert all(1 <= s <= 51 for s in a) and len(set(a)) > 1  # each core begins 1 cycle after a start drawn in 0..50
     run = simulate(program, jittery.with_cores(4), timing_only=True, seed=1)
     s = run.stats.cores[0][Pipe.S]
     assert s.busy + s.idle == run.cycles and s.stalls.get("jitter", 0) == a[0] - 1
