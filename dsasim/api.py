@@ -152,7 +152,12 @@ class KernelRun:
         measured = st.gm_read + st.gm_write
         same = "=" if measured == self.gm_bytes_expected else "≠"
         lines = [f"GM traffic: {measured:,} B measured {same} {self.gm_bytes_expected:,} B by the formula"]
-        lines.append(self.check.text() if self.check is not None else "check: skipped (timing-only)")
+        if self.check is not None:
+            lines.append(self.check.text())
+        elif self.timing_only:
+            lines.append("check: skipped (timing-only)")
+        else:
+            lines.append("check: not asked (--no-check, or check=False)")
         return "\n".join(lines) + "\n"
 
     def report(self) -> str:
