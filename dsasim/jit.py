@@ -73,11 +73,14 @@ class LineCosts(list):
 
 
 def line_costs(run: KernelRun) -> LineCosts:
-    """Per source line (the ``loc`` of each instruction): instructions and busy cycles per pipe, over every
-    core. Flags and barriers, which no line wrote, are one row: ``(synchronisation)``."""
+    """Per source line (the ``loc`` of each instruction): instructions and busy cycles per pipe, summed over
+    the cores (overlapping transfers of one queue counted once). Flags and barriers, which no line wrote, are one row: ``(synchronisation)``."""
     rows: dict[tuple[str, int], LineCost] = {}
     cores = run.program.cores
-    for e in run.trace:
+    # A DMA queue keeps several transfers in flight, so its trace intervals overlap: each instant of a pipe's
+    # busy time goes to the earliest instruction covering it, and a pipe's column never exceeds the run.
+    covered: dict[tuple[int, object], int] = {}
+    for e in sorted(run.trace, key=lambda e: (e.start, e.end)):
         ins = cores[e.core][e.index]
         loc = ins.loc
         key = (loc.file, loc.line) if loc is not None else ("", 0)
@@ -87,7 +90,9 @@ def line_costs(run: KernelRun) -> LineCosts:
         r = rows[key]
         pipe = e.pipe.value
         r.instructions[pipe] = r.instructions.get(pipe, 0) + 1
-        r.busy[pipe] = r.busy.get(pipe, 0) + (e.end - e.start)
+        until = covered.get((e.core, e.pipe), 0)
+        r.busy[pipe] = r.busy.get(pipe, 0) + max(0, e.end - max(e.start, until))
+        covered[(e.core, e.pipe)] = max(until, e.end)
     return LineCosts(sorted(rows.values(), key=lambda r: (r.line == 0, r.file, r.line)))
 
 
