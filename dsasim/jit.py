@@ -74,7 +74,8 @@ class LineCosts(list):
 
 def line_costs(run: KernelRun) -> LineCosts:
     """Per source line (the ``loc`` of each instruction): instructions and busy cycles per pipe, summed over
-    the cores (overlapping transfers of one queue counted once). Flags and barriers, which no line wrote, are one row: ``(synchronisation)``."""
+    the cores (overlapping transfers of one queue counted once). Flags and barriers, which no line wrote,
+    are one row: ``(synchronisation)``."""
     rows: dict[tuple[str, int], LineCost] = {}
     cores = run.program.cores
     # A DMA queue keeps several transfers in flight, so its trace intervals overlap: each instant of a pipe's
