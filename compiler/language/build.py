@@ -27,6 +27,7 @@ class BodyBuilder:
         self.segments: dict[str, Segment] = {}
         self.dots: dict[str, tuple[str, str]] = {}
         self.fixes: dict[str, tuple[str, Static, int]] = {}  # staging move site → (L0C buf, reader, input)
+        self.staged: dict[str, tuple[str, Static, int]] = {}  # L1 buffer of a vector operand → (UB buf, dot, input)
 
     def body(self, holder: StaticLoop) -> tuple[Stmt, ...]:
         loops = (*holder.loops, holder.var) if holder.var else ()
@@ -96,13 +97,42 @@ class BodyBuilder:
             self.place.stages[name] = self.nest.loops[loops[-1]].stages if loops else self.nest.t.num_stages
             self.place.site_of[name] = s.rec.site
         pre += [a, b]
-        wa, wb = self.nest.reader_web(s, 0), self.nest.reader_web(s, 1)
+        out: list[Stmt] = []
+        srcs = []
+        for j in (0, 1):
+            w = self.nest.reader_web(s, j)
+            srcs.append(self._to_l1(w, s, j, loops, out) if w.home is Space.UB else w.buf)
         acc = self.nest.web_of[s.sid].buf
         return [
-            Move(a, wa.buf, Pipe.MTE1, site=f"{s.sid}:a"),
-            Move(b, wb.buf, Pipe.MTE1, site=f"{s.sid}:b"),
+            *out,
+            Move(a, srcs[0], Pipe.MTE1, site=f"{s.sid}:a"),
+            Move(b, srcs[1], Pipe.MTE1, site=f"{s.sid}:b"),
             Mmad(acc, a, b, site=s.sid),
         ]
+
+    def _to_l1(self, w: Web, s: Static, j: int, loops: tuple[str, ...], out: list[Stmt]) -> str:
+        """A ``dot`` operand computed on the Vector unit: UB → L1 on MTE3 (then L1 → L0A/L0B as any operand)."""
+        name = f"L1_{s.sid}_{j}"
+        info = self.nest.t.values[w.members[0].rec.out]  # type: ignore[index]
+        r, c = info.shape
+        self.place.add(
+            Buffer(
+                name,
+                Space.L1,
+                info.dtype,
+                (self.place.axis(r), self.place.axis(c)),
+                Pipe.MTE3,
+                Pipe.MTE1,
+                name,
+                loops[-1] if loops else "pid",
+                knobs=("BLOCK sizes", "num_stages"),
+            ),
+            loops,
+            s.rec.site,
+        )
+        self.staged[name] = (w.buf, s, j)
+        out.append(Move(name, w.buf, Pipe.MTE3, site=f"l1:{name}"))
+        return name
 
     def _flush(self, seg: list[Static], out: list[Stmt], loops: tuple[str, ...]) -> None:
         if not seg:

@@ -51,6 +51,8 @@ class Traced:
             return "line" + ("s " if len(lines) > 1 else " ") + ", ".join(map(str, lines))
         if site.startswith("fix:"):
             return f"line {self.built.fixes[site[4:]][1].rec.site.line}: L0C → UB for vector code"
+        if site.startswith("l1:"):
+            return f"line {self.built.staged[site[3:]][1].rec.site.line}: UB → L1 for tl.dot"
         rec_site = self.statics[site.partition(":")[0]].rec.site
         return f"line {rec_site.line}: {rec_site.text}"
 
@@ -84,6 +86,8 @@ class Traced:
             return seg.emit(self.key(first.loops, env), addr)
         if site.startswith("fix:"):
             return self._fix(stmt, env, addr)  # type: ignore[arg-type]
+        if site.startswith("l1:"):
+            return self._to_l1(stmt, env, addr)  # type: ignore[arg-type]
         sid, _, part = site.partition(":")
         s = self.statics[sid]
         rec = self.nest.inst.get((sid, self.key(s.loops, env)))
@@ -234,6 +238,22 @@ class Traced:
                 src_stride=width if rows > 1 and cols < width else None,
             )
         ]
+
+    def _to_l1(self, stmt: Move, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
+        """A vector value for ``tl.dot``: its block holding data, UB → L1 on MTE3 (same layout)."""
+        _, reader, j = self.built.staged[stmt.buf]
+        rec = self.nest.inst.get((reader.sid, self.key(reader.loops, env)))
+        if rec is None:
+            return []
+        info = self.nest.t.values[rec.ins[j]]
+        (rows, cols), width = info.valid, info.shape[1]
+        if not rows or not cols:
+            return []
+        stride = width if rows > 1 and cols < width else None
+        out = [
+            Copy(addr(stmt.buf), addr(stmt.src), info.dtype, _shape(rows, cols), src_stride=stride, dst_stride=stride)
+        ]
+        return self._loc(out, reader.rec.site)
 
     def _fix(self, stmt: Move, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         acc, reader, j = self.built.fixes[stmt.buf]

@@ -6,10 +6,20 @@
 2. **Values to storage**: a statement that reads different values in different instances (a loop-carried
    ``acc``, ``_mean``) joins them into one *web* that lives in one buffer (union-find, the phi webs of SSA).
    ``dot`` accumulates in place, so its result joins its ``acc``.
+
+Two rewrites of the records come first, so that Triton's FlashAttention loop reads as written:
+
+- ``acc = tl.dot(p, v, acc)`` on an accumulator that vector code changes (``acc = acc * alpha[:, None]``)
+  cannot accumulate in L0C, which only the Cube writes: it becomes ``tl.dot(p, v)`` (into L0C) and a
+  vector add into ``acc`` (in UB) — what the built-in FlashAttention does too;
+- a loop-carried value read after its replacement was written (``m_ij = tl.maximum(m_i, ...)``, then
+  ``tl.exp(m_i - m_ij)``, and ``m_i = m_ij`` carried) gets a copy at the end of the loop step: the new
+  value has a buffer of its own during the step, and the copy carries it into the loop's buffer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from compiler.language.core import LoopRec, Rec, Tracer
@@ -50,6 +60,24 @@ class Nest:
 
     def __init__(self, t: Tracer) -> None:
         self.t = t
+        split_vector_accumulators(t)
+        self._build()
+        conflicts = self._conflicts()
+        if conflicts:
+            carry_copies(t, {id(self.of[id(later)]) for _, later in conflicts}, self)
+            self._build()
+            conflicts = self._conflicts()
+        if conflicts:
+            reader, later = conflicts[0]
+            raise LanguageError(
+                f"this line reads a value that line {later.site.line} has already replaced (a loop carries both in "
+                "one buffer)",
+                site=reader.site,
+                hint="read the old value before computing the new one, or copy it first (old = x * 1.0)",
+            )
+
+    def _build(self) -> None:
+        t = self.t
         self.root = StaticLoop("", Site("<kernel>", 0), t.num_stages, ())
         self.statics: list[Static] = []
         self.loops: dict[str, StaticLoop] = {}
@@ -59,7 +87,6 @@ class Nest:
         for p, body in enumerate(t.programs):
             self._walk(self.root, body, (p,), p)
         self._webs()
-        self._check_overwrites()
 
     # -- 1. merge ------------------------------------------------------------------------------
     def _static(self, d: Rec | LoopRec, loops: tuple[str, ...]) -> Static | StaticLoop:
@@ -136,31 +163,29 @@ class Nest:
             self.web_of[next(iter(roles))].readers.append((by_id[sid], j))
         self.webs = list(webs.values())
 
-    def _check_overwrites(self) -> None:
+    def _conflicts(self) -> list[tuple[Rec, Rec]]:
         """A web is one buffer: a value of it read after a later value of it was written would read the
-        wrong data (``m_new = max(m, ...)`` then ``exp(m - m_new)``, with ``m = m_new`` carried)."""
+        wrong data (``m_new = max(m, ...)`` then ``exp(m - m_new)``, with ``m = m_new`` carried). Each such
+        read as (reader, the record of the later value)."""
         shared = {id(w) for w in self.webs if len(w.members) > 1}
+        found: list[tuple[Rec, Rec]] = []
         for body in self.t.programs:
-            self._replay(body, shared, {})
+            self._replay(body, shared, {}, found)
+        return found
 
-    def _replay(self, items: list, shared: set[int], current: dict[int, int]) -> None:
+    def _replay(self, items: list, shared: set[int], current: dict[int, int], found: list) -> None:
         """Walk one program's records in order, tracking which value each shared buffer holds."""
         for d in items:
             if isinstance(d, LoopRec):
                 for it in d.iters:
-                    self._replay(it, shared, current)
+                    self._replay(it, shared, current, found)
                 continue
             for vid in d.ins:
                 w = self.web_of[self.producer(vid).sid]
                 if id(w) in shared and current.get(id(w), vid) != vid:
                     later = self.t.values[current[id(w)]].rec
-                    line = later.site.line if later is not None else "?"
-                    raise LanguageError(
-                        f"this line reads a value that line {line} has already replaced (a loop carries both in one "
-                        "buffer)",
-                        site=d.site,
-                        hint="read the old value before computing the new one, or copy it first (old = x * 1.0)",
-                    )
+                    if later is not None:
+                        found.append((d, later))
             if d.out is not None:
                 w = self.web_of[self.of[id(d)].sid]
                 if id(w) in shared:
@@ -170,6 +195,77 @@ class Nest:
         """The web statement ``s`` reads at input ``j``."""
         key = next(k for (sid, k) in self.inst if sid == s.sid)
         return self.web_of[self.producer(self.inst[(s.sid, key)].ins[j]).sid]
+
+
+# ------------------------------------------------------------------------------ record rewrites
+
+
+def _walk_lists(items: list, inside: list | None = None) -> Iterator[tuple[Rec, list | None]]:
+    """Every record of a program with the innermost loop-step list holding it (None: outside loops)."""
+    for d in items:
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                yield from _walk_lists(it, it)
+        else:
+            yield d, inside
+
+
+def _all(items: list) -> Iterator[Rec]:
+    for d, _ in _walk_lists(items):
+        yield d
+
+
+def split_vector_accumulators(t: Tracer) -> None:
+    """``acc = tl.dot(a, b, acc)`` where ``acc`` is not a Cube value (vector code scaled it, or a load made
+    it): record ``tl.dot(a, b)`` and a vector add instead, at every instance of that line."""
+    dots = [d for body in t.programs for d in _all(body) if d.kind == "dot" and len(d.ins) == 3]
+
+    def in_cube(d: Rec) -> bool:
+        made = t.values[d.ins[2]].rec
+        return made is not None and (
+            made.kind == "dot" or (made.kind == "vec" and made.op == "dup" and made.params == (0.0,))
+        )
+
+    split = {(d.site, d.attrs) for d in dots if not in_cube(d)}
+    if not split:
+        return
+    for body in t.programs:
+        _split_in(t, body, split)
+
+
+def _split_in(t: Tracer, items: list, split: set) -> None:
+    i = 0
+    while i < len(items):
+        d = items[i]
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                _split_in(t, it, split)
+        elif d.kind == "dot" and len(d.ins) == 3 and (d.site, d.attrs) in split:
+            out = t.values[d.out]
+            product = t.new_value(out.shape, out.dtype, d)
+            add = Rec("vec", "bin", d.site, (d.ins[2], product), d.out, ("add", False, False))
+            out.rec = add
+            d.ins, d.out = d.ins[:2], product
+            d.attrs = (*d.attrs[:2], False, *d.attrs[3:])
+            items.insert(i + 1, add)
+            i += 1
+        i += 1
+
+
+def carry_copies(t: Tracer, statics: set[int], nest: Nest) -> None:
+    """For each statement in ``statics`` (ids of their ``Static``) inside a loop: copy its value at the end
+    of every loop step, and let every reader outside that step read the copy."""
+    for body in t.programs:
+        places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(nest.of.get(id(d))) in statics]
+        for d, it in places:
+            info = t.values[d.out]
+            copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
+            copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
+            it.append(copy)
+            mine = {id(r) for r in _all(it)}
+            for r in _all(body):
+                if id(r) not in mine and d.out in r.ins:
+                    r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
 
 
 def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:

@@ -2,10 +2,11 @@
 
 A web made by ``dot`` lives in L0C; loads only ``dot`` reads go to L1 (then MTE1 → L0A/L0B per ``dot``);
 everything else is in UB. A ``dot`` result read by vector code leaves L0C through FIXPIPE; a store of one
-(cast, ReLU) is a FIXPIPE store. Each web's ``alloc`` sits in the innermost loop body holding all its
-uses, so a tile loaded in a loop gets a new instance per step: ``buffer`` gives it ``num_stages`` slots,
-``pipeline`` prefetches it, ``sync`` adds the flags — the passes of every other kernel. A web made and
-used inside one run of vector statements is a temporary of that run's tile program instead.
+(cast, ReLU) is a FIXPIPE store. A vector value read by ``dot`` (``p.to(tl.float16)`` in FlashAttention) goes
+UB → L1 on MTE3, then L1 → L0A/L0B on MTE1, like a loaded operand. Each web's ``alloc`` sits in the innermost
+loop body holding all its uses, so a tile loaded in a loop gets a new instance per step: ``buffer`` gives it
+``num_stages`` slots, ``pipeline`` prefetches it, ``sync`` adds the flags — the passes of every other kernel.
+A web made and used inside one run of vector statements is a temporary of that run's tile program instead.
 """
 
 from __future__ import annotations
@@ -67,13 +68,8 @@ class Placement:
         dot_operand = [r for r, j in w.readers if r.rec.kind == "dot" and j < 2]
         others = [r for r, j in w.readers if not (r.rec.kind == "dot" and j < 2)]
         if dot_operand and (others or kinds != {"load"}):
-            where = (others[0] if others else first).rec.site
-            raise LanguageError(
-                "a tile that feeds tl.dot must come straight from tl.load and be used by tl.dot only "
-                "(vector results reaching the Cube through L1 are not supported)",
-                site=where,
-                hint="load the operand again for the vector code, or compute on the dot result instead",
-            )
+            w.home = Space.UB  # a vector value (or a load vector code reads too): UB → L1 on MTE3 for each dot
+            return
         if dot_operand:
             w.home = Space.L1
             for m in w.members:
@@ -207,7 +203,9 @@ class Placement:
 
     def _reader_pipe(self, w: Web, r: Static, j: int) -> Pipe:
         if r.rec.kind == "dot":
-            return Pipe.MTE1 if j < 2 else Pipe.CUBE
+            if j < 2:
+                return Pipe.MTE3 if w.home is Space.UB else Pipe.MTE1  # from UB: staged into L1 by MTE3
+            return Pipe.CUBE
         if r.rec.kind == "store":
             return Pipe.FIX if w.home is Space.L0C else Pipe.MTE3
         return Pipe.FIX if w.home is Space.L0C else Pipe.V  # vector code reads a dot result through FIXPIPE

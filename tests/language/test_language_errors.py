@@ -159,23 +159,3 @@ def test_a_python_error_in_the_kernel_names_its_line():
     text = str(e.value)
     assert f"test_language_errors.py:{bad_line(python_mistake)}:" in text
     assert "AttributeError while tracing program (0,)" in text
-
-
-@dsasim.jit
-def online_max_clobbered(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    m = tl.full([BLOCK], float("-inf"), tl.float32)
-    s = tl.zeros([BLOCK], tl.float32)
-    for off in range(0, n, BLOCK):
-        x = tl.load(x_ptr + off + tl.arange(0, BLOCK))
-        m_new = tl.maximum(m, x)
-        s = s * tl.exp(m - m_new) + tl.exp(x - m_new)  # BAD
-        m = m_new
-    tl.store(out_ptr + tl.arange(0, BLOCK), s)
-
-
-def test_a_carried_value_read_after_its_replacement_is_refused():
-    x = np.ones(512, np.float32)
-    with pytest.raises(DsasimError) as e:
-        online_max_clobbered[(1,)](x, np.zeros(256, np.float32), 512, BLOCK=256)
-    assert f"test_language_errors.py:{bad_line(online_max_clobbered)}:" in str(e.value)
-    assert "already replaced" in str(e.value)

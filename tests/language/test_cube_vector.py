@@ -1,0 +1,94 @@
+"""Cube → Vector → Cube in one tile-language kernel: FlashAttention (online softmax, loop-carried m_i, l_i
+and acc, P·V from a vector value), carried values read after their replacement, vector accumulators of
+``tl.dot`` — compiled (sanitizer-clean) and interpreted, against numpy, on odd sizes."""
+
+from __future__ import annotations
+
+import flash_attention as fa
+import numpy as np
+import pytest
+from helpers import assert_close
+
+import dsasim
+import dsasim.language as tl
+
+RNG = np.random.default_rng(7)
+
+
+def qkv(heads: int, s: int, d: int) -> tuple[np.ndarray, ...]:
+    return tuple(RNG.standard_normal((heads, s, d)).astype(np.float16) for _ in range(3))
+
+
+@pytest.mark.parametrize(("heads", "s", "d", "bm", "bn"), [(1, 77, 64, 32, 64), (2, 45, 32, 16, 32)])
+def test_flash_attention_matches_numpy_compiled_and_interpreted(heads, s, d, bm, bn):
+    q, k, v = qkv(heads, s, d)
+    expect = fa.reference(q, k, v).astype(np.float32)
+    out_i, _ = fa.attention(q, k, v, BLOCK_M=bm, BLOCK_N=bn, interpret=True)
+    out_c, run = fa.attention(q, k, v, BLOCK_M=bm, BLOCK_N=bn, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(out_i.astype(np.float32), expect, atol=2e-3, ulps=8)
+    assert_close(out_c.astype(np.float32), expect, atol=2e-3, ulps=8)
+    assert np.array_equal(out_c, out_i)
+
+
+def test_flash_attention_uses_every_path_between_cube_and_vector():
+    q, k, v = qkv(1, 64, 32)
+    _, run = fa.attention(q, k, v, BLOCK_M=32, BLOCK_N=32, timing_only=True)
+    moved = run.stats.bytes_by_path() if hasattr(run.stats, "bytes_by_path") else None
+    text = str(run)
+    for path in ("L0C→UB", "UB→L1", "L1→L0A"):
+        assert path in text, (path, moved)
+
+
+@dsasim.jit
+def online_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    m = tl.full([BLOCK], float("-inf"), tl.float32)
+    s = tl.zeros([BLOCK], tl.float32)
+    for off in range(0, n, BLOCK):
+        x = tl.load(x_ptr + off + tl.arange(0, BLOCK))
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.exp(x - m_new)  # reads m after m_new replaced it in the loop's buffer
+        m = m_new
+    tl.store(out_ptr + tl.arange(0, BLOCK), s * tl.exp(m))
+
+
+def test_a_carried_value_read_after_its_replacement_gets_its_own_copy():
+    x = RNG.standard_normal(768).astype(np.float32)
+    out_c, out_i = np.zeros(256, np.float32), np.zeros(256, np.float32)
+    run = online_sum[(1,)](x, out_c, 768, BLOCK=256, sanitize=True)
+    assert run.sanitizer.clean
+    online_sum[(1,)](x, out_i, 768, BLOCK=256, interpret=True)
+    expect = np.exp(x.reshape(3, 256)).sum(axis=0)
+    assert_close(out_c, expect, ulps=64)
+    assert_close(out_i, out_c, ulps=8)
+
+
+@dsasim.jit
+def scaled_accumulation(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], tl.float32)
+    for k0 in range(0, K, BK):
+        a_mask = (rm[:, None] < M) & (k0 + rk[None, :] < K)
+        b_mask = (k0 + rk[:, None] < K) & (rn[None, :] < N)
+        a = tl.load(a_ptr + rm[:, None] * K + k0 + rk[None, :], mask=a_mask, other=0.0)
+        b = tl.load(b_ptr + (k0 + rk[:, None]) * N + rn[None, :], mask=b_mask, other=0.0)
+        acc = acc * 0.5  # vector code changes the accumulator: dot into L0C, then a vector add
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def test_dot_into_an_accumulator_vector_code_changes():
+    M, N, K = 19, 23, 70
+    a = RNG.standard_normal((M, K)).astype(np.float16)
+    b = RNG.standard_normal((K, N)).astype(np.float16)
+    expect = np.zeros((M, N), np.float64)
+    for k0 in range(0, K, 32):
+        expect = expect * 0.5 + a[:, k0 : k0 + 32].astype(np.float64) @ b[k0 : k0 + 32].astype(np.float64)
+    c, ci = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    run = scaled_accumulation[(1,)](a, b, c, M, N, K, BM=32, BN=32, BK=32, sanitize=True)
+    assert run.sanitizer.clean
+    scaled_accumulation[(1,)](a, b, ci, M, N, K, BM=32, BN=32, BK=32, interpret=True)
+    assert_close(c, expect, atol=1e-4, ulps=64)
+    assert_close(ci, c, atol=1e-5, ulps=8)  # the interpreter adds a·b to acc in one rounding
