@@ -45,9 +45,13 @@ from isa import (
     VBinary,
     VBroadcast,
     VCast,
+    VCompare,
+    VCompareScalar,
     VDup,
     VReduce,
     VScalar,
+    VSelect,
+    VSelectScalar,
     VTranspose,
     VTriangle,
     VUnary,
@@ -211,7 +215,8 @@ _UB_R, _UB_W = (Space.UB, False), (Space.UB, True)
 @st.composite
 def vector_ops(draw, chip: Chip = EDU) -> Instruction:
     """A vector instruction of any family and op, with a dtype that op accepts and row strides."""
-    family = draw(st.sampled_from((VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast, VTriangle, VTranspose)))
+    families = (VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast, VTriangle, VTranspose)
+    family = draw(st.sampled_from((*families, VCompare, VCompareScalar, VSelect, VSelectScalar)))
     shape = draw(shapes())
     cols = cols_of(shape)
     ub = Addr(Space.UB, 0)
@@ -255,6 +260,28 @@ def vector_ops(draw, chip: Chip = EDU) -> Instruction:
         strides = (draw(row_strides(cols)), draw(row_strides(cols, allow_zero=True)))
         ins = VTriangle(op, ub, ub, draw(scalars()), dtype, shape, draw(st.integers(-16, 16)), *strides)
         fields = {"dst": _UB_W, "src": _UB_R}
+    elif family in (VCompare, VCompareScalar):
+        cond = draw(st.sampled_from(VCompare.MNEMONICS)).rsplit(".", 1)[1]
+        dtype = draw(dtypes(family.dtypes_for("cmp")))
+        dst = draw(row_strides(cols))
+        if family is VCompare:
+            srcs = (draw(row_strides(cols, allow_zero=True)), draw(row_strides(cols, allow_zero=True)))
+            ins = VCompare(cond, ub, ub, ub, dtype, shape, dst, *srcs)
+            fields = {"dst": _UB_W, "src0": _UB_R, "src1": _UB_R}
+        else:
+            src = draw(row_strides(cols, allow_zero=True))
+            ins = VCompareScalar(cond, ub, ub, draw(scalars()), dtype, shape, dst, src)
+            fields = {"dst": _UB_W, "src": _UB_R}
+    elif family in (VSelect, VSelectScalar):
+        dtype = draw(dtypes(family.dtypes_for(family.MNEMONICS[0][2:])))
+        n = 3 if family is VSelect else 2
+        strides = (draw(row_strides(cols)), *(draw(row_strides(cols, allow_zero=True)) for _ in range(n)))
+        if family is VSelect:
+            ins = VSelect(ub, ub, ub, ub, dtype, shape, *strides)
+            fields = {"dst": _UB_W, "mask": _UB_R, "src0": _UB_R, "src1": _UB_R}
+        else:
+            ins = VSelectScalar(ub, ub, ub, draw(scalars()), dtype, shape, *strides)
+            fields = {"dst": _UB_W, "mask": _UB_R, "src": _UB_R}
     elif family is VTranspose:
         dtype = draw(dtypes(VTranspose.dtypes_for("transpose")))
         strides = (draw(row_strides(rows_of(shape))), draw(row_strides(cols, allow_zero=True)))

@@ -36,9 +36,13 @@ from isa import (
     VBinary,
     VBroadcast,
     VCast,
+    VCompare,
+    VCompareScalar,
     VDup,
     VReduce,
     VScalar,
+    VSelect,
+    VSelectScalar,
     VUnary,
     parse,
     validate,
@@ -191,6 +195,71 @@ def test_vbinary_matches_numpy(data):
     got = b.get(ad, dtype, rows, cols, ds)
     assert_close(got, expected, dtype, ulps=0, context=f"v.{op} {dtype}{list(shape)} strides {ds},{s0},{s1}")
     assert_wrote_exactly(new, "ub", mask)
+
+
+NP_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+              "ne": np.not_equal}  # fmt: skip
+
+
+def load_mask(b: Bench, rng, rows: int, cols: int, stride: int | None) -> tuple[Addr, np.ndarray]:
+    """An i8 mask of 0/1 bytes (and, to check that any non-zero byte is true, some -3s)."""
+    m = rng.choice(np.array([0, 1, -3], np.int8), size=(1 if stride == 0 else rows, cols))
+    s = cols if stride in (None, 0) else stride
+    addr = b.alloc(Space.UB, ((m.shape[0] - 1) * s + cols))
+    b.put(addr, I8, m, s)
+    return addr, np.repeat(m, rows, axis=0) if stride == 0 else m
+
+
+@given(st.data())
+def test_vcompare_writes_a_byte_mask_of_the_numpy_comparison(data):
+    cond = data.draw(st.sampled_from(sorted(NP_COMPARE)))
+    dtype = data.draw(st.sampled_from(VCompare.dtypes_for("cmp")))
+    shape, rows, cols = data.draw(views())
+    ds, s0, s1 = (data.draw(row_strides(cols, allow_zero=z)) for z in (False, True, True))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    b = Bench()
+    a0, x = load_source(b, rng, dtype, rows, cols, s0)
+    a1, y = load_source(b, rng, dtype, rows, cols, s1)
+    if data.draw(st.booleans()):  # ties, so that eq/le/ge see equal elements
+        y = x.copy() if s1 != 0 else y
+        if s1 != 0:
+            b.put(a1, dtype, y, cols if s1 is None else s1)
+    ad, written = dst_of(b, I8, rows, cols, ds)
+    scalar = data.draw(st.booleans())
+    if scalar:
+        k = float(y.reshape(-1)[0])
+        new = b.run(VCompareScalar(cond, ad, a0, k, dtype, shape, ds, s0))
+        expected = NP_COMPARE[cond](x, np.asarray(k).astype(dtype.np))
+    else:
+        new = b.run(VCompare(cond, ad, a0, a1, dtype, shape, ds, s0, s1))
+        expected = NP_COMPARE[cond](x, y)
+    got = b.get(ad, I8, rows, cols, ds)
+    np.testing.assert_array_equal(got, expected.astype(np.int8), err_msg=f"{cond} {dtype}{list(shape)} scalar={scalar}")
+    assert_wrote_exactly(new, "ub", written)
+
+
+@given(st.data())
+def test_vselect_copies_the_chosen_source_per_element(data):
+    dtype = data.draw(st.sampled_from(VSelect.dtypes_for("sel")))
+    shape, rows, cols = data.draw(views())
+    ds, sm, s0, s1 = (data.draw(row_strides(cols, allow_zero=z)) for z in (False, True, True, True))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    b = Bench()
+    am, m = load_mask(b, rng, rows, cols, sm)
+    a0, x = load_source(b, rng, dtype, rows, cols, s0)
+    a1, y = load_source(b, rng, dtype, rows, cols, s1)
+    ad, written = dst_of(b, dtype, rows, cols, ds)
+    scalar = data.draw(st.booleans())
+    if scalar:
+        k = float(y.reshape(-1)[0])
+        new = b.run(VSelectScalar(ad, am, a0, k, dtype, shape, ds, sm, s0))
+        expected = np.where(m != 0, x, np.asarray(k).astype(dtype.np))
+    else:
+        new = b.run(VSelect(ad, am, a0, a1, dtype, shape, ds, sm, s0, s1))
+        expected = np.where(m != 0, x, y)
+    got = b.get(ad, dtype, rows, cols, ds)
+    assert_close(got, expected.astype(dtype.np), dtype, ulps=0, context=f"v.sel {dtype}{list(shape)} scalar={scalar}")
+    assert_wrote_exactly(new, "ub", written)
 
 
 def test_integer_add_and_multiply_wrap():

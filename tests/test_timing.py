@@ -36,9 +36,13 @@ from isa import (
     VBinary,
     VBroadcast,
     VCast,
+    VCompare,
+    VCompareScalar,
     VDup,
     VReduce,
     VScalar,
+    VSelect,
+    VSelectScalar,
     VTranspose,
     VTriangle,
     VUnary,
@@ -265,13 +269,17 @@ def vector_formula(ins: Instruction, chip) -> int:
         VBroadcast: lambda i: (i.dst_stride,),
         VReduce: lambda i: (-1,),  # reductions always work row by row
         VTriangle: lambda i: (i.dst_stride, i.src_stride),
+        VCompare: lambda i: (i.dst_stride, i.src0_stride, i.src1_stride),
+        VCompareScalar: lambda i: (i.dst_stride, i.src_stride),
+        VSelect: lambda i: (i.dst_stride, i.mask_stride, i.src0_stride, i.src1_stride),
+        VSelectScalar: lambda i: (i.dst_stride, i.mask_stride, i.src_stride),
         # a transpose writes cols × rows: its destination is dense when its stride is the source's row count
         VTranspose: lambda i: (None if i.dst_stride in (None, rows) else -1, i.src_stride),
     }[type(ins)](ins)
     per_row = math.ceil(cols * width / 256)
     dense = rows == 1 or all(s in (None, cols) for s in strides)
     repeats = math.ceil(rows * cols * width / 256) if dense else rows * per_row
-    op = ins.mnemonic[2:]
+    op = ins.op  # the cost table's key: v.cmp.lt is priced as cmp
     v = chip.vector
     cost = v.costs.get(f"{op}.{ins.dtype}", v.costs.get(op, v.costs["default"]))
     floor = v.mins.get(f"{op}.{ins.dtype}", v.mins.get(op, v.mins["default"]))

@@ -10,6 +10,7 @@ from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
 from isa.instructions.vindex import VTranspose, VTriangle
 from isa.instructions.vrow import VBroadcast, VReduce
+from isa.instructions.vselect import VCompare, VCompareScalar, VSelect, VSelectScalar
 
 #: Every instruction class, in the order the ISA reference lists them.
 INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
@@ -25,6 +26,10 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VBroadcast,
     VTriangle,
     VTranspose,
+    VCompare,
+    VCompareScalar,
+    VSelect,
+    VSelectScalar,
     SetFlag,
     WaitFlag,
     SetCross,
@@ -55,9 +60,13 @@ __all__ = [
     "VBinary",
     "VBroadcast",
     "VCast",
+    "VCompare",
+    "VCompareScalar",
     "VDup",
     "VReduce",
     "VScalar",
+    "VSelect",
+    "VSelectScalar",
     "VTranspose",
     "VTriangle",
     "VUnary",
