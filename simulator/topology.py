@@ -16,6 +16,8 @@ exists and is not their own, on every chip.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from isa import Instruction, Pipe, Program, SetCross, SetFlag, Space, ValidationError, WaitCross, WaitFlag
 from simulator.config import Chip
 
@@ -41,15 +43,19 @@ def needs(ins: Instruction) -> str:
     return AIC if cube else AIV if vector else EITHER
 
 
-def core_kinds(program: Program, chip: Chip) -> tuple[str, ...]:
+def core_kinds(
+    program: Program, chip: Chip, streams: Sequence[Sequence[Instruction]] | None = None
+) -> tuple[str, ...]:
     """The kind of each core of ``program`` on ``chip`` (all ``""`` on a coupled chip).
 
     Raises ``ValidationError`` for a cross-core flag naming a bad core and, on a separated chip, for a
     stream that needs both kinds or a program that needs more cores of a kind than the chip has.
+    ``streams``: each core's distinct instructions in the order first run (``Decoder.core_distinct``),
+    when the caller has them — the same answer as the whole streams, at a fraction of the work.
     """
     n = program.ncores
     kinds: list[str] = []
-    for c, stream in enumerate(program.cores):
+    for c, stream in enumerate(program.cores if streams is None else streams):
         first: dict[str, Instruction] = {}
         for ins in stream:
             if isinstance(ins, SetCross | WaitCross) and not (0 <= ins.core < n and ins.core != c):
