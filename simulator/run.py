@@ -14,7 +14,7 @@ from isa import DsasimError, Program, parse_file, validate
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
-from simulator.engine import CrossFlagEntry, Engine, Entries, FlagEntry, TraceEntry
+from simulator.engine import CrossFlagEntry, Decoder, Engine, Entries, FlagEntry, TraceEntry
 from simulator.memory import MachineMemory, check_allocation
 from simulator.notebook import run_html
 from simulator.perfetto import write_trace
@@ -125,7 +125,9 @@ def _simulate(
     san = Sanitizer(program, chip) if sanitize else None  # validates, collecting what it reports
     if san is None:
         validate(program, chip, cores=chip.total_cores)
-    kinds = core_kinds(program, chip)
+    decoder = Decoder(chip)  # each distinct instruction once: the engine, the core kinds and the stats share it
+    decoder.program(program)
+    kinds = core_kinds(program, chip, [decoder.core_distinct(ids) for _, ids in decoder.cores])
     memory = None
     used: dict[str, np.ndarray] = {}
     if not timing_only:
@@ -133,7 +135,7 @@ def _simulate(
         used = make_inputs(program, inputs or {}, seed)
         memory = MachineMemory(program, chip, used)
         memory.strict = san is None
-    engine = Engine(program, chip, memory, san.tracker if san is not None else None, seed)
+    engine = Engine(program, chip, memory, san.tracker if san is not None else None, seed, decoder)
     cycles = engine.run() if san is None else san.run(engine)
     stats = collect_stats(program, chip, engine, cycles, kinds)
     run = Run(

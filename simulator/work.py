@@ -17,6 +17,7 @@ are kept apart in ``Roofline.peaks``: they are what the roofline plot draws.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from isa import Instruction, Mmad, Pipe, Program, Space, Transfer
@@ -93,6 +94,25 @@ def instruction_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWor
     return InstructionWork(pipe, cost, 0.0, 0.0, cost)
 
 
+def price(distinct: list[Instruction], records: list[Decoded], chip: Chip) -> list[InstructionWork]:
+    """``instruction_work`` of each distinct instruction (decoded as ``records``), in order. A transfer's
+    work depends on its ``Transfer`` alone (its pipe, path, bursts and bytes — not its addresses), so
+    transfers that differ only in where they read or write are priced once."""
+    out: list[InstructionWork] = []
+    transfers: dict[tuple[Pipe, Transfer], InstructionWork] = {}
+    for ins, d in zip(distinct, records, strict=True):
+        cost = d.cost
+        if type(cost) is Transfer:
+            key = (d.pipe, cost)
+            w = transfers.get(key)
+            if w is None:
+                w = transfers[key] = instruction_work(ins, d, chip)
+        else:
+            w = instruction_work(ins, d, chip)
+        out.append(w)
+    return out
+
+
 @dataclass
 class PipeWork:
     """What one pipe of one core had to do: instruction count, Σ stand-alone cycles (``alone``), Σ DMA slot
@@ -115,19 +135,20 @@ class PipeWork:
         return max(self.path_bytes, key=self.path_bytes.__getitem__) if self.path_bytes else None
 
 
-def core_work(
-    counts: dict[Instruction, int], priced: dict[Instruction, InstructionWork], chip: Chip
-) -> dict[Pipe, PipeWork]:
-    """Per pipe of one core that ran ``counts`` (instruction → times run)."""
+def core_work(counts: dict[int, int], priced: list[InstructionWork], chip: Chip) -> dict[Pipe, PipeWork]:
+    """Per pipe of one core that ran ``counts`` (instruction number → times run; ``priced`` by number)."""
     out: dict[Pipe, PipeWork] = {}
     issue = chip.issue_cycles
     scalar = out.setdefault(Pipe.S, PipeWork())
-    for ins, n in counts.items():
-        w = priced[ins]
-        scalar.alone += n * (w.alone if w.pipe is Pipe.S else issue)
+    for number, n in counts.items():
+        w = priced[number]
         if w.pipe is Pipe.S:
+            scalar.alone += n * w.alone
             continue
-        p = out.setdefault(w.pipe, PipeWork())
+        scalar.alone += n * issue
+        p = out.get(w.pipe)
+        if p is None:
+            p = out[w.pipe] = PipeWork()
         if w.alone or w.path:
             p.count += n
         p.alone += n * w.alone
@@ -143,23 +164,21 @@ def core_work(
 def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kinds: tuple[str, ...] = ()) -> Stats:
     """Static work (bytes, FLOPs, bounds) from the decoded instructions; times from the engine.
 
-    The classic roofline's peaks share each resource's work among the cores that have it: every core of a
-    coupled chip; on a separated chip the Cube cores (AIC) for the Cube and its paths, the Vector cores
-    (AIV) for the Vector unit and UB's paths. The honest bounds take the slowest core's pipe."""
-    counts = engine.counts()
-    priced: dict[Instruction, InstructionWork] = {}
-    decoded = engine.decoded
-    for core_counts in counts:
-        for ins in core_counts:
-            if ins not in priced:
-                priced[ins] = instruction_work(ins, decoded[ins], chip)
+    Each distinct instruction is priced once (by its number in ``engine.decoder``) and multiplied by how
+    often each core ran it. The classic roofline's peaks share each resource's work among the cores that
+    have it: every core of a coupled chip; on a separated chip the Cube cores (AIC) for the Cube and its
+    paths, the Vector cores (AIV) for the Vector unit and UB's paths. The honest bounds take the slowest
+    core's pipe."""
+    decoder = engine.decoder
+    priced = price(decoder.distinct, decoder.records, chip)
+    numbered = [Counter(core.ids) for core in engine.cores]
     by_path: dict[str, int] = {}
     gm_read = gm_write = cube_flops = vector_ops = 0
     peak_work = {"cube": 0.0, "vector": 0.0}
     work = []
-    for core_counts in counts:
-        for ins, n in core_counts.items():
-            w = priced[ins]
+    for core_counts in numbered:
+        for number, n in core_counts.items():
+            w = priced[number]
             if w.path:
                 by_path[w.path] = by_path.get(w.path, 0) + n * w.nbytes
                 peak_work[w.path] = peak_work.get(w.path, 0.0) + n * w.peak_cycles
@@ -195,6 +214,7 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kin
         if l2.stats.hit_bytes:
             bounds["L2"] = l2.stats.hit_bytes / chip.l2.bandwidth
     bound_by, bound = max(bounds.items(), key=lambda kv: kv[1])
+    distinct = decoder.distinct
     flops = cube_flops + vector_ops
     roof = Roofline(
         intensity=flops / gm_bytes if gm_bytes else float("inf"),
@@ -216,7 +236,7 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kin
         work_cycles=peak_work,
         roofline=roof,
         work=work,
-        counts=counts,
+        counts=[{distinct[n]: k for n, k in c.items()} for c in numbered],
         l2=l2.stats if l2 is not None else None,
         l2_usage=engine.machine.l2_link.usage if l2 is not None else [],
     )

@@ -17,7 +17,7 @@ Nothing orders two pipes except flags and barriers.
 """
 
 from simulator.engine.deadlock import Step, WaitChain, explain, wait_chains
-from simulator.engine.decode import CrossKey, Decoded, Dma, FlagKey, Kind, decode
+from simulator.engine.decode import CrossKey, Decoded, Decoder, Dma, FlagKey, Kind, decode
 from simulator.engine.flags import CROSS_DEPTH
 from simulator.engine.machine import Engine
 from simulator.engine.trace import CrossFlagEntry, Entries, FlagEntry, TraceEntry, short
@@ -27,6 +27,7 @@ __all__ = [
     "CrossFlagEntry",
     "CrossKey",
     "Decoded",
+    "Decoder",
     "Dma",
     "Engine",
     "Entries",

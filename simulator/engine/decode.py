@@ -9,9 +9,11 @@ hundred distinct instructions.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
+from itertools import islice
 from typing import NamedTuple
 
-from isa import Barrier, End, Instruction, Pipe, Scalar, SetCross, SetFlag, Transfer, WaitCross, WaitFlag
+from isa import Barrier, End, Instruction, Pipe, Program, Scalar, SetCross, SetFlag, Transfer, WaitCross, WaitFlag
 from isa.types import EXEC_PIPES
 from simulator.config import Chip
 from simulator.l2 import GmView, gm_view
@@ -168,26 +170,36 @@ def decode(ins: Instruction, chip: Chip) -> Decoded:
 
 
 class Decoder:
-    """``decode`` with a cache shared by every core of a run: each distinct instruction is decoded once,
-    and numbered, so a core's stream is also a list of small integers (``ids``) that count fast."""
+    """``decode`` once per distinct instruction of a run, shared by every core: each distinct instruction
+    is numbered in the order first seen, so a core's stream is also a list of small integers (``ids``) that
+    count fast, and everything priced per instruction (the stats, the core kinds) is priced per number."""
 
     def __init__(self, chip: Chip) -> None:
         self.chip = chip
-        self.cache: dict[Instruction, Decoded] = {}
         self.ids: dict[Instruction, int] = {}
+        #: the distinct instructions, by number, and their decoded records
         self.distinct: list[Instruction] = []
-        self.records: list[Decoded] = []  # by number
+        self.records: list[Decoded] = []
+        #: per core of the program decoded by ``program``: its decoded stream and its numbers
+        self.cores: list[tuple[list[Decoded], list[int]]] = []
 
-    def stream(self, instructions: tuple[Instruction, ...]) -> tuple[list[Decoded], list[int]]:
+    def stream(self, instructions: Sequence[Instruction]) -> tuple[list[Decoded], list[int]]:
         """The decoded stream and the number of each instruction in it."""
-        ids, records, chip = self.ids, self.records, self.chip
-        numbers = []
-        for ins in instructions:
-            n = ids.get(ins)
-            if n is None:
-                n = ids[ins] = len(records)
-                self.distinct.append(ins)
-                records.append(d := decode(ins, chip))
-                self.cache[ins] = d
-            numbers.append(n)
-        return [records[n] for n in numbers], numbers
+        ids = self.ids
+        number = ids.setdefault  # one hash per instruction; a new one gets the next number
+        numbers = [number(ins, len(ids)) for ins in instructions]
+        new = list(islice(ids, len(self.distinct), None))
+        self.distinct += new
+        chip = self.chip
+        self.records += [decode(ins, chip) for ins in new]
+        return list(map(self.records.__getitem__, numbers)), numbers
+
+    def program(self, program: Program) -> list[tuple[list[Decoded], list[int]]]:
+        """``stream`` of every core of ``program``, in core order (kept as ``cores``)."""
+        self.cores = [self.stream(s) for s in program.cores]
+        return self.cores
+
+    def core_distinct(self, numbers: list[int]) -> list[Instruction]:
+        """A core's distinct instructions (``numbers`` from ``stream``) in the order the core first runs them."""
+        distinct = self.distinct
+        return [distinct[n] for n in dict.fromkeys(numbers)]

@@ -23,7 +23,8 @@ from simulator.stats import PipeStats
 
 class Engine:
     """Runs a program on a chip; ``run()`` returns when every core has drained. ``seed`` draws the start
-    jitter of a chip that has one (``[core] start_jitter``)."""
+    jitter of a chip that has one (``[core] start_jitter``). ``decoder``: the program already decoded for
+    this chip (``Decoder.program``), when the caller needed it first."""
 
     def __init__(
         self,
@@ -32,6 +33,7 @@ class Engine:
         memory: MachineMemory | None,
         sanitizer: Hooks | None = None,
         seed: int = 0,
+        decoder: Decoder | None = None,
     ) -> None:
         self.program = program
         self.chip = chip
@@ -49,11 +51,13 @@ class Engine:
         self.trace = self.machine.trace  # TraceEntry fields
         self.flags = self.machine.flags  # FlagEntry fields
         self.cross: dict[CrossKey, CrossFlag] = cross.flags  # cross-core flags by key
-        self.decoder = Decoder(chip)
+        if decoder is None:
+            decoder = Decoder(chip)
+            decoder.program(program)
+        self.decoder = decoder
         self.cores: list[Core] = []
-        for i, stream in enumerate(program.cores):
+        for i, (stream, (decoded, ids)) in enumerate(zip(program.cores, decoder.cores, strict=True)):
             mem = memory.cores[i] if memory is not None else None
-            decoded, ids = self.decoder.stream(stream)
             self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
         if chip.start_jitter:  # seeded: the same seed gives the same run
             rng = random.Random(seed)
@@ -63,7 +67,7 @@ class Engine:
     @property
     def decoded(self) -> dict[Instruction, Decoded]:
         """Every distinct instruction of the run, decoded."""
-        return self.decoder.cache
+        return dict(zip(self.decoder.distinct, self.decoder.records, strict=True))
 
     def counts(self) -> list[dict[Instruction, int]]:
         """Per core: each distinct instruction → how many times the core's stream holds it."""
