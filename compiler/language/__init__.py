@@ -31,10 +31,10 @@ from compiler.language.functions import (
     static_range,
     store,
     sum,
-    where,
     zeros,
 )
 from compiler.language.launch import LaunchOp, compile_traced, trace
+from compiler.language.masks import where
 from compiler.language.tensor import Pointer, Tensor, cast, trans
 
 __all__ = [

@@ -122,6 +122,7 @@ class Tracer:
         self.interpret = interpret
         self.num_stages = num_stages
         self.values: dict[int, ValueInfo] = {}
+        self.masks: set[int] = set()  # values that are masks (comparisons of data): i8 tiles of 0 and 1
         self.programs: list[list] = []
         self._stack: list[list] = []
         self._loops: list[LoopRec] = []

@@ -26,7 +26,6 @@ from compiler.language.tensor import (
     f32,
     is_number,
     materialize,
-    promote,
     rounded,
     unary,
     vec,
@@ -243,51 +242,6 @@ def abs(x: object) -> object:
 def sigmoid(x: object) -> object:
     """``1 / (1 + exp(-x))``: four vector steps (the unit has no sigmoid)."""
     return unary("recip", unary("exp", -x) + 1.0)  # type: ignore[operator]
-
-
-def where(condition: object, x: object, y: object) -> object:
-    """``x`` where ``condition`` holds, else ``y``: the condition is a mask of offsets (a leading block)."""
-    if isinstance(condition, Tensor):
-        raise LanguageError(
-            "tl.where on a condition computed from loaded data is not supported (no vector select)",
-            hint="use a mask of offsets, or tl.maximum/tl.minimum",
-        )
-    tensors = [v for v in (x, y) if isinstance(v, Tensor)]
-    if not tensors:
-        return np.where(condition, x, y)
-    cond = np.asarray(condition, dtype=bool)
-    shape = broadcast(cond.shape, *(v.shape for v in tensors))
-    dtype = tensors[0].dtype if len(tensors) == 1 else promote(tensors[0].dtype, tensors[1].dtype)
-
-    def operand(v: object) -> Tensor | float:
-        if isinstance(v, Tensor):
-            return expand(cast(v, dtype), shape, full=True)[0]
-        if not is_number(v):
-            raise LanguageError("tl.where takes tensors or numbers", hint="e.g. tl.where(mask, x, 0.0)")
-        return float(v)  # type: ignore[arg-type]
-
-    a, b = operand(x), operand(y)
-    cb = np.broadcast_to(cond, shape)
-    r, c = rc(shape)
-    m = cb.reshape(r, c)
-    vr, vc = int(m.any(axis=1).sum()), int(m.any(axis=0).sum())
-    lead = np.zeros((r, c), bool)
-    lead[:vr, :vc] = True
-    if not np.array_equal(m, lead):
-        raise LanguageError(
-            "the condition of tl.where does not keep a leading block of the tile",
-            hint="use bounds on offsets (cols < n) as conditions",
-        )
-    ins = tuple(v for v in (a, b) if isinstance(v, Tensor))
-    kinds = tuple("t" if isinstance(v, Tensor) else "n" for v in (a, b))
-    nums = tuple(None if isinstance(v, Tensor) else v for v in (a, b))
-
-    def compute() -> np.ndarray:
-        da = f32(a.data) if isinstance(a, Tensor) else np.float32(a)
-        db = f32(b.data) if isinstance(b, Tensor) else np.float32(b)
-        return np.where(cb, da, db)
-
-    return vec("where", ins, shape, dtype, kinds, (vr, vc, *nums), compute=compute)
 
 
 def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from compiler.language.core import Rec
 from compiler.language.errors import Site
 from compiler.language.nest import Nest, Static
+from compiler.language.selects import SELECT_OPS, emit_select, scratch_of
 from compiler.target import Target
 from compiler.tileprog import Value, fold_widths, tree_reduce
 from isa import (
@@ -112,6 +113,8 @@ class Segment:
     def extra(self, o: SegmentOp) -> list[tuple[str, DType, tuple[int, int]]]:
         """Scratch values a statement needs besides its result (reductions)."""
         rec = o.static.rec
+        if rec.op in SELECT_OPS:
+            return scratch_of(self.nest, o.static, o.dst, o.srcs)
         if rec.op != "reduce":
             return []
         src = self.nest.t.values[rec.ins[0]]
@@ -234,30 +237,12 @@ class Segment:
         if rec.op == "transpose":
             rs, cs = vals[rec.ins[0]].shape
             return [VTranspose(d, s[0], dt, shp(rs, cs))]
-        if rec.op == "where":
-            return self._where(rec, d, s, dt, r, c)
+        if rec.op in SELECT_OPS:
+            src_dt = vals[rec.ins[0]].dtype if rec.ins else dt
+            return emit_select(rec, d, s, at.get(f"{o.dst}_m"), src_dt, dt, (r, c), o.dst in o.srcs)
         if rec.op == "reduce":
             return self._reduce(o, rec, d, s[0], at)
         raise AssertionError(f"no emission for {rec.op}")
-
-    def _where(self, rec: Rec, d: Addr, s: list[Addr], dt: DType, r: int, c: int) -> list[Instruction]:
-        vr, vc, na, nb = rec.params
-        src = iter(s)
-        a = next(src) if rec.attrs[0] == "t" else na
-        b = next(src) if rec.attrs[1] == "t" else nb
-        out: list[Instruction] = []
-        full = (vr, vc) == (r, c)
-        empty = vr == 0 or vc == 0
-        for value, rows, cols, when in ((b, r, c, not full), (a, vr, vc, not empty)):
-            if not when:
-                continue
-            st = c if rows > 1 and cols < c else None
-            if isinstance(value, Addr):
-                if value != d or st is not None:
-                    out.append(VUnary("copy", d, value, dt, shp(rows, cols), st, st))
-            else:
-                out.append(VDup(d, float(value), dt, shp(rows, cols), dst_stride=st))
-        return out
 
     def _reduce(self, o: SegmentOp, rec: Rec, d: Addr, src: Addr, at: dict) -> list[Instruction]:
         info = self.nest.t.values[rec.ins[0]]

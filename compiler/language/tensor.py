@@ -143,19 +143,38 @@ class Tensor:
     def __iter__(self) -> Iterator:
         raise LanguageError("iterating over a tensor is not supported", hint="loop with range() over offsets")
 
-    def _cmp(self, other: object) -> Tensor:
-        raise LanguageError(
-            "comparing loaded data is not supported: the vector unit has no compare/select",
-            hint="compare offsets (masks), or use tl.maximum/tl.minimum on data",
-        )
+    def __lt__(self, o: object) -> Tensor:
+        return compare("lt", self, o)
 
-    __lt__ = __le__ = __gt__ = __ge__ = _cmp  # type: ignore[assignment]
+    def __le__(self, o: object) -> Tensor:
+        return compare("le", self, o)
 
-    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return self._cmp(other)
+    def __gt__(self, o: object) -> Tensor:
+        return compare("gt", self, o)
 
-    __ne__ = __eq__  # type: ignore[assignment]
+    def __ge__(self, o: object) -> Tensor:
+        return compare("ge", self, o)
+
+    def __eq__(self, o: object) -> Tensor:  # type: ignore[override]
+        return compare("eq", self, o)
+
+    def __ne__(self, o: object) -> Tensor:  # type: ignore[override]
+        return compare("ne", self, o)
+
     __hash__ = object.__hash__
+
+    def __and__(self, o: object) -> Tensor:
+        return logical("and", self, o)
+
+    __rand__ = __and__
+
+    def __or__(self, o: object) -> Tensor:
+        return logical("or", self, o)
+
+    __ror__ = __or__
+
+    def __invert__(self) -> Tensor:
+        return logical("not", self, None)
 
     def __add__(self, o: object) -> Tensor:
         return binary("add", self, o)
@@ -193,7 +212,7 @@ class Tensor:
             hint="use +, -, *, / and the tl math functions on float tensors",
         )
 
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __and__ = __or__ = __xor__ = __invert__ = _unsupported
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __xor__ = _unsupported
     __pow__ = __rpow__ = __lshift__ = __rshift__ = _unsupported
 
 
@@ -368,6 +387,89 @@ def _scal(op: str, x: Tensor, s: float) -> Tensor:
     return vec(
         "scal", (x,), x.shape, x.dtype, (op,), (float(s),), compute=lambda: SCALAR[op](f32(x.data), np.float32(s))
     )
+
+
+# ------------------------------------------------------------------------------ masks on data
+
+MASK = DType.I8  # a mask on the chip: one byte per element, 0 or 1 (v.cmp's result)
+CONDITIONS = {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+
+
+def is_mask(x: object) -> bool:
+    """Whether ``x`` is a mask computed on the chip (a comparison of data, or ``&``/``|``/``~`` of them)."""
+    return isinstance(x, Tensor) and x.vid in tracer().masks
+
+
+def _as_mask(t: Tensor) -> Tensor:
+    tracer().masks.add(t.vid)
+    return t
+
+
+def _f64(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x).astype(np.float64)
+
+
+def compare(cond: str, x: Tensor, other: object) -> Tensor:
+    """``x < other`` and the other comparisons of data: a mask (``v.cmp.COND``, or ``v.cmps.COND`` with a
+    number), for ``tl.where``."""
+    if isinstance(other, np.ndarray | Pointer):
+        raise LanguageError(
+            "comparing loaded data with an index tile (tl.arange...) is not supported",
+            hint="compare data with data or with numbers, and offsets with offsets (masks for tl.load/tl.where)",
+        )
+    if is_mask(x) or is_mask(other):
+        raise LanguageError("comparing masks is not supported", hint="combine masks with &, | and ~")
+    if isinstance(other, Tensor):
+        dtype = promote(x.dtype, other.dtype)
+        a, b = cast(x, dtype), cast(other, dtype)
+        shape = broadcast(a.shape, b.shape)
+        ea, ra = expand(a, shape)
+        eb, rb = expand(b, shape)
+        if ra and rb:
+            ea, ra = expand(a, shape, full=True)
+        fn = CONDITIONS[cond]
+        out = vec("cmp", (ea, eb), shape, MASK, (cond, ra, rb), compute=lambda: fn(_f64(ea.data), _f64(eb.data)))
+        return _as_mask(out)
+    if not is_number(other):
+        raise LanguageError(f"cannot compare a tensor with {type(other).__name__}", hint="compare with a number")
+    x = materialize(x)
+    k = float(other)  # type: ignore[arg-type]
+    # the chip rounds the number to the tile's type first (v.cmps), so f16 data meets f16's 0.1
+    kk = np.asarray(k).astype(x.dtype.np).astype(np.float64) if x.dtype.is_float else np.float64(round(k))
+    fn = CONDITIONS[cond]
+    out = vec("cmps", (x,), x.shape, MASK, (cond,), (k,), compute=lambda: fn(_f64(x.data), kk))
+    return _as_mask(out)
+
+
+def logical(op: str, a: Tensor, b: object) -> Tensor:
+    """``&``, ``|`` and ``~`` of masks computed on the chip (``v.sels``/``v.cmps`` on the i8 masks)."""
+    if isinstance(b, np.ndarray | bool):
+        raise LanguageError(
+            "combining a mask of loaded data with a mask of offsets is not supported",
+            hint="apply them one after the other: tl.where(offs_mask, tl.where(data_mask, x, y), y), "
+            "or give the offsets' mask to tl.load/tl.store",
+        )
+    for side in (a, b) if op != "not" else (a,):
+        if not is_mask(side):
+            raise LanguageError(
+                "&, | and ~ on loaded data are not supported (the vector unit has no bitwise operations)",
+                hint="they combine masks: (x > 0) & (y < 1)",
+            )
+    if op == "not":
+        return _as_mask(vec("mask", (a,), a.shape, MASK, ("not", False, False), compute=lambda: a.data == 0))
+    assert isinstance(b, Tensor)
+    shape = broadcast(a.shape, b.shape)
+    ea, eb = expand(a, shape, full=True)[0], expand(b, shape, full=True)[0]
+    fn = np.logical_and if op == "and" else np.logical_or
+    out = vec("mask", (ea, eb), shape, MASK, (op, False, False), compute=lambda: fn(ea.data != 0, eb.data != 0))
+    return _as_mask(out)
 
 
 def unary(op: str, x: object) -> Tensor | object:

@@ -143,11 +143,13 @@ class VCompareScalar(VectorInstruction):
     Timing: the vector rule with ``cost[cmps]`` per repeat of DTYPE (one source: 1 on the reference
     chip, as the other vector–scalar forms).
 
-    Notes: ``tl.where(x > 0, x, 0.01 * x)`` (a leaky ReLU) is ``v.cmps.gt`` then ``v.sel``.
+    Notes: ``tl.where(x > 0, x, 0.01 * x)`` (a leaky ReLU) is ``v.cmps.gt`` then ``v.sel``. On an ``i8``
+    mask, ``v.cmps.eq DST, MASK, 0.0`` is its negation (``~mask``).
     """
 
     MNEMONICS = tuple(f"v.cmps.{c}" for c in CONDITIONS)
     EXAMPLE = "v.cmps.gt   ub[0x8000], ub[0x0000], 0.0, f32[32,128]"
+    DTYPES: ClassVar = {"cmps": SELECT_TYPES}
 
     cond: str
     dst: Addr

@@ -77,10 +77,31 @@ def suffix_mask(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @dsasim.jit
-def where_on_data(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def data_mask_and_offsets(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    tl.store(out_ptr + offs, tl.where(x > 0, x, 0.0))  # BAD
+    tl.store(out_ptr + offs, tl.where((x > 0) & (offs < 10), x, 0.0))  # BAD
+
+
+@dsasim.jit
+def where_on_a_data_tile(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(x, x, 0.0))  # BAD
+
+
+@dsasim.jit
+def checkerboard_where(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(offs % 2 == 0, x, 0.0))  # BAD
+
+
+@dsasim.jit
+def bitwise_on_data(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(x & (x > 1.0), x, 0.0))  # BAD
 
 
 def run(kernel, n=256, **kw):
@@ -98,7 +119,10 @@ def run(kernel, n=256, **kw):
         (too_big, {"BLOCK": 65536, "n": 65536}, "do not fit"),
         (gather, {"BLOCK": 16, "n": 256}, "not affine"),
         (suffix_mask, {"BLOCK": 256}, "leading block"),
-        (where_on_data, {"BLOCK": 256}, "comparing loaded data"),
+        (data_mask_and_offsets, {"BLOCK": 256}, "combining a mask of loaded data with a mask of offsets"),
+        (where_on_a_data_tile, {"BLOCK": 256}, "must be a comparison (a mask), not a data tile"),
+        (checkerboard_where, {"BLOCK": 256}, "not a leading block of the tile cut by diagonals"),
+        (bitwise_on_data, {"BLOCK": 256}, "&, | and ~ on loaded data are not supported"),
     ],
 )
 @pytest.mark.parametrize("interpret", [False, True])

@@ -1,0 +1,199 @@
+"""Comparisons, masks and ``tl.where`` in the tile language — on data (``v.cmp``/``v.sel``) and on
+offsets (the causal mask: ``v.tril``/``v.triu``) — compiled (sanitized) and interpreted, against numpy,
+on odd sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_close
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dsasim
+import dsasim.language as tl
+from compiler.language.masks import Keep, describe
+from dsasim import DsasimError
+
+RNG = np.random.default_rng(19)
+
+
+def both(fn, *args, **kw):
+    """``fn`` compiled (sanitized: no race, no bad access) and interpreted, on copies of the arguments."""
+    compiled = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    interp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run = fn(*compiled, sanitize=True, **kw)
+    assert run.sanitizer is not None and run.sanitizer.clean, run.sanitizer.summary()
+    fn(*interp, interpret=True, **kw)
+    return compiled, interp, run
+
+
+# ------------------------------------------------------------------------------------ kernels
+
+
+@dsasim.jit
+def leaky_and_clamp(x_ptr, y_ptr, out_ptr, n, slope, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    y = tl.load(y_ptr + offs, mask=m, other=0.0)
+    leaky = tl.where(x > 0, x, x * slope)  # v.cmps + v.sel
+    big = tl.where(x >= y, leaky, y)  # v.cmp + v.sel
+    pick = tl.where((x < 0.5) & ~(y == 0.25) | (x > 2.0), big, 3.0)  # mask logic, v.sels
+    inv = tl.where(y <= -1.0, -1.0, pick)  # a number first: the mask negated
+    both = tl.where(x != y, 1.0, 0.0)  # two numbers
+    tl.store(out_ptr + offs, inv + both, mask=m)
+
+
+def leaky_reference(x, y, slope):
+    leaky = np.where(x > 0, x, x * np.float32(slope))
+    big = np.where(x >= y, leaky, y)
+    pick = np.where(((x < 0.5) & ~(y == 0.25)) | (x > 2.0), big, 3.0)
+    inv = np.where(y <= -1.0, -1.0, pick)
+    return (inv + np.where(x != y, 1.0, 0.0)).astype(np.float32)
+
+
+@dsasim.jit
+def causal_scores(s_ptr, o_ptr, M, N, diag, BM: tl.constexpr, BN: tl.constexpr):
+    """Row softmax of a masked score matrix: keys up to ``query + diag`` and inside ``N`` only."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    for start_n in range(0, N, BN):
+        offs_n = start_n + tl.arange(0, BN)
+        inside = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        s = tl.load(s_ptr + offs_m[:, None] * N + offs_n[None, :], mask=inside, other=0.0)
+        causal = offs_m[:, None] + diag >= offs_n[None, :]
+        s = tl.where(causal, s, float("-inf"))
+        tl.store(o_ptr + offs_m[:, None] * N + offs_n[None, :], s, mask=inside)
+
+
+@dsasim.jit
+def tutorial_bias(s_ptr, o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """Triton's attention tutorial writes the causal mask as an additive bias of two numbers."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    inside = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    s = tl.load(s_ptr + offs_m[:, None] * N + offs_n[None, :], mask=inside, other=0.0)
+    mask = offs_m[:, None] >= offs_n[None, :]
+    s = s * 0.5 + tl.where(mask, 0, -1.0e6)
+    m_i = tl.max(s, 1)
+    p = tl.exp(s - m_i[:, None])
+    tl.store(o_ptr + offs_m[:, None] * N + offs_n[None, :], p / tl.sum(p, 1)[:, None], mask=inside)
+
+
+@dsasim.jit
+def where_offsets_tiles(a_ptr, b_ptr, o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """Both values tiles, a band and its complement: the mask-tile path (``v.sel``)."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    inside = (rm[:, None] < M) & (rn[None, :] < N)
+    a = tl.load(a_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    b = tl.load(b_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    band = (rn[None, :] - rm[:, None] <= 2) & (rn[None, :] - rm[:, None] >= -3)
+    x = tl.where(band, a, b)
+    y = tl.where(band, 7.0, x)  # a number where the band keeps
+    z = tl.where(rn[None, :] >= 5, y, -2.0)  # the complement of a leading block
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], z, mask=inside)
+
+
+# -------------------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("n", [1, 77, 1000])
+def test_compare_and_select_on_data(n):
+    x = RNG.standard_normal(n).astype(np.float32) * 2
+    y = RNG.standard_normal(n).astype(np.float32)
+    x[::7] = y[::7]  # ties
+    y[::11] = 0.25
+    out = np.zeros(n, np.float32)
+    (_, _, oc, *_), (_, _, oi, *_), run = both(leaky_and_clamp[(dsasim.cdiv(n, 256),)], x, y, out, n, 0.1, BLOCK=256)
+    expect = leaky_reference(x, y, 0.1)
+    assert_close(oc, expect, ulps=1)
+    np.testing.assert_array_equal(oc, oi)
+    mnemonics = {i.mnemonic for core in run.program.cores for i in core}
+    assert {"v.cmps.gt", "v.cmp.ge", "v.sel", "v.sels", "v.cmps.eq"} <= mnemonics
+
+
+def test_f16_compare_rounds_the_number_to_the_tile_type():
+    """``x == 0.1`` on f16 data compares with f16's 0.1, on the chip and in the interpreter."""
+
+    @dsasim.jit
+    def eq(x_ptr, o_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(o_ptr + offs, tl.where(x == 0.1, 1.0, 0.0))
+
+    x = np.array([0.1, 0.2, 0.1, 1.0] * 4, np.float16)
+    out = np.zeros(16, np.float32)
+    (_, oc), (_, oi), _ = both(eq[(1,)], x, out, BLOCK=16)
+    np.testing.assert_array_equal(oc, (x == np.float16(0.1)).astype(np.float32))
+    np.testing.assert_array_equal(oi, oc)
+
+
+@pytest.mark.parametrize(
+    ("M", "N", "diag", "BM", "BN"), [(37, 53, 0, 16, 16), (29, 45, 7, 8, 32), (20, 33, -5, 16, 16)]
+)
+def test_causal_mask_with_tails(M, N, diag, BM, BN):
+    s = RNG.standard_normal((M, N)).astype(np.float32)
+    o = np.zeros_like(s)
+    (_, oc, *_), (_, oi, *_), run = both(causal_scores[(dsasim.cdiv(M, BM),)], s, o, M, N, diag, BM=BM, BN=BN)
+    keep = np.arange(N)[None, :] <= np.arange(M)[:, None] + diag
+    expect = np.where(keep, s, -np.inf)
+    np.testing.assert_array_equal(oc, expect)
+    np.testing.assert_array_equal(oi, expect)
+    assert any(i.mnemonic == "v.tril" for core in run.program.cores for i in core)
+    assert not any(i.mnemonic == "v.sel" for core in run.program.cores for i in core)  # no mask tile needed
+
+
+def test_causal_mask_costs_one_tril_on_diagonal_tiles_only():
+    """Tiles below the diagonal keep everything (a copy), tiles above keep nothing (a fill)."""
+    M = N = 64
+    s = RNG.standard_normal((M, N)).astype(np.float32)
+    run = causal_scores[(4,)](s, np.zeros_like(s), M, N, 0, BM=16, BN=16)
+    trils = sum(i.mnemonic == "v.tril" for core in run.program.cores for i in core)
+    assert trils == 4  # one per program: the diagonal tile
+
+
+def test_tutorial_additive_causal_bias():
+    M, N = 27, 27
+    s = RNG.standard_normal((M, N)).astype(np.float32)
+    o = np.zeros_like(s)
+    (_, oc, *_), (_, oi, *_), _ = both(tutorial_bias[(2,)], s, o, M, N, BM=16, BN=32)
+    z = s * 0.5 + np.where(np.tril(np.ones((M, N), bool)), 0, -1.0e6)
+    e = np.exp(z - z.max(1, keepdims=True))
+    assert_close(oc, e / e.sum(1, keepdims=True), ulps=16, atol=1e-7)
+    assert_close(oi, oc, ulps=16, atol=1e-7)
+
+
+def test_where_on_offsets_between_tiles_and_complements():
+    M, N = 21, 13
+    a = RNG.standard_normal((M, N)).astype(np.float32)
+    b = RNG.standard_normal((M, N)).astype(np.float32)
+    o = np.zeros_like(a)
+    (_, _, oc, *_), (_, _, oi, *_), run = both(where_offsets_tiles[(3,)], a, b, o, M, N, BM=8, BN=16)
+    r, c = np.arange(M)[:, None], np.arange(N)[None, :]
+    band = (c - r <= 2) & (c - r >= -3)
+    expect = np.where(c >= 5, np.where(band, 7.0, np.where(band, a, b)), -2.0).astype(np.float32)
+    np.testing.assert_array_equal(oc, expect)
+    np.testing.assert_array_equal(oi, expect)
+    assert any(i.mnemonic == "v.sel" for core in run.program.cores for i in core)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 9),
+    vr=st.integers(0, 9),
+    vc=st.integers(0, 9),
+    lo=st.none() | st.integers(-9, 9),
+    hi=st.none() | st.integers(-9, 9),
+    neg=st.booleans(),
+)
+def test_describe_finds_what_a_mask_keeps(rows, cols, vr, vc, lo, hi, neg):
+    keep = Keep(min(vr, rows), min(vc, cols), lo, hi, neg).array(rows, cols)
+    k = describe(keep)
+    np.testing.assert_array_equal(k.array(rows, cols), keep)
+
+
+def test_describe_refuses_a_checkerboard():
+    with pytest.raises(DsasimError, match="not a leading block of the tile cut by diagonals"):
+        describe((np.arange(4)[:, None] + np.arange(4)[None, :]) % 2 == 0)
