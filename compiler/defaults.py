@@ -45,7 +45,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
     free_depths = tuple(n for n in operands(op) if n not in given.buffers)
     if any(k not in tiles for k in tile_knobs(op)) or free_depths:
         tiles, buffers = _searched(op, target, tiles, buffers, given, free_depths)
-    parallel = given.parallel or _parallel(op, tiles, given.cores)
+    parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     loaded = [b for n, b in buffers.items() if n in loaded_operands(op)]
     prefetch = given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
     return Schedule(
@@ -56,11 +56,15 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
         cores=given.cores,
         parallel=parallel if given.cores > 1 else (),
         manual_sync=given.manual_sync,
+        group_m=given.group_m,
     )
 
 
-def _parallel(op: Op, tiles: dict[str, int], cores: int) -> tuple[str, ...]:
-    """Spread the first non-reduced axis; add the next one while there are fewer tiles than cores."""
+def _parallel(op: Op, tiles: dict[str, int], cores: int, group: int | None = None) -> tuple[str, ...]:
+    """Spread the first non-reduced axis; add the next one while there are fewer tiles than cores. A grouped
+    walk (``group``) spreads the first two: it walks a grid of row and column tiles."""
+    if group is not None:
+        return tuple(a for a in op.axes() if a not in op.reduce_axes)[:2]
     out: list[str] = []
     count = 1
     for name, extent in op.axes().items():
@@ -140,7 +144,7 @@ def _score(
     run up to ``buffer`` (what ``predict`` reads); ``_search`` takes the winner through the rest."""
     if not _enough_tiles(op, tiles, given):
         return None  # some cores would have nothing to do: the order pass refuses it
-    parallel = given.parallel or _parallel(op, tiles, given.cores)
+    parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     sched = Schedule(tile=tiles, order=given.order, buffers=buffers, prefetch=0, cores=given.cores, parallel=parallel)
     try:
         tiled = tile(spec(op, sched, target), tiles)
@@ -214,7 +218,7 @@ def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
     if given.cores <= 1:
         return True
     axes = op.axes()
-    parallel = given.parallel or _parallel(op, tiles, given.cores)
+    parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     return math.prod(-(-axes[a] // tiles[a]) for a in parallel) >= given.cores
 
 
@@ -230,7 +234,8 @@ def _fits(op: Op, target: Target, tiles: dict[str, int], depths: dict[str, int],
         buffers=depths,
         prefetch=_prefetch(op, depths, given),
         cores=given.cores,
-        parallel=given.parallel or _parallel(op, tiles, given.cores),
+        parallel=given.parallel or _parallel(op, tiles, given.cores, given.group_m),
+        group_m=given.group_m,
     )
     try:
         front(op, sched, target)

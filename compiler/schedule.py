@@ -10,6 +10,10 @@ A :class:`Schedule` says *how* to run an operator, never *what* it computes:
   matmul; ``x``, ``y``, ``z``, ``gamma``... for vector operators).
 - ``prefetch``: how many tiles ahead of their use loads are issued (at most ``buffers - 1``).
 - ``cores`` and ``parallel``: how many AI cores, and which axes' tiles are spread over them.
+- ``group_m``: the order in which the cores walk the parallel tiles. ``None`` (the default): each core
+  runs a contiguous share of the row-major tile grid. ``G``: the grid is walked in groups of ``G``
+  row blocks, column-major inside a group, and dealt to the cores in turn like programs launched in
+  order (Triton's ``GROUP_SIZE_M``): cores running at the same time share A and B tiles in the L2.
 - ``manual_sync``: the compiler inserts no flags at all — for labs that write their own, and for the
   sanitizer to find the races.
 
@@ -42,6 +46,7 @@ class Schedule:
     cores: int = 1
     parallel: tuple[str, ...] = ()
     manual_sync: bool = False
+    group_m: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tile", dict(self.tile))
@@ -51,7 +56,7 @@ class Schedule:
 
     def __hash__(self) -> int:
         return hash((tuple(self.tile.items()), self.order, tuple(self.buffers.items()), self.prefetch, self.cores,
-                     self.parallel, self.manual_sync))  # fmt: skip
+                     self.parallel, self.manual_sync, self.group_m))  # fmt: skip
 
     def replace(self, **changes: object) -> Schedule:
         """A copy with some knobs changed (``dict`` knobs are merged, not replaced)."""
@@ -82,12 +87,14 @@ class Schedule:
         parts.append(f"{self.cores} core{'s' if self.cores != 1 else ''}")
         if self.cores > 1 and self.parallel:
             parts.append("parallel " + ",".join(self.parallel))
+        if self.group_m is not None:
+            parts.append(f"group {self.group_m}")
         if self.manual_sync:
             parts.append("manual sync")
         return " · ".join(parts)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "tile": dict(self.tile),
             "order": list(self.order),
             "buffers": dict(self.buffers),
@@ -96,6 +103,9 @@ class Schedule:
             "parallel": list(self.parallel),
             "manual_sync": self.manual_sync,
         }
+        if self.group_m is not None:  # only when set: reports of ungrouped schedules stay as they were
+            out["group_m"] = self.group_m
+        return out
 
 
 # --------------------------------------------------------------------------- what an op accepts
@@ -177,6 +187,30 @@ def check(schedule: Schedule, op: Op) -> None:
             )
     if len(set(schedule.parallel)) != len(schedule.parallel):
         raise ScheduleError("an axis is listed twice in parallel", knob="parallel")
+    check_group(schedule, op)
+
+
+def check_group(schedule: Schedule, op: Op) -> None:
+    """``group_m`` walks a grid of row and column tiles over several cores: it needs both."""
+    g = schedule.group_m
+    if g is None:
+        return
+    if not isinstance(g, int) or isinstance(g, bool) or g < 1:
+        raise ScheduleError(f"group_m={g!r} must be a positive integer (row blocks per group)", knob="group_m")
+    if schedule.cores < 2:
+        raise ScheduleError(
+            f"group_m={g} orders the tiles over the cores, but the schedule uses 1 core",
+            knob="group_m",
+            hint="drop --group, or use --cores 2 or more",
+        )
+    free = [a for a in op.axes() if a not in op.reduce_axes]
+    if len(free) < 2 or (schedule.parallel and len(schedule.parallel) < 2):
+        raise ScheduleError(
+            f"group_m={g} groups row blocks of a 2-D grid of tiles, but the tiles spread over the cores are "
+            f"along {','.join(schedule.parallel or free[:1])} only",
+            knob="group_m",
+            hint=f"spread two axes (--parallel {','.join(free[:2])})" if len(free) >= 2 else "drop --group",
+        )
 
 
 # ------------------------------------------------------------------------------- CLI parsing
@@ -207,6 +241,7 @@ def parse_list(text: str) -> tuple[str, ...]:
 
 def knob_key(key: str) -> str:
     """One spelling for a schedule knob, whichever a user typed: ``tile.m``, ``tile_m`` → ``tile_m``;
-    ``buffers.a``, ``buffers_a`` → ``buffers_a``. (The CLI's ``--tile m=...`` names the same knob.)"""
+    ``buffers.a``, ``buffers_a`` → ``buffers_a``; ``group.m`` → ``group_m``. (The CLI's ``--tile m=...``
+    names the same knob.)"""
     head, dot, rest = key.strip().partition(".")
-    return f"{head}_{rest}" if dot and head in ("tile", "buffers") else key.strip()
+    return f"{head}_{rest}" if dot and head in ("tile", "buffers", "group") else key.strip()

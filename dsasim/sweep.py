@@ -96,7 +96,9 @@ class SweepResult(SweepData):
 def known_knobs(op: Op) -> list[str]:
     """Every ``vary`` key ``op`` accepts."""
     tiles = [f"tile_{k}" for k in tile_knobs(op) if k not in op.whole_axes]
-    return [*tiles, "buffers", *(f"buffers_{o}" for o in operands(op)), *_INT_KNOBS[:2], *_AXES_KNOBS, *_OTHER_KNOBS]
+    group = ("group_m",) if op.unit == "cube" else ()  # the grouped walk of a matmul's tiles over the cores
+    return [*tiles, "buffers", *(f"buffers_{o}" for o in operands(op)), *_INT_KNOBS[:2], *group, *_AXES_KNOBS,
+            *_OTHER_KNOBS]  # fmt: skip
 
 
 def parse_value(key: str, value: Any) -> Any:
@@ -247,6 +249,7 @@ def apply(base: Schedule, params: Mapping[str, Any], op: Op) -> Schedule:
         cores=params.get("cores", base.cores),
         parallel=params.get("parallel", base.parallel),
         manual_sync=base.manual_sync,
+        group_m=params.get("group_m", base.group_m),
     )
 
 

@@ -43,7 +43,10 @@ def run(op: Op, schedule: Schedule, target: Target, upto: str = "sync") -> list[
     out = [("spec", k)]
     steps = (
         ("tile", lambda k: tile(k, schedule.tile)),
-        ("order", lambda k: order(k, schedule.order or tuple(op.axes()), schedule.parallel, schedule.cores)),
+        (
+            "order",
+            lambda k: order(k, schedule.order or tuple(op.axes()), schedule.parallel, schedule.cores, schedule.group_m),
+        ),
         ("hoist", hoist),
         ("buffer", lambda k: buffer(k, schedule.buffers)),
         ("pipeline", lambda k: pipeline(k, schedule.prefetch or 0)),

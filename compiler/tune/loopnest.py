@@ -10,6 +10,8 @@ tile.<axis>    powers of two from the smallest useful tile (one Cube fractal, 16
                matmul's L0 step ``k0``); axes a row operation keeps whole are not knobs
 order          every nesting of the tile loops
 parallel       which non-reduced axes are spread over the cores (only with ``cores > 1``)
+group.m        not searched: a grouped walk over the cores changes only what the chip-level L2
+               keeps, which the analytical model does not see; a pinned ``group_m`` is kept
 buffers.<op>   1, 2 or 3 slots for each operand (``compiler.schedule.operands``)
 prefetch       0, 1 or 2 tiles loaded ahead of their use
 =============  ==============================================================================
@@ -107,6 +109,7 @@ class LoopNestFamily(Family):
             prefetch=values.get("prefetch", f.prefetch),
             cores=f.cores,
             parallel=tuple(values.get("parallel") or f.parallel),
+            group_m=f.group_m,
         )
 
     # -- canonical forms ----------------------------------------------------------------------------
@@ -117,11 +120,12 @@ class LoopNestFamily(Family):
         tiles, multi = _tiles(op, tiled)
         par = tuple(a for a in schedule.parallel if a in multi) if schedule.cores > 1 else ()
         order_ = _order(op, schedule.order or tuple(op.axes()), multi, par)
-        hoisted = hoist(order(tiled, order_, par, schedule.cores))
+        hoisted = hoist(order(tiled, order_, par, schedule.cores, schedule.group_m))
         deep, loading = _relevant(hoisted)
         depths = {n: _depth(schedule.buffers.get(n, 2), deep.get(n, 1)) for n in operands(op)}
         prefetch = (schedule.prefetch or 0) if loading else 0
-        out = Schedule(tile=tiles, order=order_, buffers=depths, prefetch=prefetch, cores=schedule.cores, parallel=par)
+        out = Schedule(tile=tiles, order=order_, buffers=depths, prefetch=prefetch, cores=schedule.cores, parallel=par,
+                       group_m=schedule.group_m)  # fmt: skip
         sync(pipeline(buffer(hoisted, depths), prefetch))
         self.op.check_schedule(out, target)
         return out
@@ -160,7 +164,7 @@ class LoopNestFamily(Family):
         """The candidates of one tiling and loop order: every distinct depth and prefetch that fits."""
         op, fixed = self.inner, self.fixed
         try:
-            hoisted = hoist(order(tiled, order_, par, fixed.cores))
+            hoisted = hoist(order(tiled, order_, par, fixed.cores, fixed.group_m))
         except ScheduleError as e:
             pruned[reason(e)] += 1
             return
@@ -178,7 +182,7 @@ class LoopNestFamily(Family):
         except BufferCapacityError as e:
             pruned[reason(e)] += len(combos) * len(prefetches)
             return
-        base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par}
+        base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par, "group_m": fixed.group_m}
         work = None
         for combo in combos:
             depths = dict(zip(names, combo))
@@ -224,6 +228,7 @@ def schedule_from_json(op: Op, d: dict) -> Schedule:
         cores=d["cores"],
         parallel=tuple(d["parallel"]),
         manual_sync=d.get("manual_sync", False),
+        group_m=d.get("group_m"),
     )
 
 

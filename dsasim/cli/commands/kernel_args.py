@@ -35,6 +35,13 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
         "--cores", type=int, metavar="N", help="AI cores to use (default: all the chip's; more extends it)"
     )
     g.add_argument("--parallel", metavar="AX,...", help="axes whose tiles are spread over the cores (default m / r)")
+    g.add_argument(
+        "--group",
+        type=int,
+        metavar="M",
+        dest="group_m",
+        help="walk the tiles over the cores in groups of M row blocks (Triton's GROUP_SIZE_M): cores share L2",
+    )
     g.add_argument("--manual-sync", action="store_true", help="insert no flags (races!): for labs and --sanitize")
     p.add_argument("--chip", default="edu", metavar="NAME", help="chip preset or TOML file (default: edu)")
 
@@ -81,5 +88,6 @@ def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
         cores=args.cores,
         parallel=parse_list(args.parallel) if args.parallel else (),
         manual_sync=args.manual_sync,
+        group_m=args.group_m,
     )
     return op, schedule

@@ -95,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
         cores=chip_cores(args),
         parallel=parse_list(args.parallel) if args.parallel else (),
         manual_sync=args.manual_sync,
+        group_m=args.group_m,
     )
     if "dtype" in vary:
         options.pop("dtype")
