@@ -5,6 +5,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), lowe
 (``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """
 
+from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
 from compiler.language.errors import LanguageError, Site
 from compiler.language.functions import (
@@ -38,12 +39,14 @@ from compiler.language.masks import where
 from compiler.language.tensor import Pointer, Tensor, cast, trans
 
 __all__ = [
+    "BlockPointer",
     "LanguageError",
     "LaunchOp",
     "Pointer",
     "Site",
     "Tensor",
     "abs",
+    "advance",
     "arange",
     "bfloat16",
     "cast",
@@ -59,6 +62,7 @@ __all__ = [
     "int32",
     "load",
     "log",
+    "make_block_ptr",
     "max",
     "max_contiguous",
     "maximum",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from compiler.language.access import analyse
+from compiler.language.block_ptr import BlockPointer, padding_value
 from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.tensor import (
@@ -114,8 +115,35 @@ def _pointer(ptr: object, what: str) -> Pointer:
     return ptr
 
 
-def load(pointer: Pointer, mask: object = None, other: object = None, **_: object) -> Tensor:
-    """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0)."""
+def _block_args(pointer: object, mask: object, what: str, boundary_check: object, padding: object) -> None:
+    """``mask=`` belongs to pointer tiles, ``boundary_check=``/``padding_option=`` to block pointers."""
+    if isinstance(pointer, BlockPointer) and mask is not None:
+        raise LanguageError(
+            f"tl.{what} through a block pointer takes boundary_check=, not mask= (nor other=)",
+            hint="e.g. boundary_check=(0, 1), padding_option='zero'",
+        )
+    if not isinstance(pointer, BlockPointer) and (boundary_check or padding):
+        raise LanguageError(
+            "boundary_check= and padding_option= apply to block pointers (tl.make_block_ptr)",
+            hint="with a pointer tile, use mask= (and other=)",
+        )
+
+
+def load(
+    pointer: Pointer | BlockPointer,
+    mask: object = None,
+    other: object = None,
+    boundary_check: object = (),
+    padding_option: str = "",
+    **_: object,
+) -> Tensor:
+    """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0).
+    Through a block pointer, ``boundary_check`` makes the mask and ``padding_option`` the fill."""
+    _block_args(pointer, mask if other is None else other, "load", boundary_check, padding_option)
+    if isinstance(pointer, BlockPointer):
+        fill = padding_value(padding_option)
+        pointer, mask = pointer.resolve(boundary_check, "load")
+        other = fill if mask is not None else None
     p = _pointer(pointer, "load")
     m = _mask(mask, "load")
     shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else ())
@@ -149,8 +177,14 @@ def load(pointer: Pointer, mask: object = None, other: object = None, **_: objec
     return out
 
 
-def store(pointer: Pointer, value: object, mask: object = None, **_: object) -> None:
-    """Store a tile (or a scalar) into the block ``mask`` keeps; cast to the pointer's type first."""
+def store(
+    pointer: Pointer | BlockPointer, value: object, mask: object = None, boundary_check: object = (), **_: object
+) -> None:
+    """Store a tile (or a scalar) into the block ``mask`` keeps (through a block pointer: the block's
+    elements inside the dimensions of ``boundary_check``); cast to the pointer's type first."""
+    _block_args(pointer, mask, "store", boundary_check, "")
+    if isinstance(pointer, BlockPointer):
+        pointer, mask = pointer.resolve(boundary_check, "store")
     p = _pointer(pointer, "store")
     m = _mask(mask, "store")
     vshape = value.shape if isinstance(value, Tensor) else ()

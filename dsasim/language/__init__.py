@@ -7,6 +7,7 @@ compiler's IR); kernels are launched with :func:`dsasim.jit`.
 from compiler.language import (
     LanguageError,
     abs,
+    advance,
     arange,
     bfloat16,
     cast,
@@ -21,6 +22,7 @@ from compiler.language import (
     int32,
     load,
     log,
+    make_block_ptr,
     max,
     max_contiguous,
     maximum,
@@ -44,6 +46,7 @@ from compiler.language import (
 __all__ = [
     "LanguageError",
     "abs",
+    "advance",
     "arange",
     "bfloat16",
     "cast",
@@ -58,6 +61,7 @@ __all__ = [
     "int32",
     "load",
     "log",
+    "make_block_ptr",
     "max",
     "max_contiguous",
     "maximum",
