@@ -28,6 +28,8 @@ class BodyBuilder:
         self.dots: dict[str, tuple[str, str]] = {}
         self.fixes: dict[str, tuple[str, Static, int]] = {}  # staging move site → (L0C buf, reader, input)
         self.staged: dict[str, tuple[str, Static, int]] = {}  # L1 buffer of a vector operand → (UB buf, dot, input)
+        self.chunks: dict[str, tuple[Static, int]] = {}  # loop of L0 steps → (its dot, K step)
+        self.steps = self._l0_steps()
 
     def body(self, holder: StaticLoop) -> tuple[Stmt, ...]:
         loops = (*holder.loops, holder.var) if holder.var else ()
@@ -64,10 +66,52 @@ class BodyBuilder:
         allocs = self.place.alloc_at.get(loops, []) + list(pre)
         return ((Alloc(tuple(allocs)),) if allocs else ()) + tuple(out)
 
+    def _l0_steps(self) -> dict[str, int]:
+        """The K step of each ``dot`` whose operands are moved to L0A/L0B in pieces (L0 steps, as the built-in
+        matmul's ``k0``): none if every dot's whole operands fit with their stages; else each dot gets an
+        equal share of L0A and L0B for two pieces (ping-pong), in multiples of the Cube's K step."""
+        dots = [s for s in self.nest.statics if s.rec.kind == "dot"]
+        if not dots:
+            return {}
+        t = self.target
+
+        def need(space: Space, shape: tuple[int, int], es: int, stages: int) -> int:
+            return t.align(space, shape[0] * shape[1] * es) * stages
+
+        stages = {s.sid: self._stages(s.loops) for s in dots}
+        es = {s.sid: DType(s.rec.attrs[3]).itemsize for s in dots}
+        fit_a = sum(need(Space.L0A, s.rec.attrs[4][:2], es[s.sid], stages[s.sid]) for s in dots)
+        fit_b = sum(need(Space.L0B, s.rec.attrs[4][1:], es[s.sid], stages[s.sid]) for s in dots)
+        if fit_a <= t.capacity[Space.L0A] and fit_b <= t.capacity[Space.L0B]:
+            return {}
+        out = {}
+        for s in dots:
+            m, k, n = s.rec.attrs[4]
+            unit = 32 if DType(s.rec.attrs[3]) is DType.I8 else 16
+            share_a, share_b = t.capacity[Space.L0A] // len(dots), t.capacity[Space.L0B] // len(dots)
+            k0 = unit
+            while (
+                k0 * 2 <= k
+                and need(Space.L0A, (m, k0 * 2), es[s.sid], 2) <= share_a
+                and need(Space.L0B, (k0 * 2, n), es[s.sid], 2) <= share_b
+            ):
+                k0 *= 2
+            if k0 < k:
+                out[s.sid] = k0
+        return out
+
+    def _stages(self, loops: tuple[str, ...]) -> int:
+        return self.nest.loops[loops[-1]].stages if loops else self.nest.t.num_stages
+
     def _dot(self, s: Static, loops: tuple[str, ...], pre: list[str]) -> list[Stmt]:
         m, k, n = s.rec.attrs[4]
         dt = DType(s.rec.attrs[3])
         a, b = f"A0_{s.sid}", f"B0_{s.sid}"
+        k0 = self.steps.get(s.sid)
+        if k0 is not None:  # the operands go to L0 in K pieces: a loop of L0 steps, ping-pong buffers
+            step = f"K{s.sid}"
+            self.chunks[step] = (s, k0)
+            k = k0
         pa, pb = self.place.axis, self.place.axis
         self.place.buffers += [
             Buffer(
@@ -78,7 +122,7 @@ class BodyBuilder:
                 Pipe.MTE1,
                 Pipe.CUBE,
                 a,
-                loops[-1] if loops else "pid",
+                f"K{s.sid}" if k0 is not None else loops[-1] if loops else "pid",
                 knobs=("BLOCK sizes", "num_stages"),
             ),
             Buffer(
@@ -89,26 +133,30 @@ class BodyBuilder:
                 Pipe.MTE1,
                 Pipe.CUBE,
                 b,
-                loops[-1] if loops else "pid",
+                f"K{s.sid}" if k0 is not None else loops[-1] if loops else "pid",
                 knobs=("BLOCK sizes", "num_stages"),
             ),
         ]
         for name in (a, b):
-            self.place.stages[name] = self.nest.loops[loops[-1]].stages if loops else self.nest.t.num_stages
+            self.place.stages[name] = self._stages(loops) if k0 is None else 2
             self.place.site_of[name] = s.rec.site
-        pre += [a, b]
+        if k0 is None:
+            pre += [a, b]
         out: list[Stmt] = []
         srcs = []
         for j in (0, 1):
             w = self.nest.reader_web(s, j)
             srcs.append(self._to_l1(w, s, j, loops, out) if w.home is Space.UB else w.buf)
         acc = self.nest.web_of[s.sid].buf
-        return [
-            *out,
+        steps: list[Stmt] = [
             Move(a, srcs[0], Pipe.MTE1, site=f"{s.sid}:a"),
             Move(b, srcs[1], Pipe.MTE1, site=f"{s.sid}:b"),
             Mmad(acc, a, b, site=s.sid),
         ]
+        if k0 is None:
+            return [*out, *steps]
+        count = -(-s.rec.attrs[4][1] // k0)
+        return [*out, Loop(step, step, count, (Alloc((a, b)), *steps), kind="traced")]
 
     def _to_l1(self, w: Web, s: Static, j: int, loops: tuple[str, ...], out: list[Stmt]) -> str:
         """A ``dot`` operand computed on the Vector unit: UB → L1 on MTE3 (then L1 → L0A/L0B as any operand)."""

@@ -57,6 +57,9 @@ class Traced:
         return f"line {rec_site.line}: {rec_site.text}"
 
     def describe_loop(self, var: str) -> str:
+        if var in self.built.chunks:
+            s, k0 = self.built.chunks[var]
+            return f"line {s.rec.site.line}: L0 steps of {k0} along K"
         lp = self.nest.loops[var]
         return f"line {lp.site.line}: {lp.site.text} (num_stages={lp.stages})"
 
@@ -75,6 +78,10 @@ class Traced:
         return (env["pid"], *(env[v] for v in loops))
 
     def count(self, var: str, env: dict[str, int]) -> int:
+        if var in self.built.chunks:  # L0 steps of a dot: ⌈k / k0⌉ for this instance's k
+            s, k0 = self.built.chunks[var]
+            rec = self.nest.inst.get((s.sid, self.key(s.loops, env)))
+            return 0 if rec is None else -(-self.dims[id(rec)][1] // k0)
         lp = self.nest.loops[var]
         return self.nest.counts.get((var, self.key(lp.loops, env)), 0)
 
@@ -98,9 +105,11 @@ class Traced:
         elif isinstance(stmt, Store):
             out = self._store(stmt, rec, addr)
         elif isinstance(stmt, Move):
-            out = self._operand(stmt, rec, part, addr)
+            out = self._operand(stmt, rec, part, addr, self._piece_of(sid, env))
         elif isinstance(stmt, Mmad):
             m, k, n, init = self.dims[id(rec)]
+            k_start, k = self._piece_of(sid, env) or (0, k)
+            init = init and k_start == 0
             dt = DType(rec.attrs[3])
             out = [MmadIns(addr(stmt.acc), addr(stmt.a), addr(stmt.b), dt, m, k, n, init=init)] if m and k and n else []
         else:
@@ -209,20 +218,37 @@ class Traced:
             vid = self.nest.t.values[vid].rec.ins[0]
         return vid
 
-    def _operand(self, stmt: Move, rec: Rec, part: str, addr: Callable[[str], Addr]) -> list[Instruction]:
+    def _piece_of(self, sid: str, env: dict[str, int]) -> tuple[int, int] | None:
+        """(first k, k size) of the current L0 step of a dot moved in pieces (None: moved whole)."""
+        k0 = self.built.steps.get(sid)
+        if k0 is None:
+            return None
+        rec = self.nest.inst[(sid, self.key(self.statics[sid].loops, env))]
+        start = env[f"K{sid}"] * k0
+        return start, min(k0, self.dims[id(rec)][1] - start)
+
+    def _operand(
+        self, stmt: Move, rec: Rec, part: str, addr: Callable[[str], Addr], piece: tuple[int, int] | None
+    ) -> list[Instruction]:
         m, k, n, _ = self.dims[id(rec)]
         j = 0 if part == "a" else 1
         info = self.nest.t.values[rec.ins[j]]
         trans = rec.attrs[j]
+        k_start, k = piece or (0, k)
         rows, cols = (m, k) if j == 0 else (k, n)  # what L0A/L0B receive, dense
         if not (m and k and n):
             return []
         width = info.shape[1]
+        src = addr(stmt.src)
+        # the piece's first element in the stored tile: columns of a (or of bᵀ), rows of b (or of aᵀ)
+        along_cols = (j == 0) != bool(trans)
+        first = k_start if along_cols else k_start * width
+        src = Addr(src.space, src.offset + first * info.dtype.itemsize)
         if trans:  # stored as the transpose: MTE1 transposes it back
             return [
                 Copy(
                     addr(stmt.buf),
-                    addr(stmt.src),
+                    src,
                     info.dtype,
                     _shape(cols, rows),
                     src_stride=width if cols > 1 and rows < width else None,
@@ -232,7 +258,7 @@ class Traced:
         return [
             Copy(
                 addr(stmt.buf),
-                addr(stmt.src),
+                src,
                 info.dtype,
                 _shape(rows, cols),
                 src_stride=width if rows > 1 and cols < width else None,

@@ -35,7 +35,7 @@ from compiler.plan import TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
-from isa import DsasimError, DType, Program
+from isa import DsasimError, DType, Pipe, Program
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -196,10 +196,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
         stage="hoist",
     )
     kernel = kernel.with_(traced=Traced(nest, place, built, arrays))
-    try:
-        k_buf = buffer(kernel, place.stages)
-    except BufferCapacityError as e:
-        raise capacity_error(e, kernel, place) from None
+    k_buf = fit(kernel, place)
     k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
     k_sync = sync(k_pipe)
     program = lower(k_sync)
@@ -210,6 +207,26 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     program = Program(program.tensors, program.cores, program.chip, comments)
     passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))
     return Compiled(op, schedule, target, program, passes, traffic(nest, used))
+
+
+def fit(kernel: Kernel, place: Placement) -> Kernel:
+    """The ``buffer`` pass, with the stages the kernel asks for. If they do not fit, the buffers the compiler
+    made on its own — dot results in L0C, their copies for vector code in UB, vector operands of ``dot`` in
+    L1 — are single-buffered, largest first (as the built-in FlashAttention does with its score tiles);
+    the tiles of ``tl.load`` keep their ``num_stages``, and a kernel still too big gets the capacity error."""
+    while True:
+        try:
+            return buffer(kernel, place.stages)
+        except BufferCapacityError as e:
+            own = [
+                b
+                for b in kernel.buffers
+                if b.space.label == e.buffer and place.stages.get(b.name, 1) > 1 and b.producer is not Pipe.MTE2
+            ]
+            if not own:
+                raise capacity_error(e, kernel, place) from None
+            big = max(own, key=lambda b: kernel.axis(b.dims[0]).tile * kernel.axis(b.dims[1]).tile * b.dtype.itemsize)
+            place.stages[big.name] = 1
 
 
 def traffic(nest: Nest, used: list[Arg]) -> Traffic:

@@ -27,7 +27,23 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from compiler.ir import Alloc, Buffer, Flag, Kernel, Load, Loop, Mmad, Move, Parallel, Store, Vec
+from compiler.ir import (
+    Alloc,
+    Buffer,
+    Flag,
+    Kernel,
+    Load,
+    Loop,
+    Mmad,
+    Move,
+    Parallel,
+    Store,
+    Vec,
+    pipe_of,
+    reads,
+    walk,
+    writes,
+)
 from compiler.plan import Axis
 from isa import (
     Addr,
@@ -93,6 +109,7 @@ class Emitter:
         self.tensors = {t.name: t for t in kernel.op.tensors()}
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
+        self.rotations: dict[int, tuple[int, ...] | None] = {}
 
     def run(self) -> list[Instruction | _FlagRef]:
         self.walk(self.k.body)
@@ -108,6 +125,12 @@ class Emitter:
                     n = self.k.traced.count(s.var, self.env)
                 else:
                     n = self._sub_count() if s.kind == "sub" else s.count
+                if id(s) not in self.rotations:
+                    self.rotations[id(s)] = rotation(self.k, s)
+                ahead = self.rotations[id(s)] if n > 1 else None
+                if ahead is not None:
+                    self.rotated(s, n, ahead)
+                    continue
                 for i in range(n):
                     self.env[s.var] = i
                     self.walk(s.body)
@@ -131,6 +154,31 @@ class Emitter:
                 self.out.extend(self.vec(s))
             elif t is Store:
                 self.out.append(self.store(s))
+
+    def rotated(self, s: Loop, n: int, ahead: tuple[int, ...]) -> None:
+        """Emit loop ``s`` rotated (see :func:`rotation`): the ``ahead`` statements of step 0, then per step
+        ``i`` those of step ``i + 1`` followed by the rest of step ``i``. Each buffer allocated by the loop
+        body's ``alloc`` takes its instance by the step a statement belongs to, so slots and flags stay
+        those of that step."""
+        alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
+        first = tuple(st for i, st in enumerate(s.body) if i in ahead)
+        rest = tuple(st for i, st in enumerate(s.body) if i not in ahead and st is not alloc)
+        base = {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
+
+        def step(i: int, body: tuple) -> None:
+            self.env[s.var] = i
+            for name in alloc.bufs:
+                self.inst[name] = base[name] + i
+            self.walk(body)
+
+        step(0, first)
+        for i in range(n):
+            if i + 1 < n:
+                step(i + 1, first)
+            step(i, rest)
+        for name in alloc.bufs:
+            self.inst[name] = base[name] + n - 1
+        self.env.pop(s.var, None)
 
     # -- extents and addresses -----------------------------------------------------------------
     def _sub_count(self) -> int:
@@ -240,6 +288,71 @@ class Emitter:
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:
     return (rows, cols) if rows > 1 else (cols,)
+
+
+# ------------------------------------------------------------------------------------ rotation
+
+#: Pipes of the statements that may run a loop step ahead: loads and the Cube's side (not the Vector unit's).
+AHEAD_PIPES = frozenset({Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX})
+
+
+def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
+    """Which statements of ``loop``'s body run one step ahead, or None — software pipelining of a loop where
+    the Cube and the Vector unit feed each other (Halide/TVM: a rotated loop; FlashAttention's schedule).
+
+    In a loop whose Cube work reads a vector result (a UB → L1 move on MTE3: ``P·V`` after the softmax), the
+    Cube would wait for the Vector unit every step and the Vector unit for the Cube. The statements that do
+    not depend on the Vector unit — loads, the Cube's ``Q·Kᵀ``, its FIXPIPE copy to UB — are emitted one
+    step ahead: step ``i + 1``'s scores are computed while the Vector unit works on step ``i``::
+
+        for i in 0..n:                        first(0)
+          first(i)          ==>              for i in 0..n:
+          rest(i)                              first(i + 1)   (if i + 1 < n)
+                                               rest(i)
+
+    A statement is in ``first`` if it runs on MTE2, MTE1, the Cube or FIXPIPE, reads nothing the rest of the
+    body writes, and writes only buffers of this loop step with two slots or more (so step ``i + 1`` writes
+    one slot while step ``i`` reads the other; the flags of the ``sync`` pass keep each slot's order); the
+    writers of one sync group move together (one pair of flags covers them). A flag goes with its
+    statement: a ``wait`` with the statement after it, a ``set`` with the one before.
+    """
+    body = loop.body
+    if not body or type(body[0]) is not Alloc:
+        return None
+    leaves = [(i, list(walk((st,)))) for i, st in enumerate(body) if type(st) not in (Alloc, Flag)]
+    if not any(type(x) is Move and x.pipe is Pipe.MTE3 for _, ls in leaves for x in ls):
+        return None
+    own = {name for name in body[0].bufs if kernel.buffer(name).slots >= 2}
+    inner = {name for _, ls in leaves for x in ls if type(x) is Alloc for name in x.bufs}
+
+    def ok(ls: list) -> bool:
+        stmts = [x for x in ls if type(x) not in (Alloc, Flag, Loop)]
+        return all(pipe_of(x) in AHEAD_PIPES and set(writes(x)) <= own | inner for x in stmts)
+
+    first = {i for i, ls in leaves if ok(ls)}
+    by_index = dict(leaves)
+    writers = [  # the statements writing each sync group: one pair of flags covers them, so they move together
+        {i for i, ls in leaves for x in ls if set(writes(x)) & set(g.buffers)} for g in kernel.groups
+    ]
+    while True:
+        late = {b for i, ls in leaves if i not in first for x in ls for b in writes(x)}
+        drop = {i for i in first for x in by_index[i] if set(reads(x)) & late}
+        drop |= {i for w in writers if w - first for i in w & first}
+        if not drop:
+            break
+        first -= drop
+    if not first or len(first) == len(leaves):
+        return None
+    out = set(first)
+    for i, st in enumerate(body):  # flags go with their statement
+        if type(st) is Flag:
+            j = i
+            step = 1 if not st.set else -1
+            while 0 <= j < len(body) and type(body[j]) is Flag:
+                j += step
+            if j in first:
+                out.add(i)
+    return tuple(sorted(out))
 
 
 # ----------------------------------------------------------------------------------- placement
