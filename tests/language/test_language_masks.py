@@ -197,3 +197,58 @@ def test_describe_finds_what_a_mask_keeps(rows, cols, vr, vc, lo, hi, neg):
 def test_describe_refuses_a_checkerboard():
     with pytest.raises(DsasimError, match="not a leading block of the tile cut by diagonals"):
         describe((np.arange(4)[:, None] + np.arange(4)[None, :]) % 2 == 0)
+
+
+@dsasim.jit
+def masked_probs(s_ptr, p_ptr, pt_ptr, M, N, start_n, BM: tl.constexpr, BN: tl.constexpr):
+    """The vector half of attention on one score block: the causal mask by offsets, a running max from
+    tl.full(-inf) and tl.maximum, row statistics broadcast back with [:, None], .to(f16), tl.trans."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = start_n + tl.arange(0, BN)
+    inside = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    s = tl.load(s_ptr + offs_m[:, None] * N + offs_n[None, :], mask=inside, other=float("-inf"))
+    s = tl.where(offs_m[:, None] >= offs_n[None, :], s, float("-inf"))
+    m = tl.maximum(tl.full([BM], float("-inf"), tl.float32), tl.max(s, axis=1))
+    m = tl.where(m > float("-inf"), m, 0.0)  # rows with every key masked: no NaN
+    p = tl.exp(s - m[:, None])
+    p = p / tl.maximum(tl.sum(p, axis=1), 1e-30)[:, None]
+    tl.store(p_ptr + offs_m[:, None] * N + offs_n[None, :], p.to(tl.float16), mask=inside)
+    rows_t = offs_n[:, None] < N
+    tl.store(pt_ptr + offs_n[:, None] * M + offs_m[None, :], tl.trans(p), mask=rows_t & (offs_m[None, :] < M))
+
+
+def masked_probs_reference(s: np.ndarray, start_n: int) -> np.ndarray:
+    M, N = s.shape
+    keep = np.arange(N)[None, :] <= np.arange(M)[:, None]
+    keep &= np.arange(N)[None, :] >= start_n
+    x = np.where(keep, s, -np.inf)
+    m = x.max(1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    return e / np.maximum(e.sum(1, keepdims=True), 1e-30)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    M=st.integers(1, 40),
+    N=st.integers(1, 40),
+    block=st.sampled_from([(8, 16), (16, 16), (16, 32)]),
+    start=st.integers(0, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_masked_probabilities_against_numpy(M, N, block, start, seed):
+    """Odd sizes, a key block that starts on, before or after the diagonal of each query block."""
+    BM, BN = block
+    start_n = min(start * 8, max(N - 1, 0))
+    BN = max(BN, dsasim.cdiv(N - start_n, 16) * 16) if N - start_n > BN else BN
+    s = np.random.default_rng(seed).standard_normal((M, N)).astype(np.float32)
+    p, pt = np.zeros((M, N), np.float16), np.full((N, M), 9.0, np.float32)
+    (_, pc, ptc, *_), (_, pi, pti, *_), _ = both(
+        masked_probs[(dsasim.cdiv(M, BM),)], s, p, pt, M, N, start_n, BM=BM, BN=BN
+    )
+    ref = masked_probs_reference(s, start_n)
+    cols = slice(start_n, min(N, start_n + BN))
+    assert_close(pc[:, cols], ref[:, cols].astype(np.float16), ulps=2, context=f"M={M} N={N} start={start_n}")
+    assert_close(ptc[cols, :], ref[:, cols].T, ulps=16, atol=1e-7)
+    np.testing.assert_array_equal(pc, pi)
+    assert_close(ptc, pti, ulps=2, atol=1e-7)
