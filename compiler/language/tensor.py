@@ -16,6 +16,7 @@ import numpy as np
 from compiler.language.core import FLOATS, Arg, PointerType, Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from isa import DType
+from isa.instructions.vselect import CONDITIONS
 
 F32 = DType.F32
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
@@ -392,14 +393,6 @@ def _scal(op: str, x: Tensor, s: float) -> Tensor:
 # ------------------------------------------------------------------------------ masks on data
 
 MASK = DType.I8  # a mask on the chip: one byte per element, 0 or 1 (v.cmp's result)
-CONDITIONS = {
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    "eq": np.equal,
-    "ne": np.not_equal,
-}
 
 
 def is_mask(x: object) -> bool:
