@@ -49,12 +49,12 @@ class BodyBuilder:
                     continue
                 seg.append(s)
                 continue
+            if rec.kind == "load":  # a load reads no data of the kernel: it goes before the pending vector run,
+                out.append(LoadStmt(self.nest.web_of[s.sid].buf, rec.op, site=s.sid))  # which stays one program
+                continue
             self._flush(seg, out, loops)
             seg = []
-            if rec.kind == "load":
-                w = self.nest.web_of[s.sid]
-                out.append(LoadStmt(w.buf, rec.op, site=s.sid))
-            elif rec.kind == "store":
+            if rec.kind == "store":
                 fix = self.place.store_fix.get(s.sid)
                 if fix is not None:
                     out.append(Store(rec.op, fix[0].buf, Pipe.FIX, to=fix[1], relu=fix[2], site=s.sid))

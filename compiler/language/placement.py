@@ -128,6 +128,8 @@ class Placement:
                 if isinstance(s, StaticLoop):
                     current = None
                     walk(s)
+                elif s.rec.kind == "load":
+                    continue  # loads go before the vector run (BodyBuilder): the run goes on
                 elif s.rec.kind != "vec":
                     current = None
                 elif not self.skipped(s):

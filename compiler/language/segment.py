@@ -60,6 +60,43 @@ def shp(rows: int, cols: int) -> tuple[int, ...]:
     return (rows, cols) if rows > 1 else (cols,)
 
 
+#: Statements that may write their result over a source of the same type and shape (element by element).
+IN_PLACE = frozenset({"bin", "scal", "un", "cast", "where"})
+
+
+def in_place(ops: tuple[SegmentOp, ...], ins: tuple[str, ...], outs: tuple[str, ...], nest: Nest) -> tuple:
+    """Results written over a source that dies at that statement (a temporary, or the FIXPIPE copy of a
+    ``dot`` result read only here): ``p = tl.exp(qk - m[:, None])`` then needs no tile of its own, which
+    keeps a FlashAttention step's scores in one or two tiles of UB, and a ``where`` that keeps the whole
+    tile costs nothing."""
+    last: dict[str, int] = {}
+    for i, o in enumerate(ops):
+        for n in (o.dst, *o.srcs):
+            last[n] = i
+    vals = nest.t.values
+    rename: dict[str, str] = {}
+    out: list[SegmentOp] = []
+    for i, o in enumerate(ops):
+        o = SegmentOp(o.static, rename.get(o.dst, o.dst), tuple(rename.get(x, x) for x in o.srcs))
+        rec = o.static.rec
+        info = vals[rec.out]
+        if rec.op in IN_PLACE and o.dst not in ins and o.dst not in outs and o.dst not in o.srcs:
+            for j, src in enumerate(o.srcs):
+                si = vals[rec.ins[j]]
+                if rec.op == "where" and (rec.attrs != ("t", "n") or j != 0):
+                    continue
+                if rec.op == "cast" and si.dtype.itemsize != info.dtype.itemsize:
+                    continue
+                dying = last.get(src, -1) == i and (src not in ins or src.startswith("F_")) and src not in outs
+                if dying and si.shape == info.shape and si.dtype is info.dtype and rec.op != "cast":
+                    rename[o.dst] = src
+                    last[src] = last.get(o.dst, i)
+                    o = SegmentOp(o.static, src, o.srcs)
+                    break
+        out.append(o)
+    return tuple(out)
+
+
 class Segment:
     def __init__(
         self,
@@ -72,7 +109,7 @@ class Segment:
         target: Target,
     ) -> None:
         self.name = name
-        self.ops = ops
+        self.ops = ops = in_place(ops, ins, outs, nest)
         self.ins = ins
         self.outs = outs
         self.fills = fills
