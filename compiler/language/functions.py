@@ -25,6 +25,7 @@ from compiler.language.tensor import (
     cast,
     expand,
     f32,
+    is_mask,
     is_number,
     materialize,
     rounded,
@@ -282,6 +283,8 @@ def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
     if not isinstance(x, Tensor):
         fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
         return fn(x, axis=axis, keepdims=keep_dims)
+    if is_mask(x):  # counting a mask: in int32, as Triton sums int1
+        x = cast(x, DType.I32)
     nd = len(x.shape)
     if nd == 0:
         return x

@@ -252,3 +252,19 @@ def test_masked_probabilities_against_numpy(M, N, block, start, seed):
     assert_close(ptc[cols, :], ref[:, cols].T, ulps=16, atol=1e-7)
     np.testing.assert_array_equal(pc, pi)
     assert_close(ptc, pti, ulps=2, atol=1e-7)
+
+
+@dsasim.jit
+def count_positive(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-1.0)
+    tl.store(o_ptr, tl.sum(x > 0, axis=0))
+
+
+def test_summing_a_mask_counts_in_int32():
+    """More than 127 hits: a byte mask summed in i8 would saturate."""
+    x = np.abs(RNG.standard_normal(700)).astype(np.float32) + 0.1
+    x[::9] *= -1
+    o = np.zeros(1, np.int32)
+    (_, oc, *_), (_, oi, *_), _ = both(count_positive[(1,)], x, o, 700, BLOCK=1024)
+    assert oc[0] == oi[0] == (x > 0).sum() > 127
