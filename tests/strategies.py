@@ -262,7 +262,7 @@ def vector_ops(draw, chip: Chip = EDU) -> Instruction:
         fields = {"dst": _UB_W, "src": _UB_R}
     elif family in (VCompare, VCompareScalar):
         cond = draw(st.sampled_from(VCompare.MNEMONICS)).rsplit(".", 1)[1]
-        dtype = draw(dtypes(family.dtypes_for("cmp")))
+        dtype = draw(dtypes(family.dtypes_for("cmp" if family is VCompare else "cmps")))
         dst = draw(row_strides(cols))
         if family is VCompare:
             srcs = (draw(row_strides(cols, allow_zero=True)), draw(row_strides(cols, allow_zero=True)))

@@ -213,7 +213,8 @@ def load_mask(b: Bench, rng, rows: int, cols: int, stride: int | None) -> tuple[
 @given(st.data())
 def test_vcompare_writes_a_byte_mask_of_the_numpy_comparison(data):
     cond = data.draw(st.sampled_from(sorted(NP_COMPARE)))
-    dtype = data.draw(st.sampled_from(VCompare.dtypes_for("cmp")))
+    scalar = data.draw(st.booleans())
+    dtype = data.draw(st.sampled_from(VCompareScalar.dtypes_for("cmps") if scalar else VCompare.dtypes_for("cmp")))
     shape, rows, cols = data.draw(views())
     ds, s0, s1 = (data.draw(row_strides(cols, allow_zero=z)) for z in (False, True, True))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -225,7 +226,6 @@ def test_vcompare_writes_a_byte_mask_of_the_numpy_comparison(data):
         if s1 != 0:
             b.put(a1, dtype, y, cols if s1 is None else s1)
     ad, written = dst_of(b, I8, rows, cols, ds)
-    scalar = data.draw(st.booleans())
     if scalar:
         k = float(y.reshape(-1)[0])
         new = b.run(VCompareScalar(cond, ad, a0, k, dtype, shape, ds, s0))
