@@ -120,9 +120,9 @@ def choose_gemv(node: Node, chip: object, unit: str = "auto", cores: int | None 
     target = Target.of(chip)
     op = node.op
     n_cores = cores or target.cores
-    cube = _predict(op, target, n_cores)
+    cube = predict_op(op, target, n_cores)
     try:
-        vector = _predict(vector_gemv(op.n, op.k, op.dtype), target, n_cores)
+        vector = predict_op(vector_gemv(op.n, op.k, op.dtype), target, n_cores)
     except (ScheduleError, BufferCapacityError):
         vector = None
     choice = GemvChoice(node.name, op.m, op.n, op.k, "cube", cube, vector, target.m0)
@@ -165,7 +165,7 @@ def place_gemv(
     return graph.with_nodes(tuple(nodes)), tuple(choices)
 
 
-def _predict(op: object, target: Target, cores: int) -> Prediction:
+def predict_op(op: object, target: Target, cores: int) -> Prediction:
     """The cost model's cycles for ``op`` over ``cores`` cores (fewer if it has fewer parallel tiles)."""
     n = cores
     while True:

@@ -30,14 +30,15 @@ from dataclasses import dataclass, field
 from compiler.gemv import GemvChoice, place_gemv
 from compiler.graph.batched import batch_matmuls
 from compiler.graph.ir import Graph, Node
-from compiler.graph.llm import decoder_layer, rope_inputs
+from compiler.graph.kv_chunks import KvChunkChoice, choose_kv_chunks
+from compiler.graph.llm import ATTENTION, check_layer, decoder_layer, rope_inputs
 from dsasim.api import chip_for
 from dsasim.graph_run import GraphRun, run_graph
 from simulator.config import Chip
 
 #: Layer shapes of public models (their ``config.json``): hidden, heads, kv_heads, head_dim, ffn_dim.
 MODELS: dict[str, dict[str, int]] = {
-    "tiny": {"hidden": 256, "heads": 4, "kv_heads": 2, "head_dim": 64, "ffn_dim": 512},
+    "tiny": {"hidden": 256, "heads": 4, "kv_heads": 2, "head_dim": 64, "ffn_dim": 512},  # decoder_layer's defaults
     "tinyllama-1.1b": {"hidden": 2048, "heads": 32, "kv_heads": 4, "head_dim": 64, "ffn_dim": 5632},
     "llama3-8b": {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "ffn_dim": 14336},
 }
@@ -74,7 +75,7 @@ class LayerMetrics:
     cube_cycles: float  # Cube FLOPs / Cube peak
     kv_bytes_per_token: int  # one cached token of one sequence, this layer (K and V)
     projection_cycles: int  # the kernels that read a weight matrix (projections and MLP)
-    attention_cycles: int  # the kernels that read the KV cache
+    attention_cycles: int  # decode attention's kernels (scores, softmax or its split and merge, P·V)
     #: pipe → Σ over kernels of its busy cycles on the busiest core (what each unit had to do)
     pipe_busy: dict[str, int] = field(default_factory=dict)
     #: bytes that reached HBM (L2 misses and writes) when the chip has an L2; else the GM bytes
@@ -197,6 +198,8 @@ class LayerRun:
     graph_run: GraphRun
     metrics: LayerMetrics
     gemv: tuple[GemvChoice, ...] = field(default_factory=tuple)
+    #: decode: how attention's context is split over the cores (flash-decoding), and why
+    kv: KvChunkChoice | None = None
 
     @property
     def passed(self) -> bool:
@@ -204,6 +207,8 @@ class LayerRun:
 
     def report(self) -> str:
         parts = [self.graph_run.report(), self.metrics.text()]
+        if self.kv is not None:
+            parts.append(self.kv.reason())
         if self.gemv:
             parts.append("skinny projections (Cube or Vector, by the compiler's cost model):")
             parts.append("\n".join("  " + c.reason() for c in self.gemv))
@@ -213,7 +218,9 @@ class LayerRun:
         return self.report()
 
     def to_json(self) -> dict:
-        return {**self.graph_run.to_json(), "llm": self.metrics.to_json(), "gemv": [c.to_json() for c in self.gemv]}
+        kv = {"kv_chunks": self.kv.to_json()} if self.kv is not None else {}
+        gemv = [c.to_json() for c in self.gemv]
+        return {**self.graph_run.to_json(), "llm": self.metrics.to_json(), "gemv": gemv, **kv}
 
 
 def run_layer(
@@ -230,14 +237,22 @@ def run_layer(
     fuse_graph: bool = True,
     cores: int | None = None,
     seed: int = 0,
+    kv_chunks: int | None = None,
     **model: int,
 ) -> LayerRun:
-    """Build the decoder layer (``compiler.graph.llm``), place its skinny projections (``gemv``: auto, cube
-    or vector), batch decode attention's per-(sequence, key head) matmuls into one kernel each
-    (``batched``; ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and
-    measure it."""
+    """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
+    ``kv_chunks`` chunks over the cores (flash-decoding; None: as many as the cost model picks,
+    ``choose_kv_chunks``), place its skinny projections (``gemv``: auto, cube or vector), batch decode
+    attention's per-(sequence, key head[, chunk]) matmuls into one kernel each (``batched``;
+    ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it."""
     chip_obj = chip_for(chip, cores or 1)
-    graph = decoder_layer(phase, batch, seq, context, **model)
+    kv = None
+    if phase == "decode":
+        full = {**MODELS["tiny"], **model}  # "tiny" is the builder's default shape
+        check_layer(phase, batch=batch, seq=seq, context=context, **full, kv_chunks=kv_chunks or 1)
+        shape = {k: full[k] for k in ("heads", "kv_heads", "head_dim")}
+        kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=kv_chunks, **shape)
+    graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1)
     placed, choices = place_gemv(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
     if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
         placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))
@@ -251,7 +266,7 @@ def run_layer(
         seed=seed,
         inputs=None if timing_only else rope_inputs(graph),
     )
-    return LayerRun(run, layer_metrics(graph, run, chip_obj), choices)
+    return LayerRun(run, layer_metrics(graph, run, chip_obj), choices, kv)
 
 
 def layer_metrics(graph: Graph, run: GraphRun, chip: Chip) -> LayerMetrics:
@@ -279,8 +294,8 @@ def layer_metrics(graph: Graph, run: GraphRun, chip: Chip) -> LayerMetrics:
         memory_cycles=(weights + kv + acts) / chip.gm_bandwidth,
         cube_cycles=cube / (chip.cube_flops_per_cycle * chip.cores),
         kv_bytes_per_token=per_cached,
-        projection_cycles=sum(k.cycles for k in run.kernels if _reads(run.graph, k.node, "weight", 2)),
-        attention_cycles=sum(k.cycles for k in run.kernels if _reads(run.graph, k.node, "cache", 2)),
+        projection_cycles=sum(k.cycles for k in run.kernels if reads_weight_matrix(run.graph, k.node)),
+        attention_cycles=sum(k.cycles for k in run.kernels if is_attention(k.node)),
         pipe_busy=_busy(run),
         hbm_bytes=sum(_hbm(k.run.stats) for k in run.kernels),
     )
@@ -300,6 +315,16 @@ def _busy(run: GraphRun) -> dict[str, int]:
 def _hbm(stats: object) -> int:
     l2 = getattr(stats, "l2", None)
     return l2.miss_bytes + l2.write_bytes if l2 is not None else stats.gm_read + stats.gm_write
+
+
+def reads_weight_matrix(graph: Graph, node: Node) -> bool:
+    """``node`` is a projection or the MLP: it reads a weight matrix (not a norm's gain)."""
+    return _reads(graph, node, "weight", 2)
+
+
+def is_attention(node: Node) -> bool:
+    """``node`` is one of attention's kernels (scores, softmax or its split and merge, P·V, the combine)."""
+    return node.name.split(".")[0] == ATTENTION
 
 
 def _reads(graph: Graph, node: Node, kind: str, ndim: int) -> bool:

@@ -30,7 +30,9 @@ writes row ``context`` of each sequence directly). Both are graph outputs: the c
 query, key and value as strided views (a query head's column block; the key head it shares under
 grouped-query attention). Decode runs, per (sequence, key head), ``Q·Kᵀ`` for the ``G = heads / kv_heads``
 query heads that share the key head — a ``G × (context+1)`` matmul, so grouped-query attention reads each
-cached key once for ``G`` queries — one softmax over all rows, and ``P·V``.
+cached key once for ``G`` queries — one softmax over all rows, and ``P·V``. With ``kv_chunks > 1`` the
+context is split into chunks over the cores and the chunks merged by log-sum-exp (flash-decoding:
+``compiler.graph.flash_decode``).
 
 Weights are drawn ``N(0, 1/fan_in)`` and the norms' gains near one (``GraphBuilder``).
 """
@@ -43,6 +45,7 @@ import numpy as np
 
 from compiler.attention.op import Attention
 from compiler.graph.builders import GraphBuilder
+from compiler.graph.flash_decode import flash_decode_attention, kv_split
 from compiler.graph.ir import Graph, Ref
 from compiler.ops import Elementwise, MatMul, OpError
 from compiler.vecops import ScalarOp
@@ -50,6 +53,8 @@ from isa import DType
 
 F16 = DType.F16
 PHASES = ("prefill", "decode")
+#: The first dotted part of every attention node's name (scores, softmax or its split, P·V, merge).
+ATTENTION = "attn"
 
 
 def decoder_layer(
@@ -63,11 +68,14 @@ def decoder_layer(
     head_dim: int = 64,
     ffn_dim: int = 512,
     dtype: DType = F16,
+    kv_chunks: int = 1,
 ) -> Graph:
     """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
-    ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width."""
+    ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width; ``kv_chunks``:
+    decode attention's context split in that many chunks (flash-decoding, ``compiler.graph.flash_decode``;
+    fewer if the context is short; 1: no split)."""
     check_layer(phase, batch=batch, seq=seq, context=context, hidden=hidden, heads=heads, kv_heads=kv_heads,
-                head_dim=head_dim, ffn_dim=ffn_dim)  # fmt: skip
+                head_dim=head_dim, ffn_dim=ffn_dim, kv_chunks=kv_chunks)  # fmt: skip
     b = GraphBuilder(dtype)
     s = seq if phase == "prefill" else 1
     t = batch * s
@@ -96,6 +104,8 @@ def decoder_layer(
     att = b.tensor("attn.out", (t, heads * head_dim))
     if phase == "prefill":
         _prefill_attention(b, qr, kc, vc, att, batch, seq, heads, kv_heads, head_dim)
+    elif kv_split(cap, kv_chunks).chunks > 1:
+        flash_decode_attention(b, qr, kc, vc, att, batch, heads, kv_heads, head_dim, kv_split(cap, kv_chunks))
     else:
         _decode_attention(b, qr, kc, vc, att, batch, cap, heads, kv_heads, head_dim)
     o = linear(b, "o_proj", att, hidden)
@@ -108,7 +118,7 @@ def decoder_layer(
     y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden))
     params = {
         "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
-        "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype,
+        "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
     }  # fmt: skip
     return b.graph(f"decoder-layer-{phase}", (y, kc, vc), params, decoder_layer)
 

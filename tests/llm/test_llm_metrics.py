@@ -82,12 +82,23 @@ def test_crossover_formulas():
     c = crossover((1, 4), context=8, chip="edu", **TINY)
     one, four = c.points
     chip = chip_for("edu")
-    assert c.ridge == pytest.approx(chip.cube_flops_per_cycle * chip.cores / chip.gm_bandwidth)
-    assert c.analytic_projections == pytest.approx(c.ridge)  # f16: B FLOP per byte of weights at batch B
+    peak, bw = chip.cube_flops_per_cycle * chip.cores, chip.gm_bandwidth
+    assert c.ridge == pytest.approx(peak / bw)
     assert c.measured_layer == pytest.approx(one.cycles / (four.cycles / 4))
     assert c.measured_projections == pytest.approx(one.projection_cycles / (four.projection_cycles / 4))
-    assert c.analytic_layer > c.analytic_projections  # the KV cache adds bytes batching does not amortise
-    assert "crossover batch measured" in c.text()
+    # The estimate: every kernel at its roofline bound, kernels in turn; T(1) over the slope at large batch.
+    matrices = 2 * (128 * 128 + 2 * 128 * 64 + 128 * 128 + 3 * 128 * 256)  # f16 bytes of the weight matrices
+    kv = 2 * 2 * 32 * 2 * (8 + 1)  # per sequence: eight cached tokens read, one appended (K and V)
+    act, gains = 2 * 128 * 2, 2 * 128 * 2  # per sequence: x in, y out; the two norms' gains once
+    assert 4 * 4 * 9 * 32 / kv < c.ridge  # attention: heads/kv_heads FLOP per byte, memory-bound
+    t1 = matrices / bw + kv / bw + (act + gains) / bw  # batch 1: every part memory-bound
+    slope = matrices / peak + kv / bw + act / bw  # 2 FLOPs per 2-byte weight per sequence
+    assert c.analytic_projections == pytest.approx(c.ridge)  # f16: B FLOP per byte of weights at batch B
+    assert c.analytic_layer == pytest.approx(t1 / slope)
+    assert c.analytic_layer < c.analytic_projections < c.one_roofline  # one summed roofline: later still
+    text = c.text()
+    assert "crossover batch = T(1) / (T(B)/B)" in text and "layer:       measured" in text
+    assert "one roofline over the layer's summed bytes" in text
 
 
 def test_kv_capacity_is_the_planners_largest_batch():

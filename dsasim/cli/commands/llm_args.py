@@ -1,13 +1,15 @@
 """``dsasim graph decoder-layer``: one LLaMA-style decoder layer, prefill or decode, with its LLM metrics.
 
     dsasim graph decoder-layer --phase decode --batch 1 --context 1024 --model llama3-8b --chip ascend910b-like
+    dsasim graph decoder-layer --phase decode --context 32768 --kv-chunks 3 --model llama3-8b --chip ascend910b-like
     dsasim graph decoder-layer --phase prefill --batch 1 --seq 512 --model llama3-8b --chip ascend910b-like
     dsasim graph decoder-layer --batches 1,16,64,256 --context 128 --model llama3-8b --roofline llm.png
     dsasim graph decoder-layer --kv-capacity 1024,4096,32768 --model llama3-8b --layers 32
 
 A run prints the kernels (as every graph run does), then time per token, tokens/s, GM bytes per token
 (weights, KV cache, activations), arithmetic intensity and the roofline verdict, and in decode where each
-skinny projection ran (Cube or Vector) and why. ``--batches`` sweeps decode over the batch and prints the
+skinny projection ran (Cube or Vector) and why, and into how many chunks attention's context is split over
+the cores (flash-decoding, ``--kv-chunks``) and why. ``--batches`` sweeps decode over the batch and prints the
 crossover batch, measured and from the ridge point; ``--kv-capacity`` asks the GM planner for the largest
 batch at each context.
 """
@@ -41,6 +43,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ffn-dim", dest="ffn_dim", type=int, metavar="N", help="width of the gated MLP")
     g.add_argument("--model", choices=tuple(MODELS), help="layer shape of a public model (options given win)")
     g.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
+    g.add_argument(
+        "--kv-chunks",
+        dest="kv_chunks",
+        type=int,
+        metavar="N",
+        help="decode: split attention's context into N chunks over the cores (flash-decoding; 1: no split; "
+        "default: the count the cost model prices cheapest)",
+    )
     g.add_argument("--batches", metavar="B1,B2,...", help="sweep decode over these batches: the crossover")
     g.add_argument("--roofline", metavar="OUT.png", help="with --batches: decode's points on the roofline")
     g.add_argument("--kv-capacity", dest="kv_capacity", metavar="L1,L2,...", help="largest batch per context")
@@ -60,7 +70,8 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
     """The decoder-layer options given to another graph: an error that names one."""
     for flag, value in (("--phase", args.phase), ("--context", args.context), ("--kv-heads", args.kv_heads),
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
-                        ("--batches", args.batches), ("--kv-capacity", args.kv_capacity)):  # fmt: skip
+                        ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
+                        ("--kv-chunks", args.kv_chunks)):  # fmt: skip
         if value is not None:
             raise DsasimError(
                 f"{flag} belongs to the decoder-layer graph, not to {args.name}",
@@ -79,6 +90,8 @@ def main(args: argparse.Namespace) -> int:
         return _crossover(args, model)
     if args.roofline:
         raise DsasimError("--roofline draws a batch sweep", hint="add --batches 1,16,64,256")
+    if args.kv_chunks is not None and (args.phase or "decode") != "decode":
+        raise DsasimError("--kv-chunks splits decode attention's context", hint="drop it, or use --phase decode")
     r = run_layer(
         args.phase or "decode",
         args.batch or 1,
@@ -91,6 +104,7 @@ def main(args: argparse.Namespace) -> int:
         fuse_graph=args.fuse,
         cores=args.cores,
         seed=args.seed,
+        kv_chunks=args.kv_chunks,
         **model,
     )
     if args.json:
@@ -117,7 +131,7 @@ def _crossover(args: argparse.Namespace, model: dict) -> int:
     if args.roofline and not args.roofline.lower().endswith(PICTURE_TYPES):
         raise DsasimError(f"--roofline {args.roofline}: not a picture file", hint="end it with .png, .svg or .pdf")
     context = args.context if args.context is not None else 128
-    c = crossover(_ints(args.batches, "--batches"), context, args.chip, **model)
+    c = crossover(_ints(args.batches, "--batches"), context, args.chip, args.kv_chunks, **model)
     if args.json:
         print(json.dumps(c.to_json(), indent=2))
     else:
