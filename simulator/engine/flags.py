@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import simpy
+from simpy.events import NORMAL
 
 from isa import Instruction, Pipe, SyncError
 from simulator.engine.decode import CrossKey, FlagKey
@@ -43,16 +44,30 @@ class Hooks(Protocol):
     def cross_consume(self, key: CrossKey, set_index: int, wait_index: int, at: int) -> None: ...
 
 
+def wake_at(event: simpy.Event, at: int) -> None:
+    """Trigger ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers
+    in flight fires when they complete, and its waiter resumes then, without waking first to wait again."""
+    env = event.env
+    if at <= env.now:
+        event.succeed()
+        return
+    # ``Event.succeed`` with a delay: what ``simpy.Timeout`` does to itself, on an event made earlier.
+    event._ok, event._value = True, None
+    env.schedule(event, NORMAL, at - env.now)
+
+
 class Flag:
     """One flag: when and by which instruction it was set (``set_at is None``: not set), and the process
     waiting for it."""
 
-    __slots__ = ("set_at", "set_index", "waiter")
+    __slots__ = ("scalar_waits", "set_at", "set_index", "waiter")
 
     def __init__(self) -> None:
         self.set_at: int | None = None
         self.set_index = -1
         self.waiter: simpy.Event | None = None
+        #: the waiter is the scalar unit (woken when the flag is set), not a pipe (woken when it fires)
+        self.scalar_waits = False
 
 
 class CoreFlags:
@@ -96,7 +111,11 @@ class CoreFlags:
             hooks.set(self.core, key, index, at)
         if f.waiter is not None:
             w, f.waiter = f.waiter, None
-            w.succeed()
+            if f.scalar_waits:  # the scalar unit keeps its own clock: it resumes now and counts to ``at``
+                f.scalar_waits = False
+                w.succeed()
+            else:
+                wake_at(w, at)
 
     def consume(self, key: FlagKey, f: Flag, index: int, at: int) -> None:
         """``wait_flag`` ``index`` took flag ``key`` at ``at``."""
@@ -149,9 +168,9 @@ class CrossFlags:
         x.pending.append((at + self.latency, at, index))
         if self.hooks is not None:
             self.hooks.cross_set(key, index, at)
-        if x.waiter is not None:
+        if x.waiter is not None:  # it waited for this set: it resumes when the set is visible
             w, x.waiter = x.waiter, None
-            w.succeed()
+            wake_at(w, at + self.latency)
 
     def consume(self, key: CrossKey, x: CrossFlag, index: int, at: int) -> None:
         """``wait_cross`` ``index`` of core ``key.dst_core`` took the oldest pending set at ``at``."""

@@ -105,7 +105,7 @@ class ScalarUnit:
                     ins = self.stream[index]  # name the wait and its source line in a deadlock report
                     self.blocked_on = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else "")
                     self.at = index
-                    f.waiter = env.event()
+                    f.waiter, f.scalar_waits = env.event(), True
                     yield f.waiter
                     self.blocked_on = None
                 wait_end = max(t, f.set_at, env.now)
