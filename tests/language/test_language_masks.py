@@ -268,3 +268,17 @@ def test_summing_a_mask_counts_in_int32():
     o = np.zeros(1, np.int32)
     (_, oc, *_), (_, oi, *_), _ = both(count_positive[(1,)], x, o, 700, BLOCK=1024)
     assert oc[0] == oi[0] == (x > 0).sum() > 127
+
+
+def test_timing_only_gives_the_same_cycles():
+    M, N = 37, 53
+    s = RNG.standard_normal((M, N)).astype(np.float32)
+    args = (s, np.zeros_like(s), M, N, 3)
+    for chip in ("edu", "ascend910b-like"):
+        full = causal_scores[(3,)](*args, BM=16, BN=16, chip=chip)
+        fast = causal_scores[(3,)](*args, BM=16, BN=16, chip=chip, timing_only=True)
+        assert full.cycles == fast.cycles
+    x = RNG.standard_normal(500).astype(np.float32)
+    args = (x, x[::-1].copy(), np.zeros_like(x), 500, 0.1)
+    full = leaky_and_clamp[(2,)](*args, BLOCK=256)
+    assert leaky_and_clamp[(2,)](*args, BLOCK=256, timing_only=True).cycles == full.cycles
