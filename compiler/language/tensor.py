@@ -2,8 +2,9 @@
 
 Every operation on a :class:`Tensor` records a :class:`~compiler.language.core.Rec` of kind ``vec``
 (its ``op`` is the vector step: ``bin``, ``scal``, ``un``, ``cast``, ``bcast``, ``reduce``, ``where``,
-``dup``) and, when interpreting, computes its value with numpy — in f32, rounded once to the result type,
-as the vector unit does. Broadcasting follows numpy: a row ``[None, :]`` is read with row stride 0, a
+``dup``; comparisons of data ``cmp``/``cmps``, ``&``/``|``/``~`` of their masks ``mask``, and ``sel``,
+see ``compiler.language.masks``) and, when interpreting, computes its value with numpy — in f32, rounded
+once to the result type, as the vector unit does. Broadcasting follows numpy: a row ``[None, :]`` is read with row stride 0, a
 column ``[:, None]`` or a scalar is first spread along its rows (``v.rowbcast``).
 """
 
@@ -133,7 +134,7 @@ class Tensor:
     def __bool__(self) -> bool:
         raise LanguageError(
             "control flow that depends on loaded data is not supported (the value is only known on the chip)",
-            hint="branch on constexprs and launch arguments only; use tl.where with a mask of offsets instead",
+            hint="branch on constexprs and launch arguments only; choose per element with tl.where(x > 0, a, b)",
         )
 
     def __index__(self) -> int:
