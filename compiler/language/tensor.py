@@ -4,8 +4,8 @@ Every operation on a :class:`Tensor` records a :class:`~compiler.language.core.R
 (its ``op`` is the vector step: ``bin``, ``scal``, ``un``, ``cast``, ``bcast``, ``reduce``, ``where``,
 ``dup``; comparisons of data ``cmp``/``cmps``, ``&``/``|``/``~`` of their masks ``mask``, and ``sel``,
 see ``compiler.language.masks``) and, when interpreting, computes its value with numpy — in f32, rounded
-once to the result type, as the vector unit does. Broadcasting follows numpy: a row ``[None, :]`` is read with row stride 0, a
-column ``[:, None]`` or a scalar is first spread along its rows (``v.rowbcast``).
+once to the result type, as the vector unit does. Broadcasting follows numpy: a row ``[None, :]`` is read
+with row stride 0, a column ``[:, None]`` or a scalar is first spread along its rows (``v.rowbcast``).
 """
 
 from __future__ import annotations
