@@ -210,7 +210,7 @@ class BodyBuilder:
             dst = self._value(w, inside, outs, s, out=True)
             ops.append(SegmentOp(s, dst, tuple(srcs)))
         segment = Segment(
-            name, tuple(ops), tuple(ins), tuple(o for o in outs if o not in ins), fills, self.nest, self.target
+            name, tuple(ops), tuple(ins), tuple(outs), fills, self.nest, self.target
         )
         self.segments[name] = segment
         out.append(Vec(name, segment.outs, segment.ins, site=name))

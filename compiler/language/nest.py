@@ -60,6 +60,7 @@ class Nest:
 
     def __init__(self, t: Tracer) -> None:
         self.t = t
+        self.coalesced: list[tuple[str, str]] = []
         split_vector_accumulators(t)
         self._build()
         conflicts = self._conflicts()
@@ -67,6 +68,8 @@ class Nest:
             carry_copies(t, {id(self.of[id(later)]) for _, later in conflicts}, self)
             self._build()
             conflicts = self._conflicts()
+        if not conflicts:
+            self._coalesce()
         if conflicts:
             reader, later = conflicts[0]
             raise LanguageError(
@@ -152,6 +155,8 @@ class Nest:
             s = by_id[sid]
             if s.rec.kind == "dot" and j == 2:  # mmad accumulates into acc's storage
                 union(sid, first)
+        for a, b in self.coalesced:
+            union(a, b)
         self.web_of: dict[str, Web] = {}
         webs: dict[str, Web] = {}
         for s in self.statics:
@@ -162,6 +167,30 @@ class Nest:
         for (sid, j), roles in sorted(reads.items()):
             self.web_of[next(iter(roles))].readers.append((by_id[sid], j))
         self.webs = list(webs.values())
+
+    def _coalesce(self) -> None:
+        """An element-wise statement on a value a loop carries (``acc = acc * alpha[:, None]``) writes into the
+        loop's buffer when no later read needs the old value (register coalescing): one UB tile, not two."""
+        for s in self.statics:
+            rec = s.rec
+            mine = self.web_of.get(s.sid)
+            if rec.kind != "vec" or rec.op not in ("bin", "scal", "un") or not s.loops or len(mine.members) != 1:
+                continue
+            if any(r.loops[: len(s.loops)] != s.loops for r, _ in mine.readers):
+                continue  # read after its loop: left alone
+            info = self.t.values[rec.out]  # type: ignore[index]
+            for j in range(len(rec.ins)):
+                w = self.reader_web(s, j)
+                src = self.t.values[self.inst[next((sid, k) for sid, k in self.inst if sid == s.sid)].ins[j]]
+                if len(w.members) < 2 or (src.shape, src.dtype) != (info.shape, info.dtype):
+                    continue
+                self.coalesced.append((s.sid, w.members[0].sid))
+                self._webs()
+                if self._conflicts():
+                    self.coalesced.pop()
+                    self._webs()
+                else:
+                    break
 
     def _conflicts(self) -> list[tuple[Rec, Rec]]:
         """A web is one buffer: a value of it read after a later value of it was written would read the

@@ -5,6 +5,7 @@ and acc, P·V from a vector value), carried values read after their replacement,
 from __future__ import annotations
 
 import flash_attention as fa
+import matmul_gelu
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -29,6 +30,25 @@ def test_flash_attention_matches_numpy_compiled_and_interpreted(heads, s, d, bm,
     assert_close(out_i.astype(np.float32), expect, atol=2e-3, ulps=8)
     assert_close(out_c.astype(np.float32), expect, atol=2e-3, ulps=8)
     assert np.array_equal(out_c, out_i)
+
+
+@pytest.mark.parametrize(("heads", "s", "d", "bm", "bn"), [(1, 77, 64, 32, 64), (2, 45, 32, 16, 32)])
+def test_causal_flash_attention_matches_numpy(heads, s, d, bm, bn):
+    q, k, v = qkv(heads, s, d)
+    expect = fa.reference(q, k, v, causal=True).astype(np.float32)
+    out_i, _ = fa.attention(q, k, v, causal=True, BLOCK_M=bm, BLOCK_N=bn, interpret=True)
+    out_c, run = fa.attention(q, k, v, causal=True, BLOCK_M=bm, BLOCK_N=bn, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(out_i.astype(np.float32), expect, atol=2e-3, ulps=8)
+    assert_close(out_c.astype(np.float32), expect, atol=2e-3, ulps=8)
+
+
+def test_flash_attention_on_the_910b_preset_with_l0_steps():
+    q, k, v = qkv(1, 200, 128)
+    expect = fa.reference(q, k, v).astype(np.float32)
+    out, run = fa.attention(q, k, v, BLOCK_M=32, BLOCK_N=128, chip="ascend910b-like", cores=2, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(out.astype(np.float32), expect, atol=2e-3, ulps=8)
 
 
 def test_flash_attention_uses_every_path_between_cube_and_vector():
@@ -92,3 +112,29 @@ def test_dot_into_an_accumulator_vector_code_changes():
     scaled_accumulation[(1,)](a, b, ci, M, N, K, BM=32, BN=32, BK=32, interpret=True)
     assert_close(c, expect, atol=1e-4, ulps=64)
     assert_close(ci, c, atol=1e-5, ulps=8)  # the interpreter adds a·b to acc in one rounding
+
+
+@pytest.mark.parametrize(("m", "n", "k"), [(45, 70, 50), (100, 33, 130)])
+def test_matmul_bias_gelu_fused_and_unfused_match_numpy(m, n, k):
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = (RNG.standard_normal((k, n)) / 4).astype(np.float16)
+    bias = RNG.standard_normal(n).astype(np.float16)
+    expect = matmul_gelu.reference(a, b, bias).astype(np.float32)
+    c, run = matmul_gelu.fused(a, b, bias, bm=32, bn=32, bk=32, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    ci, _ = matmul_gelu.fused(a, b, bias, bm=32, bn=32, bk=32, interpret=True)
+    cu, _ = matmul_gelu.unfused(a, b, bias, bm=32, bn=32, bk=32)
+    for got in (c, ci):
+        assert_close(got.astype(np.float32), expect, atol=2e-3, ulps=4)
+    assert_close(cu.astype(np.float32), expect, atol=8e-3, ulps=8)  # the product is rounded to f16 in between
+
+
+@pytest.mark.parametrize("chip", ["edu", "ascend910b-like"])
+def test_the_fused_epilogue_beats_the_unfused_pair_on_gm_bytes_and_cycles(chip):
+    a = np.zeros((256, 256), np.float16)
+    b = np.zeros((256, 256), np.float16)
+    bias = np.zeros(256, np.float16)
+    _, run = matmul_gelu.fused(a, b, bias, chip=chip, cores=1, timing_only=True)
+    _, (r1, r2) = matmul_gelu.unfused(a, b, bias, chip=chip, cores=1, timing_only=True)
+    assert run.compiled.traffic.total < r1.compiled.traffic.total + r2.compiled.traffic.total
+    assert run.cycles < r1.cycles + r2.cycles
