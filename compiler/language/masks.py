@@ -63,8 +63,12 @@ def _direct(keep: np.ndarray) -> Keep | None:
     vr, vc = int(rows.max()) + 1, int(cols.max()) + 1
     d = cols - rows
     lo, hi = int(d.min()), int(d.max())
-    k = Keep(vr, vc, lo if lo > 1 - vr else None, hi if hi < vc - 1 else None, False)
-    return k if np.array_equal(k.array(r, c), keep) else None
+    # the fewest cuts first: a diagonal often implies the block's edge (a causal tile wider than tall)
+    for br, bc in ((r, c), (vr, c), (r, vc), (vr, vc)):
+        k = Keep(br, bc, lo if lo > 1 - br else None, hi if hi < bc - 1 else None, False)
+        if np.array_equal(k.array(r, c), keep):
+            return k
+    return None
 
 
 def describe(keep: np.ndarray) -> Keep:

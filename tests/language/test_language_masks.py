@@ -282,3 +282,12 @@ def test_timing_only_gives_the_same_cycles():
     args = (x, x[::-1].copy(), np.zeros_like(x), 500, 0.1)
     full = leaky_and_clamp[(2,)](*args, BLOCK=256)
     assert leaky_and_clamp[(2,)](*args, BLOCK=256, timing_only=True).cycles == full.cycles
+
+
+def test_a_diagonal_that_implies_the_block_edge_is_one_cut():
+    """A causal tile wider than tall (64 queries, 128 keys from the same start): the diagonal alone keeps
+    columns < 64, so the tile needs one v.tril, not a block and a diagonal (a mask tile when in place)."""
+    keep = np.arange(128)[None, :] <= np.arange(64)[:, None]
+    assert describe(keep) == Keep(64, 128, None, 0, False)
+    tail = keep & (np.arange(128)[None, :] < 50)  # a tail of keys cuts it for real
+    assert describe(tail) == Keep(64, 50, None, 0, False)
