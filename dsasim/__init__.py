@@ -18,126 +18,121 @@ memory plans, attention plans, the tuner's search space and strategies, microben
 import from the top-level packages only (tests/test_layers.py).
 """
 
-from compiler import (
-    OP_NAMES,
-    BufferCapacityError,
-    Compiled,
-    Conv2d,
-    Elementwise,
-    LayerNorm,
-    MatMul,
-    Op,
-    OpError,
-    Reduce,
-    RMSNorm,
-    Schedule,
-    ScheduleError,
-    Softmax,
-    compile,
-    make_op,
-)
-from compiler.attention import Attention, AttentionSchedule, plan_attention
-from compiler.attention.plan import steps as attention_steps
-from compiler.attention.plan import units as attention_units
-from compiler.graph import ALIGN, Graph, GraphBuilder, build, fuse, max_batch, plan_memory
-from compiler.graph.memory import lifetimes
-from compiler.passes import run as run_passes
-from compiler.tune import Candidate, Measurement, Strategy, build_space, make_strategy, schedule_key, search
-from compiler.tune import Space as SearchSpace
-from compiler.tune.loopnest import tile_choices
-from dsasim import language
-from dsasim.api import KernelRun, chip_for, compile_and_run, compile_op
-from dsasim.cli import main as cli_main
-from dsasim.graph_run import GraphRun, KernelResult, run_graph
-from dsasim.jit import LaunchRun, cdiv, jit
-from dsasim.llm import MODELS as LLM_MODELS
-from dsasim.llm import compulsory as llm_bytes
-from dsasim.llm import run_layer
-from dsasim.llm_sweep import crossover as llm_crossover
-from dsasim.llm_sweep import kv_capacity
-from dsasim.progress import Progress
-from dsasim.tune import make_executor
-from dsasim.tune import tune as autotune
-from dsasim.views import roofline
-from isa import DsasimError, Program, parse, parse_file
-from simulator import Chip, Run, load_chip, preset_names, simulate
-from simulator.advice import cause_label
-from simulator.microbench import bench_path, bench_vector
+import importlib
+import sys
+import types
+from typing import Any
 
 __version__ = "0.2.0"
 
-__all__ = [
-    "ALIGN",
-    "LLM_MODELS",
-    "OP_NAMES",
-    "Attention",
-    "AttentionSchedule",
-    "BufferCapacityError",
-    "Candidate",
-    "Chip",
-    "Compiled",
-    "Conv2d",
-    "DsasimError",
-    "Elementwise",
-    "Graph",
-    "GraphBuilder",
-    "GraphRun",
-    "KernelResult",
-    "KernelRun",
-    "LaunchRun",
-    "LayerNorm",
-    "MatMul",
-    "Measurement",
-    "Op",
-    "OpError",
-    "Program",
-    "Progress",
-    "RMSNorm",
-    "Reduce",
-    "Run",
-    "Schedule",
-    "ScheduleError",
-    "SearchSpace",
-    "Softmax",
-    "Strategy",
-    "__version__",
-    "attention_steps",
-    "attention_units",
-    "autotune",
-    "bench_path",
-    "bench_vector",
-    "build",
-    "build_space",
-    "cause_label",
-    "cdiv",
-    "chip_for",
-    "cli_main",
-    "compile",
-    "compile_and_run",
-    "compile_op",
-    "fuse",
-    "jit",
-    "kv_capacity",
-    "language",
-    "lifetimes",
-    "llm_bytes",
-    "llm_crossover",
-    "load_chip",
-    "make_executor",
-    "make_op",
-    "make_strategy",
-    "max_batch",
-    "parse",
-    "parse_file",
-    "plan_attention",
-    "plan_memory",
-    "preset_names",
-    "roofline",
-    "run_graph",
-    "run_layer",
-    "run_passes",
-    "schedule_key",
-    "search",
-    "simulate",
-    "tile_choices",
-]
+#: Every public name → (the module it lives in, its name there; None: the module itself). Loaded on first
+#: use, so ``import dsasim`` — and with it every ``dsasim`` command — starts in a fraction of the time the
+#: whole compiler and simulator take to import; a command loads only what it needs (PEP 562).
+SOURCES: dict[str, tuple[str, str | None]] = {
+    "BufferCapacityError": ("compiler", "BufferCapacityError"),
+    "compile": ("compiler", "compile"),
+    "Compiled": ("compiler", "Compiled"),
+    "Conv2d": ("compiler", "Conv2d"),
+    "Elementwise": ("compiler", "Elementwise"),
+    "LayerNorm": ("compiler", "LayerNorm"),
+    "make_op": ("compiler", "make_op"),
+    "MatMul": ("compiler", "MatMul"),
+    "Op": ("compiler", "Op"),
+    "OP_NAMES": ("compiler", "OP_NAMES"),
+    "OpError": ("compiler", "OpError"),
+    "Reduce": ("compiler", "Reduce"),
+    "RMSNorm": ("compiler", "RMSNorm"),
+    "Schedule": ("compiler", "Schedule"),
+    "ScheduleError": ("compiler", "ScheduleError"),
+    "Softmax": ("compiler", "Softmax"),
+    "Attention": ("compiler.attention", "Attention"),
+    "AttentionSchedule": ("compiler.attention", "AttentionSchedule"),
+    "plan_attention": ("compiler.attention", "plan_attention"),
+    "attention_steps": ("compiler.attention.plan", "steps"),
+    "attention_units": ("compiler.attention.plan", "units"),
+    "ALIGN": ("compiler.graph", "ALIGN"),
+    "build": ("compiler.graph", "build"),
+    "fuse": ("compiler.graph", "fuse"),
+    "Graph": ("compiler.graph", "Graph"),
+    "GraphBuilder": ("compiler.graph", "GraphBuilder"),
+    "max_batch": ("compiler.graph", "max_batch"),
+    "plan_memory": ("compiler.graph", "plan_memory"),
+    "lifetimes": ("compiler.graph.memory", "lifetimes"),
+    "run_passes": ("compiler.passes", "run"),
+    "build_space": ("compiler.tune", "build_space"),
+    "Candidate": ("compiler.tune", "Candidate"),
+    "make_strategy": ("compiler.tune", "make_strategy"),
+    "Measurement": ("compiler.tune", "Measurement"),
+    "schedule_key": ("compiler.tune", "schedule_key"),
+    "search": ("compiler.tune", "search"),
+    "SearchSpace": ("compiler.tune", "Space"),
+    "Strategy": ("compiler.tune", "Strategy"),
+    "tile_choices": ("compiler.tune.loopnest", "tile_choices"),
+    "language": ("dsasim.language", None),
+    "chip_for": ("dsasim.api", "chip_for"),
+    "compile_and_run": ("dsasim.api", "compile_and_run"),
+    "compile_op": ("dsasim.api", "compile_op"),
+    "KernelRun": ("dsasim.api", "KernelRun"),
+    "cli_main": ("dsasim.cli", "main"),
+    "GraphRun": ("dsasim.graph_run", "GraphRun"),
+    "KernelResult": ("dsasim.graph_run", "KernelResult"),
+    "run_graph": ("dsasim.graph_run", "run_graph"),
+    "cdiv": ("dsasim.jit", "cdiv"),
+    "jit": ("dsasim.jit", "jit"),
+    "LaunchRun": ("dsasim.jit", "LaunchRun"),
+    "llm_bytes": ("dsasim.llm", "compulsory"),
+    "LLM_MODELS": ("dsasim.llm", "MODELS"),
+    "run_layer": ("dsasim.llm", "run_layer"),
+    "kv_capacity": ("dsasim.llm_sweep", "kv_capacity"),
+    "llm_crossover": ("dsasim.llm_sweep", "crossover"),
+    "Progress": ("dsasim.progress", "Progress"),
+    "autotune": ("dsasim.tune", "tune"),
+    "make_executor": ("dsasim.tune", "make_executor"),
+    "roofline": ("dsasim.views", "roofline"),
+    "DsasimError": ("isa", "DsasimError"),
+    "parse": ("isa", "parse"),
+    "parse_file": ("isa", "parse_file"),
+    "Program": ("isa", "Program"),
+    "Chip": ("simulator", "Chip"),
+    "load_chip": ("simulator", "load_chip"),
+    "preset_names": ("simulator", "preset_names"),
+    "Run": ("simulator", "Run"),
+    "simulate": ("simulator", "simulate"),
+    "cause_label": ("simulator.advice", "cause_label"),
+    "bench_path": ("simulator.microbench", "bench_path"),
+    "bench_vector": ("simulator.microbench", "bench_vector"),
+}
+
+__all__ = ["__version__", *SOURCES]
+
+
+def __getattr__(name: str) -> Any:
+    """``dsasim.NAME``: imported from its module on first use, then kept in this module."""
+    try:
+        module, attr = SOURCES[name]
+    except KeyError:
+        raise AttributeError(f"module 'dsasim' has no attribute {name!r}") from None
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class Package(types.ModuleType):
+    """The ``dsasim`` module. A submodule named like the public name it provides (``dsasim.jit``, the module
+    of ``dsasim.jit`` the decorator) does not replace that name when it is first imported: the import system
+    sets the package's attribute to the submodule, and this keeps the name's value instead."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        module, attr = SOURCES.get(name, ("", None))
+        if attr is not None and isinstance(value, types.ModuleType) and value.__name__ == module:
+            value = getattr(value, attr)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = Package

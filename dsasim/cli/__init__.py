@@ -12,7 +12,7 @@ import argparse
 import difflib
 import importlib
 import sys
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Sequence
 
 from isa import DsasimError
 
@@ -25,10 +25,23 @@ FIRST_COMMAND = "dsasim run matmul --shape 256x256x256"
 
 def package_version() -> str:
     """The installed distribution's version (``pyproject.toml``), or ``unknown`` in a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version  # a tenth of a second: asked for only here
+
     try:
         return version("dsasim")
     except PackageNotFoundError:
         return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print ``dsasim VERSION`` and exit, looking the version up only then."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"dsasim {package_version()}")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,16 +68,29 @@ class _Parser(argparse.ArgumentParser):
         return []
 
 
-def build_parser() -> argparse.ArgumentParser:
+def named_command(argv: Sequence[str]) -> str | None:
+    """The module of the command ``argv`` starts with (``run-asm`` → ``run_asm``), or None (no command,
+    an option such as ``--help``, or a word that is no command)."""
+    if argv and not argv[0].startswith("-"):
+        name = argv[0].replace("-", "_")
+        if name in COMMANDS:
+            return name
+    return None
+
+
+def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
+    """The ``dsasim`` parser with the subcommands of ``commands`` (modules of ``COMMANDS``). A run names
+    its command, and only that command's module is imported: each command loads what it needs alone, so
+    ``dsasim chips`` does not pay for the compiler."""
     parser = _Parser(
         prog="dsasim",
         description="Simulate a DaVinci-style deep-learning accelerator and print cycle reports.",
         epilog=f"first time? try: {FIRST_COMMAND}\nthen: dsasim COMMAND --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"dsasim {package_version()}")
+    parser.add_argument("--version", action=VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in commands:
         try:
             module = importlib.import_module(f"dsasim.cli.commands.{name}")
         except ModuleNotFoundError as e:
@@ -76,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    command = named_command(argv)
+    parser = build_parser(COMMANDS if command is None else (command,))
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's own parser says it, with its name and "did you mean" for an option
         unknown(parser, args.command, extra)
@@ -94,9 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def unknown(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> None:
     """Refuse options ``command`` does not take, as ``dsasim COMMAND``'s usage error (exit 2)."""
-    sub = next(
-        (a.choices[command] for a in parser._actions if isinstance(a, argparse._SubParsersAction)), parser
-    )
+    sub = next((a.choices[command] for a in parser._actions if isinstance(a, argparse._SubParsersAction)), parser)
     options = [o for a in sub._actions for o in a.option_strings]
     close = difflib.get_close_matches(extra[0].split("=")[0], options, n=1) if extra[0].startswith("-") else []
     message = f"unrecognized arguments: {' '.join(extra)}"
