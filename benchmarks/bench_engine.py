@@ -12,7 +12,15 @@ that revision's ``simulator/engine.py``, loaded from git into a temporary module
 on the same chip, so the two speeds are side by side (the old engine's cycles may differ where the timing
 model changed since). ``--old none`` skips it.
 
-Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat R] [--old REV] [--json]``
+The command line is measured the same way, as a user meets it (a new process each time, best of
+``--cli-repeat``; wall and CPU seconds, the CPU time being what a loaded machine distorts least):
+
+- ``end_to_end``: ``dsasim run matmul --shape 4096x4096x4096 --chip ascend910b-like --timing-only --json``
+  (compile, simulate on all 24 cores, report), promised ≤ 5 s;
+- ``startup``: ``dsasim chips``, promised ≤ 0.4 s.
+
+Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat R] [--old REV]
+[--cli-repeat R] [--json]`` (``--cli-repeat 0`` skips the command line).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import argparse
 import gc
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,6 +46,15 @@ from simulator.engine import Engine  # noqa: E402
 
 #: The last revision whose engine is one module, ``simulator/engine.py``.
 OLD = "adde9e7"
+
+#: The command-line measurements: name → (arguments of ``dsasim``, the promised wall seconds).
+CLI = {
+    "end_to_end": (
+        ["run", "matmul", "--shape", "4096x4096x4096", "--chip", "ascend910b-like", "--timing-only", "--json"],
+        5.0,
+    ),
+    "startup": (["chips"], 0.4),
+}
 
 
 def old_engine(rev: str) -> ModuleType:
@@ -64,12 +82,40 @@ def time_engine(make: type, program: object, chip: object, repeat: int) -> tuple
     return best, cycles
 
 
+def dsasim_command() -> list[str]:
+    """The ``dsasim`` console script beside this interpreter, or ``python -m dsasim.cli``."""
+    script = Path(sys.executable).with_name("dsasim")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dsasim.cli"]
+
+
+def time_command(args: list[str], repeat: int) -> dict:
+    """Best wall and CPU (user + system) seconds of ``dsasim ARGS`` over ``repeat`` new processes."""
+    wall = cpu = float("inf")
+    for _ in range(repeat):
+        before = os.times()
+        t0 = time.perf_counter()
+        subprocess.run([*dsasim_command(), *args], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+        wall = min(wall, time.perf_counter() - t0)
+        after = os.times()
+        cpu = min(cpu, after.children_user - before.children_user + after.children_system - before.children_system)
+    return {"command": "dsasim " + " ".join(args), "wall_seconds": wall, "cpu_seconds": cpu}
+
+
+def measure_cli(repeat: int) -> dict:
+    out = {}
+    for name, (args, promised) in CLI.items():
+        out[name] = time_command(args, repeat) | {"promised_seconds": promised}
+    return out
+
+
 def measure(n: int, repeat: int, old: str | None) -> dict:
     program = matmul_like(n)
     chip = load_chip("edu")
     count = program.instruction_count
     full = []
+    run = None
     for _ in range(repeat):
+        del run  # freeing the previous run is not this one's cost
         t0 = time.perf_counter()
         run = simulate(program, chip, timing_only=True)
         full.append(time.perf_counter() - t0)
@@ -109,9 +155,12 @@ def main() -> None:
     ap.add_argument("--instructions", type=int, default=120_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--old", default=OLD, help="git revision of the old single-module engine, or 'none'")
+    ap.add_argument("--cli-repeat", type=int, default=3, help="new processes per command-line measurement (0: none)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     r = measure(args.instructions, args.repeat, None if args.old == "none" else args.old)
+    if args.cli_repeat > 0:
+        r["cli"] = measure_cli(args.cli_repeat)
     if args.json:
         print(json.dumps(r, indent=2))
         return
@@ -125,6 +174,11 @@ def main() -> None:
             f"  old engine ({o['revision']}): {o['engine_seconds']:.2f} s  = "
             f"{o['engine_instructions_per_second']:,.0f} instructions/s, {o['simulated_cycles']:,} simulated cycles "
             f"(new/old speed: {o['engine_seconds'] / r['engine_seconds']:.2f}×)"
+        )
+    for name, c in r.get("cli", {}).items():
+        print(
+            f"  {name}: {c['wall_seconds']:.2f} s wall, {c['cpu_seconds']:.2f} s CPU "
+            f"(promised ≤ {c['promised_seconds']:g} s)  {c['command']}"
         )
 
 
