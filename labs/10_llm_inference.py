@@ -251,6 +251,21 @@ answer_10_6 = "c"
 check("10.6", answer_10_6)
 
 # %% [markdown]
+# A long context also leaves cores idle. Decode attention is one small problem per (sequence, key head): at
+# batch 1 the tiny shape has 2 of them, so on `ascend910b-like` 2 of its 24 cores would read the whole cache
+# while 22 wait. **Flash-decoding** splits each problem's context into chunks spread over every core, and
+# merges the chunks' partial softmaxes by their log-sum-exp (`docs/llm.md`). `run_layer` picks the chunk
+# count with the compiler's cost model; `kv_chunks=1` forbids the split:
+
+# %%
+big_chip = load_chip("ascend910b-like")
+for chunks in (1, None):
+    r = run_layer("decode", 1, context=4096, chip=big_chip, timing_only=True, kv_chunks=chunks, **tiny)
+    print(f"kv_chunks={chunks}: {r.kv.chunks:>2} chunk(s), attention {r.metrics.attention_cycles:>7,} cycles "
+          f"of {r.metrics.cycles:,}")  # fmt: skip
+print(r.kv.reason())
+
+# %% [markdown]
 # How many sequences fit? `kv_capacity` asks the GM planner for the largest decode batch whose plan — the
 # weights, the KV cache, the activations live at the peak — fits a share of GM: here `edu`'s 256 MiB shared by
 # 64 layers of the tiny shape.

@@ -76,9 +76,9 @@ def choose_kv_chunks(
     dtype: DType = F16,
 ) -> KvChunkChoice:
     """Decode attention's chunk count: ``chunks`` if given, else the candidate with the fewest predicted
-    cycles (``attention_cycles``). Candidates: 1 up to twice the cores over the problems (the counts that
-    fill the cores' waves better), no chunk under ``MIN_CHUNK`` keys — and, if a row of scores that long
-    does not fit UB, more chunks until one does."""
+    cycles (``attention_cycles``). Candidates: 1, the powers of two, and the counts that fill one or two
+    waves of the cores, up to twice the cores over the problems and no chunk under ``MIN_CHUNK`` keys —
+    and, if no row of scores that long fits UB, more chunks until one does."""
     target = Target.of(chip)
     n_cores = cores or target.cores
     cap, problems = context + 1, batch * kv_heads
@@ -93,7 +93,9 @@ def choose_kv_chunks(
             )
         return KvChunkChoice(split, problems, n_cores, ((split.chunks, cyc),), forced=True)
     most = max(1, min(-(-2 * n_cores // problems), cap // MIN_CHUNK))
-    splits = {s.chunks: s for s in (kv_split(cap, c) for c in range(1, most + 1))}
+    fills = {n_cores // problems, -(-n_cores // problems), 2 * n_cores // problems}  # a wave, or two, of cores
+    counts = {c for c in (1, *fills, *(1 << i for i in range(most.bit_length()))) if 1 <= c <= most}
+    splits = {s.chunks: s for s in (kv_split(cap, c) for c in sorted(counts))}
     predicted = {c: attention_cycles(target, n_cores, s, *shape) for c, s in sorted(splits.items())}
     c = max(splits)
     while not any(math.isfinite(v) for v in predicted.values()):  # a long context: chunks until one fits
