@@ -16,6 +16,7 @@ from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
 from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
+from compiler.language.scalars import Int
 from compiler.language.tensor import (
     F32,
     Pointer,
@@ -37,14 +38,14 @@ from isa import DType
 # ------------------------------------------------------------------------------ programs, indices
 
 
-def program_id(axis: int = 0) -> int:
-    """This program's index along ``axis`` of the launch grid (a plain ``int`` while tracing)."""
-    return tracer().pid[_axis(axis)]
+def program_id(axis: int = 0) -> Int:
+    """This program's index along ``axis`` of the launch grid (an ``int`` while tracing, with ``.to()``)."""
+    return Int(tracer().pid[_axis(axis)])
 
 
-def num_programs(axis: int = 0) -> int:
+def num_programs(axis: int = 0) -> Int:
     """The grid's size along ``axis``."""
-    return tracer().grid[_axis(axis)]
+    return Int(tracer().grid[_axis(axis)])
 
 
 def _axis(axis: int) -> int:
@@ -272,6 +273,31 @@ def rsqrt(x: object) -> object:
 
 def abs(x: object) -> object:
     return unary("abs", x)
+
+
+LN2 = 0.6931471805599453
+
+
+def exp2(x: object) -> object:
+    """``2 ** x``: ``v.muls`` by ln 2, then ``v.exp`` (the unit has no exp2)."""
+    if is_number(x):
+        return 2.0 ** float(x)  # type: ignore[arg-type]
+    return unary("exp", binary("mul", x, LN2))
+
+
+def log2(x: object) -> object:
+    """``log2(x)``: ``v.ln``, then ``v.muls`` by 1/ln 2."""
+    if is_number(x):
+        return float(np.log2(np.float64(x)))
+    return binary("mul", unary("ln", x), 1.0 / LN2)
+
+
+def static_assert(condition: object, message: str = "") -> None:
+    """``tl.static_assert``: checked while tracing (constexprs and launch values are known)."""
+    if isinstance(condition, Tensor):
+        raise LanguageError("tl.static_assert takes a condition known at launch, not loaded data")
+    if not condition:
+        raise LanguageError(f"static assertion failed{': ' + message if message else ''}")
 
 
 def sigmoid(x: object) -> object:

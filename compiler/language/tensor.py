@@ -16,6 +16,7 @@ import numpy as np
 
 from compiler.language.core import FLOATS, Arg, PointerType, Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
+from compiler.language.scalars import ScalarType
 from isa import DType
 from isa.instructions.vselect import CONDITIONS
 
@@ -55,6 +56,11 @@ class Pointer:
     @property
     def dtype(self) -> PointerType:
         return PointerType(self.arg.dtype)
+
+    @property
+    def type(self) -> PointerType:
+        """``ptr.type.element_ty``, as Triton's attention tutorial spells it."""
+        return self.dtype
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -269,6 +275,13 @@ def promote(a: DType, b: DType) -> DType:
 
 def cast(x: Tensor, dtype: DType) -> Tensor:
     """``x.to(dtype)``: a ``v.cast`` (nothing when the type is already right)."""
+    if isinstance(dtype, ScalarType) and isinstance(x, Tensor):
+        raise LanguageError(
+            f"the chip has no {dtype.name} data (only integers known at launch may use it)",
+            hint="use tl.float16, tl.bfloat16, tl.float32, tl.int8 or tl.int32",
+        )
+    if isinstance(dtype, ScalarType):
+        return x
     if not isinstance(dtype, DType):
         raise LanguageError(f"{dtype!r} is not a tl dtype", hint="use tl.float16, tl.float32, tl.bfloat16...")
     if not isinstance(x, Tensor):
