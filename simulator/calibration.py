@@ -31,8 +31,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from isa import Addr, Copy, DsasimError, DType, Pipe, Program, Scalar, Space, TensorDecl, TensorKind
+from simulator.calibration_data import CURVES
 from simulator.config import Chip
-from simulator.microbench import bench_mmad, bench_path, bench_vector, fmt_bytes, resolve_path, run_stream
+from simulator.microbench import (
+    bench_mmad,
+    bench_path,
+    bench_vector,
+    fmt_bytes,
+    outstanding_of,
+    resolve_path,
+    run_stream,
+)
 
 TOLERANCE = 0.15  # |model / measured - 1| allowed for checked points
 COUNT = 64  # instructions per single-core stream: the per-instruction time is exact for any count
@@ -85,21 +94,8 @@ _LISTED = {  # path: ((bytes, ns), ...), plateau GiB/s — the reference sheet's
     "l1-l0a": (((1, 3.3), (16, 35.7), (64, 139.5)), 437),
     "l1-l0b": (((1, 5.5), (16, 70.3), (64, 277.9)), 220),
 }
-# More points: msKPP 910B1 curves at sizes the sheet does not list (KiB → GiB/s), and the 910B3 GM→L0A/L0B
-# tables (the only per-size tables msKPP has for those paths).
-_CURVES = {
-    "gm-l1": (
-        "GM_TO_L1_910b1",
-        {2: 17.857, 4: 29.335, 8: 57.984, 32: 147.368, 64: 176.280, 128: 232.506, 256: 261.360},
-    ),
-    "gm-ub": ("GM_TO_UB_910b1", {2: 13.479, 4: 23.603, 8: 42.743, 12: 54.553, 24: 77.115, 32: 77.193, 64: 77.050}),
-    "ub-gm": ("UB_TO_GM_910b1", {2: 22.112, 4: 37.909, 8: 57.835, 12: 75.870, 24: 106.938, 32: 108.389, 48: 109.902}),
-    "l0c-gm": ("L0C_TO_GM_910b1", {2: 41.89, 4: 85.79, 8: 161.25, 12: 196.72, 32: 201.33, 64: 196.54}),
-    "l1-l0a": ("L1_TO_L0A_910b1", {2: 349.61, 4: 389.92, 8: 414.09, 32: 433.99}),
-    "l1-l0b": ("L1_TO_L0B_910b1", {2: 194.68, 4: 206.94, 8: 213.5, 32: 218.77}),
-    "gm-l0a": ("GM_TO_L0A_910b3", {1: 7.954, 4: 30.398, 16: 106.275, 32: 139.798, 64: 178.546}),
-    "gm-l0b": ("GM_TO_L0B_910b3", {1: 8.617, 4: 31.346, 16: 83.488, 32: 120.009, 64: 153.887}),
-}
+# More points: every other point of msKPP's curves (simulator/calibration_data.py).
+_CURVES = CURVES
 # msKPP MMAD_FP16_FP16_FP32_1_core_910b1, m=32 k=16: n → FLOP/cycle (2·m·k·n per instruction).
 _MMAD = {
     16: 3369.807,
@@ -273,7 +269,8 @@ def chip_stream(chip: Chip, dst: Space, rows: int, cols: int, cores: int, count:
         lead = (Scalar(round(c * alone / cores)),) if phased and c else ()
         streams.append((*lead, *(tile(k * cores + c) for k in range(count))))
     program = Program((x,), tuple(streams), chip.name)
-    return run_stream(program, chip.with_cores(max(cores, chip.cores)), Pipe.MTE2) / chip.clock_ghz
+    group = outstanding_of(tile(0), chip)
+    return run_stream(program, chip.with_cores(max(cores, chip.cores)), Pipe.MTE2, group) / chip.clock_ghz
 
 
 def compare(chip: Chip, selected: Iterable[Point] | None = None, count: int = COUNT) -> list[Comparison]:

@@ -5,11 +5,13 @@ this way — msKPP's tables (MindStudio, the source of ``docs/calibration.md``) 
 transfers of one size on one core and divide. ``bench_path``, ``bench_mmad`` and ``bench_vector``
 build that program (one core, or the same stream on every core of ``cores``), run it timing-only
 through the real engine — scalar issue, bounded queues, in-order pipes, transfers in flight, shared GM —
-and report the time per instruction in steady state: from the first instruction's end to the last
-one's on its pipe, divided by the count less one (so a transfer's latency, overlapped by the transfers
-behind it, is not counted; one instruction alone is timed from start to end, latency included). Every
-instruction of the stream is identical, so on one core this is exact for any count ≥ 2 as long as the
-queue is not latency-bound; with several cores sharing GM it is an average.
+and report the time per instruction in steady state: from the first instruction's end to a later one's
+on its pipe, divided by the instructions between (so a transfer's latency, overlapped by the transfers
+behind it, is counted once per ``outstanding`` transfers; one instruction alone is timed from start to
+end, latency included). A latency-bound queue completes its transfers in groups of ``outstanding``, so
+a path's stream is timed over a whole number of groups. Every instruction of the stream is identical, so
+on one core this is exact — ``max(occupancy, (occupancy + latency) / outstanding)`` for a transfer — for
+any count above ``outstanding``; with several cores sharing GM it is an average.
 
 ``explain`` writes the timing rule of one instruction with the chip's numbers filled in, so a
 benchmark's result can be checked by hand (docs/timing-model.md uses it for its worked examples).
@@ -125,10 +127,11 @@ class Result:
 # ----------------------------------------------------------------------------------- running
 
 
-def run_stream(program: Program, chip: Chip, pipe: Pipe) -> float:
+def run_stream(program: Program, chip: Chip, pipe: Pipe, group: int = 1) -> float:
     """Cycles per instruction on ``pipe``, steady state, averaged over the program's cores: from the first
-    instruction's end to the last one's, divided by the count less one (a transfer's latency, paid once by
-    the stream, drops out); for a single instruction, its time alone from start to end."""
+    instruction's end to a later one's, divided by the instructions between, a multiple of ``group`` when
+    there are that many (a DMA queue with ``group`` transfers in flight completes them in groups: its
+    latency is paid once per group); for a single instruction, its time alone from start to end."""
     run = simulate(program, chip, timing_only=True, cores=max(chip.cores, program.ncores))
     ends: dict[int, list[int]] = {}
     first: dict[int, int] = {}
@@ -136,11 +139,25 @@ def run_stream(program: Program, chip: Chip, pipe: Pipe) -> float:
         if t.pipe is pipe:
             ends.setdefault(t.core, []).append(t.end)
             first[t.core] = min(first.get(t.core, t.start), t.start)
-    spans = [
-        (max(e) - min(e)) / (len(e) - 1) if len(e) > 1 else e[0] - first[c]  # one instruction: alone
-        for c, e in ends.items()
-    ]
+    spans = []
+    for c, e in ends.items():
+        if len(e) == 1:
+            spans.append(e[0] - first[c])  # one instruction: alone
+            continue
+        e.sort()
+        n = len(e) - 1
+        n = n - n % group or n  # whole groups when there are any
+        spans.append((e[n] - e[0]) / n)
     return sum(spans) / len(spans)
+
+
+def outstanding_of(ins: Instruction, chip: Chip) -> int:
+    """Transfers the queue of ``ins`` keeps in flight (its path's ``outstanding``; 1 for anything else)."""
+    cost = ins.cost(chip)
+    if isinstance(cost, Transfer):
+        p = chip.path(cost.src, cost.dst)
+        return p.outstanding if p.latency else 1
+    return 1
 
 
 def _program(stream: list[Instruction], tensors: tuple[TensorDecl, ...], cores: int, chip: Chip) -> Program:
@@ -212,7 +229,7 @@ def bench_path(chip: Chip, path: str, nbytes: int, count: int = 1024, *, bursts:
     """``count`` back-to-back transfers of ``nbytes`` on ``path`` (on each of ``cores`` cores)."""
     _check_count(count, cores, chip)
     ins, tensors = transfer_instruction(chip, path, nbytes, bursts)
-    cycles = run_stream(_program([ins] * count, tensors, cores, chip), chip, ins.pipe)
+    cycles = run_stream(_program([ins] * count, tensors, cores, chip), chip, ins.pipe, outstanding_of(ins, chip))
     label = f"{path} {fmt_bytes(nbytes)}" + (f" in {bursts} bursts" if bursts > 1 else "")
     return Result(
         "path", label, count, cores, cycles, _ns(chip, cycles), nbytes, bursts=bursts, explain=explain(ins, chip)
@@ -353,6 +370,8 @@ def explain(ins: Instruction, chip: Chip) -> str:
         if latency:
             n = getattr(p, "outstanding", 1)
             tail = f"; data usable {latency} cycles later, {n} transfer(s) in flight"
+            if (total + latency) / n > total:
+                tail += f": a stream is latency-bound at ({total:,} + {latency}) / {n} = {(total + latency) / n:,.1f}"
         return (
             f"{route_label(cost.src, cost.dst)}: startup {p.startup} + {cost.nburst} burst(s) × {p.burst_cycles}"
             f" + max({floor}, ⌈{streamed:,} B{rounded} / {rate:g} B/cycle⌉ = {stream:,})"

@@ -45,8 +45,8 @@ def comparisons(b910):
 
 
 def _alone(chip, path: str, nbytes: int, bursts: int = 1) -> int:
-    """The DMA rule's closed form, from the path's parameters (docs/timing-model.md §3): the occupancy, a
-    transfer's time in a back-to-back stream while its latency is hidden behind the next transfers."""
+    """The DMA rule's closed form, from the path's parameters (docs/timing-model.md §3): the occupancy, how
+    long a transfer holds its queue."""
     src, dst = mb.resolve_path(path)
     p = chip.path(src, dst)
     row = nbytes // bursts
@@ -56,6 +56,14 @@ def _alone(chip, path: str, nbytes: int, bursts: int = 1) -> int:
     return p.startup + bursts * p.burst_cycles + max(floor, math.ceil(streamed / rate))
 
 
+def _stream(chip, path: str, nbytes: int, bursts: int = 1) -> float:
+    """A transfer's time in a back-to-back stream: its occupancy, or, when ``outstanding`` transfers in
+    flight cannot hide its latency, the latency shared by them: max(o, (o + latency) / outstanding)."""
+    p = chip.path(*mb.resolve_path(path))
+    o = _alone(chip, path, nbytes, bursts)
+    return max(o, (o + p.latency) / p.outstanding)
+
+
 # ------------------------------------------------------------------------------ the library
 
 
@@ -63,8 +71,8 @@ def _alone(chip, path: str, nbytes: int, bursts: int = 1) -> int:
 def test_every_path_streams_at_its_closed_form_on_both_presets(path, b910):
     for chip in (load_chip("edu"), b910):
         for nbytes, bursts in ((1024, 1), (8192, 1), (8192, 32)):
-            r = mb.bench_path(chip, path, nbytes, count=5, bursts=bursts)
-            assert r.cycles == _alone(chip, path, nbytes, bursts), (chip.name, path, nbytes, bursts)
+            r = mb.bench_path(chip, path, nbytes, count=7, bursts=bursts)
+            assert r.cycles == pytest.approx(_stream(chip, path, nbytes, bursts)), (chip.name, path, nbytes, bursts)
             assert r.ns == pytest.approx(r.cycles / chip.clock_ghz)
             assert r.bytes_per_cycle == pytest.approx(nbytes / r.cycles)
 
@@ -85,10 +93,16 @@ def test_the_issue_rate_raises_the_floor(nbytes, issue, minimum, count):
 
 
 def test_the_per_instruction_time_does_not_depend_on_the_count(b910):
-    times = {mb.bench_path(b910, "gm-ub", 8192, count=n).cycles for n in (2, 17, 300)}
-    assert times == {_alone(b910, "gm-ub", 8192)}
+    """GM→UB on the 910B: 8 KiB holds the queue 92 + ⌈8192 / 47.67⌉ = 264 cycles, then 680 of latency with
+    3 in flight: latency-bound, (264 + 680) / 3 per transfer; 64 KiB streams longer than its latency."""
+    p = b910.path(Space.GM, Space.UB)
+    assert (p.latency, p.outstanding) == (680, 3)
+    assert _alone(b910, "gm-ub", 8192) == 92 + 172
+    times = [mb.bench_path(b910, "gm-ub", 8192, count=n).cycles for n in (4, 7, 17, 301)]
+    assert times == [pytest.approx((264 + 680) / 3)] * 4
+    assert mb.bench_path(b910, "gm-ub", 65536, count=7).cycles == 92 + 1375
     # one transfer alone also waits out its latency: nothing behind it to overlap
-    assert mb.bench_path(b910, "gm-ub", 8192, count=1).cycles == _alone(b910, "gm-ub", 8192) + 185
+    assert mb.bench_path(b910, "gm-ub", 8192, count=1).cycles == 264 + 680
 
 
 @pytest.mark.parametrize("cores", [1, 2, 4, 8])
@@ -122,12 +136,14 @@ def test_mmad_and_vector_streams_follow_their_rules():
 
 
 def test_explain_shows_the_rule_with_the_chips_numbers(b910):
-    r = mb.bench_path(b910, "gm-ub", 8192, count=2)
+    r = mb.bench_path(b910, "gm-ub", 8192, count=4)
     assert r.explain == (
-        "GM→UB: startup 42 + 1 burst(s) × 0 + max(min 195 + ⌈8,192 / 86⌉ = 291, "
-        "⌈8,192 B / 46.4 B/cycle⌉ = 177) = 333 cycles; data usable 185 cycles later, 4 transfer(s) in flight"
+        "GM→UB: startup 92 + 1 burst(s) × 0 + max(min 0, ⌈8,192 B / 47.67 B/cycle⌉ = 172) = 264 cycles; data "
+        "usable 680 cycles later, 3 transfer(s) in flight: a stream is latency-bound at (264 + 680) / 3 = 314.7"
     )
-    assert f"= {int(r.cycles)} cycles;" in r.explain
+    assert r.explain.endswith(f"= {r.cycles:,.1f}")
+    big = mb.bench_path(b910, "gm-ub", 65536, count=4)  # streaming covers the latency: no latency-bound tail
+    assert big.explain.endswith("3 transfer(s) in flight") and f"= {int(big.cycles):,} cycles;" in big.explain
     assert mb.bench_mmad(b910, 32, 16, 16, count=2).explain.endswith("= 2 fractals) = 5 cycles")
 
 
@@ -199,7 +215,7 @@ def test_cli_prints_paths_mmads_and_vectors(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "path gm-l1 (GM→L1 on MTE2), 1 core" in out
-    assert re.search(r"1 KiB\s+1\s+187\.0\s+101\.1", out)
+    assert re.search(r"1 KiB\s+1\s+196\.0\s+105\.9", out)  # (188 + 1 + 7 + 392) / 3 = 196 cycles
     assert re.search(r"mmad 32×16×16 f16\s+5\.00", out)
     assert re.search(r"v\.add f16 ×8\s+16\.00", out)
 
@@ -210,7 +226,7 @@ def test_cli_json_has_one_result_per_point(capsys):
     assert body["chip"] == "edu" and body["count"] == 3
     assert [r["bytes"] for r in body["results"]] == [1024, 2048, 4096]
     edu = load_chip("edu")
-    assert [r["cycles"] for r in body["results"]] == [_alone(edu, "ub-gm", n) for n in (1024, 2048, 4096)]
+    assert [r["cycles"] for r in body["results"]] == [_stream(edu, "ub-gm", n) for n in (1024, 2048, 4096)]
     assert {"ns", "bytes_per_cycle", "gib_per_s", "explain", "cores"} <= set(body["results"][0])
 
 
@@ -332,12 +348,16 @@ def test_every_command_shown_in_the_docs_runs(page, command, expected, capsys):
 def test_the_path_table_in_the_timing_model_is_the_presets(b910):
     text = (DOCS / "timing-model.md").read_text()
     rows = re.findall(
-        r"^\| ((?:GM|L1|L0C|UB)→\w+) \| ([\d.]+) \| ([\d.—]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|", text, re.M
+        r"^\| ((?:GM|L1|L0C|UB)→\w+) \| ([\d.]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+|—)[^|]*\| (\d+|—)",
+        text,
+        re.M,
     )
     assert len(rows) == len(mb.PATHS)
-    for label, bw, issue, startup, minimum, burst, gran in rows:
+    for label, bw, startup, minimum, burst, gran, latency, outstanding in rows:
         src, dst = label.split("→")
         p = b910.path(Space[src], Space[dst])
-        issue_value = 0.0 if issue == "—" else float(issue)
-        got = (p.bandwidth, p.issue_bandwidth, p.startup, p.min_cycles, p.burst_cycles, p.granularity)
-        assert got == (float(bw), issue_value, int(startup), int(minimum), int(burst), int(gran)), label
+        got = (p.bandwidth, p.startup, p.min_cycles, p.burst_cycles, p.granularity, p.latency, p.outstanding)
+        want = (float(bw), int(startup), int(minimum), int(burst), int(gran))
+        want += (0, 1) if latency == "—" else (int(latency), int(outstanding))
+        assert got == want, label
+        assert p.issue_bandwidth == 0, label  # the table has no issue-rate column: no 910B path has one
