@@ -291,3 +291,66 @@ def test_a_diagonal_that_implies_the_block_edge_is_one_cut():
     assert describe(keep) == Keep(64, 128, None, 0, False)
     tail = keep & (np.arange(128)[None, :] < 50)  # a tail of keys cuts it for real
     assert describe(tail) == Keep(64, 50, None, 0, False)
+
+
+@dsasim.jit
+def where_cases(a_ptr, b_ptr, o_ptr, M, N, vr, vc, lo, hi, USE_LO: tl.constexpr, USE_HI: tl.constexpr,
+                NEG: tl.constexpr, KIND: tl.constexpr, IN_PLACE: tl.constexpr, BM: tl.constexpr,
+                BN: tl.constexpr):  # fmt: skip
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    inside = (rm[:, None] < M) & (rn[None, :] < N)
+    a = tl.load(a_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    if KIND == 1 or KIND == 2:
+        b = tl.load(b_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    if IN_PLACE:
+        a = a * 2.0  # a temporary that dies at the where: the where writes over it
+    keep = (rm[:, None] < vr) & (rn[None, :] < vc)
+    if USE_LO:
+        keep = keep & (rn[None, :] - rm[:, None] >= lo)
+    if USE_HI:
+        keep = keep & (rn[None, :] - rm[:, None] <= hi)
+    if NEG:
+        keep = ~keep
+    if KIND == 0:
+        x = tl.where(keep, a, -5.0)
+    elif KIND == 1:
+        x = tl.where(keep, a, b)
+    elif KIND == 2:
+        x = tl.where(keep, 3.0, b) + a  # (every loaded tile used)
+    else:
+        x = tl.where(keep, 3.0, -5.0) + a
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], x, mask=inside)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    M=st.integers(1, 30),
+    N=st.integers(1, 40),
+    vr=st.integers(0, 32),
+    vc=st.integers(0, 40),
+    lo=st.none() | st.integers(-20, 20),
+    hi=st.none() | st.integers(-20, 20),
+    neg=st.booleans(),
+    kind=st.integers(0, 3),
+    in_place=st.booleans(),
+    seed=st.integers(0, 99),
+)
+def test_where_on_offsets_every_path(M, N, vr, vc, lo, hi, neg, kind, in_place, seed):
+    """Blocks, diagonals and complements, with tiles and numbers on either side, in place or not."""
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal((M, N)).astype(np.float32) for _ in range(2))
+    o = np.zeros((M, N), np.float32)
+    flags = {"USE_LO": lo is not None, "USE_HI": hi is not None, "NEG": neg, "KIND": kind, "IN_PLACE": in_place}
+    args = (a, b, o, M, N, vr, vc, lo or 0, hi or 0)
+    (_, _, oc, *_), (_, _, oi, *_), _ = both(where_cases[(dsasim.cdiv(M, 16),)], *args, **flags, BM=16, BN=48)
+    r, c = np.arange(M)[:, None], np.arange(N)[None, :]
+    keep = (r < vr) & (c < vc)
+    keep &= (c - r >= lo) if lo is not None else True
+    keep &= (c - r <= hi) if hi is not None else True
+    keep = ~keep if neg else keep
+    av = a * 2 if in_place else a
+    x, y = [(av, -5.0), (av, b), (3.0, b), (3.0, -5.0)][kind]
+    expect = np.where(keep, x, y).astype(np.float32) + (av if kind >= 2 else np.float32(0))
+    np.testing.assert_array_equal(oc, expect)
+    np.testing.assert_array_equal(oi, expect)
