@@ -15,6 +15,7 @@ GENERATORS = {
     "attention-figures": "benchmarks/attention.py",
     "autotuning-figures": "benchmarks/bench_tune.py",
     "llm-figures": "benchmarks/llm.py",
+    "language-figures": "benchmarks/cube_vector.py",
 }
 
 

@@ -1,0 +1,178 @@
+"""Cube → Vector → Cube in the tile language: FlashAttention written in the Triton idiom against the
+built-in flash kernel at the same tiles, and a fused matmul + bias + GELU epilogue against the unfused
+pair of kernels (the matmul, then bias + GELU) — cycles and GM bytes, one core, timing-only.
+
+The built-in kernel runs with ``--precision high`` (f32 scores, as the Triton kernel computes them) and
+with its default ``fast`` (f16 scores). The figures are timelines of a few steps of each kernel.
+
+Run: ``.venv/bin/python benchmarks/cube_vector.py`` (``--write`` rewrites the tables and figures of
+docs/language.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples" / "kernels"))
+
+import flash_attention  # noqa: E402
+import matmul_gelu  # noqa: E402
+
+from compiler.attention import Attention, AttentionSchedule  # noqa: E402
+from dsasim.api import compile_and_run  # noqa: E402
+
+DOC = ROOT / "docs" / "language.md"
+FIGURES = ROOT / "docs" / "language-figures"
+END = "<!-- /language -->"
+
+#: (chip, sequence length, head dim, BLOCK_M = tile_q, BLOCK_N = tile_kv)
+FLASH = (("edu", 1024, 64, 64, 128), ("edu", 1024, 64, 32, 128), ("ascend910b-like", 1024, 128, 64, 128))
+GEMM = 512  # the fused epilogue: M = N = K, tiles 64³
+
+
+@dataclass
+class Table:
+    name: str
+    header: tuple[str, ...]
+    rows: list[tuple]
+
+    def markdown(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "|".join("---:" if i else "---" for i, _ in
+                 enumerate(self.header)) + "|"]  # fmt: skip
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in self.rows]
+        return "\n".join(lines)
+
+
+def dsl_flash(chip: str, s: int, d: int, bm: int, bn: int, causal: bool = False):
+    q = np.zeros((1, s, d), np.float16)
+    return flash_attention.attention(q, q, q, causal=causal, BLOCK_M=bm, BLOCK_N=bn, chip=chip, cores=1,
+                                     timing_only=True)[1]  # fmt: skip
+
+
+def builtin_flash(chip: str, s: int, d: int, bm: int, bn: int, precision: str, causal: bool = False):
+    op = Attention(1, 1, s, d, causal, precision=precision)
+    return compile_and_run(op, AttentionSchedule("flash", tile_q=bm, tile_kv=bn, cores=1), chip, timing_only=True)
+
+
+def gm_bytes(run) -> int:
+    return run.stats.gm_read + run.stats.gm_write
+
+
+def flash() -> Table:
+    rows = []
+    for chip, s, d, bm, bn in FLASH:
+        for causal in (False, True):
+            dsl = dsl_flash(chip, s, d, bm, bn, causal)
+            high = builtin_flash(chip, s, d, bm, bn, "high", causal)
+            fast = builtin_flash(chip, s, d, bm, bn, "fast", causal)
+            rows.append(
+                (
+                    chip,
+                    f"1×1×{s}×{d}{' causal' if causal else ''}, {bm}×{bn}",
+                    f"{dsl.cycles:,}",
+                    f"{high.cycles:,}",
+                    f"{dsl.cycles / high.cycles:.2f}",
+                    f"{fast.cycles:,}",
+                    f"{dsl.cycles / fast.cycles:.2f}",
+                    f"{gm_bytes(dsl):,}",
+                    f"{gm_bytes(high):,}",
+                )
+            )
+    header = ("chip", "shape, tile_q×tile_kv", "DSL cycles", "built-in high", "ratio", "built-in fast", "ratio",
+              "DSL GM bytes", "built-in GM bytes")  # fmt: skip
+    return Table("flash", header, rows)
+
+
+def epilogue() -> Table:
+    rows = []
+    n = GEMM
+    a = np.zeros((n, n), np.float16)
+    bias = np.zeros(n, np.float16)
+    for chip in ("edu", "ascend910b-like"):
+        _, fused = matmul_gelu.fused(a, a, bias, chip=chip, cores=1, timing_only=True)
+        _, (mm, ep) = matmul_gelu.unfused(a, a, bias, chip=chip, cores=1, timing_only=True)
+        pair = mm.cycles + ep.cycles
+        pair_bytes = gm_bytes(mm) + gm_bytes(ep)
+        rows.append(
+            (
+                chip,
+                f"{fused.cycles:,}",
+                f"{mm.cycles:,} + {ep.cycles:,} = {pair:,}",
+                f"{pair / fused.cycles:.2f}",
+                f"{gm_bytes(fused):,}",
+                f"{pair_bytes:,}",
+                f"{pair_bytes / gm_bytes(fused):.2f}",
+            )
+        )
+    header = ("chip", "fused cycles", "matmul + bias·GELU cycles", "speed-up", "fused GM bytes", "unfused GM bytes",
+              "ratio")  # fmt: skip
+    return Table("epilogue", header, rows)
+
+
+def figures() -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from simulator.plots.style import save_figure
+
+    FIGURES.mkdir(exist_ok=True)
+    out = []
+    chip, s, d, bm, bn = FLASH[0]
+    width = 6000
+    for name, run in (
+        ("timeline_flash_dsl", dsl_flash(chip, s, d, bm, bn)),
+        ("timeline_flash_builtin", builtin_flash(chip, s, d, bm, bn, "high")),
+    ):
+        lo = run.cycles // 3
+        kind = "tile-language kernel" if name.endswith("dsl") else "built-in flash, --precision high"
+        title = f"FlashAttention 1x1x{s}x{d}, {bm}×{bn} tiles, {kind}, {chip}: cycles {lo:,}–{lo + width:,}"
+        fig = run.timeline(window=(lo, lo + width), title=title)
+        out.append(save_figure(fig, FIGURES / f"{name}.png"))
+        plt.close(fig)
+    a = np.zeros((GEMM, GEMM), np.float16)
+    _, fused = matmul_gelu.fused(a, a, np.zeros(GEMM, np.float16), chip="edu", cores=1, timing_only=True)
+    lo = fused.cycles // 2
+    fig = fused.timeline(window=(lo, lo + 4000), title=f"matmul + bias + GELU {GEMM}³, tiles 64³, edu: "
+                         f"cycles {lo:,}–{lo + 4000:,}")  # fmt: skip
+    out.append(save_figure(fig, FIGURES / "timeline_gelu_fused.png"))
+    plt.close(fig)
+    return out
+
+
+def write(tables: list[Table], doc: Path = DOC) -> None:
+    text = doc.read_text()
+    for t in tables:
+        start = f"<!-- language:{t.name} -->\n"
+        if start not in text:
+            raise SystemExit(f"{doc} has no {start.strip()} block")
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(END, 1)
+        text = head + start + t.markdown() + "\n" + END + tail
+    doc.write_text(text)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--write", action="store_true", help="rewrite the tables and figures of docs/language.md")
+    args = p.parse_args()
+    tables = [flash(), epilogue()]
+    for t in tables:
+        print(f"## {t.name}\n{t.markdown()}\n")
+    if args.write:
+        write(tables)
+        for path in figures():
+            print("wrote", path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
