@@ -354,3 +354,61 @@ def test_where_on_offsets_every_path(M, N, vr, vc, lo, hi, neg, kind, in_place, 
     expect = np.where(keep, x, y).astype(np.float32) + (av if kind >= 2 else np.float32(0))
     np.testing.assert_array_equal(oc, expect)
     np.testing.assert_array_equal(oi, expect)
+
+
+@dsasim.jit
+def data_where_cases(x_ptr, r_ptr, o_ptr, M, N, k, COND: tl.constexpr, COMBINE: tl.constexpr, KIND: tl.constexpr,
+                     BM: tl.constexpr, BN: tl.constexpr):  # fmt: skip
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    inside = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    row = tl.load(r_ptr + rn, mask=rn < N, other=0.0)  # one row, compared with every row of x
+    if COND == 0:
+        m = x < row[None, :]
+    elif COND == 1:
+        m = x >= k
+    elif COND == 2:
+        m = x == row[None, :]
+    else:
+        m = k != x
+    if COMBINE == 1:
+        m = m & (x > -1.0)
+    elif COMBINE == 2:
+        m = ~m | (x < -1.5)
+    if KIND == 0:
+        y = tl.where(m, x, row[None, :])
+    elif KIND == 1:
+        y = tl.where(m, x * 2.0, 0.5)
+    elif KIND == 2:
+        y = tl.where(m, -1.0, x) + row[None, :]
+    else:
+        y = tl.where(m, 1.0, 0.0) + x
+    y = y + row[None, :] * 0.0  # every loaded tile used
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], y, mask=inside)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    M=st.integers(1, 30),
+    N=st.integers(1, 70),
+    dtype=st.sampled_from([np.float16, np.float32]),
+    cond=st.integers(0, 3),
+    combine=st.integers(0, 2),
+    kind=st.integers(0, 3),
+    seed=st.integers(0, 99),
+)
+def test_where_on_data_every_path(M, N, dtype, cond, combine, kind, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-2, 3, (M, N)).astype(dtype) * dtype(0.75)  # ties with the row and with k
+    row = rng.integers(-2, 3, N).astype(dtype) * dtype(0.75)
+    o = np.zeros((M, N), np.float32)
+    k = 0.75
+    flags = {"COND": cond, "COMBINE": combine, "KIND": kind, "BM": 8, "BN": 128}
+    (_, _, oc, *_), (_, _, oi, *_), _ = both(data_where_cases[(dsasim.cdiv(M, 8),)], x, row, o, M, N, k, **flags)
+    xf, rf = x.astype(np.float32), row.astype(np.float32)[None, :]
+    m = [xf < rf, xf >= k, xf == rf, xf != k][cond]
+    m = [m, m & (xf > -1), ~m | (xf < -1.5)][combine]
+    y = [np.where(m, xf, rf), np.where(m, xf * 2, 0.5), np.where(m, -1.0, xf) + rf, np.where(m, 1.0, 0.0) + xf][kind]
+    np.testing.assert_array_equal(oc, y.astype(np.float32))
+    np.testing.assert_array_equal(oi, oc)
