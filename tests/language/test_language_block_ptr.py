@@ -169,3 +169,30 @@ def test_block_pointer_mistakes_name_the_line(kernel, words, interpret):
     assert f"test_language_block_ptr.py:{bad_line(kernel)}:" in text, text
     assert words in text
     assert "hint:" in text
+
+
+@dsasim.jit
+def at_b(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A given as its transpose (K × M, row-major): a column-major block of A for tl.dot."""
+    pid_m, pid_n = tl.program_id(0) // tl.cdiv(N, BN), tl.program_id(0) % tl.cdiv(N, BN)
+    a_blk = tl.make_block_ptr(a_ptr, (M, K), (1, M), (pid_m * BM, 0), (BM, BK), (0, 1))
+    b_blk = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, pid_n * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(a_blk, boundary_check=(0, 1)), tl.load(b_blk, boundary_check=(0, 1)), acc)
+        a_blk = tl.advance(a_blk, (0, BK))
+        b_blk = tl.advance(b_blk, (BK, 0))
+    c_blk = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    tl.store(c_blk, acc, boundary_check=(0, 1))
+
+
+def test_a_column_major_block_of_a():
+    M, N, K = 45, 37, 70
+    a = RNG.standard_normal((M, K)).astype(np.float16)
+    b = RNG.standard_normal((K, N)).astype(np.float16)
+    expect = a.astype(np.float32) @ b.astype(np.float32)
+    for kw in ({"sanitize": True}, {"interpret": True}):
+        c = np.zeros((M, N), np.float32)
+        run = at_b[(4,)](np.ascontiguousarray(a.T), b, c, M, N, K, BM=32, BN=32, BK=32, **kw)
+        assert run is None or run.sanitizer.clean
+        assert_close(c, expect, ulps=4, atol=1e-5)
