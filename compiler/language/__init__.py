@@ -12,6 +12,7 @@ from compiler.language.functions import (
     abs,
     arange,
     cdiv,
+    clamp,
     dot,
     exp,
     exp2,
@@ -36,10 +37,22 @@ from compiler.language.functions import (
     store,
     sum,
     zeros,
+    zeros_like,
 )
 from compiler.language.launch import LaunchOp, compile_traced, trace
 from compiler.language.masks import where
-from compiler.language.scalars import Int, ScalarType, float8e4b15, float8e4nv, float8e5, float64, int16, int64, uint32
+from compiler.language.scalars import (
+    Int,
+    PropagateNan,
+    ScalarType,
+    float8e4b15,
+    float8e4nv,
+    float8e5,
+    float64,
+    int16,
+    int64,
+    uint32,
+)
 from compiler.language.tensor import Pointer, Tensor, cast, trans
 
 __all__ = [
@@ -48,6 +61,7 @@ __all__ = [
     "LanguageError",
     "LaunchOp",
     "Pointer",
+    "PropagateNan",
     "ScalarType",
     "Site",
     "Tensor",
@@ -57,6 +71,7 @@ __all__ = [
     "bfloat16",
     "cast",
     "cdiv",
+    "clamp",
     "compile_traced",
     "constexpr",
     "dot",
@@ -99,4 +114,5 @@ __all__ = [
     "uint32",
     "where",
     "zeros",
+    "zeros_like",
 ]

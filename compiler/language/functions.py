@@ -237,6 +237,13 @@ def zeros(shape: object, dtype: DType) -> Tensor:
     return full(shape, 0.0, dtype)
 
 
+def zeros_like(x: Tensor) -> Tensor:
+    """A zero tile of ``x``'s shape and type."""
+    if not isinstance(x, Tensor):
+        raise LanguageError("tl.zeros_like takes a tensor", hint="tl.zeros(shape, dtype) makes one from a shape")
+    return full(x.shape, 0.0, x.dtype)
+
+
 def _shape(shape: object) -> tuple[int, ...]:
     dims = (shape,) if isinstance(shape, int) else tuple(shape)  # type: ignore[arg-type]
     if not all(isinstance(d, int | np.integer) and d > 0 for d in dims):
@@ -247,12 +254,19 @@ def _shape(shape: object) -> tuple[int, ...]:
 # ---------------------------------------------------------------------------------------- math
 
 
-def maximum(a: object, b: object) -> object:
+def maximum(a: object, b: object, propagate_nan: object = None) -> object:
+    """Element-wise maximum (``v.max``/``v.maxs``); a NaN operand gives NaN (IEEE on the chip, whatever
+    ``propagate_nan`` says)."""
     return binary("max", a, b)
 
 
-def minimum(a: object, b: object) -> object:
+def minimum(a: object, b: object, propagate_nan: object = None) -> object:
     return binary("min", a, b)
+
+
+def clamp(x: object, min: object, max: object, propagate_nan: object = None) -> object:
+    """``minimum(maximum(x, min), max)``: two vector steps."""
+    return binary("min", binary("max", x, min), max)
 
 
 def exp(x: object) -> object:

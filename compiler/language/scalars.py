@@ -10,6 +10,7 @@ tl.float8e5``); data of those types is refused with the line.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 
 from isa import DType
@@ -28,6 +29,14 @@ class ScalarType:
 
 int64, uint32, int16, float64 = (ScalarType(n, n.startswith("float")) for n in ("int64", "uint32", "int16", "float64"))
 float8e5, float8e4nv, float8e4b15 = (ScalarType(n, True) for n in ("float8e5", "float8e4nv", "float8e4b15"))
+
+
+class PropagateNan(enum.Enum):
+    """``propagate_nan=`` of ``tl.maximum``/``tl.minimum``: accepted; the chip's max/min follow IEEE (NaN in,
+    NaN out) either way."""
+
+    NONE = 0
+    ALL = 0xFFFF
 
 
 def _wrap(op: Callable[[int, object], object]) -> Callable[[Int, object], object]:

@@ -6,12 +6,14 @@ compiler's IR); kernels are launched with :func:`dsasim.jit`.
 
 from compiler.language import (
     LanguageError,
+    PropagateNan,
     abs,
     advance,
     arange,
     bfloat16,
     cast,
     cdiv,
+    clamp,
     constexpr,
     dot,
     exp,
@@ -51,17 +53,20 @@ from compiler.language import (
     uint32,
     where,
     zeros,
+    zeros_like,
 )
 from dsasim.language import math
 
 __all__ = [
     "LanguageError",
+    "PropagateNan",
     "abs",
     "advance",
     "arange",
     "bfloat16",
     "cast",
     "cdiv",
+    "clamp",
     "constexpr",
     "dot",
     "exp",
@@ -102,4 +107,5 @@ __all__ = [
     "uint32",
     "where",
     "zeros",
+    "zeros_like",
 ]

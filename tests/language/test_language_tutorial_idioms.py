@@ -146,3 +146,20 @@ def test_exp2_and_log2():
         y = np.zeros_like(x)
         ex[(1,)](x, y, 77, BLOCK=128, interpret=interpret)
         assert_close(y, np.exp2(x) + np.log2(np.abs(x) + 1) + 8.0, ulps=8, atol=1e-6)
+
+
+def test_clamp_zeros_like_and_propagate_nan():
+    @dsasim.jit
+    def clip(x_ptr, lo_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        lo = tl.load(lo_ptr + offs, mask=offs < n, other=0.0)
+        y = tl.clamp(x, lo, 0.5) + tl.zeros_like(x) + tl.maximum(x, 1.0, propagate_nan=tl.PropagateNan.ALL)
+        tl.store(y_ptr + offs, y, mask=offs < n)
+
+    x = np.random.default_rng(4).standard_normal(50).astype(np.float32)
+    lo = np.full(50, -0.25, np.float32)
+    for interpret in (False, True):
+        y = np.zeros_like(x)
+        clip[(1,)](x, lo, y, 50, BLOCK=64, interpret=interpret)
+        assert_close(y, np.clip(x, -0.25, 0.5) + np.maximum(x, 1.0), ulps=1)
