@@ -12,6 +12,7 @@ import vector_add
 from helpers import assert_close
 from hypothesis import given
 from hypothesis import strategies as st
+from lang_helpers import both
 from lang_kernels import (
     axpy_2d,
     column_major_scale,
@@ -31,16 +32,6 @@ from isa import Program
 from simulator import simulate
 
 RNG = np.random.default_rng(0)
-
-
-def both(fn, *args, **kw):
-    """``fn`` compiled (sanitized: no race, no bad access) and interpreted, on copies of the arguments."""
-    compiled = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    interp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    run = fn(*compiled, sanitize=True, **kw)
-    assert run.sanitizer is not None and run.sanitizer.clean, run.sanitizer.summary()
-    fn(*interp, interpret=True, **kw)
-    return compiled, interp, run
 
 
 def test_axpy_2d_with_tails_on_both_axes():

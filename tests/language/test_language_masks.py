@@ -9,6 +9,7 @@ import pytest
 from helpers import assert_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lang_helpers import both
 
 import dsasim
 import dsasim.language as tl
@@ -16,16 +17,6 @@ from compiler.language.masks import Keep, describe
 from dsasim import DsasimError
 
 RNG = np.random.default_rng(19)
-
-
-def both(fn, *args, **kw):
-    """``fn`` compiled (sanitized: no race, no bad access) and interpreted, on copies of the arguments."""
-    compiled = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    interp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    run = fn(*compiled, sanitize=True, **kw)
-    assert run.sanitizer is not None and run.sanitizer.clean, run.sanitizer.summary()
-    fn(*interp, interpret=True, **kw)
-    return compiled, interp, run
 
 
 # ------------------------------------------------------------------------------------ kernels
