@@ -50,7 +50,8 @@ class BodyBuilder:
                 seg.append(s)
                 continue
             if rec.kind == "load":  # a load reads no data of the kernel: it goes before the pending vector run,
-                out.append(LoadStmt(self.nest.web_of[s.sid].buf, rec.op, site=s.sid))  # which stays one program
+                if self.nest.web_of[s.sid].buf:  # which stays one program (a load nobody reads: nothing)
+                    out.append(LoadStmt(self.nest.web_of[s.sid].buf, rec.op, site=s.sid))
                 continue
             self._flush(seg, out, loops)
             seg = []

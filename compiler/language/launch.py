@@ -233,6 +233,8 @@ def traffic(nest: Nest, used: list[Arg]) -> Traffic:
     """GM bytes moved, summed over the traced instances of every load and store (exact, tails included)."""
     moved: dict[tuple[str, bool], int] = {}
     for rec in nest.inst.values():
+        if rec.kind == "load" and not nest.web_of[nest.of[id(rec)].sid].readers:
+            continue  # never read: not loaded
         if rec.kind in ("load", "store"):
             rows, cols = rec.params[1], rec.params[2]
             key = (rec.op, rec.kind == "store")

@@ -40,6 +40,8 @@ class Placement:
         for i, w in enumerate(nest.webs):
             if w.home is Space.L0C and all(is_zero_dup(m) for m in w.members):
                 continue
+            if not w.readers and all(m.rec.kind == "load" for m in w.members):
+                continue  # a load nobody reads moves nothing (dead code)
             if w.home is not None and self._needs_buffer(w):
                 self._buffer(w, f"{ {Space.L1: 'L1_', Space.L0C: 'ACC', Space.UB: 'U'}[w.home] }{i}".replace(" ", ""))
 

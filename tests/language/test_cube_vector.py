@@ -138,3 +138,19 @@ def test_the_fused_epilogue_beats_the_unfused_pair_on_gm_bytes_and_cycles(chip):
     _, (r1, r2) = matmul_gelu.unfused(a, b, bias, chip=chip, cores=1, timing_only=True)
     assert run.compiled.traffic.total < r1.compiled.traffic.total + r2.compiled.traffic.total
     assert run.cycles < r1.cycles + r2.cycles
+
+
+@dsasim.jit
+def dead_load(a_ptr, b_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs, mask=offs < n)
+    b = tl.load(b_ptr + offs, mask=offs < n)  # never used  # noqa: F841
+    tl.store(o_ptr + offs, a * 2.0, mask=offs < n)
+
+
+def test_a_load_nobody_reads_moves_nothing():
+    x = np.arange(40, dtype=np.float32)
+    out = np.zeros_like(x)
+    run = dead_load[(2,)](x, x.copy(), out, 40, BLOCK=32, sanitize=True)
+    assert run.sanitizer.clean and np.array_equal(out, 2 * x)
+    assert run.stats.gm_read == 40 * 4 and run.compiled.traffic.total == 2 * 40 * 4
