@@ -40,7 +40,13 @@ chip = load_chip("edu")
 
 
 def run(seq: int, algorithm: str = "flash", *, causal: bool = False, chip="edu", head_dim: int = 64, **knobs):
-    """Compile and simulate one head of f16 attention, timing only (knobs: tile_q, tile_kv, depth, ...)."""
+    """Compile and simulate one head of f16 attention, timing only (knobs: tile_q, tile_kv, depth, ...).
+
+    This lab's flash reads K and V once per query tile, so a given ``tile_q`` is also its Q block
+    (``block_q``: the built-in kernel can keep several query tiles in L1 and read K and V once for all of
+    them — docs/attention.md)."""
+    if algorithm == "flash" and "tile_q" in knobs:
+        knobs.setdefault("block_q", knobs["tile_q"])
     op = Attention(1, 1, seq, head_dim, causal)
     return compile_and_run(op, AttentionSchedule(algorithm, **knobs), chip, timing_only=True)
 
@@ -229,6 +235,8 @@ print(sim.check.text())
 #
 # **flash** — one kernel: for each query tile, load its rows of `q` once; for each key tile (a *step*) load
 # that tile of `k` and of `v`; the scores and probabilities never leave the chip; write its rows of `o` once.
+# (The built-in kernel can also hold several query tiles in L1 as one *Q block* and load each key tile once
+# for all of them — the knob `block_q`, in docs/attention.md; this lab keeps one query tile per block.)
 #
 # ### Exercise 6.3 — predict the bytes
 #

@@ -8,17 +8,21 @@ always compiles), then scored with the simulator's timing rules — ``Mmad.cost`
     flash  ≈ steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE, GM share) per step
     naive  ≈ the same for each of its three kernels, one after another
 
-Knobs already given are kept. Ties go to fewer, larger tiles.
+For flash, a Q block of ``q_tiles`` query tiles shares each K/V load among its tiles (MTE2 and the GM
+share per step fall by about ``q_tiles``) but brings each tile's ``Qᵀ`` into L0B at every step (MTE1),
+and costs L1 and UB; ``q_tiles`` is tried from 1 up to :data:`MAX_Q_TILES` while the buffers fit.
+
+Knobs already given are kept. Ties go to fewer, larger tiles, then to larger Q blocks (less traffic).
 """
 
 from __future__ import annotations
 
 import math
 
-from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorBuffers, separated_lag
+from compiler.attention.flash import FlashKernel
 from compiler.attention.naive import NaiveKernel
 from compiler.attention.op import Attention
-from compiler.attention.plan import blocks_of, columns, tiling
+from compiler.attention.plan import blocks_of, columns, q_blocks, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
@@ -30,6 +34,8 @@ TILE_Q = (16, 32, 48, 64, 96, 128, 192, 256)
 TILE_KV = (32, 64, 128, 192, 256, 320, 384, 448, 512)
 K0 = (16, 32, 64, 128)
 ROWS = (1, 2, 4, 8, 16, 32)
+#: the most query tiles per Q block the search tries (each keeps an accumulator in UB and an event id)
+MAX_Q_TILES = 8
 F16, F32 = DType.F16, DType.F32
 _A = Addr(Space.L0A, 0)
 
@@ -38,25 +44,21 @@ def default_attention_schedule(
     op: Attention, target: Target, schedule: AttentionSchedule, vector_per_cube: int = 0
 ) -> AttentionSchedule:
     """``schedule`` with every ``None`` knob chosen for ``target`` (raises if nothing fits)."""
-    nv = max(1, vector_per_cube)
     flash = schedule.algorithm == "flash"
     cap = -(-op.seq // 16) * 16
     tqs = (schedule.tile_q,) if schedule.tile_q else tuple(t for t in TILE_Q if t <= max(16, cap))
     tks = (schedule.tile_kv,) if schedule.tile_kv else tuple(t for t in TILE_KV if t <= max(32, cap))
     k0s = (schedule.k0,) if schedule.k0 else K0
     depths = (schedule.depth,) if schedule.depth else (2, 1)
-    sdt = F16 if op.precision == "fast" else F32
+    if flash and schedule.block_q:  # a given Q block: query tiles that divide it
+        tqs = tuple(t for t in tqs if schedule.block_q % t == 0) or (schedule.block_q,)
     error: Exception | None = None
 
     def fits(cand: AttentionSchedule, parts: tuple[str, ...] = ("cube", "vector")) -> bool:
         nonlocal error
         try:
             if flash:
-                lag = separated_lag(cand.depth) if vector_per_cube else 1
-                geo = FlashGeometry(op.head_dim, cand.tile_q, cand.tile_kv, cand.k0, cand.depth,
-                                    nv if vector_per_cube else 1, sdt, lag)  # fmt: skip
-                CubeBuffers(geo, target)
-                VectorBuffers(geo, target)
+                FlashKernel(op, cand, target, vector_per_cube)  # its buffers and event ids
             else:
                 NaiveKernel(op, cand, target, vector_per_cube, parts)
         except (BufferCapacityError, ScheduleError) as e:
@@ -71,20 +73,31 @@ def default_attention_schedule(
             if not rows:
                 continue
             base = base.replace(rows=min(rows, key=lambda r: (_naive_softmax(op, r, target, vector_per_cube), -r)))
-        best: tuple[float, int, AttentionSchedule] | None = None
+        best: tuple[float, int, int, AttentionSchedule] | None = None
         for tq in tqs:
             for tk in tks:
                 for k0 in k0s:
-                    cand = base.replace(tile_q=tq, tile_kv=tk, k0=k0)
-                    if not fits(cand, ("cube",) if not flash else ("cube", "vector")):
-                        continue
-                    key = (estimate(op, cand, target, vector_per_cube), -(tq * tk * k0), cand)
-                    if best is None or key[:2] < best[:2]:
-                        best = key
+                    for cand in _q_blocks(base.replace(tile_q=tq, tile_kv=tk, k0=k0), flash, cap):
+                        if not fits(cand, ("cube",) if not flash else ("cube", "vector")):
+                            break  # a larger Q block needs more L1 and UB still
+                        key = (estimate(op, cand, target, vector_per_cube), -(tq * tk * k0), -cand.q_tiles, cand)
+                        if best is None or key[:3] < best[:3]:
+                            best = key
         if best is not None:
-            return best[2]
+            return best[3]
     assert error is not None
     raise error
+
+
+def _q_blocks(cand: AttentionSchedule, flash: bool, cap: int) -> list[AttentionSchedule]:
+    """``cand`` with each Q block the search tries, smallest first: the given one, or 1 to
+    :data:`MAX_Q_TILES` query tiles while the block is no longer than the sequence (``naive``: none)."""
+    if not flash:
+        return [cand]
+    if cand.block_q:
+        return [cand]
+    count = min(MAX_Q_TILES, max(1, cap // cand.tile_q))
+    return [cand.replace(block_q=q * cand.tile_q) for q in range(1, count + 1)]
 
 
 # ------------------------------------------------------------------------------------- the model
@@ -111,7 +124,13 @@ def _bcast(target: Target, op: str, dtype: DType, rows: int, cols: int) -> int:
 
 
 def _move(target: Target, src: Space, dst: Space, nburst: int, burst: int) -> int:
-    return Transfer(src, dst, nburst, burst).cycles(target.path(src, dst))
+    """Cycles per transfer in a stream of them (the pipeline keeps its DMA queues busy): its occupancy, or
+    its occupancy plus latency shared by the ``outstanding`` transfers in flight when that is more
+    (``isa.Transfer.occupancy``)."""
+    path = target.path(src, dst)
+    t = Transfer(src, dst, nburst, burst)
+    occupancy = t.occupancy(path)
+    return max(occupancy, -(-(occupancy + path.latency) // max(1, path.outstanding)))
 
 
 def _mmad(target: Target, m: int, k: int, n: int) -> int:
@@ -126,14 +145,18 @@ def _mmads(target: Target, m: int, extent: int, n: int, k0: int) -> int:
 
 def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
     """Estimated cycles of ``op`` under a resolved schedule ``s`` (see the module docs)."""
-    blocks = blocks_of(tiling(op, s.tile_q, s.tile_kv, s.cores))
-    busiest = max(sum(len(u.kv_tiles) for u in b) for b in blocks)
+    blocks = blocks_of(tiling(op, s.tile_q, s.tile_kv, s.cores, s.q_tiles))
+    busiest = max(blocks, key=lambda b: sum(len(u.kv_tiles) for u in b))
+    nsteps = sum(len(u.kv_tiles) for u in busiest)
     if s.algorithm == "flash":
-        return (busiest + s.depth) * _flash_step(op, s, target, vpc, len(blocks))
+        # K/V loads: one per key tile of each Q block (its last query tile attends to the most keys)
+        loads = sum(len(qb[-1].kv_tiles) for qb in q_blocks(busiest, s.q_tiles))
+        return (nsteps + s.depth) * _flash_step(op, s, target, vpc, len(blocks), loads / nsteps)
     return _naive(op, s, target, vpc, blocks)
 
 
-def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores: int) -> float:
+def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores: int, share: float = 1.0) -> float:
+    """Cycles of one step of the busiest unit; ``share``: K/V loads per step (1 without Q blocks)."""
     d, bq, bk, k0 = op.head_dim, s.tile_q, s.tile_kv, s.k0
     sdt = F16 if op.precision == "fast" else F32
     bqv = columns(bq, max(1, vpc), 0)[1]
@@ -153,8 +176,10 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
     mte1 += math.ceil(bk / k0) * (
         _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
     )
-    mte2 = 2 * _move(t, Space.GM, Space.L1, 1, bk * d * 2)
-    gm_bytes = 2 * bk * d * 2
+    if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
+        mte1 += math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bq, k0 * 2)
+    mte2 = 2 * _move(t, Space.GM, Space.L1, 1, bk * d * 2) * share
+    gm_bytes = 2 * bk * d * 2 * share
     es = sdt.itemsize
     if vpc:
         fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)

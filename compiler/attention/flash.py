@@ -12,6 +12,12 @@ Per query tile (a *unit*), for each key tile (a *step* ``t``)::
     Vector  Oᵀ = α_t · Oᵀ + Oᵀ_t                 (rescale the accumulator, add)
     ... and once per unit: O = (Oᵀ[:d] / Oᵀ[d])ᵀ, stored as f16.
 
+**Two levels of query tiles.** A *Q block* of ``block_q`` rows (``q_tiles`` query tiles) is loaded into
+L1 once; the steps run key tile by key tile, and each K/V tile, loaded once per block, is used for every
+query tile of the block in turn (its ``Qᵀ`` brought into L0B again for each step, as L0B holds one). Each
+query tile keeps its own online softmax (``m`` and ``Oᵀ`` in UB), so GM reads K and V ``seq / block_q``
+times rather than ``seq / tile_q``: the traffic falls as the on-chip Q block grows.
+
 Working on transposed tiles makes every per-query statistic one row: it broadcasts down a tile for
 free (stride 0) and folds out of one with dense two-source instructions. The row sum rides on the
 Cube, which has time to spare: the Vector unit is the bottleneck of attention on a DaVinci core.
@@ -41,7 +47,7 @@ from compiler.attention.flash_buffers import CubeBuffers, FlashGeometry, VectorB
 from compiler.attention.flash_cube import CubeSteps
 from compiler.attention.flash_vector import VectorSide, VectorSteps
 from compiler.attention.op import Attention
-from compiler.attention.plan import Step, Unit, blocks_of, steps, tiling
+from compiler.attention.plan import Step, Unit, blocks_of, core_steps, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.sync import CrossIds, CrossRing, Ring, Stream, event_ids
 from compiler.attention.tiles import F16, F32
@@ -64,22 +70,29 @@ class FlashKernel:
         sdt = F16 if op.precision == "fast" else F32
         lag = separated_lag(schedule.depth) if self.separated else 1
         self.geo = FlashGeometry(
-            op.head_dim, schedule.tile_q, schedule.tile_kv, schedule.k0, schedule.depth, nv, sdt, lag
+            op.head_dim, schedule.tile_q, schedule.tile_kv, schedule.k0, schedule.depth, nv, sdt, lag, schedule.q_tiles
         )
         self.cbuf = CubeBuffers(self.geo, target)
         self.vbuf = VectorBuffers(self.geo, target)
+        # a vector side's rings take an event id per slot (an accumulator per query tile of a Q block): refuse
+        # a schedule that needs more now, before anything is emitted
+        VectorSide(self.geo, self.vbuf, Stream(0), event_ids(target, "--depth or block_q"), 0, self.separated)
         self.streams: list[Stream] = []
         self.extra: list[TensorDecl] = []
 
     @functools.cached_property
     def plan(self) -> TilingPlan:
         """Where the tiles go: the shared tiling plan (``compiler.attention.plan.tiling``)."""
-        return tiling(self.op, self.schedule.tile_q, self.schedule.tile_kv, self.schedule.cores)
+        return tiling(self.op, self.schedule.tile_q, self.schedule.tile_kv, self.schedule.cores, self.schedule.q_tiles)
 
     @functools.cached_property
     def blocks(self) -> list[list[Unit]]:
         """The query tiles of each core (or group)."""
         return blocks_of(self.plan)
+
+    def core_steps(self, block: list[Unit]) -> list[Step]:
+        """The steps of one core's ``block`` of units, in the order it runs them."""
+        return core_steps(self.op, block, self.schedule.tile_kv, self.geo.q_tiles)
 
     def describe(self) -> list[str]:
         """The plan, one line each: geometry, buffers, and the units of every core."""
@@ -89,6 +102,11 @@ class FlashKernel:
             f"flash ({side}): tiles q={g.bq}, kv={g.bk}, k0={g.k0}; depth {g.depth} (score tiles in UB and "
             f"probability tiles in L1), {cb.s_slots} score tile(s) in L0C; scores in {g.sdt}, statistics in f32",
         ]
+        if g.q_tiles > 1:
+            lines.append(
+                f"Q blocks of {g.q_tiles} query tiles ({g.q_tiles * g.bq} rows) in L1: each K/V tile is loaded once "
+                f"per block and used by its {g.q_tiles} query tiles in turn"
+            )
         for gi, block in enumerate(self.blocks):
             nsteps = sum(len(u.kv_tiles) for u in block)
             shown = ", ".join(f"bh {u.bh} q{u.q0}+{u.bq}×{len(u.kv_tiles)}" for u in block[:6])
@@ -128,16 +146,15 @@ class _Group(CubeSteps, VectorSteps):
 
     def __init__(self, k: FlashKernel, gi: int, streams: list[Stream], block: list[Unit]) -> None:
         self.k, self.gi, self.op, self.g = k, gi, k.op, k.geo
-        self.steps: list[Step] = [s for u in block for s in steps(k.op, u, self.g.bk)]
+        self.steps: list[Step] = k.core_steps(block)
         self.cs = streams[0]
         self.cb = k.cbuf
-        self.ids = ids = event_ids(k.t, "--depth")
+        self.ids = ids = event_ids(k.t, "--depth or block_q")
         self.first_of: dict[Unit, int] = {}
-        for i, st in enumerate(self.steps):
-            self.first_of.setdefault(st.unit, i)
         g = self.g
+        self.index_steps()
         c = self.cs
-        self.q_l1 = Ring("Q(L1)", c, (MTE2, MTE1), 2, ids)
+        self.q_l1 = Ring("Q(L1)", c, (MTE2, MTE1), self.cb.q_slots, ids)
         self.k_l1 = Ring("K(L1)", c, (MTE2, MTE1), 2, ids)
         self.v_l1 = Ring("V(L1)", c, (MTE2, MTE1), 2, ids)
         self.p_l1 = Ring("Pᵀ(L1)", c, (MTE2 if k.separated else MTE3, MTE1), g.depth, ids)
@@ -149,7 +166,8 @@ class _Group(CubeSteps, VectorSteps):
         self.pv_c = Ring("Oᵀ step(L0C)", c, (CUBE, FIX), 1, ids)
         if k.separated:
             self.vs = [
-                VectorSide(k.geo, k.vbuf, s, event_ids(k.t, "--depth"), i, True) for i, s in enumerate(streams[1:])
+                VectorSide(k.geo, k.vbuf, s, event_ids(k.t, "--depth or block_q"), i, True)
+                for i, s in enumerate(streams[1:])
             ]
             xids = CrossIds(int(getattr(k.t.params, "cross_flag_ids", 16)))
             self.x_s = [CrossRing("Sᵀ(GM)", (c, FIX), (v.stream, MTE2), g.depth, xids) for v in self.vs]
@@ -158,11 +176,34 @@ class _Group(CubeSteps, VectorSteps):
             self.x_ones = CrossRing("ones(GM)", (self.vs[0].stream, MTE3), (c, MTE2), 1, xids)
         else:
             self.vs = [VectorSide(k.geo, k.vbuf, c, ids, 0, False)]
-        self.q_use: dict[Unit, int] = {}
+        self.q_use: dict[tuple[int, int], int] = {}
+        self.q_taken: set[tuple[int, int]] = set()
         self.qt_use: dict[Unit, int] = {}
         self.k_use: dict[int, int] = {}
         self.v_use: dict[int, int] = {}
         self.p_use: dict[int, int] = {}
+
+    def index_steps(self) -> None:
+        """Per step: where its unit starts, its ``m`` slots, the step that loaded its K/V tile, and whether it
+        brings its ``Qᵀ`` into L0B (its unit's first step, or a step after another unit's) or frees it."""
+        n, qt = len(self.steps), self.g.q_tiles
+        self.kv_head: list[int] = []
+        self.m_slots: list[tuple[int, int]] = []
+        self.qt_load = [t == 0 or self.steps[t - 1].unit != s.unit for t, s in enumerate(self.steps)]
+        self.qt_drop = [t == n - 1 or self.steps[t + 1].unit != s.unit for t, s in enumerate(self.steps)]
+        seen: dict[Unit, int] = {}
+        for t, st in enumerate(self.steps):
+            self.first_of.setdefault(st.unit, t)
+            i = seen[st.unit] = seen.get(st.unit, -1) + 1
+            parity, sub = self.first_of[st.unit] + i, st.unit.qi % qt
+            self.m_slots.append((2 * sub + parity % 2, 2 * sub + (parity - 1) % 2))
+            self.kv_head.append(t if st.kv_first else self.kv_head[-1])
+        # a Q block leaves L1 after its last Qᵀ went to L0B
+        self.q_last = {self.block(st.unit): t for t, st in enumerate(self.steps) if self.qt_load[t]}
+
+    def block(self, unit: Unit) -> tuple[int, int]:
+        """The Q block of ``unit``: (batch·head, block index)."""
+        return unit.bh, unit.qi // self.g.q_tiles
 
     # ------------------------------------------------------------------------------------ order
     def emit(self) -> None:

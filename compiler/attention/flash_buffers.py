@@ -15,7 +15,7 @@ from compiler.target import Target
 from isa import Space
 
 #: Knobs a capacity error tells the user to lower.
-KNOBS = "tile_q, tile_kv, k0 or --depth"
+KNOBS = "tile_q, block_q (--tile qb=), tile_kv, k0 or --depth"
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class FlashGeometry:
     #: steps between a step's softmax and adding its ``Oᵀ_t``: 1 coupled; on a separated chip ``Oᵀ_t``
     #: makes two trips through GM first, so the Vector cores run further ahead (and keep more of them)
     lag: int = 1
+    #: query tiles per Q block (``block_q / tile_q``): the block's rows share one L1 buffer, and each of its
+    #: tiles keeps its own online-softmax state (``m`` and the accumulator ``Oᵀ``) in UB
+    q_tiles: int = 1
 
     @property
     def pv_slots(self) -> int:
@@ -55,8 +58,11 @@ class CubeBuffers:
 
     def __init__(self, g: FlashGeometry, target: Target) -> None:
         d, bq, bk, k0 = g.d, g.bq, g.bk, g.k0
-        l1 = Arena(target, Space.L1, KNOBS, f"tile_q={bq}, tile_kv={bk}")
-        self.q = l1.take("Q", bq * d * 2, 2)
+        l1 = Arena(target, Space.L1, KNOBS, f"tile_q={bq}, block_q={bq * g.q_tiles}, tile_kv={bk}")
+        # a Q block is loaded once for many steps: one buffer is enough (the next block's load waits only for the
+        # last Qᵀ of this one), and L1 keeps the room for K and V; a lone query tile is loaded every few steps
+        self.q_slots = 2 if g.q_tiles == 1 else 1
+        self.q = l1.take("Q", g.q_tiles * bq * d * 2, self.q_slots)
         self.k = l1.take("K", bk * d * 2, 2)
         self.v = l1.take("V", bk * d * 2, 2)
         self.p = l1.take("Pᵀ", bk * bq * 2, g.depth)
@@ -90,16 +96,18 @@ class VectorBuffers:
         self.sp = pitch(bqv, sdt)  # score row pitch (elements)
         self.pp = pitch(bqv, F16)  # probability row pitch
         self.op = pitch(bqv, F32)  # accumulator row pitch
-        ub = Arena(target, Space.UB, KNOBS, f"tile_q={g.bq}, tile_kv={bk}, d={d}, depth {g.depth}")
+        ub = Arena(
+            target, Space.UB, KNOBS, f"tile_q={g.bq}, block_q={g.bq * g.q_tiles}, tile_kv={bk}, d={d}, depth {g.depth}"
+        )
         self.s = ub.take("Sᵀ/Pᵀ", bk * max(self.sp * sdt.itemsize, self.pp * 2), g.depth)
         # the fold's scratch also holds Oᵀ in f16 on its way to the transpose (both only on the Vector unit)
         self.scratch = ub.one("fold", max((bk + 1) // 2 * self.sp * sdt.itemsize, d * pitch(bqv, F16) * 2))
         self.stg_t = self.scratch
-        self.o = ub.one("Oᵀ", (d + 1) * self.op * 4)
+        self.o = ub.take("Oᵀ", (d + 1) * self.op * 4, g.q_tiles)  # one accumulator per query tile of a Q block
         self.land = ub.take("Oᵀ step", (d + 1) * self.op * 4, g.lag)
         self.stg_o = ub.one("O f16", bqv * d * 2)
         row32 = bqv * 4
-        self.m = ub.take("m", row32, 2)
+        self.m = ub.take("m", row32, 2 * g.q_tiles)  # this step's and the last one's, per query tile
         self.alpha = ub.take("α", row32, g.lag + 1)
         self.tmp = ub.one("m-m'", row32)
         self.mloc = ub.one("colmax", row32)

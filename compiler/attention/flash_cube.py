@@ -45,15 +45,20 @@ class CubeSteps:
 
     # ------------------------------------------------------------------------------- cube side
     def load_qk(self, t: int) -> None:
+        """The Q block (at its first step) and the step's K tile (at the first step that uses it) into L1."""
         st, g, c = self.steps[t], self.g, self.cs
         row = g.d * 2
-        if st.first:
+        block = self.block(st.unit)
+        if block not in self.q_use:
             u = self.q_l1.fill()
-            unit = st.unit
-            c.add(Copy(self.cb.q[self.q_l1.slot(u)], gm("q", unit.bh * self.op.seq + unit.q0, row), F16,
-                       shape(unit.bq, g.d)))  # fmt: skip
+            q0 = block[1] * g.q_tiles * g.bq
+            rows = min(g.q_tiles * g.bq, self.op.seq - q0)
+            c.add(Copy(self.cb.q[self.q_l1.slot(u)], gm("q", st.unit.bh * self.op.seq + q0, row), F16,
+                       shape(rows, g.d)))  # fmt: skip
             self.q_l1.ready(u, 0)
-            self.q_use[unit] = u
+            self.q_use[block] = u
+        if not st.kv_first:
+            return
         u = self.k_l1.fill()
         c.add(Copy(self.cb.k[self.k_l1.slot(u)], gm("k", st.unit.bh * self.op.seq + st.kv0, row), F16,
                    shape(st.bk, g.d)))  # fmt: skip
@@ -62,6 +67,8 @@ class CubeSteps:
 
     def load_v(self, t: int) -> None:
         st, g, c = self.steps[t], self.g, self.cs
+        if not st.kv_first:
+            return
         u = self.v_l1.fill()
         c.add(Copy(self.cb.v[self.v_l1.slot(u)], gm("v", st.unit.bh * self.op.seq + st.kv0, g.d * 2), F16,
                    shape(st.bk, g.d)))  # fmt: skip
@@ -72,23 +79,28 @@ class CubeSteps:
         """``Sᵀ_t = K_t · Qᵀ`` into L0C, then FIXPIPE (scale, cast) to where the vector side reads it."""
         st, g, cb, c = self.steps[t], self.g, self.cb, self.cs
         unit, bq, bk, d = st.unit, st.unit.bq, st.bk, g.d
-        if st.first:  # Qᵀ of the unit into L0B, resident for all its steps
-            uq = self.q_use[unit]
-            self.q_l1.take(uq, 1)
+        if self.qt_load[t]:  # Qᵀ of the unit into L0B, resident while its steps follow one another
+            block = self.block(unit)
+            uq = self.q_use[block]
+            if block not in self.q_taken:  # the block's first Qᵀ: wait for its load
+                self.q_taken.add(block)
+                self.q_l1.take(uq, 1)
             qt = self.qt.fill()
-            q = cb.q[self.q_l1.slot(uq)]
+            q = at(cb.q[self.q_l1.slot(uq)], (unit.qi % g.q_tiles) * g.bq * d * 2)
             for i, (k0, kk) in enumerate(slices(d, g.k0)):
                 c.add(Copy(at(cb.qt[self.qt.slot(qt)], i * cb.qt_stride), at(q, k0 * 2), F16, (bq, kk),
                            src_stride=d if kk < d else None, transpose=True))  # fmt: skip
             self.qt.ready(qt, 0)
-            self.q_l1.ready(uq, 1)
+            if self.q_last[block] == t:
+                self.q_l1.ready(uq, 1)
             self.qt_use[unit] = qt
         qt = self.qt_use[unit]
-        uk = self.k_use[t]
-        self.k_l1.take(uk, 1)
+        uk = self.k_use[self.kv_head[t]]
+        if st.kv_first:
+            self.k_l1.take(uk, 1)
         ks = cb.k[self.k_l1.slot(uk)]
         s = self.s_c.fill()
-        if st.first:
+        if self.qt_load[t]:
             self.qt.take(qt, 1)
         sl = cb.s[self.s_c.slot(s)]
         for i, (k0, kk) in enumerate(slices(d, g.k0)):
@@ -99,8 +111,9 @@ class CubeSteps:
             b = at(cb.qt[self.qt.slot(qt)], i * cb.qt_stride)
             c.add(Mmad(sl, cb.ka[self.ka.slot(a)], b, F16, bk, kk, bq, init=i == 0))
             self.ka.ready(a, 1)
-        self.k_l1.ready(uk, 1)
-        if st.last:
+        if st.kv_last:
+            self.k_l1.ready(uk, 1)
+        if self.qt_drop[t]:
             self.qt.ready(qt, 1)
         self.s_c.ready(s, 0)
         self.s_c.take(s, 1)
@@ -144,8 +157,9 @@ class CubeSteps:
         self.p_l1.take(up, 1)
         if not self.ones_rows:
             self._ones_rows()
-        uv = self.v_use[t]
-        self.v_l1.take(uv, 1)
+        uv = self.v_use[self.kv_head[t]]
+        if st.kv_first:
+            self.v_l1.take(uv, 1)
         vt = cb.v[self.v_l1.slot(uv)]
         pv = self.pv_c.fill()
         dst = cb.pv
@@ -165,7 +179,8 @@ class CubeSteps:
             self.va.ready(a, 1)
             self.pb.ready(b, 1)
         self.p_l1.ready(up, 1)
-        self.v_l1.ready(uv, 1)
+        if st.kv_last:
+            self.v_l1.ready(uv, 1)
         self.pv_c.ready(pv, 0)
         self.pv_c.take(pv, 1)
         if self.k.separated:
@@ -180,7 +195,7 @@ class CubeSteps:
             v = self.vs[0]
             ring = v.o_ring if st.first else v.land
             r = ring.fill()
-            target = v.buf.o if st.first else v.buf.land[ring.slot(r)]
+            target = (v.buf.o if st.first else v.buf.land)[ring.slot(r)]
             c.add(Fixpipe(target, dst, F32, shape(d, bq), dst_stride=stride(d, v.buf.op, bq)))
             c.add(Fixpipe(at(target, d * v.buf.op * 4), cb.l, F32, (bq,)))
             ring.ready(r, 0)

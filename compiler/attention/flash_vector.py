@@ -11,7 +11,7 @@ from compiler.attention.plan import Step, Unit, columns, gm
 from compiler.attention.sync import Ring, Stream
 from compiler.attention.tiles import F16, F32, at, broadcast_op, fold_rows, pitch, shape, stride
 from compiler.passes.sync import EventIds
-from isa import Copy, Pipe, VBinary, VCast, VTranspose, VTriangle, VUnary
+from isa import Addr, Copy, Pipe, VBinary, VCast, VTranspose, VTriangle, VUnary
 
 MTE2, MTE3, FIX, V = Pipe.MTE2, Pipe.MTE3, Pipe.FIX, Pipe.V
 NEG_INF = float("-inf")
@@ -27,7 +27,7 @@ class VectorSide:
         src = MTE2 if separated else FIX
         g = geo
         self.s_ring = Ring("Sᵀ(UB)", stream, (src, V, MTE3), g.depth, ids)
-        self.o_ring = Ring("Oᵀ(UB)", stream, (src, V), 1, ids)
+        self.o_ring = Ring("Oᵀ(UB)", stream, (src, V), g.q_tiles, ids)
         self.land = Ring("Oᵀ step(UB)", stream, (src, V), g.lag, ids)
         self.stg = Ring("O out(UB)", stream, (V, MTE3), 1, ids)
         self.s_use: dict[int, int] = {}
@@ -68,7 +68,7 @@ class VectorSteps:
             s.add(VTriangle("triu", tile, tile, NEG_INF, sdt, view, st.kv0 - st.unit.q0 - c0, st_, st_))
         folds, mloc = fold_rows("max", tile, vb.scratch, bk, n, sp, sdt)
         s.add(*folds)
-        m_new, m_old = vb.m[t % 2], vb.m[(t - 1) % 2]
+        m_new, m_old = (vb.m[i] for i in self.m_slots[t])
         if sdt is F16:
             s.add(VCast(vb.mloc if not st.first else m_new, mloc, F16, (n,), to=F32))
             mloc32 = vb.mloc
@@ -110,12 +110,17 @@ class VectorSteps:
         r = ring.fill()
         self.x_pv[v.index].take()
         ws = gm("ws_pv", self.gi * g.pv_slots + t % g.pv_slots, (g.d + 1) * g.bq * 4)
-        dst = v.buf.o if st.first else v.buf.land[ring.slot(r)]
+        dst = (v.buf.o if st.first else v.buf.land)[ring.slot(r)]
         v.stream.add(Copy(dst, at(ws, c0 * 4), F32, shape(g.d + 1, n), src_stride=stride(g.d + 1, st.unit.bq, n),
                           dst_stride=stride(g.d + 1, v.buf.op, n)))  # fmt: skip
         self.x_pv[v.index].release(waited=t + g.pv_slots < len(self.steps))
         ring.ready(r, 0)
         v.pv_use[t] = (ring, r)
+
+    def _o(self, v: VectorSide, unit: Unit) -> Addr:
+        """The accumulator ``Oᵀ`` of ``unit`` in ``v``'s UB (one per query tile of a Q block)."""
+        ring, r = v.pv_use[self.first_of[unit]]
+        return v.buf.o[ring.slot(r)]
 
     def _take_o(self, v: VectorSide, unit: Unit) -> None:
         if unit not in v.o_taken:
@@ -132,7 +137,8 @@ class VectorSteps:
             n = c1 - c0
             self._take_o(v, st.unit)
             vb = v.buf
-            v.stream.add(*broadcast_op("mul", vb.o, vb.alpha[t % (g.lag + 1)], vb.rep, g.d + 1, n, vb.op, F32,
+            alpha = vb.alpha[t % (g.lag + 1)]
+            v.stream.add(*broadcast_op("mul", self._o(v, st.unit), alpha, vb.rep, g.d + 1, n, vb.op, F32,
                                        self.k.t.bytes_per_repeat))  # fmt: skip
 
     def accumulate(self, t: int) -> None:
@@ -145,7 +151,7 @@ class VectorSteps:
             if not st.first:
                 ring, r = v.pv_use[t]
                 ring.take(r, 1)
-                o, land, op_ = v.buf.o, v.buf.land[ring.slot(r)], stride(g.d + 1, v.buf.op, n)
+                o, land, op_ = self._o(v, st.unit), v.buf.land[ring.slot(r)], stride(g.d + 1, v.buf.op, n)
                 v.stream.add(VBinary("add", o, o, land, F32, shape(g.d + 1, n), op_, op_, op_))
                 ring.ready(r, 1)
             if st.last:
@@ -156,11 +162,12 @@ class VectorSteps:
         d = g.d
         self._take_o(v, unit)
         op_ = stride(d, vb.op, n)
-        s.add(VUnary("recip", vb.linv, at(vb.o, d * vb.op * 4), F32, (n,)))
-        s.add(*broadcast_op("mul", vb.o, vb.linv, vb.rep, d, n, vb.op, F32, self.k.t.bytes_per_repeat))
+        o = self._o(v, unit)
+        s.add(VUnary("recip", vb.linv, at(o, d * vb.op * 4), F32, (n,)))
+        s.add(*broadcast_op("mul", o, vb.linv, vb.rep, d, n, vb.op, F32, self.k.t.bytes_per_repeat))
         u = v.stg.fill()
         p16 = pitch(n, F16)
-        s.add(VCast(vb.stg_t, vb.o, F32, shape(d, n), F16, stride(d, p16, n), op_))
+        s.add(VCast(vb.stg_t, o, F32, shape(d, n), F16, stride(d, p16, n), op_))
         s.add(VTranspose(vb.stg_o, vb.stg_t, F16, shape(d, n), None, stride(d, p16, n)))
         v.stg.ready(u, 0)
         ring, r = v.pv_use[self.first_of[unit]]

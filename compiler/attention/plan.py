@@ -4,8 +4,12 @@ The plan is the shared ``compiler.plan.TilingPlan`` (:func:`tiling`): the kernel
 units from it (:func:`blocks_of`). A *unit* is one query tile of one (batch, head): ``tile_q`` query
 rows and every key tile they attend to — all of them, or with a causal mask only the tiles at or before
 the diagonal (a key tile wholly after the last query is skipped; one that straddles the diagonal is a
-*diagonal* step and gets the mask). Units are shared out among the cores in contiguous blocks of about
-equal work. A *step* is one (unit, key tile) pair: one score tile.
+*diagonal* step and gets the mask). A *step* is one (unit, key tile) pair: one score tile.
+
+Flash tiles the queries at two levels: ``q_tiles`` consecutive units of one (batch, head) make a *Q block*
+(``block_q = q_tiles · tile_q`` rows, resident in L1), and its steps run key tile by key tile, each key
+tile for every unit of the block in turn (:func:`block_steps`), so a K/V tile is loaded once per block.
+Q blocks are shared out among the cores in contiguous runs of about equal work.
 
 :class:`Arena` places buffers in one on-chip memory by the buffer pass's rule and refuses a schedule
 that does not fit with the buffer pass's error: the buffer, what each part needs, the knob to lower.
@@ -14,7 +18,7 @@ that does not fit with the buffer pass's error: the buffer, what each part needs
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from compiler.attention.op import Attention
 from compiler.passes.buffer import capacity_error, place
@@ -45,6 +49,8 @@ class Step:
     first: bool  # the unit's first key tile
     last: bool  # the unit's last key tile
     diag: bool  # straddles the causal diagonal: some of its elements are masked
+    kv_first: bool = True  # the first step of its Q block with this key tile: K and V are loaded here
+    kv_last: bool = True  # the last one: K and V are free after it
 
 
 def units(op: Attention, tile_q: int, tile_kv: int) -> list[Unit]:
@@ -72,11 +78,39 @@ def steps(op: Attention, unit: Unit, tile_kv: int) -> list[Step]:
     return out
 
 
-def tiling(op: Attention, tile_q: int, tile_kv: int, cores: int) -> TilingPlan:
-    """Attention's tiling plan, in the shared type: ``b``, ``h`` and ``q`` tiles spread over the cores (the
-    units, shared out by :func:`share`), ``kv`` tiles stepped through on each, ``d`` whole; with a causal
-    mask, the key tiles after the diagonal are no steps."""
-    blocks = share(units(op, tile_q, tile_kv), cores)
+def q_blocks(block: list[Unit], q_tiles: int) -> list[list[Unit]]:
+    """``block`` (units in order) cut into Q blocks: runs of the units of one (batch·head) whose query
+    tiles share ``qi // q_tiles``."""
+    out: list[list[Unit]] = []
+    for u in block:
+        if out and (out[-1][0].bh, out[-1][0].qi // q_tiles) == (u.bh, u.qi // q_tiles):
+            out[-1].append(u)
+        else:
+            out.append([u])
+    return out
+
+
+def block_steps(op: Attention, block: list[Unit], tile_kv: int) -> list[Step]:
+    """The steps of one Q block: key tile by key tile, each for every unit that attends to it, in order.
+    With one unit these are :func:`steps`."""
+    per_unit = {u: {s.j: s for s in steps(op, u, tile_kv)} for u in block}
+    out = []
+    for j in sorted({j for u in block for j in u.kv_tiles}):
+        run = [per_unit[u][j] for u in block if j in per_unit[u]]
+        out += [replace(s, kv_first=i == 0, kv_last=i == len(run) - 1) for i, s in enumerate(run)]
+    return out
+
+
+def core_steps(op: Attention, block: list[Unit], tile_kv: int, q_tiles: int) -> list[Step]:
+    """Every step one core runs, Q block after Q block."""
+    return [s for qb in q_blocks(block, q_tiles) for s in block_steps(op, qb, tile_kv)]
+
+
+def tiling(op: Attention, tile_q: int, tile_kv: int, cores: int, q_tiles: int = 1) -> TilingPlan:
+    """Attention's tiling plan, in the shared type: ``b``, ``h`` and ``q`` tiles spread over the cores (whole
+    Q blocks of ``q_tiles`` units, shared out by :func:`share`), ``kv`` tiles stepped through on each, ``d``
+    whole; with a causal mask, the key tiles after the diagonal are no steps."""
+    blocks = share(q_blocks(units(op, tile_q, tile_kv), q_tiles), cores)
     axes = (
         Axis("b", op.batch, 1),
         Axis("h", op.heads, 1),
@@ -102,11 +136,11 @@ def blocks_of(plan: TilingPlan) -> list[list[Unit]]:
     return out
 
 
-def share(work: list[Unit], cores: int) -> list[list[Unit]]:
-    """Split ``work`` into at most ``cores`` contiguous blocks of about equal key tiles (a causal mask
-    makes later query tiles dearer); every block gets at least one unit."""
+def share(work: list[list[Unit]], cores: int) -> list[list[Unit]]:
+    """Split ``work`` (Q blocks) into at most ``cores`` contiguous runs of about equal key tiles (a causal
+    mask makes later query tiles dearer); every run gets at least one Q block. Returns each run's units."""
     n = min(cores, len(work))
-    cum = list(itertools.accumulate(len(u.kv_tiles) for u in work))
+    cum = list(itertools.accumulate(sum(len(u.kv_tiles) for u in qb) for qb in work))
     out, start = [], 0
     for c in range(n):
         end = len(work)
@@ -115,7 +149,7 @@ def share(work: list[Unit], cores: int) -> list[list[Unit]]:
             end = start + 1
             while end < len(work) - (n - 1 - c) and cum[end - 1] < target:
                 end += 1
-        out.append(work[start:end])
+        out.append([u for qb in work[start:end] for u in qb])
         start = end
     return out
 

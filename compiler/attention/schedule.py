@@ -14,8 +14,9 @@ from compiler.errors import ScheduleError
 
 ALGORITHMS = ("flash", "naive")
 MAX_DEPTH = 4
-#: ``--tile`` keys: query rows per tile, keys per tile, the L0 step, and naive's softmax rows per tile.
-TILE_KEYS = ("q", "kv", "k0", "r")
+#: ``--tile`` keys: query rows per tile, query rows per L1 block (flash), keys per tile, the L0 step, and naive's
+#: softmax rows per tile.
+TILE_KEYS = ("q", "qb", "kv", "k0", "r")
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,10 @@ class AttentionSchedule:
 
     - ``algorithm``: ``flash`` or ``naive``;
     - ``tile_q``, ``tile_kv``: query rows and keys per tile (``Bq``, ``Bk``); tails are smaller tiles;
+    - ``block_q``: ``flash`` only, query rows per *block*, a multiple of ``tile_q``: the block's Q rows stay in
+      L1 and every K/V tile is loaded once per block and fed to the Cube for each of its ``tile_q`` sub-tiles
+      (one online softmax each, all in UB), so K and V are read ``seq / block_q`` times instead of
+      ``seq / tile_q``; ``block_q = tile_q`` is one level of tiling;
     - ``k0``: the L0 step — the slice of ``d`` (for ``q·kᵀ``) or of the keys (for ``P·v``) per ``mmad``;
     - ``depth``: buffers for each tile handed between the Cube and the Vector unit (the score tile in
       L0C/UB, the probability tile in L1): with 2 the Cube computes tile j+1 while the Vector unit
@@ -40,6 +45,7 @@ class AttentionSchedule:
     depth: int | None = None
     rows: int | None = None
     cores: int = 1
+    block_q: int | None = None
 
     def replace(self, **changes: object) -> AttentionSchedule:
         return replace(self, **changes)
@@ -47,12 +53,20 @@ class AttentionSchedule:
     @property
     def resolved(self) -> bool:
         return None not in (self.tile_q, self.tile_kv, self.k0, self.depth) and (
-            self.algorithm == "flash" or self.rows is not None
+            self.block_q is not None if self.algorithm == "flash" else self.rows is not None
         )
 
+    @property
+    def q_tiles(self) -> int:
+        """Query tiles per L1 block (1 for ``naive``, or before ``block_q`` is chosen)."""
+        return self.block_q // self.tile_q if self.block_q and self.tile_q else 1
+
     def text(self) -> str:
-        """One line in the CLI's terms: ``flash · tile q=64,kv=256,k0=32 · depth 2 · 1 core``."""
-        tile = [f"{k}={v}" for k, v in (("q", self.tile_q), ("kv", self.tile_kv), ("k0", self.k0)) if v]
+        """One line in the CLI's terms: ``flash · tile q=64,qb=256,kv=256,k0=32 · depth 2 · 1 core`` (``qb`` only
+        when it differs from ``q``)."""
+        block = self.block_q if self.block_q != self.tile_q else None  # one level: the same as q
+        tile = [f"{k}={v}" for k, v in (("q", self.tile_q), ("qb", block), ("kv", self.tile_kv),
+                                        ("k0", self.k0)) if v]  # fmt: skip
         if self.algorithm == "naive" and self.rows:
             tile.append(f"r={self.rows}")
         parts = [self.algorithm]
@@ -66,7 +80,7 @@ class AttentionSchedule:
     def to_json(self) -> dict:
         return {
             "algorithm": self.algorithm,
-            "tile": {"q": self.tile_q, "kv": self.tile_kv, "k0": self.k0, "r": self.rows},
+            "tile": {"q": self.tile_q, "qb": self.block_q, "kv": self.tile_kv, "k0": self.k0, "r": self.rows},
             "depth": self.depth,
             "cores": self.cores,
         }
@@ -78,8 +92,8 @@ def check(schedule: AttentionSchedule) -> None:
         raise ScheduleError(
             f"unknown attention schedule {schedule.algorithm!r}", knob="--schedule", hint="use flash or naive"
         )
-    for knob, value in (("tile_q", schedule.tile_q), ("tile_kv", schedule.tile_kv), ("k0", schedule.k0),
-                        ("rows", schedule.rows)):  # fmt: skip
+    for knob, value in (("tile_q", schedule.tile_q), ("block_q", schedule.block_q), ("tile_kv", schedule.tile_kv),
+                        ("k0", schedule.k0), ("rows", schedule.rows)):  # fmt: skip
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise ScheduleError(f"{knob}={value!r} must be a positive integer", knob=knob)
     if schedule.k0 is not None and schedule.k0 % 16:
@@ -92,6 +106,16 @@ def check(schedule: AttentionSchedule) -> None:
             knob="--depth",
             hint="1: the Cube and the Vector unit take turns; 2: they overlap",
         )
+    if schedule.block_q is not None and schedule.algorithm == "naive":
+        raise ScheduleError(
+            "tile qb (query rows per L1 block) belongs to the flash schedule", knob="--tile", hint="drop qb="
+        )
+    if schedule.block_q is not None and schedule.tile_q is not None and schedule.block_q % schedule.tile_q:
+        raise ScheduleError(
+            f"block_q={schedule.block_q} must be a multiple of tile_q={schedule.tile_q}: a block is whole query tiles",
+            knob="block_q",
+            hint=f"e.g. --tile q={schedule.tile_q},qb={-(-schedule.block_q // schedule.tile_q) * schedule.tile_q}",
+        )
     if schedule.rows is not None and schedule.algorithm == "flash":
         raise ScheduleError("tile r (softmax rows) belongs to the naive schedule", knob="--tile", hint="drop r=")
     if not isinstance(schedule.cores, int) or schedule.cores < 1:
@@ -99,16 +123,22 @@ def check(schedule: AttentionSchedule) -> None:
 
 
 def from_tile(tile: dict[str, int], **knobs: object) -> AttentionSchedule:
-    """A schedule from ``--tile q=64,kv=256,k0=32,r=2`` and the other knobs."""
+    """A schedule from ``--tile q=64,qb=256,kv=256,k0=32`` (or ``r=2`` for naive) and the other knobs."""
     for key in tile:
         if key not in TILE_KEYS:
             raise ScheduleError(
                 f"attention has no tile size '{key}'",
                 knob="--tile",
-                hint="attention tiles q (query rows), kv (keys), k0 (the L0 step) and r (naive softmax rows)",
+                hint="attention tiles q (query rows), qb (flash: query rows per L1 block), kv (keys), k0 (the L0 "
+                "step) and r (naive softmax rows)",
             )
     schedule = AttentionSchedule(
-        tile_q=tile.get("q"), tile_kv=tile.get("kv"), k0=tile.get("k0"), rows=tile.get("r"), **knobs
+        tile_q=tile.get("q"),
+        tile_kv=tile.get("kv"),
+        k0=tile.get("k0"),
+        rows=tile.get("r"),
+        block_q=tile.get("qb"),
+        **knobs,
     )
     check(schedule)
     return schedule

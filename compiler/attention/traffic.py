@@ -1,8 +1,9 @@
 """Attention's GM traffic, by formula: what every (query tile, key tile) step reads and writes.
 
 Both schedules read each query tile once and write each output tile once. ``flash`` reads a K and a V
-tile per step — per *processed* step, so a causal mask that skips tiles saves their bytes — and, on a
-separated chip, moves each score, probability and partial-output tile through GM once each way.
+tile per (Q block, key tile) pair — once for all the query tiles of a block, and only for the pairs it
+processes, so a causal mask that skips tiles saves their bytes — and, on a separated chip, moves each
+score, probability and partial-output tile through GM once each way.
 ``naive`` reads K once per query tile to write the scores, reads the scores back and writes the
 probabilities (whole rows), then reads the probabilities and V for ``P·V``: the ``seq²`` terms.
 The simulator's measured ``gm_read + gm_write`` equals the total exactly (the tests check it).
@@ -11,7 +12,6 @@ The simulator's measured ``gm_read + gm_write`` equals the total exactly (the te
 from __future__ import annotations
 
 from compiler.attention.op import Attention
-from compiler.attention.plan import steps
 from compiler.attention.schedule import AttentionSchedule
 from compiler.traffic import Term, Traffic
 
@@ -23,10 +23,14 @@ def attention_traffic(op: Attention, schedule: AttentionSchedule, vector_per_cub
     q_bytes = sum(u.bq for u in units) * d * 2
     terms = [Term("q", False, q_bytes, why=f"{len(units)} query tiles, once each")]
     if schedule.algorithm == "flash":
-        st = [s for u in units for s in steps(op, u, schedule.tile_kv)]
-        kv = sum(s.bk for s in st) * d * 2
+        st = [s for block in kernel.blocks for s in kernel.core_steps(block)]
+        loads = [s for s in st if s.kv_first]
+        kv = sum(s.bk for s in loads) * d * 2
         skipped = sum(-(-n // schedule.tile_kv) - len(u.kv_tiles) for u in units)
-        why = f"{len(st)} key tiles" + (f"; {skipped} masked tiles skipped" if skipped else "")
+        why = f"{len(loads)} key tiles"
+        if schedule.q_tiles > 1:
+            why += f", once per Q block of {schedule.q_tiles} query tiles"
+        why += f"; {skipped} masked tiles skipped" if skipped else ""
         terms += [Term("k", False, kv, why=why), Term("v", False, kv, why=why)]
         if vector_per_cube:
             es = 2 if op.precision == "fast" else 4

@@ -8,6 +8,7 @@ knob           choices
 =============  ==============================================================================
 algorithm      ``flash``, ``naive`` (unless pinned)
 tile.q         query rows per tile (16 … 256, at most the sequence rounded up to 16)
+q_tiles        ``flash`` only: query tiles per Q block (``block_q = q_tiles · tile_q``; 1 … 8)
 tile.kv        keys per tile (32 … 512, likewise)
 tile.k0        the L0 step (16 … 128)
 depth          1 … 4 tiles in flight between the Cube and the Vector unit
@@ -17,7 +18,8 @@ tile.r         ``naive`` only: score rows per softmax tile (1 … 32)
 A candidate is valid when the kernel generator accepts its buffers (the same layout code that emits
 it, so it compiles); the model is the attention compiler's own estimate (each step's busiest unit,
 ``compiler.attention.defaults.estimate``). ``tile.r`` is dropped for ``flash``, so its candidates are
-distinct. There is no instruction budget here: the estimate does not count instructions.
+distinct, and ``q_tiles`` likewise for ``naive``. There is no instruction budget here: the estimate does not
+count instructions.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compiler.attention.defaults import K0, ROWS, TILE_KV, TILE_Q, estimate
+from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, estimate
 from compiler.attention.flash import FlashKernel
 from compiler.attention.naive import NaiveKernel
 from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
@@ -64,6 +66,8 @@ class AttentionFamily(Family):
             out.append(Knob("algorithm", ALGORITHMS))
         if f.tile_q is None:
             out.append(Knob("tile.q", tuple(t for t in TILE_Q if t <= max(16, cap))))
+        if f.block_q is None and f.algorithm != "naive":
+            out.append(Knob("q_tiles", tuple(range(1, MAX_Q_TILES + 1))))
         if f.tile_kv is None:
             out.append(Knob("tile.kv", tuple(t for t in TILE_KV if t <= max(32, cap))))
         if f.k0 is None:
@@ -78,6 +82,7 @@ class AttentionFamily(Family):
         return {
             "algorithm": schedule.algorithm,
             "tile.q": schedule.tile_q,
+            "q_tiles": schedule.q_tiles if schedule.algorithm == "flash" else None,
             "tile.kv": schedule.tile_kv,
             "tile.k0": schedule.k0,
             "depth": schedule.depth,
@@ -88,9 +93,12 @@ class AttentionFamily(Family):
         f = self.fixed
         algorithm = values.get("algorithm") or f.algorithm
         rows = (values.get("tile.r") or f.rows) if algorithm == "naive" else None
+        tile_q = values.get("tile.q") or f.tile_q
+        block_q = f.block_q or (tile_q * int(values.get("q_tiles") or 1) if tile_q else None)
         s = f.replace(
             algorithm=algorithm,
-            tile_q=values.get("tile.q") or f.tile_q,
+            tile_q=tile_q,
+            block_q=block_q if algorithm == "flash" else None,
             tile_kv=values.get("tile.kv") or f.tile_kv,
             k0=values.get("tile.k0") or f.k0,
             depth=values.get("depth") or f.depth,
@@ -107,6 +115,8 @@ class AttentionFamily(Family):
             values = dict(zip((k.name for k in knobs), combo))
             if (values.get("algorithm") or self.fixed.algorithm) == "flash" and values.get("tile.r") not in (None, 1):
                 continue  # rows mean nothing to flash: one representative (r=1 or none) stands for all
+            if (values.get("algorithm") or self.fixed.algorithm) == "naive" and values.get("q_tiles") not in (None, 1):
+                continue  # nor Q blocks to naive
             try:
                 s = self.canonical(values)
             except REFUSED as e:
@@ -123,4 +133,4 @@ def schedule_from_json(d: dict) -> Any:
     """The inverse of ``AttentionSchedule.to_json``."""
     t = d.get("tile", {})
     return AttentionSchedule(d["algorithm"], t.get("q"), t.get("kv"), t.get("k0"), d.get("depth"), t.get("r"),
-                             d.get("cores", 1))  # fmt: skip
+                             d.get("cores", 1), t.get("qb"))  # fmt: skip

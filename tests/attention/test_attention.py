@@ -67,13 +67,13 @@ def test_the_reference_is_softmax_attention():
 
 
 def test_flash_never_writes_the_score_matrix_and_skips_masked_tiles():
-    """GM bytes, by formula and measured: flash reads q once, k and v once per query tile — per key tile
-    it processes — and writes o; naive adds the seq² score and probability matrices."""
+    """GM bytes, by formula and measured: flash reads q once, k and v once per Q block — per key tile it
+    processes — and writes o; naive adds the seq² score and probability matrices."""
     chip = load_chip("edu")
     s, d, tq, tk = 256, 64, 64, 64
     sched = {"tile_q": tq, "tile_kv": tk, "k0": 32, "depth": 2}
-    full = compile_attention(Attention(1, 1, s, d), AttentionSchedule("flash", **sched), chip)
-    causal = compile_attention(Attention(1, 1, s, d, True), AttentionSchedule("flash", **sched), chip)
+    full = compile_attention(Attention(1, 1, s, d), AttentionSchedule("flash", block_q=tq, **sched), chip)
+    causal = compile_attention(Attention(1, 1, s, d, True), AttentionSchedule("flash", block_q=tq, **sched), chip)
     naive = compile_attention(Attention(1, 1, s, d), AttentionSchedule("naive", rows=8, **sched), chip)
     tile = s * d * 2
     nq = s // tq
@@ -81,13 +81,20 @@ def test_flash_never_writes_the_score_matrix_and_skips_masked_tiles():
     # causal: query tile i needs key tiles 0..i: 1+2+3+4 = 10 of 16
     assert causal.gm_bytes_expected == tile + 2 * (10 * tk * d * 2) + tile
     assert naive.gm_bytes_expected == tile + nq * tile + 4 * s * s * 2 + nq * tile + tile
-    for c in (full, causal, naive):
+    # Q blocks of two query tiles: k and v once per block (2 blocks); causal: block 0 needs key tiles 0..1,
+    # block 1 needs 0..3: 6 loads of 16
+    two = {**sched, "block_q": 2 * tq}
+    full2 = compile_attention(Attention(1, 1, s, d), AttentionSchedule("flash", **two), chip)
+    causal2 = compile_attention(Attention(1, 1, s, d, True), AttentionSchedule("flash", **two), chip)
+    assert full2.gm_bytes_expected == tile + 2 * 2 * tile + tile
+    assert causal2.gm_bytes_expected == tile + 2 * (6 * tk * d * 2) + tile
+    for c in (full, causal, naive, full2, causal2):
         run = simulate(c.program, chip, timing_only=True)
         assert run.stats.gm_bytes == c.gm_bytes_expected
     assert naive.peak_gm_bytes - full.peak_gm_bytes == 2 * s * s * 2  # s and p: the N×N matrices
-    # a masked tile costs no Cube work either
-    cube = [sum(i.flops for i in c.program.cores[0] if i.pipe is Pipe.CUBE) for c in (full, causal)]
-    assert cube[1] * 16 == cube[0] * 10
+    # a masked tile costs no Cube work either, with or without Q blocks
+    cube = [sum(i.flops for i in c.program.cores[0] if i.pipe is Pipe.CUBE) for c in (full, causal, causal2)]
+    assert cube[1] * 16 == cube[0] * 10 == cube[2] * 16
 
 
 def test_depth_two_lets_the_cube_run_ahead():
@@ -112,7 +119,8 @@ def test_flash_is_faster_than_naive_on_both_core_modes():
 
 
 def test_separated_kernels_use_one_cube_core_and_its_vector_cores():
-    r = compile_and_run(Attention(1, 1, 64, 64), AttentionSchedule("flash", cores=2), "edu-separated")
+    sched = AttentionSchedule("flash", tile_q=32, block_q=32, cores=2)  # two Q blocks: one per group
+    r = compile_and_run(Attention(1, 1, 64, 64), sched, "edu-separated")
     assert r.compiled.kinds == r.run.core_kinds == ("AIC", "AIV", "AIV", "AIC", "AIV", "AIV")
     assert {t.name for t in r.program.tensors} >= {"ws_s", "ws_p", "ws_pv", "ws_ones"}
     assert len(r.run.cross_flags) > 0

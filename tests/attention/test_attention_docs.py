@@ -33,6 +33,22 @@ def test_the_traffic_table_is_current():
     assert _block("traffic")[1:] == rows, "regenerate with: .venv/bin/python benchmarks/attention.py --write"
 
 
+def test_the_q_block_table_is_current_and_meets_the_traffic_target():
+    """Its bytes (by formula, which the simulator matches) are current, they fall as the Q block grows, and
+    the default flash schedule moves at most half of naive's GM bytes at S=4096, d=128 on edu."""
+    table = bench.qblock(measure=False)
+    shown = [line.rsplit(" | ", 1)[0] for line in _block("qblock")[1:]]
+    assert shown == [line.rsplit(" | ", 1)[0] for line in _rows(table)], (
+        "regenerate with: .venv/bin/python benchmarks/attention.py --write"
+    )
+    for chip in bench.QBLOCK_TILES:
+        rows = [r for r in table.rows if r[0] == chip and not r[1].startswith("default")]
+        shares = [float(r[5]) for r in rows]
+        assert len(rows) >= 3 and shares == sorted(shares, reverse=True) and shares[-1] < shares[0] / 3, rows
+    edu_default = next(r for r in table.rows if r[0] == "edu" and r[1].startswith("default"))
+    assert float(edu_default[5]) <= 0.5, edu_default
+
+
 def test_the_short_rows_of_the_cycles_table_are_current():
     shown = _block("cycles")[1:]
     for s, line in zip((512, 1024), shown):

@@ -57,7 +57,9 @@ def test_knobs_come_from_the_operator():
     target = Target.of(EDU)
     mm = LoopNestFamily(MatMul(256, 256, 256), target, Schedule(tile={"k0": 32}, buffers={"c": 1}))
     knobs = mm.knobs()
-    assert [k.name for k in knobs] == ["tile.m", "tile.n", "tile.k", "order", "buffers.a", "buffers.b", "prefetch"]
+    names = ["tile.m", "tile.n", "tile.k", "order", "panel", "buffers.a", "buffers.b", "prefetch"]
+    assert [k.name for k in knobs] == names
+    assert knobs[4].choices == ("none", "a", "b")  # matmul's L1 block
     assert knobs[0].choices == (16, 32, 64, 128, 256)
     assert len(knobs[3].choices) == 6
     row = LoopNestFamily(make_op("rmsnorm", "64x4096"), target, Schedule())
@@ -65,7 +67,7 @@ def test_knobs_come_from_the_operator():
     multi = LoopNestFamily(make_op("add", "64x64"), Target.of(chip_for("edu", 4)), Schedule(cores=4))
     assert {k.name: k.choices for k in multi.knobs()}["parallel"] == (("r",), ("c",), ("r", "c"))
     space = build_space(MatMul(64, 64, 64), EDU, Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1))
-    assert space.raw_size == math.prod(len(k.choices) for k in space.knobs) == 3 * 3 * 3 * 3 * 6
+    assert space.raw_size == math.prod(len(k.choices) for k in space.knobs) == 3 * 3 * 3 * 3 * 6 * 3
 
 
 def test_tile_ladders():
@@ -167,11 +169,12 @@ def test_attention_space():
 
     op = make_op("attention", "1x2x128x64")
     space = build_space(op, EDU, AttentionSchedule(None, k0=32, depth=2))
-    assert [k.name for k in space.knobs] == ["algorithm", "tile.q", "tile.kv", "tile.r"]
+    assert [k.name for k in space.knobs] == ["algorithm", "tile.q", "q_tiles", "tile.kv", "tile.r"]
     algorithms = {c.schedule.algorithm for c in space}
     assert algorithms == {"flash", "naive"}
     for c in space.candidates[:: max(1, len(space) // 12)]:
         assert (c.schedule.rows is None) == (c.schedule.algorithm == "flash")
+        assert (c.schedule.block_q is None) == (c.schedule.algorithm == "naive")
         assert compile(op, c.schedule, EDU).schedule == c.schedule  # compiles as it is, nothing left to fill
         assert space.find(c.schedule) is c
     flash = build_space(op, EDU, AttentionSchedule("flash", depth=2))

@@ -5,7 +5,7 @@
 
 Attention has its own schedules (``flash``, ``naive``: compiler/attention), so the loop-nest knobs of
 the other operators (``--order``, ``--buffers``, ``--prefetch``, ``--parallel``, ``--manual-sync``) do not
-apply; ``--tile`` takes ``q``, ``kv``, ``k0`` and (naive) ``r``.
+apply; ``--tile`` takes ``q``, ``kv``, ``k0``, (flash) ``qb`` — query rows per Q block in L1 — and (naive) ``r``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def attention_schedule(args: argparse.Namespace) -> AttentionSchedule:
             raise ScheduleError(
                 f"attention has no {flag}: its schedules are flash and naive",
                 knob=flag,
-                hint="use --schedule, --tile q=..,kv=..,k0=.., --depth and --cores",
+                hint="use --schedule, --tile q=..,qb=..,kv=..,k0=.., --depth and --cores",
             )
     tile = parse_pairs(args.tile, "--tile") if args.tile else {}
     return from_tile(tile, algorithm=args.schedule or "flash", depth=args.depth, cores=args.cores)
