@@ -38,6 +38,9 @@ class Loop:
     count: int  # iterations (for a "sub" loop: at most; the tail tile has fewer)
     body: tuple[Stmt, ...]
     kind: str = "tile"  # "elem" | "tile" | "sub" | "traced" (trip count per program: Kernel.traced)
+    #: ``lower`` may run the statements that do not wait for the Vector unit one step ahead, when the Cube
+    #: reads a vector result in the loop (``compiler.passes.lower.rotation``: FlashAttention's schedule)
+    rotate: bool = False
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ class BodyBuilder:
                 self._flush(seg, out, loops)
                 seg = []
                 count = max((n for (v, _), n in self.nest.counts.items() if v == s.var), default=0)
-                out.append(Loop(s.var, s.var, count, self.body(s), kind="traced"))
+                out.append(Loop(s.var, s.var, count, self.body(s), kind="traced", rotate=True))
                 continue
             rec = s.rec
             if rec.kind == "vec":

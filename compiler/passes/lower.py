@@ -126,7 +126,7 @@ class Emitter:
                 else:
                     n = self._sub_count() if s.kind == "sub" else s.count
                 if id(s) not in self.rotations:
-                    self.rotations[id(s)] = rotation(self.k, s)
+                    self.rotations[id(s)] = rotation(self.k, s) if s.rotate else None
                 ahead = self.rotations[id(s)] if n > 1 else None
                 if ahead is not None:
                     self.rotated(s, n, ahead)
@@ -299,6 +299,7 @@ AHEAD_PIPES = frozenset({Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX})
 def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
     """Which statements of ``loop``'s body run one step ahead, or None — software pipelining of a loop where
     the Cube and the Vector unit feed each other (Halide/TVM: a rotated loop; FlashAttention's schedule).
+    ``lower`` asks for loops marked ``rotate`` (the loops of the tile language).
 
     In a loop whose Cube work reads a vector result (a UB → L1 move on MTE3: ``P·V`` after the softmax), the
     Cube would wait for the Vector unit every step and the Vector unit for the Cube. The statements that do
