@@ -403,3 +403,26 @@ def test_where_on_data_every_path(M, N, dtype, cond, combine, kind, seed):
     y = [np.where(m, xf, rf), np.where(m, xf * 2, 0.5), np.where(m, -1.0, xf) + rf, np.where(m, 1.0, 0.0) + xf][kind]
     np.testing.assert_array_equal(oc, y.astype(np.float32))
     np.testing.assert_array_equal(oi, oc)
+
+
+@dsasim.jit
+def row_and_column_masks(x_ptr, r_ptr, c_ptr, o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    inside = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=0.0)
+    row = tl.load(r_ptr + rn, mask=rn < N, other=0.0)
+    col = tl.load(c_ptr + rm, mask=rm < M, other=0.0)
+    y = tl.where((row > 0)[None, :], x, 0.0) + tl.where((col > 0)[:, None], 1.0, x)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], y, mask=inside)
+
+
+def test_masks_of_a_row_and_of_a_column_broadcast():
+    M, N = 13, 29
+    x = RNG.standard_normal((M, N)).astype(np.float32)
+    r, c = RNG.standard_normal(N).astype(np.float32), RNG.standard_normal(M).astype(np.float32)
+    args = (x, r, c, np.zeros_like(x), M, N)
+    (_, _, _, oc, *_), (_, _, _, oi, *_), _ = both(row_and_column_masks[(1,)], *args, BM=16, BN=32)
+    expect = np.where(r[None, :] > 0, x, 0) + np.where(c[:, None] > 0, 1.0, x)
+    np.testing.assert_array_equal(oc, expect)
+    np.testing.assert_array_equal(oi, oc)
