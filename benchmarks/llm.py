@@ -118,22 +118,23 @@ def batched() -> Table:
 
 def flash() -> Table:
     """Decode at batch 1 over long contexts: attention's context in one chunk per (sequence, key head), in
-    three (8 key heads × 3 = the 24 cores), and as the cost model chooses."""
+    three (Llama-3-8B: 8 key heads × 3 = the 24 cores), and as the cost model chooses."""
     rows = []
-    for ctx in (4096, 8192, 32768):
-        for chunks in (1, 3, None):
-            try:
-                r = run_layer("decode", 1, context=ctx, chip=CHIP, timing_only=True, kv_chunks=chunks, **MODELS[MODEL])
-            except OpError:  # one row of scores does not fit UB: the unsplit layer cannot run
-                rows.append((f"{ctx:,}", chunks, "forced", "a row of scores does not fit UB", "", "", "", ""))
-                continue
-            m, kv = r.metrics, r.kv
-            how = "forced" if kv.forced else "cost model"
-            rows.append((f"{ctx:,}", f"{kv.chunks} × {kv.split.chunk:,}", how, f"{m.cycles:,}", _us(m.time_per_token),
-                         f"{m.attention_cycles:,}", f"{m.attention_cycles / m.cycles:.0%}",
-                         f"{m.pct_of_memory_bound:.0%}"))  # fmt: skip
-    header = ("context", "chunks × keys", "chunks chosen by", "step cycles", "µs per token", "attention cycles",
-              "attention share", "% of GM bound")  # fmt: skip
+    cases = [(MODEL, ctx, chunks) for ctx in (4096, 8192, 32768) for chunks in (1, 3, None)]
+    cases += [("tinyllama-1.1b", ctx, chunks) for ctx in (4096, 16384) for chunks in (1, None)]
+    for model, ctx, chunks in cases:
+        try:
+            r = run_layer("decode", 1, context=ctx, chip=CHIP, timing_only=True, kv_chunks=chunks, **MODELS[model])
+        except OpError:  # one row of scores does not fit UB: the unsplit layer cannot run
+            rows.append((model, f"{ctx:,}", chunks, "forced", "a row of scores does not fit UB", "", "", "", ""))
+            continue
+        m, kv = r.metrics, r.kv
+        how = "forced" if kv.forced else "cost model"
+        rows.append((model, f"{ctx:,}", f"{kv.chunks} × {kv.split.chunk:,}", how, f"{m.cycles:,}",
+                     _us(m.time_per_token), f"{m.attention_cycles:,}", f"{m.attention_cycles / m.cycles:.0%}",
+                     f"{m.pct_of_memory_bound:.0%}"))  # fmt: skip
+    header = ("model", "context", "chunks × keys", "chunks chosen by", "step cycles", "µs per token",
+              "attention cycles", "attention share", "% of GM bound")  # fmt: skip
     cmd = f"dsasim graph decoder-layer --phase decode --batch 1 --context 32768 {ON} --timing-only"
     return Table("flash", cmd, header, rows, [])
 
