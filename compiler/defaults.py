@@ -45,6 +45,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
     free_depths = tuple(n for n in operands(op) if n not in given.buffers)
     if any(k not in tiles for k in tile_knobs(op)) or free_depths:
         tiles, buffers = _searched(op, target, tiles, buffers, given, free_depths)
+    panel = tiles.pop(PANEL, given.panel)
     parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     loaded = [b for n, b in buffers.items() if n in loaded_operands(op)]
     prefetch = given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
@@ -57,6 +58,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
         parallel=parallel if given.cores > 1 else (),
         manual_sync=given.manual_sync,
         group_m=given.group_m,
+        panel=panel if panel != "none" or given.panel == "none" else None,
     )
 
 
@@ -115,13 +117,13 @@ def _search(
     """
     memo: dict[tuple, tuple | None] = {}
 
-    def score(tiles: dict[str, int]) -> tuple | None:
-        key = tuple(tiles.values())
+    def score(tiles: dict) -> tuple | None:
+        key = tuple(tiles.items())
         if key not in memo:
             memo[key] = _score(op, target, tiles, buffers, given, free)
         return memo[key]
 
-    cands = list(_candidates(op, target, fixed))
+    cands = list(_candidates(op, target, fixed, given))
     if op.unit != "cube":
         scored = [(k, c) for c in cands if (k := score(c)) is not None]
     else:
@@ -144,11 +146,12 @@ def _score(
     run up to ``buffer`` (what ``predict`` reads); ``_search`` takes the winner through the rest."""
     if not _enough_tiles(op, tiles, given):
         return None  # some cores would have nothing to do: the order pass refuses it
+    tiles, panel = _tiles_of(tiles), tiles.get(PANEL, given.panel)
     parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     sched = Schedule(tile=tiles, order=given.order, buffers=buffers, prefetch=0, cores=given.cores, parallel=parallel)
     try:
         tiled = tile(spec(op, sched, target), tiles)
-        hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores))
+        hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores), panel)
     except (BufferCapacityError, ScheduleError):
         return None
     for depths in _depth_options(buffers, free):
@@ -226,16 +229,17 @@ def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
 _VERIFY = 16
 
 
-def _fits(op: Op, target: Target, tiles: dict[str, int], depths: dict[str, int], given: Schedule) -> bool:
+def _fits(op: Op, target: Target, tiles: dict, depths: dict[str, int], given: Schedule) -> bool:
     """Whether every pass accepts the candidate (``pipeline``'s prefetch, ``sync``'s event ids too)."""
     sched = Schedule(
-        tile=tiles,
+        tile=_tiles_of(tiles),
         order=given.order,
         buffers=depths,
         prefetch=_prefetch(op, depths, given),
         cores=given.cores,
         parallel=given.parallel or _parallel(op, tiles, given.cores, given.group_m),
         group_m=given.group_m,
+        panel=tiles.get(PANEL, given.panel),
     )
     try:
         front(op, sched, target)
@@ -268,7 +272,7 @@ def _choices(op: Op, target: Target, knob: str) -> list[int]:
     return sorted({min(s, extent) for s in sizes})
 
 
-def _candidates(op: Op, target: Target, fixed: dict[str, int]):
+def _candidates(op: Op, target: Target, fixed: dict[str, int], given: Schedule):
     knobs = tile_knobs(op)
     pools = {k: [fixed[k]] if k in fixed else _choices(op, target, k) for k in knobs}
     if op.unit != "cube":
@@ -290,4 +294,44 @@ def _candidates(op: Op, target: Target, fixed: dict[str, int]):
                 k0 for k0 in k0s if "k0" in fixed or (tm * k0 * es <= cap[Space.L0A] and k0 * tn * es <= cap[Space.L0B])
             ]
             for k0 in sorted(k0s)[-2:]:
-                yield {"m": tm, "n": tn, "k": tk, "k0": k0}
+                for panel in _panels(op, target, given, tm, tn, tk):
+                    yield {"m": tm, "n": tn, "k": tk, "k0": k0, PANEL: panel}
+
+
+#: The candidate key of matmul's L1 block (``Schedule.panel``): which operand keeps its whole k panel in L1.
+PANEL = "panel"
+
+
+def _tiles_of(candidate: dict) -> dict[str, int]:
+    """A candidate's tile sizes (without its panel)."""
+    return {k: v for k, v in candidate.items() if k != PANEL}
+
+
+def _panels(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int) -> list[str | None]:
+    """The L1 blocks worth pricing for these tiles: none, and — when the user left the tiling and the loop
+    order to the search — each operand whose whole k panel fits L1 next to two tiles of the other and is
+    reused: a loop of the other operand's tiles runs inside the loop that changes the panel, on each core
+    (not spread over the cores)."""
+    if given.panel is not None:
+        return [given.panel]
+    out: list[str | None] = [None]
+    if given.tile or given.order:
+        return out  # a tiling or loop order the user chose keeps its one level of tiles (lessons compare them)
+    axes = op.axes()
+    if -(-axes["k"] // tk) < 2:
+        return out  # one k tile: the tile already is the whole panel
+    es = op.tensor("a").dtype.itemsize
+    loop_order = given.order or tuple(axes)
+    spread = set(given.parallel or ()) if given.cores > 1 else set()
+    if given.cores > 1 and not given.parallel:
+        spread = {"m"} if -(-axes["m"] // tm) >= given.cores else {"m", "n"}
+    for name, own, other, width in (("a", "m", "n", tm), ("b", "n", "m", tn)):
+        reused = (
+            loop_order.index(other) > loop_order.index(own)
+            and other not in spread
+            and axes[other] > (tn if other == "n" else tm)
+        )
+        fits = width * axes["k"] * es + 2 * tk * (tn if name == "a" else tm) * es <= target.capacity[Space.L1]
+        if reused and fits:
+            out.append(name)
+    return out

@@ -14,6 +14,10 @@ A :class:`Schedule` says *how* to run an operator, never *what* it computes:
   runs a contiguous share of the row-major tile grid. ``G``: the grid is walked in groups of ``G``
   row blocks, column-major inside a group, and dealt to the cores in turn like programs launched in
   order (Triton's ``GROUP_SIZE_M``): cores running at the same time share A and B tiles in the L2.
+- ``panel`` (matmul's L1 block): ``"a"`` keeps a's whole k panel (``tile_m × K``) in L1 while the loop
+  over n's tiles runs inside — every L0C tile of the row reads its a from L1, and a leaves GM once per
+  row of tiles instead of once per tile; ``"b"`` the same for b's ``K × tile_n`` panel over m's tiles;
+  ``"none"`` forbids one. ``None``: the default search prices both and keeps a panel where it wins.
 - ``manual_sync``: the compiler inserts no flags at all — for labs that write their own, and for the
   sanitizer to find the races.
 
@@ -30,6 +34,9 @@ from compiler.errors import ScheduleError
 from compiler.ops import Op
 
 MAX_BUFFERS = 3
+#: matmul's L1 block (``panel``): the operand whose whole k panel stays in L1, or "none" (no panel: the
+#: default search then does not try one)
+PANELS = ("a", "b", "none")
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class Schedule:
     parallel: tuple[str, ...] = ()
     manual_sync: bool = False
     group_m: int | None = None
+    panel: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tile", dict(self.tile))
@@ -56,7 +64,7 @@ class Schedule:
 
     def __hash__(self) -> int:
         return hash((tuple(self.tile.items()), self.order, tuple(self.buffers.items()), self.prefetch, self.cores,
-                     self.parallel, self.manual_sync, self.group_m))  # fmt: skip
+                     self.parallel, self.manual_sync, self.group_m, self.panel))  # fmt: skip
 
     def replace(self, **changes: object) -> Schedule:
         """A copy with some knobs changed (``dict`` knobs are merged, not replaced)."""
@@ -89,6 +97,8 @@ class Schedule:
             parts.append("parallel " + ",".join(self.parallel))
         if self.group_m is not None:
             parts.append(f"group {self.group_m}")
+        if self.panel is not None:
+            parts.append(f"panel {self.panel}")
         if self.manual_sync:
             parts.append("manual sync")
         return " · ".join(parts)
@@ -105,6 +115,8 @@ class Schedule:
         }
         if self.group_m is not None:  # only when set: reports of ungrouped schedules stay as they were
             out["group_m"] = self.group_m
+        if self.panel is not None:
+            out["panel"] = self.panel
         return out
 
 
@@ -188,6 +200,14 @@ def check(schedule: Schedule, op: Op) -> None:
     if len(set(schedule.parallel)) != len(schedule.parallel):
         raise ScheduleError("an axis is listed twice in parallel", knob="parallel")
     check_group(schedule, op)
+    if schedule.panel is not None and (schedule.panel not in PANELS or op.unit != "cube"):
+        raise ScheduleError(
+            f"panel={schedule.panel!r}: only a matmul keeps a k panel in L1, of a or b (or none)"
+            if schedule.panel not in PANELS
+            else f"{op.name} has no k panel to keep in L1 (panel is a matmul knob)",
+            knob="panel",
+            hint="--panel a, --panel b or --panel none" if op.unit == "cube" else "drop --panel",
+        )
 
 
 def check_group(schedule: Schedule, op: Op) -> None:

@@ -42,8 +42,8 @@ def buffer(kernel: Kernel, depths: Mapping[str, int]) -> Kernel:
     for b in kernel.buffers:
         rows, cols = (_extent(kernel, d) for d in b.dims)
         depth = depths.get(b.operand, 2)
-        if instances.get(b.name, 1) <= 1 or b.producer is b.consumer:
-            depth = 1
+        if instances.get(b.name, 1) <= 1 or b.producer is b.consumer or is_panel(b):
+            depth = 1  # a k panel (``hoist``'s ``panel``) is refilled once per tile of its other axis: one slot
         slot = target.align(b.space, rows * cols * b.dtype.itemsize)
         sized.append(replace(b, depth=depth, rows=rows, cols=cols, slot_bytes=slot))
     temps, temp_bytes, temp_parts = _temporaries(kernel)
@@ -90,6 +90,17 @@ def capacity_error(
         for n, c, b in sorted(parts, key=lambda p: -p[1] * p[2])
     ] + ([extra] if extra else [])
     return BufferCapacityError(buffer=space.label, need=need, have=have, knob=knob, what=what, parts=" + ".join(text))
+
+
+def is_panel(b: Buffer) -> bool:
+    """Whether ``b`` holds a matmul operand's whole k panel in L1 (its k tiles live at once)."""
+    return b.space is Space.L1 and b.live > 1
+
+
+def has_panel(kernel: Kernel) -> bool:
+    """Whether ``hoist`` kept an operand's k panel in L1 (``panel``; it does not where the k loop runs
+    outside the loop that changes the panel)."""
+    return any(is_panel(b) for b in kernel.buffers)
 
 
 def _extent(kernel: Kernel, dim: str | None) -> int:
@@ -217,6 +228,10 @@ def _capacity_error(
     lower = " or ".join(knobs) if knobs else "the tile sizes"
     if deep:
         lower += ", or --buffers " + ",".join(f"{o}=1" for o in deep)
+    for b in here:
+        if is_panel(b):  # matmul's L1 block: the operand's whole k panel, b.live k tiles
+            what += f", panel={b.operand} ({b.name}: {b.live} k tiles)"
+            lower += f", or drop the panel (--panel none): {b.name} holds all {b.live} k tiles of {b.operand}"
     return capacity_error(space, [(b.name, b.slots, b.slot_bytes) for b in here], need, have, lower, what, temps)
 
 

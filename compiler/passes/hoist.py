@@ -89,14 +89,15 @@ def _build(levels: list[_Level]) -> tuple[Stmt, ...]:
     return inner
 
 
-def hoist(kernel: Kernel) -> Kernel:
-    """Stage operands in buffers; loads at the outermost level where their tile changes."""
+def hoist(kernel: Kernel, panel: str | None = None) -> Kernel:
+    """Stage operands in buffers; loads at the outermost level where their tile changes. ``panel`` (matmul:
+    ``"a"`` or ``"b"``) keeps that operand's whole k panel in L1 where its other tile index changes."""
     if kernel.stage != "order":
         raise ValueError(f"hoist expects an ordered kernel, got stage {kernel.stage!r}")
     levels, _ = _levels(kernel.body)
     op = kernel.op
     if isinstance(op, MatMul):
-        buffers, programs = _hoist_matmul(kernel, op, levels)
+        buffers, programs = _hoist_matmul(kernel, op, levels, panel)
     else:
         buffers, programs = _hoist_vector(kernel, op, levels)
     return kernel.with_(body=_build(levels), buffers=tuple(buffers), programs=programs, stage="hoist")
@@ -105,7 +106,7 @@ def hoist(kernel: Kernel) -> Kernel:
 # ----------------------------------------------------------------------------------- matmul
 
 
-def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[list[Buffer], dict]:
+def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level], panel: str | None) -> tuple[list[Buffer], dict]:
     dt = op.dtype
     bufs: list[Buffer] = []
     programs: dict = {}
@@ -118,12 +119,23 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level]) -> tuple[lis
     # a and b: GM → L1 (MTE2) at the level of their tile, L1 → L0 (MTE1) at the L0 step. Every load
     # of a level comes before its moves, so buffers loaded together are consumed together.
     moves: list[tuple[int, Move]] = []
+    k_at = next((i for i, lv in enumerate(levels) if isinstance(lv.node, Loop) and lv.node.axis == "k"), None)
     for name, dims, l0, l1 in (("a", ("m", "k"), Space.L0A, "A"), ("b", ("k", "n"), Space.L0B, "B")):
-        p1 = _pos(levels, set(dims))
         # b of a trans_b matmul sits in L1 as [n, k]; MTE1 transposes it into L0B.
         stored = op.tensor(name).dims
-        buf(f"{l1}1", Space.L1, dt, stored, Pipe.MTE2, Pipe.MTE1, name, _knobs(stored), p1)
-        levels[p1].pre.append(Load(f"{l1}1", name))
+        if panel == name and k_at is not None and _pos(levels, set(dims) - {"k"}) < k_at:
+            k_loop = levels[k_at].node
+            # The L1 block is the operand's whole k panel: its k tiles all stay live in L1, loaded where its
+            # other tile index changes, and every loop between there and the k loop reuses them.
+            p1 = _pos(levels, set(dims) - {"k"})
+            kw = {"live": k_loop.count, "live_vars": (k_loop.var,)}
+            buf(f"{l1}1", Space.L1, dt, stored, Pipe.MTE2, Pipe.MTE1, name, (*_knobs(stored), "panel"), p1, **kw)
+            # (kind "panel": it loads the panel's tiles ahead of the tile steps that use them; not a tile loop)
+            levels[p1].pre.append(Loop(k_loop.var, "k", k_loop.count, (Load(f"{l1}1", name),), kind="panel"))
+        else:
+            p1 = _pos(levels, set(dims))
+            buf(f"{l1}1", Space.L1, dt, stored, Pipe.MTE2, Pipe.MTE1, name, _knobs(stored), p1)
+            levels[p1].pre.append(Load(f"{l1}1", name))
         d0 = tuple("k0" if d == "k" else d for d in dims)
         p0 = _pos(levels, {*dims, "k0"})
         buf(f"{l1}0", l0, dt, d0, Pipe.MTE1, Pipe.CUBE, name, _knobs(d0), p0)

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from compiler.errors import ScheduleError
 from compiler.ir import Kernel, Load, Move, map_body
-from compiler.passes.buffer import alloc_counts
+from compiler.passes.buffer import alloc_counts, is_panel
 from isa import Pipe
 
 #: Pipes whose moves bring operands towards a compute unit (and may run ahead of it).
@@ -40,8 +40,13 @@ def pipeline(kernel: Kernel, prefetch: int | Mapping[str, int]) -> Kernel:
     counts = alloc_counts(kernel)
     table = prefetch if isinstance(prefetch, Mapping) else None
 
+    #: a matmul's k panel held in L1 (``hoist``'s ``panel``): prefetched as far as its own slots allow, so
+    #: that a single-buffered panel does not stop the streamed operand's tiles from being prefetched
+    panels = {b.name: b.depth - 1 for b in kernel.buffers if is_panel(b)}
+
     def ahead(buf: str) -> int:
-        return table.get(buf, 0) if table is not None else prefetch
+        p = table.get(buf, 0) if table is not None else prefetch
+        return min(p, panels[buf]) if buf in panels else p
 
     for b in kernel.buffers:
         if b.producer in LOADING and counts.get(b.name, 1) > 1 and ahead(b.name) > b.depth - 1:

@@ -10,6 +10,7 @@ tile.<axis>    powers of two from the smallest useful tile (one Cube fractal, 16
                matmul's L0 step ``k0``); axes a row operation keeps whole are not knobs
 order          every nesting of the tile loops
 parallel       which non-reduced axes are spread over the cores (only with ``cores > 1``)
+panel          matmul's L1 block: none, or the operand (a or b) whose whole k panel stays in L1
 group.m        not searched: a grouped walk over the cores changes only what the chip-level L2
                keeps, which the analytical model does not see; a pinned ``group_m`` is kept
 buffers.<op>   1, 2 or 3 slots for each operand (``compiler.schedule.operands``)
@@ -40,7 +41,7 @@ from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ir import Kernel
 from compiler.ops import Op
 from compiler.passes import buffer, hoist, order, pipeline, spec, sync, tile
-from compiler.passes.buffer import alloc_counts
+from compiler.passes.buffer import alloc_counts, has_panel
 from compiler.passes.pipeline import LOADING
 from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
 from compiler.target import Target
@@ -82,6 +83,8 @@ class LoopNestFamily(Family):
             free = [a for a in axes if a not in op.reduce_axes]
             subsets = (c for n in range(1, len(free) + 1) for c in itertools.combinations(free, n))
             out.append(Knob("parallel", tuple(subsets)))
+        if op.unit == "cube" and fixed.panel is None:
+            out.append(Knob("panel", PANEL_CHOICES))
         for name in operands(op):
             if name not in fixed.buffers:
                 out.append(Knob(f"buffers.{name}", DEPTHS))
@@ -95,6 +98,8 @@ class LoopNestFamily(Family):
         out["order"] = schedule.order or tuple(self.inner.axes())
         out["parallel"] = schedule.parallel
         out["prefetch"] = schedule.prefetch or 0
+        if self.inner.unit == "cube":
+            out["panel"] = schedule.panel or "none"
         return out
 
     def _schedule(self, values: Mapping[str, object]) -> Schedule:
@@ -110,6 +115,7 @@ class LoopNestFamily(Family):
             cores=f.cores,
             parallel=tuple(values.get("parallel") or f.parallel),
             group_m=f.group_m,
+            panel=values.get("panel") or f.panel,
         )
 
     # -- canonical forms ----------------------------------------------------------------------------
@@ -120,12 +126,14 @@ class LoopNestFamily(Family):
         tiles, multi = _tiles(op, tiled)
         par = tuple(a for a in schedule.parallel if a in multi) if schedule.cores > 1 else ()
         order_ = _order(op, schedule.order or tuple(op.axes()), multi, par)
-        hoisted = hoist(order(tiled, order_, par, schedule.cores, schedule.group_m))
+        panel = _panel(tiled, schedule.panel)
+        hoisted = hoist(order(tiled, order_, par, schedule.cores, schedule.group_m), panel)
+        panel = panel if has_panel(hoisted) else None
         deep, loading = _relevant(hoisted)
         depths = {n: _depth(schedule.buffers.get(n, 2), deep.get(n, 1)) for n in operands(op)}
         prefetch = (schedule.prefetch or 0) if loading else 0
         out = Schedule(tile=tiles, order=order_, buffers=depths, prefetch=prefetch, cores=schedule.cores, parallel=par,
-                       group_m=schedule.group_m)  # fmt: skip
+                       group_m=schedule.group_m, panel=panel)  # fmt: skip
         sync(pipeline(buffer(hoisted, depths), prefetch))
         self.op.check_schedule(out, target)
         return out
@@ -151,23 +159,26 @@ class LoopNestFamily(Family):
             seen_tiles.add(tkey)
             orders = [fixed.order] if fixed.order else list(itertools.permutations(multi))
             pars = [fixed.parallel] if fixed.parallel or fixed.cores == 1 else knobs["parallel"]
+            panels = {_panel(tiled, p) for p in knobs.get("panel", (fixed.panel,))}
             seen: set[tuple] = set()
-            for loop_order, par in itertools.product(orders, pars):
+            for loop_order, par, panel in itertools.product(orders, pars, sorted(panels, key=str)):
                 par = tuple(a for a in par if a in multi) if fixed.cores > 1 else ()
                 order_ = _order(op, loop_order, multi, par)
-                if (order_, par) not in seen:
-                    seen.add((order_, par))
-                    yield from self._depths(pruned, max_instructions, tiled, tiles, order_, par)
+                if (order_, par, panel) not in seen:
+                    seen.add((order_, par, panel))
+                    yield from self._depths(pruned, max_instructions, tiled, tiles, order_, par, panel)
 
     def _depths(self, pruned: Counter, max_instructions: int, tiled: Kernel, tiles: dict[str, int],
-                order_: tuple[str, ...], par: tuple[str, ...]):  # fmt: skip
-        """The candidates of one tiling and loop order: every distinct depth and prefetch that fits."""
+                order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None):  # fmt: skip
+        """The candidates of one tiling, loop order and L1 block: every distinct depth and prefetch that fits."""
         op, fixed = self.inner, self.fixed
         try:
-            hoisted = hoist(order(tiled, order_, par, fixed.cores, fixed.group_m))
+            hoisted = hoist(order(tiled, order_, par, fixed.cores, fixed.group_m), panel)
         except ScheduleError as e:
             pruned[reason(e)] += 1
             return
+        if panel is not None and not has_panel(hoisted):
+            return  # the k loop runs outside the panel's level: the same kernel as without a panel
         deep, loading = _relevant(hoisted)
         names = operands(op)
         pools = []
@@ -182,7 +193,8 @@ class LoopNestFamily(Family):
         except BufferCapacityError as e:
             pruned[reason(e)] += len(combos) * len(prefetches)
             return
-        base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par, "group_m": fixed.group_m}
+        base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par, "group_m": fixed.group_m,
+                "panel": panel}  # fmt: skip
         work = None
         for combo in combos:
             depths = dict(zip(names, combo))
@@ -229,6 +241,7 @@ def schedule_from_json(op: Op, d: dict) -> Schedule:
         parallel=tuple(d["parallel"]),
         manual_sync=d.get("manual_sync", False),
         group_m=d.get("group_m"),
+        panel=d.get("panel"),
     )
 
 
@@ -270,6 +283,17 @@ def _order(op: Op, given: tuple[str, ...], multi: tuple[str, ...], par: tuple[st
     multi-tile axes in the given order, then the rest in the operator's axis order."""
     serial = tuple(a for a in given if a in multi and a not in par)
     return par + serial + tuple(a for a in op.axes() if a not in par and a not in serial)
+
+
+#: The L1 block of a matmul (``Schedule.panel``): none, or the operand whose whole k panel stays in L1.
+PANEL_CHOICES = ("none", "a", "b")
+
+
+def _panel(tiled: Kernel, panel: str | None) -> str | None:
+    """The canonical L1 block: None when there is none, or when k has one tile (the tile is the panel)."""
+    if panel in (None, "none") or tiled.op.unit != "cube" or tiled.axis("k").count < 2:
+        return None
+    return panel
 
 
 def _relevant(hoisted: Kernel) -> tuple[dict[str, int], tuple[str, ...]]:

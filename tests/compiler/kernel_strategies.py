@@ -5,9 +5,9 @@ valid schedules, on the ``edu`` chip.
 ``tests/strategies.py`` — the shared ISA strategies, whose ``EDU`` chip this reuses — already has it.)
 
 Every draw is a ``Case``: an operator and a schedule that set *every* knob (tile sizes, order, buffer
-depth per operand, prefetch, cores, parallel axes, and for matmul the grouped walk over the cores).
-Sizes stay small so a functional run takes milliseconds; the draws are built to fit edu's buffers
-(the accumulators that outlive the k loop under orders like ``m,k,n`` get one buffer and small tiles).
+depth per operand, prefetch, cores, parallel axes). Sizes stay small so a functional run takes
+milliseconds; the draws are built to fit edu's buffers (the accumulators that outlive the k loop
+under orders like ``m,k,n`` get one buffer and small tiles).
 """
 
 from __future__ import annotations
@@ -77,8 +77,6 @@ def matmul_cases(draw, max_dim: int = 80) -> Case:
     live = any(a in ("m", "n") for a in inner[inner.index("k") + 1 :]) if "k" in inner else False
     buffers, prefetch = _depths(draw, op, {"c": 1} if live else None)
     cores, parallel = _spread(draw, {"m": counts["m"], "n": counts["n"]})
-    # A grouped walk over the cores (group_m) needs a grid of tiles: two parallel axes, several cores.
-    group = draw(st.sampled_from((None, 1, 2, 3))) if cores > 1 and len(parallel) == 2 else None
     return Case(
         op,
         Schedule(
@@ -88,7 +86,6 @@ def matmul_cases(draw, max_dim: int = 80) -> Case:
             prefetch=prefetch,
             cores=cores,
             parallel=parallel,
-            group_m=group,
         ),
     )
 

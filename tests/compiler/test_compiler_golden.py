@@ -1,6 +1,7 @@
 """Golden files for every pass's printed loop nest (STYLE.md item 6), for a few kernels that between
 them use every construct: tails, an L0 step loop, live accumulators (order m,k,n), bias and ReLU,
-a hoisted broadcast operand, a tile program with temporaries, two cores.
+a hoisted broadcast operand, a tile program with temporaries, two cores, an L1 k panel, a grouped walk
+over three cores.
 
 The files live in ``tests/golden/compiler/<kernel>/<pass>.txt``. After an intended change to the
 printer or a pass, refresh them and review the diff::
@@ -36,6 +37,18 @@ KERNELS = {
         Schedule(tile={"r": 16, "c": 128}, order=("c", "r"), buffers={"x": 2, "y": 2, "z": 2}, prefetch=1),
     ),
     "rmsnorm_2cores": (RMSNorm(20, 300), Schedule(tile={"r": 8}, cores=2, parallel=("r",))),
+    # the L1 block: a's whole k panel (3 k tiles, the last a tail) stays in L1 across the n loop
+    "matmul_panel_tails": (
+        MatMul(100, 70, 90),
+        Schedule(tile={"m": 32, "n": 32, "k": 32, "k0": 16}, buffers={"a": 2, "b": 2, "c": 2}, panel="a"),
+    ),
+    # the output tiles walked in groups of 2 row blocks and dealt to 3 cores in turn
+    "matmul_grouped_3cores": (
+        MatMul(96, 96, 32),
+        Schedule(
+            tile={"m": 32, "n": 32, "k": 32}, buffers={"a": 2, "b": 2, "c": 2}, cores=3, parallel=("m", "n"), group_m=2
+        ),
+    ),
     "softmax_single_buffer": (Softmax(9, 100), Schedule(tile={"r": 4}, buffers={"x": 1, "y": 1}, prefetch=0)),
 }
 PASSES = ("spec", "tile", "order", "hoist", "buffer", "pipeline", "sync")

@@ -31,9 +31,7 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--order", metavar="AX,...", help="tile loop order, outermost first, e.g. m,n,k or n,k,m")
     g.add_argument("--buffers", metavar="N|OPND=N,...", help="buffer depth 1-3 for every operand, or per operand")
     g.add_argument("--prefetch", type=int, metavar="P", help="tiles loaded ahead of their use (< buffer depth)")
-    g.add_argument(
-        "--cores", type=int, metavar="N", help="AI cores to use (default: all the chip's; more extends it)"
-    )
+    g.add_argument("--cores", type=int, metavar="N", help="AI cores to use (default: all the chip's; more extends it)")
     g.add_argument("--parallel", metavar="AX,...", help="axes whose tiles are spread over the cores (default m / r)")
     g.add_argument(
         "--group",
@@ -41,6 +39,11 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
         metavar="M",
         dest="group_m",
         help="walk the tiles over the cores in groups of M row blocks (Triton's GROUP_SIZE_M): cores share L2",
+    )
+    g.add_argument(
+        "--panel",
+        choices=("a", "b", "none"),
+        help="matmul's L1 block: keep a's (or b's) whole k panel in L1, reused by every tile of the other",
     )
     g.add_argument("--manual-sync", action="store_true", help="insert no flags (races!): for labs and --sanitize")
     p.add_argument("--chip", default="edu", metavar="NAME", help="chip preset or TOML file (default: edu)")
@@ -89,5 +92,6 @@ def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
         parallel=parse_list(args.parallel) if args.parallel else (),
         manual_sync=args.manual_sync,
         group_m=args.group_m,
+        panel=args.panel,
     )
     return op, schedule
