@@ -125,6 +125,8 @@ class Crossover:
             "measured_projections": self.measured_projections,
             "measured_layer": self.measured_layer,
             "one_roofline": self.one_roofline if self.one_roofline != float("inf") else None,
+            "apart_layer": self.layer_ratio,
+            "apart_projections": self.ratio,
         }
 
 
