@@ -20,9 +20,11 @@
 #   **flash**, to the byte against the simulator — and what grows as `S²` and what as `S`;
 # - how the Cube (which produces score tiles) and the Vector unit (which consumes them) overlap, and what a
 #   second buffer (`depth 2`) buys, seen in the timeline;
-# - how a **causal mask** lets flash skip whole tiles, and what **separate Cube and Vector cores** cost.
+# - how a **causal mask** lets flash skip whole tiles, and what **separate Cube and Vector cores** cost;
+# - to write the kernel yourself in the tile language (Triton's idiom) and compare it with the built-in one.
 #
-# Time: about 75 minutes. Labs 0–3 first (Lab 2 counts GM bytes, Lab 3 explains buffers and overlap).
+# Time: about 100 minutes. Labs 0–3 first (Lab 2 counts GM bytes, Lab 3 explains buffers and overlap); lab 9
+# before the last part (the tile language).
 # `docs/attention.md` describes both schedules in detail.
 
 # %%
@@ -507,6 +509,103 @@ r.timeline(window=(lo, lo + 3000), title=f"flash S=256 on edu-separated: cycles 
 answer_6_6 = "b"
 ### END SOLUTION
 check("6.6", answer_6_6)
+
+# %% [markdown]
+# ## 7. Write it yourself, in the tile language
+#
+# Sections 2–6 ran the built-in kernel. Now write the same algorithm the way Triton's fused-attention
+# tutorial does, in the tile language (`docs/language.md`; lab 9 first): one program per block of `BLOCK_M`
+# queries, a loop over blocks of `BLOCK_N` keys, your update of 6.1 in between. The compiler places it:
+# `q·kᵀ` on the Cube, FIXPIPE into UB, the softmax on the Vector unit, `p` back to L1 (MTE3) for `p·v` on
+# the Cube, and `m_i`, `l_i`, `acc` in UB across the loop — Cube → Vector → Cube in one kernel.
+#
+# ### Exercise 6.10 — the kernel
+#
+# One head: `Q`, `K`, `V`, `Out` are `[N_CTX, HEAD_DIM]` f16, row-major (row stride `HEAD_DIM`); program
+# `tl.program_id(0)` computes `BLOCK_M` rows of `Out`. Load `k` as the tile `[HEAD_DIM, BLOCK_N]` of `Kᵀ`
+# (`K + offs_n[None, :] * HEAD_DIM + offs_d[:, None]`) so that `tl.dot(q, k)` is `q·kᵀ`, and `p.to(tl.float16)`
+# before `tl.dot(p, v, acc)`. `N_CTX` need not be a multiple of the blocks: mask the tails. The check runs
+# one key block, then several, then a tail — compiled (sanitized) and interpreted — against numpy.
+
+
+# %%
+import dsasim  # noqa: E402
+import dsasim.language as tl  # noqa: E402
+
+
+@dsasim.jit
+def flash_kernel(Q, K, V, Out, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr):  # fmt: skip
+    ### BEGIN SOLUTION
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+    k_ptrs = K + offs_n[None, :] * HEAD_DIM + offs_d[:, None]
+    v_ptrs = V + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = tl.load(k_ptrs, mask=(start_n + offs_n[None, :]) < N_CTX, other=0.0)
+        qk = tl.where((start_n + offs_n[None, :]) < N_CTX, tl.dot(q, k) * sm_scale, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp(qk - m_ij[:, None])
+        alpha = tl.exp(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptrs, mask=(start_n + offs_n[:, None]) < N_CTX, other=0.0)
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+        k_ptrs += BLOCK_N * HEAD_DIM
+        v_ptrs += BLOCK_N * HEAD_DIM
+    out = acc / l_i[:, None]
+    tl.store(Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(tl.float16), mask=offs_m[:, None] < N_CTX)
+    ### END SOLUTION
+
+
+check("6.10", flash_kernel)
+
+# %% [markdown]
+# Now measure it against the built-in kernel with the same tiles (`tile_q = block_q = BLOCK_M`,
+# `tile_kv = BLOCK_N`), whose scores are f32 too with `precision="high"`: cycles, GM bytes, and a few steps
+# of each timeline (the Cube's `q·kᵀ` of the next step runs while the Vector unit works on this one).
+
+# %%
+S7, D7, BM7, BN7 = 512, 64, 64, 128
+q7, k7, v7 = (np.random.default_rng(7).standard_normal((S7, D7)).astype(np.float16) for _ in range(3))
+out7 = np.empty_like(q7)
+mine = flash_kernel[(dsasim.cdiv(S7, BM7),)](q7, k7, v7, out7, 1 / math.sqrt(D7), S7, HEAD_DIM=D7, BLOCK_M=BM7,
+                                            BLOCK_N=BN7, cores=1, timing_only=True)  # fmt: skip
+builtin = compile_and_run(Attention(1, 1, S7, D7, precision="high"), AttentionSchedule("flash", tile_q=BM7,
+                          tile_kv=BN7, block_q=BM7, cores=1), "edu", timing_only=True)  # fmt: skip
+for name, r in (("tile language", mine), ("built-in", builtin)):
+    busy = {p.label: r.stats.cores[0][p].busy for p in (Pipe.CUBE, Pipe.V, Pipe.MTE2)}
+    print(f"{name:>13}: {r.cycles:,} cycles, {r.stats.gm_bytes:,} GM bytes, busy {busy}")
+print(mine.by_line())
+for r in (mine, builtin):
+    lo = r.cycles // 3
+    r.timeline(window=(lo, lo + 5000))
+
+# %% [markdown]
+# ### Question 6.11 — same algorithm, same tiles, more cycles
+#
+# Your kernel moves the same GM bytes as the built-in one, yet takes more cycles. Why? Answer `"a"`, `"b"`,
+# `"c"` or `"d"`:
+#
+# - a. it reads K and V more often than the built-in kernel;
+# - b. the Vector unit is the bottleneck of both, and yours gives it more work per score: `m_ij[:, None]` and
+#   `alpha[:, None]` are columns spread along each row first (`v.rowbcast`), the row max and sum are row
+#   reductions — the built-in kernel computes `Sᵀ` so that a query's statistics are rows, read with stride 0,
+#   and sums `p` on the Cube;
+# - c. the tile language runs the Cube at a lower clock;
+# - d. a kernel written in the tile language cannot overlap the Cube and the Vector unit.
+
+# %%
+### BEGIN SOLUTION
+answer_6_11 = "b"
+### END SOLUTION
+check("6.11", answer_6_11)
 
 # %% [markdown]
 # ## Questions

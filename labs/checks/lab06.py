@@ -323,3 +323,8 @@ def _separated(g: Grader, answer: Any) -> None:
         "96c16d72844cd29a964d",
         hint="compare the GM traffic terms of the two runs and the busiest pipe of each core",
     )
+
+
+# ------------------------------------------------------------------------- 6.10–6.11 the tile language
+
+from labs.checks import lab06_kernel  # noqa: E402, F401  (registers 6.10 and 6.11)
