@@ -143,3 +143,10 @@ def test_cli_kv_chunks(capsys):
     assert "kv_chunks=0" in err and "Traceback" not in err
     assert cli([*args, "--phase", "prefill", "--kv-chunks", "2"]) == 2
     assert "--kv-chunks splits decode attention" in capsys.readouterr().err
+
+
+def test_timing_only_gives_the_functional_cycles():
+    shape = {**SMALL, "kv_heads": 2}
+    runs = [run_layer("decode", 2, context=90, chip="edu", kv_chunks=3, timing_only=t, **shape) for t in (False, True)]
+    assert runs[0].passed
+    assert [k.cycles for k in runs[0].graph_run.kernels] == [k.cycles for k in runs[1].graph_run.kernels]
