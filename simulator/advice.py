@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from isa import DsasimError, Pipe, Space, WaitFlag
 from isa.timing import route_name
-from simulator.config import ROUTES
+from simulator.config import ROUTES, SCALAR_CLASSES, Chip
 from simulator.stats import PipeStats, Stats
 from simulator.work import PipeWork
 
@@ -240,6 +240,9 @@ def diagnose(run: Run, knobs: Mapping[object, str] | None = None) -> Diagnosis:
         return Diagnosis("idle", core, None, 0.0, None, (), None, "", None, "nothing ran on the pipes")
     work = st.work[core] if st.work else {}
     busiest = max(ran, key=lambda p: (active(ran[p]), -PIPE_ORDER.index(p)))
+    s = pipes[Pipe.S]
+    if s.busy / total >= SATURATED and s.busy > active(ran[busiest]):  # issuing takes longer than any pipe
+        return _issue_bound(run, core, where, busiest, ran[busiest].stalls.get("issue", 0) / total, kn)
     if active(ran[busiest]) / total >= SATURATED:
         return _saturated(run, core, where, busiest, work.get(busiest, PipeWork()), kn)
 
@@ -527,12 +530,27 @@ def _issue_bound(run: Run, core: int, where: str, subject: Pipe, frac: float, kn
         advice = f"the scalar unit waited {_pct(top[1] / total)} of the time in wait_flag; move that wait later"
     elif s.busy / total >= 0.5:
         advice = (
-            f"the scalar unit is busy {_pct(s.busy / total)} of the time (issue and scalar work); move scalar work "
-            "out of the loop and issue fewer, larger instructions"
+            f"the scalar unit is busy {_pct(s.busy / total)} of the time (issue and scalar work"
+            + ("" if len(set(issue_costs(run.chip).values())) == 1 else f"; {issue_text(run.chip)}")
+            + "); move scalar work out of the loop and issue fewer, larger instructions"
         )
     else:
         advice = (
-            f"the scalar unit issues every instruction ({run.chip.issue_cycles} cycle each) and these are too "
+            f"the scalar unit issues every instruction ({issue_text(run.chip)}) and these are too "
             "short to hide it; use fewer, larger instructions"
         )
     return Diagnosis("issue-bound", core, subject, frac, "issue", (), None, advice, knob, f"{lead}: {advice}")
+
+
+def issue_costs(chip: Chip) -> dict[str, int]:
+    """Cycles the scalar unit pays to issue an instruction, by class (``[core] scalar_cost``)."""
+    return {c: chip.issue_cost(c) for c in SCALAR_CLASSES}
+
+
+def issue_text(chip: Chip) -> str:
+    """What the scalar unit pays per instruction: ``1 cycle each``, or by class (``[core] scalar_cost``)."""
+    costs = issue_costs(chip)
+    if len(set(costs.values())) == 1:
+        return f"{costs['dma']} cycle each"
+    names = {"dma": "transfer", "vector": "vector instruction", "cube": "mmad", "sync": "flag", "scalar": "scalar"}
+    return ", ".join(f"{n} per {names[c]}" for c, n in costs.items())

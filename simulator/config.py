@@ -34,6 +34,11 @@ _BIG = 2**48
 #: buffer of every core in host memory, so an unbounded size would exhaust the machine, not model a chip.
 MAX_BUFFER_BYTES = 2**26
 
+#: The classes of instruction whose issue the scalar unit pays differently (``[core] scalar_cost``): ``dma``
+#: a data move (MTE1, MTE2, MTE3, FIXPIPE), ``vector`` and ``cube`` a compute instruction, ``sync`` a flag or
+#: barrier, ``scalar`` scalar bookkeeping (``scalar N`` pays N on top).
+SCALAR_CLASSES = ("dma", "vector", "cube", "sync", "scalar")
+
 
 @dataclass(frozen=True)
 class PathConfig:
@@ -162,6 +167,9 @@ class Chip:
     #: each core's scalar unit starts a seeded random 0..start_jitter cycles late ([core], optional, 0 = off),
     #: so identical streams on many cores do not run in lockstep
     start_jitter: int = 0
+    #: cycles the scalar unit spends issuing one instruction, by class (``SCALAR_CLASSES``; [core] scalar_cost,
+    #: optional): the scalar work a real kernel does per call. A class not given costs ``issue_cycles``
+    scalar_cost: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
@@ -204,6 +212,10 @@ class Chip:
     def vector_bytes_per_cycle(self) -> int:
         """Per core, at one repeat per cycle."""
         return self.vector.bytes_per_repeat
+
+    def issue_cost(self, cls: str) -> int:
+        """Cycles the scalar unit spends issuing one instruction of class ``cls`` (``SCALAR_CLASSES``)."""
+        return self.scalar_cost.get(cls, self.issue_cycles)
 
     def cycles_to_seconds(self, cycles: float) -> float:
         return cycles / (self.clock_ghz * 1e9)
@@ -329,6 +341,18 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     xlat = core.integer("cross_flag_latency", 0, 10**6) if "cross_flag_latency" in core.data else 0
     xids = core.integer("cross_flag_ids", 1, 64) if "cross_flag_ids" in core.data else 16
     jitter = core.integer("start_jitter", 0, 10**6) if "start_jitter" in core.data else 0  # optional
+    scalar_cost = {}
+    if "scalar_cost" in core.data:  # optional: issue cycles by class of instruction
+        t = core.table("scalar_cost")
+        for k in t.data:
+            if k not in SCALAR_CLASSES:
+                close = difflib.get_close_matches(k, SCALAR_CLASSES, n=1)
+                raise ConfigError(
+                    "is not a class of instruction",
+                    field=f"core.scalar_cost.{k}",
+                    hint=(f"did you mean {close[0]}? " if close else "") + f"classes: {', '.join(SCALAR_CLASSES)}",
+                )
+        scalar_cost = {c: t.integer(c, 0, 10**4) for c in SCALAR_CLASSES if c in t.data}
     core.done()
     vpc = 0
     if "topology" in data:
@@ -399,7 +423,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     r.done()
     return Chip(
         name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
-        xlat, xids, vpc, l2, jitter,
+        xlat, xids, vpc, l2, jitter, scalar_cost=scalar_cost,
     )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ are kept apart in ``Roofline.peaks``: they are what the roofline plot draws.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from isa import Instruction, Mmad, Pipe, Program, Space, Transfer
 from isa.timing import route_name
@@ -58,11 +58,18 @@ class InstructionWork:
     cube_flops: int = 0
     vector_ops: int = 0
     peak_cycles: float = 0.0  # FLOPs at the Cube's peak, or vector repeats at one per cycle per op cost 1
+    issue: int = 0  # cycles the scalar unit spends on it: its issue cost (``Chip.issue_cost``), + N for ``scalar N``
 
 
 def instruction_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWork:
     """Price ``ins`` (decoded as ``d``) once."""
-    kind, pipe, payload, cost = d
+    w = pipe_work(ins, d, chip)
+    return replace(w, issue=d.issue + (d.payload if d.kind is Kind.SCALAR else 0))
+
+
+def pipe_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWork:
+    """``ins``'s work on its own pipe (its ``issue`` left 0)."""
+    kind, pipe, payload, cost, _ = d
     if type(cost) is Transfer:
         path = chip.path(cost.src, cost.dst)
         key = route_name(cost.src, cost.dst)
@@ -81,7 +88,7 @@ def instruction_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWor
         return InstructionWork(pipe, cycles, 0.0, fixed, cycles - fixed, key, nbytes, read, write,
                                peak_cycles=nbytes / path.bandwidth)  # fmt: skip
     if kind is Kind.SCALAR:
-        return InstructionWork(pipe, chip.issue_cycles + payload, 0.0, 0.0, 0.0)
+        return InstructionWork(pipe, d.issue + payload, 0.0, 0.0, 0.0)
     if kind is not Kind.FIXED:  # flags, barriers, end: no work of their own
         return InstructionWork(pipe, 0, 0.0, 0.0, 0.0)
     if isinstance(ins, Mmad):
@@ -138,14 +145,12 @@ class PipeWork:
 def core_work(counts: dict[int, int], priced: list[InstructionWork], chip: Chip) -> dict[Pipe, PipeWork]:
     """Per pipe of one core that ran ``counts`` (instruction number → times run; ``priced`` by number)."""
     out: dict[Pipe, PipeWork] = {}
-    issue = chip.issue_cycles
     scalar = out.setdefault(Pipe.S, PipeWork())
     for number, n in counts.items():
         w = priced[number]
+        scalar.alone += n * w.issue
         if w.pipe is Pipe.S:
-            scalar.alone += n * w.alone
             continue
-        scalar.alone += n * issue
         p = out.get(w.pipe)
         if p is None:
             p = out[w.pipe] = PipeWork()

@@ -71,12 +71,12 @@ def _setter(core: Core, key: FlagKey, s_at: int | None) -> tuple[Pipe | None, in
     src, dst, ev = key
     if src is not Pipe.S:
         for idx, _ in core.pipes[src].queue:
-            kind, _, payload, _ = core.decoded[idx]
+            kind, _, payload, _, _ = core.decoded[idx]
             if kind is Kind.SET and payload == key:
                 return src, idx, f"waiting for {src.label} to reach {_ins(core, idx)}"
     if s_at is not None:
         for idx in range(s_at, len(core.stream)):
-            kind, _, payload, _ = core.decoded[idx]
+            kind, _, payload, _, _ = core.decoded[idx]
             if kind in (Kind.SET, Kind.SSET) and payload == key:
                 return Pipe.S, idx, f"waiting for the scalar unit to issue {_ins(core, idx)}"
     sets = sum(1 for i in core.stream if type(i) is SetFlag and (i.src, i.dst, i.event) == key)
@@ -96,12 +96,12 @@ def _cross_why(core: Core, index: int) -> str:
     peer = core.peers[other]
     name = f"{src.value} -> {dst.value}, {ev}, core={core.index}"
     for idx, _ in peer.pipes[src].queue:
-        kind, _, payload, _ = peer.decoded[idx]
+        kind, _, payload, _, _ = peer.decoded[idx]
         if kind is Kind.XSET and payload == (src, core.index, dst, ev):
             return f"waiting for core {other}'s {src.label} to reach {_ins(peer, idx)}"
     if peer.scalar.at is not None and not peer.scalar.done:
         for idx in range(peer.scalar.at, len(peer.stream)):
-            kind, _, payload, _ = peer.decoded[idx]
+            kind, _, payload, _, _ = peer.decoded[idx]
             if kind is Kind.XSET and payload == (src, core.index, dst, ev):
                 return f"waiting for core {other}'s scalar unit to issue {_ins(peer, idx)}"
     return f"but core {other} has no set_cross {name} left to run"
@@ -114,7 +114,7 @@ def _step(core: Core, agent: Pipe, s_at: int | None) -> Step:
             return Step(agent, w, None, None, _cross_why(core, w))
         key = core.decoded[w].payload.key
         return Step(agent, w, *_setter(core, key, s_at))
-    kind, pipe, payload, _ = core.decoded[s_at]
+    kind, pipe, payload, _, _ = core.decoded[s_at]
     if kind is Kind.BARRIER:
         for p in payload:
             unit = core.pipes[p]

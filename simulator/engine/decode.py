@@ -119,16 +119,45 @@ Payload = int | Dma | FlagKey | Wait | CrossSet | CrossWait | tuple[Pipe, ...] |
 class Decoded(NamedTuple):
     """One instruction as the engine sees it. ``cost`` is its timing rule's result (cycles or a
     ``Transfer``); ``payload`` depends on ``kind``: cycles (FIXED, SCALAR), ``Dma``, ``FlagKey`` (SET,
-    SSET), ``Wait`` (WAIT, SWAIT), ``CrossSet``, ``CrossWait``, the pipes of a BARRIER, or None."""
+    SSET), ``Wait`` (WAIT, SWAIT), ``CrossSet``, ``CrossWait``, the pipes of a BARRIER, or None. ``issue``:
+    the cycles the scalar unit spends issuing it (``Chip.issue_cost`` of its ``scalar_class``)."""
 
     kind: Kind
     pipe: Pipe
     payload: Payload
     cost: int | Transfer
+    issue: int = 0
+
+
+SYNC_KINDS = frozenset({Kind.SET, Kind.WAIT, Kind.XSET, Kind.XWAIT, Kind.SSET, Kind.SWAIT, Kind.BARRIER})
+
+
+def scalar_class(kind: Kind, pipe: Pipe) -> str:
+    """The class of an instruction for what the scalar unit pays to issue it (``simulator.config.SCALAR_CLASSES``):
+    a flag or barrier is ``sync``, scalar bookkeeping ``scalar``, the Cube's and the Vector unit's instructions
+    ``cube`` and ``vector``, and every data move (MTE1, MTE2, MTE3, FIXPIPE) ``dma``."""
+    if kind in SYNC_KINDS:
+        return "sync"
+    if kind is Kind.SCALAR or kind is Kind.END:
+        return "scalar"
+    if pipe is Pipe.CUBE:
+        return "cube"
+    if pipe is Pipe.V:
+        return "vector"
+    return "dma"
 
 
 def decode(ins: Instruction, chip: Chip) -> Decoded:
-    """The engine's view of ``ins`` on ``chip``."""
+    """The engine's view of ``ins`` on ``chip``, with what the scalar unit pays to issue it (``end``: nothing,
+    the scalar unit stops there)."""
+    kind, pipe, payload, cost, _ = d = engine_view(ins, chip)
+    if kind is Kind.END:
+        return d
+    return Decoded(kind, pipe, payload, cost, chip.issue_cost(scalar_class(kind, pipe)))
+
+
+def engine_view(ins: Instruction, chip: Chip) -> Decoded:
+    """How the engine runs ``ins`` on ``chip`` (its issue cost left 0: ``decode`` adds it)."""
     pipe = ins.pipe
     cls = type(ins)
     if cls is SetCross:

@@ -122,7 +122,7 @@ class PipeUnit:
                 pending_idle += env.now - t0
             index, ready = q[0]
             now = env.now
-            kind, _, payload, _ = decoded[index]
+            kind, _, payload, _, _ = decoded[index]
             if kind is FIXED and fast:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)

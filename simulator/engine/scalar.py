@@ -50,13 +50,13 @@ class ScalarUnit:
     def run(self) -> Generator[simpy.Event, object, None]:
         machine = self.machine
         env, st = machine.env, self.stats
-        issue, depth = machine.chip.issue_cycles, machine.chip.queue_depth
+        depth = machine.chip.queue_depth
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
         queued = QUEUED
         t = self.start_at
         st.stall("jitter", t)
-        for index, (kind, pipe, payload, _) in enumerate(self.decoded):
+        for index, (kind, pipe, payload, _, issue) in enumerate(self.decoded):
             if kind in queued:
                 unit = pipes[pipe]
                 if len(unit.queue) >= depth:
