@@ -35,7 +35,7 @@ from compiler.plan import TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
-from isa import DsasimError, DType, Pipe, Program
+from isa import DsasimError, DType, Pipe, Program, Space
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -196,6 +196,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
         stage="hoist",
     )
     kernel = kernel.with_(traced=Traced(nest, place, built, arrays))
+    separated_check(nest, place, built, target)
     k_buf = fit(kernel, place)
     k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
     k_sync = sync(k_pipe)
@@ -207,6 +208,25 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     program = Program(program.tensors, program.cores, program.chip, comments)
     passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))
     return Compiled(op, schedule, target, program, passes, traffic(nest, used))
+
+
+def separated_check(nest: Nest, place: Placement, built: BodyBuilder, target: Target) -> None:
+    """A chip whose Cube and Vector units are separate cores (``*-separated``: AIC and AIV) runs a kernel that
+    uses one of them; a kernel that uses both (a ``dot`` and vector code) is refused at its first ``dot``."""
+    if not int(getattr(target.params, "vector_per_cube", 0) or 0):
+        return
+    cube = [s for s in nest.statics if s.rec.kind == "dot"]
+    vector = built.segments or any(b.space is Space.UB for b in place.buffers)
+    if cube and vector:
+        raise LanguageError(
+            f"on chip {target.name} the Cube and the Vector unit are separate cores (AIC and AIV, sharing only GM): "
+            "this kernel uses both (tl.dot here, vector code elsewhere), which the tile language runs on a chip "
+            "whose cores have both",
+            site=cube[0].rec.site,
+            hint=f"launch it with chip={target.name.removesuffix('-separated')!r}; on {target.name}, write the Cube "
+            "part and the Vector part as two kernels (a matmul, then its epilogue), or run the built-in attention "
+            f"(dsasim run attention --chip {target.name}), which splits its work over AIC and AIV",
+        )
 
 
 def fit(kernel: Kernel, place: Placement) -> Kernel:

@@ -154,3 +154,11 @@ def test_a_load_nobody_reads_moves_nothing():
     run = dead_load[(2,)](x, x.copy(), out, 40, BLOCK=32, sanitize=True)
     assert run.sanitizer.clean and np.array_equal(out, 2 * x)
     assert run.stats.gm_read == 40 * 4 and run.compiled.traffic.total == 2 * 40 * 4
+
+
+def test_a_separated_chip_refuses_a_kernel_that_needs_cube_and_vector_in_one_core():
+    q, k, v = qkv(1, 64, 32)
+    with pytest.raises(dsasim.DsasimError) as err:
+        fa.attention(q, k, v, BLOCK_M=32, BLOCK_N=32, chip="edu-separated")
+    text = str(err.value)
+    assert "flash_attention.py:" in text and "edu-separated" in text and "chip='edu'" in err.value.hint
