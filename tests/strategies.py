@@ -48,6 +48,7 @@ from isa import (
     VCompare,
     VCompareScalar,
     VDup,
+    VIota,
     VReduce,
     VScalar,
     VSelect,
@@ -216,7 +217,7 @@ _UB_R, _UB_W = (Space.UB, False), (Space.UB, True)
 def vector_ops(draw, chip: Chip = EDU) -> Instruction:
     """A vector instruction of any family and op, with a dtype that op accepts and row strides."""
     families = (VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast, VTriangle, VTranspose)
-    family = draw(st.sampled_from((*families, VCompare, VCompareScalar, VSelect, VSelectScalar)))
+    family = draw(st.sampled_from((*families, VCompare, VCompareScalar, VSelect, VSelectScalar, VIota)))
     shape = draw(shapes())
     cols = cols_of(shape)
     ub = Addr(Space.UB, 0)
@@ -282,6 +283,10 @@ def vector_ops(draw, chip: Chip = EDU) -> Instruction:
         else:
             ins = VSelectScalar(ub, ub, ub, draw(scalars()), dtype, shape, *strides)
             fields = {"dst": _UB_W, "mask": _UB_R, "src": _UB_R}
+    elif family is VIota:
+        dtype = draw(dtypes(VIota.dtypes_for("iota")))
+        ins = VIota(ub, draw(scalars()), draw(scalars()), dtype, shape, draw(scalars()), draw(row_strides(cols)))
+        fields = {"dst": _UB_W}
     elif family is VTranspose:
         dtype = draw(dtypes(VTranspose.dtypes_for("transpose")))
         strides = (draw(row_strides(rows_of(shape))), draw(row_strides(cols, allow_zero=True)))

@@ -39,6 +39,7 @@ from isa import (
     VCompare,
     VCompareScalar,
     VDup,
+    VIota,
     VReduce,
     VScalar,
     VSelect,
@@ -273,6 +274,7 @@ def vector_formula(ins: Instruction, chip) -> int:
         VCompareScalar: lambda i: (i.dst_stride, i.src_stride),
         VSelect: lambda i: (i.dst_stride, i.mask_stride, i.src0_stride, i.src1_stride),
         VSelectScalar: lambda i: (i.dst_stride, i.mask_stride, i.src_stride),
+        VIota: lambda i: (i.dst_stride,),
         # a transpose writes cols × rows: its destination is dense when its stride is the source's row count
         VTranspose: lambda i: (None if i.dst_stride in (None, rows) else -1, i.src_stride),
     }[type(ins)](ins)

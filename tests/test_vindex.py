@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import EDU
 
-from isa import Addr, DType, Fixpipe, Space, ValidationError, VTranspose, VTriangle, parse, validate
+from isa import Addr, DType, Fixpipe, Space, ValidationError, VIota, VTranspose, VTriangle, parse, validate
 from isa.errors import AsmSyntaxError
 from simulator import load_chip, simulate
 
@@ -152,3 +152,33 @@ def test_fixpipe_scale_multiplies_before_relu_and_the_cast():
     assert ins.text().endswith("scale=-0.125") and parse(parse(program).text()) == parse(program)
     # the scale costs nothing: the transfer is the same as without it
     assert ins.cost(EDU) == Fixpipe(ins.dst, ins.src, F32, (16, 16), to=F16, relu=True).cost(EDU)
+
+
+@given(
+    rows=st.integers(1, 12),
+    cols=st.integers(1, 70),
+    start=st.integers(-50, 50),
+    step=st.sampled_from((1.0, -1.0, 0.5, 2.0, 0.0)),
+    row_step=st.sampled_from((0.0, 1.0, -1.0, 64.0)),
+    dtype=st.sampled_from((F16, F32, DType.I32)),
+)
+def test_iota_is_the_progression_of_the_position(rows, cols, start, step, row_step, dtype):
+    view = f"{dtype}[{rows},{cols}]" if rows > 1 else f"{dtype}[{cols}]"
+    body = f"v.iota      ub[0x8000], {float(start)!r}, {step!r}, {view}, row_step={row_step!r}"
+    run = simulate(parse(vector_program(rows, cols, dtype, body, (rows, cols))))
+    r, c = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    expected = start + r * row_step + c * step
+    if dtype is DType.I32:
+        expected = np.rint(expected)
+    assert_close(run.outputs["y"], expected.astype(dtype.np), dtype, ulps=0, context=body)
+
+
+def test_iota_timing_and_text():
+    assert VIota(UB, 0.0, 1.0, F32, (64, 64)).cost(EDU) == 8 + 64  # edu: default 1 per repeat
+    assert VIota(UB, 0.0, 1.0, F16, (16,)).cost(B910) == 3  # 910B: never under 3 cycles
+    p = parse(".core 0\n    v.iota ub[0x0100], -3.0, 0.5, f16[8,8], row_step=2.0, dst_stride=16\n")
+    (ins,) = p.cores[0]
+    assert (ins.start, ins.step, ins.row_step, ins.dst_stride) == (-3.0, 0.5, 2.0, 16)
+    assert parse(p.text()) == p
+    with pytest.raises(ValidationError, match=r"v\.iota works on f16, bf16, f32, i32, not i8"):
+        VIota(UB, 0.0, 1.0, DType.I8, (4, 4)).check(EDU)

@@ -8,7 +8,7 @@ from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
-from isa.instructions.vindex import VTranspose, VTriangle
+from isa.instructions.vindex import VIota, VTranspose, VTriangle
 from isa.instructions.vrow import VBroadcast, VReduce
 from isa.instructions.vselect import VCompare, VCompareScalar, VSelect, VSelectScalar
 
@@ -25,6 +25,7 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VReduce,
     VBroadcast,
     VTriangle,
+    VIota,
     VTranspose,
     VCompare,
     VCompareScalar,
@@ -63,6 +64,7 @@ __all__ = [
     "VCompare",
     "VCompareScalar",
     "VDup",
+    "VIota",
     "VReduce",
     "VScalar",
     "VSelect",

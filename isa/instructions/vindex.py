@@ -1,6 +1,7 @@
-"""Vector instructions whose action depends on an element's position: triangular fill and transpose.
+"""Vector instructions whose action depends on an element's position: triangular fill, progressions of
+the position (``v.iota``) and transpose.
 
-Both exist because attention needs them. A causal mask keeps the keys at or before each query:
+The triangle and the transpose exist because attention needs them. A causal mask keeps the keys at or before each query:
 ``v.tril``/``v.triu`` fill the other triangle of a score tile with ``-inf`` in one pass (what NKI's
 ``affine_select`` and a compare + select pair on Ascend do). A transposed score tile keeps the
 softmax statistics cheap (a row of per-query values broadcasts with a stride-0 operand), and
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from isa.timing import ChipParams
 
 ALL_TYPES = (*NUMERIC, DType.I8)
+FLOATS_AND_I32 = NUMERIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,73 @@ class VTriangle(VectorInstruction):
         x = mem.read(rs, self.dtype).reshape(rows, cols)
         fill = convert(np.array([self.scalar], dtype=np.float64), self.dtype)[0]
         return [(rd, self.dtype, np.where(self.keep(rows, cols), x, fill))]
+
+
+@dataclass(frozen=True, slots=True)
+class VIota(VectorInstruction):
+    """Fill with an arithmetic progression of the element's position: ``dst[r, c] = start + r·row_step + c·step``.
+
+    Format: ``v.iota DST, START, STEP, DTYPE[ROWS,COLS] [, row_step=K] [, dst_stride=S]``
+
+    Action: element ``(r, c)`` of the destination view (``r`` and ``c`` from 0) becomes ``START + r·K +
+    c·STEP``, computed exactly and rounded once to DTYPE (for ``i32``: nearest even, saturated, as
+    ``v.dup``). ``row_step`` defaults to 0 (every row the same).
+
+    Timing: the vector rule with ``cost[iota]`` per repeat (assumed 1 on the reference chip: it writes
+    like ``v.dup``).
+
+    Notes: Ascend C's ``ArithProgression`` / ``CreateVecIndex``. It turns offsets into data: RoPE's
+    positions, ALiBi's ``offs_n - offs_m`` distances, the column index of an argmax.
+    """
+
+    MNEMONICS = ("v.iota",)
+    EXAMPLE = "v.iota      ub[0x0000], 0.0, 1.0, f32[64,128], row_step=-1.0"
+    DTYPES: ClassVar = {"iota": FLOATS_AND_I32}
+
+    dst: Addr
+    start: float
+    step: float
+    dtype: DType
+    shape: tuple[int, ...]
+    row_step: float = 0.0
+    dst_stride: int | None = None
+
+    @property
+    def op(self) -> str:
+        return "iota"
+
+    def operands(self) -> list[str]:
+        return [
+            str(self.dst),
+            repr(float(self.start)),
+            repr(float(self.step)),
+            fmt_shape(self.dtype, self.shape),
+            *opt("row_step", float(self.row_step) if self.row_step else None),
+            *opt("dst_stride", self.dst_stride),
+        ]
+
+    @classmethod
+    def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> VIota:
+        dst = args.addr("destination")
+        start, step = args.number("start"), args.number("step")
+        dtype, shape = args.view()
+        o = args.options(ints={"dst_stride": None}, floats={"row_step": 0.0})
+        return cls(dst, start, step, dtype, shape, o["row_step"], o["dst_stride"], loc=loc)  # type: ignore[arg-type]
+
+    def strides(self) -> tuple[int | None, ...]:
+        return (self.dst_stride,)
+
+    def regions(self) -> tuple[Region, ...]:
+        rows, cols = shape2(self.shape)
+        return (region(self.dst, self.dtype, rows, cols, self.dst_stride, True),)
+
+    def execute(self, mem: Memory) -> list[Write]:
+        rows, cols = shape2(self.shape)
+        r = np.arange(rows, dtype=np.float64)[:, None]
+        c = np.arange(cols, dtype=np.float64)[None, :]
+        with np.errstate(all="ignore"):  # an infinite step is IEEE arithmetic: inf · 0 is NaN
+            out = self.start + r * self.row_step + c * self.step
+        return [(self.regions()[0], self.dtype, convert(out, self.dtype))]
 
 
 @dataclass(frozen=True, slots=True)
