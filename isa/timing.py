@@ -67,12 +67,14 @@ class ChipParams(Protocol):
 
 
 class Transfer(NamedTuple):
-    """A data move's work: ``nburst`` bursts of ``burst_bytes`` over the path ``src → dst``."""
+    """A data move's work: ``nburst`` bursts of ``burst_bytes`` over the path ``src → dst``, and ``extra``
+    cycles of work of its own on top of the path's rule (an ND→NZ layout change: ``nd2nz_cycles``)."""
 
     src: Space
     dst: Space
     nburst: int
     burst_bytes: int
+    extra: int = 0
 
     @property
     def nbytes(self) -> int:
@@ -84,8 +86,9 @@ class Transfer(NamedTuple):
         return self.nburst * (-(-self.burst_bytes // g) * g)
 
     def fixed_cycles(self, path: PathParams) -> int:
-        """Cycles not spent streaming: start-up plus the per-burst overhead (the latency not included)."""
-        return path.startup + self.nburst * path.burst_cycles
+        """Cycles not spent streaming: start-up, the per-burst overhead and the transfer's ``extra`` work
+        (the latency not included)."""
+        return path.startup + self.nburst * path.burst_cycles + self.extra
 
     def occupancy(self, path: PathParams, bandwidth: float | None = None) -> int:
         """Cycles the transfer holds its DMA queue, alone on its path::
@@ -121,6 +124,24 @@ class Transfer(NamedTuple):
         occupancy + latency = startup + nburst × burst_cycles + max(floor, ⌈streamed / bandwidth⌉) + latency
         """
         return self.occupancy(path, bandwidth) + getattr(path, "latency", 0)
+
+
+def nd2nz_cycles(chip: ChipParams, nburst: int, burst_bytes: int) -> int:
+    """Cycles an ND→NZ layout change adds to a GM→L1 load, holding MTE2. The conversion streams at
+    ``nd2nz.bandwidth`` and never in under ``nd2nz.min_cycles``; the load's streaming phase is the slower of
+    that and the plain load's, so the change adds::
+
+        max(0, max(nd2nz.min_cycles, ⌈streamed / nd2nz.bandwidth⌉) − max(floor, ⌈streamed / bandwidth⌉))
+
+    (``nd2nz`` read with ``getattr``: a chip without it loads ND→NZ as fast as a plain load)."""
+    conv = getattr(chip, "nd2nz", None)
+    if conv is None:
+        return 0
+    plain = Transfer(Space.GM, Space.L1, nburst, burst_bytes)
+    path = chip.path(Space.GM, Space.L1)
+    streamed = plain.streamed_bytes(path)
+    nz = max(conv.min_cycles, math.ceil(streamed / conv.bandwidth - 1e-9))
+    return max(0, nz - (plain.occupancy(path) - plain.fixed_cycles(path)))
 
 
 def route_name(src: Space, dst: Space) -> str:

@@ -19,7 +19,7 @@ from isa.instructions.base import (
     region,
     shape2,
 )
-from isa.timing import Transfer, route_label
+from isa.timing import Transfer, nd2nz_cycles, route_label
 from isa.types import Addr, DType, Pipe, Region, Space
 
 if TYPE_CHECKING:
@@ -55,12 +55,14 @@ def _bursts(rows: int, cols: int, es: int, *strides: int | None) -> tuple[int, i
 class Copy(Instruction):
     """A DMA copy: a 2-D strided descriptor of ``rows`` bursts of ``cols`` elements.
 
-    Format: ``PIPE.copy DST, SRC, DTYPE[ROWS,COLS] [, src_stride=S] [, dst_stride=S] [, transpose]``
+    Format: ``PIPE.copy DST, SRC, DTYPE[ROWS,COLS] [, src_stride=S] [, dst_stride=S] [, transpose] [, nd2nz]``
 
     Action: for each row ``r`` (a burst), copy ``cols`` elements from ``SRC + r·src_stride`` to
     ``DST + r·dst_stride`` (strides in elements, default ``cols``: dense). With ``transpose`` (MTE1
     only) the destination receives the ``cols × rows`` transpose, row stride ``dst_stride``
-    (default ``rows``). Bytes are copied as they are; no conversion.
+    (default ``rows``). Bytes are copied as they are; no conversion. ``nd2nz`` (GM→L1 only) is the
+    layout change a Cube operand takes on its way into L1 on DaVinci chips (row-major ND to the fractal
+    NZ layout); dsasim keeps the tile row-major and charges the change.
 
     Timing: ``startup + nburst·burst_cycles + max(floor, ⌈streamed / bandwidth⌉)`` with the
     parameters of the route's path; ``streamed`` rounds every burst up to the path's granularity;
@@ -69,7 +71,9 @@ class Copy(Instruction):
     (fluid fair sharing, each capped at its path's peak; with an L2, a re-read view shares the L2's
     instead), hold their queue that long, and complete the path's ``latency`` later, up to its
     ``outstanding`` transfers in flight. A descriptor whose strides equal its row length is moved as a
-    single burst; a transposed copy moves one burst per source row.
+    single burst; a transposed copy moves one burst per source row. An ``nd2nz`` load streams no faster
+    than the chip's ``[nd2nz]`` conversion: ``max(nd2nz.min_cycles, ⌈streamed / nd2nz.bandwidth⌉)`` (no
+    ``[nd2nz]``: as a plain load).
 
     Notes: the pipe is part of the mnemonic so that a reader sees which queue a copy waits in; it must
     match the route (GM→L1, GM→UB, GM→L0A, GM→L0B on ``mte2``; L1→L0A, L1→L0B on ``mte1``; UB→GM, UB→L1
@@ -87,6 +91,7 @@ class Copy(Instruction):
     src_stride: int | None = None
     dst_stride: int | None = None
     transpose: bool = False
+    nd2nz: bool = False
 
     @property
     def route(self) -> tuple[Space, Space]:
@@ -111,6 +116,7 @@ class Copy(Instruction):
             *opt("src_stride", self.src_stride),
             *opt("dst_stride", self.dst_stride),
             *opt("transpose", self.transpose),
+            *opt("nd2nz", self.nd2nz),
         ]
 
     @classmethod
@@ -118,8 +124,8 @@ class Copy(Instruction):
         dst = args.addr("destination")
         src = args.addr("source")
         dtype, shape = args.view()
-        o = args.options(ints={"src_stride": None, "dst_stride": None}, flags=("transpose",))
-        ins = cls(dst, src, dtype, shape, o["src_stride"], o["dst_stride"], o["transpose"], loc=loc)
+        o = args.options(ints={"src_stride": None, "dst_stride": None}, flags=("transpose", "nd2nz"))
+        ins = cls(dst, src, dtype, shape, o["src_stride"], o["dst_stride"], o["transpose"], o["nd2nz"], loc=loc)
         pipe = COPY_ROUTES.get(ins.route)
         if pipe is None:
             args.fail(f"no copy route {route_label(*ins.route)}", args.col, mnemonic, _routes_text())
@@ -150,6 +156,11 @@ class Copy(Instruction):
             raise self.fail(
                 "transpose is only available on MTE1 (L1→L0A/L0B)", hint="load into L1, then transpose on mte1.copy"
             )
+        if self.nd2nz and self.route != (Space.GM, Space.L1):
+            raise self.fail(
+                f"nd2nz is the layout change of a GM→L1 load, not of {route_label(*self.route)}",
+                hint="load the Cube operand from GM into L1 with nd2nz, or drop nd2nz",
+            )
         _, dcols, dstride = self._dst_view()
         check_stride(self, "dst_stride", dstride, dcols, write=True)
 
@@ -160,7 +171,8 @@ class Copy(Instruction):
             n, b = rows, cols * self.dtype.itemsize
         else:
             n, b = _bursts(rows, cols, self.dtype.itemsize, *strides)
-        return Transfer(self.src.space, self.dst.space, n, b)
+        extra = nd2nz_cycles(chip, n, b) if self.nd2nz else 0
+        return Transfer(self.src.space, self.dst.space, n, b, extra)
 
     def execute(self, mem: Memory) -> list[Write]:
         src, dst = self.regions()
