@@ -221,9 +221,13 @@ class Emitter:
 
     # -- statements -----------------------------------------------------------------------------
     def load(self, s: Load) -> Instruction:
+        """A GM tile into its buffer. Into L1 it is a Cube operand: on a chip whose Cube takes its operands
+        in the NZ layout (``nd2nz`` in the chip's parameters) the load changes the layout on the way."""
         src, rows, cols, stride = self.gm_tile(s.tensor)
         dtype = self.tensors[s.tensor].dtype
-        return Copy(self.addr(s.buf), src, dtype, _shape(rows, cols), src_stride=stride)
+        dst = self.addr(s.buf)
+        nz = dst.space is Space.L1 and getattr(self.k.target.params, "nd2nz", None) is not None
+        return Copy(dst, src, dtype, _shape(rows, cols), src_stride=stride, nd2nz=nz)
 
     def move(self, s: Move) -> Instruction:
         dst, src = self.bufs[s.buf], self.bufs[s.src]
