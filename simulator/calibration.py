@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from isa import Addr, Copy, DsasimError, DType, Pipe, Program, Scalar, Space, TensorDecl, TensorKind
-from simulator.calibration_data import CURVES
+from simulator.calibration_data import CURVES, ND2NZ
 from simulator.config import Chip
 from simulator.microbench import (
     bench_mmad,
@@ -60,6 +60,7 @@ class Point:
     source: str
     checked: bool
     bench: tuple  # ("path", name, bytes) | ("plateau", name) | ("mmad", m, k, n) | ("vector", op, dt, r, to)
+    #                ("nd2nz", bytes): a GM→L1 load with the ND→NZ layout change
     #                ("ubcopy", bytes) | ("chip", dst, rows, cols, cores, count)
 
 
@@ -195,6 +196,11 @@ def points() -> list[Point]:
     for n in _MMAD:
         if n not in _MMAD_SHEET:
             out.append(_mmad_point("more: cube", n, "[S10] MMAD_FP16_FP16_FP32_910b1", False))
+    table, curve = ND2NZ
+    for kib, gibs in curve.items():
+        b = kib * 1024
+        what, ns = f"GM→L1 ND→NZ {fmt_bytes(b)}", b / gibs / GIB
+        out.append(Point("nd→nz", what, ns, "ns", f"[S10] {table}", False, ("nd2nz", b)))
     for dst, rows, cols, cores, copies, us, note in _CHIP:
         for phased in (True, False):
             what = f"GM→{dst.label} [{rows},{cols}] × {cores} cores, {note}, " + ("phased" if phased else "lockstep")
@@ -221,6 +227,8 @@ def measure(chip: Chip, p: Point, count: int = COUNT) -> float:
     kind, *args = p.bench
     if kind == "path":
         return bench_path(chip, args[0], args[1], count).ns
+    if kind == "nd2nz":
+        return bench_path(chip, "gm-l1", args[0], count, nd2nz=True).ns
     if kind == "plateau":
         src, dst = resolve_path(args[0])
         path = chip.path(src, dst)
@@ -290,6 +298,7 @@ def summary(comparisons: list[Comparison]) -> str:
         "checked (sheet and msKPP vector tables)": [c for c in comparisons if c.point.checked],
         "the rest of the msKPP curves": [c for c in comparisons if c.point.section.startswith("more")],
         "chip level (asc-devkit, 24–48 cores)": [c for c in comparisons if c.point.section == "chip level"],
+        "ND→NZ loads (msKPP, steps with the shape)": [c for c in comparisons if c.point.section == "nd→nz"],
     }
     lines = []
     for name, group in groups.items():

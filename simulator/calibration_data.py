@@ -113,4 +113,18 @@ CURVES: dict[str, tuple[str, dict[int, float]]] = {
         },
     ),
 }
+
+#: GM→L1 loads with the ND→NZ layout change (``mte2.copy …, nd2nz``): msKPP's ``GM_TO_L1_TRANS_910b1``,
+#: size in KiB → GiB/s, 1,024 back-to-back transfers on one 910B1 core. Not a function of the size alone:
+#: the sizes between multiples of 32 KiB are 1.3–2× slower than at them (the shapes msKPP measured).
+ND2NZ: tuple[str, dict[int, float]] = (
+    "GM_TO_L1_TRANS_910b1",
+    {
+        4: 8.79, 8: 17.45, 12: 26.18, 16: 34.59, 20: 32.48, 24: 39.38, 28: 45.73, 32: 70.1, 36: 58.29, 40:
+        63.32, 44: 70.56, 48: 76.52, 52: 50.16, 56: 54.79, 60: 58.21, 64: 133.35, 68: 105.23, 72: 118.23, 76:
+        123.31, 80: 128.51, 84: 102.28, 88: 107.14, 92: 115.82, 96: 158.42, 100: 129.97, 104: 134.4, 108:
+        136.48, 112: 139.05, 116: 96.57, 120: 101.25, 124: 104.81, 128: 191.21, 136: 159.4, 144: 166.57, 152:
+        118.52, 160: 183.25, 168: 140.81, 176: 153.21, 184: 119.07, 192: 204.45,
+    },
+)
 # fmt: on

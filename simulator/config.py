@@ -72,6 +72,17 @@ class PathConfig:
 
 
 @dataclass(frozen=True)
+class Nd2NzConfig:
+    """The ND→NZ layout change of a GM→L1 load (``mte2.copy …, nd2nz``): the load streams no faster than
+    ``bandwidth`` and never in under ``min_cycles`` (``isa.timing.nd2nz_cycles``). A chip that has it is one
+    whose Cube needs its operands in NZ: the compiler loads matmul operands with ``nd2nz`` there
+    (``[nd2nz]``, optional)."""
+
+    min_cycles: int  # the conversion's fewest cycles per transfer
+    bandwidth: float  # bytes/cycle of the conversion
+
+
+@dataclass(frozen=True)
 class MemoryConfig:
     size: int  # bytes
     align: int  # bytes
@@ -167,6 +178,8 @@ class Chip:
     #: each core's scalar unit starts a seeded random 0..start_jitter cycles late ([core], optional, 0 = off),
     #: so identical streams on many cores do not run in lockstep
     start_jitter: int = 0
+    #: the ND→NZ layout change of GM→L1 loads ([nd2nz], optional): None = the chip's Cube takes ND tiles
+    nd2nz: Nd2NzConfig | None = None
     #: cycles the scalar unit spends issuing one instruction, by class (``SCALAR_CLASSES``; [core] scalar_cost,
     #: optional): the scalar work a real kernel does per call. A class not given costs ``issue_cycles``
     scalar_cost: Mapping[str, int] = dataclasses.field(default_factory=dict)
@@ -419,11 +432,16 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
         )
         t.done()
     p.done()
+    nd2nz = None
+    if "nd2nz" in data:  # optional: GM→L1 loads change the layout to NZ on the way
+        t = r.table("nd2nz")
+        nd2nz = Nd2NzConfig(t.integer("min_cycles", 0, 10**6), t.number("bandwidth", 0.001, 1e6))
+        t.done()
     energy = _energy(r.table("energy")) if "energy" in data else None
     r.done()
     return Chip(
         name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
-        xlat, xids, vpc, l2, jitter, scalar_cost=scalar_cost,
+        xlat, xids, vpc, l2, jitter, nd2nz, scalar_cost=scalar_cost,
     )  # fmt: skip
 
 

@@ -185,13 +185,16 @@ def _fits(chip: Chip, space: Space, need: int, what: str, knob: str) -> None:
 
 
 def transfer_instruction(
-    chip: Chip, path: str, nbytes: int, bursts: int = 1
+    chip: Chip, path: str, nbytes: int, bursts: int = 1, nd2nz: bool = False
 ) -> tuple[Instruction, tuple[TensorDecl, ...]]:
     """One transfer of ``nbytes`` on ``path`` as ``bursts`` rows, and the GM tensor it uses (if any).
 
     With several bursts the GM side (or, on an on-chip path, the source) gets a row stride of twice
-    the row, so the rows are really separate bursts of one 2-D descriptor.
+    the row, so the rows are really separate bursts of one 2-D descriptor. ``nd2nz``: a GM→L1 load that
+    changes the layout on the way (``mte2.copy …, nd2nz``).
     """
+    if nd2nz and resolve_path(path) != (Space.GM, Space.L1):
+        raise MicrobenchError(f"nd2nz is a GM→L1 layout change, not one of {path}", hint="use --path gm-l1")
     src, dst = resolve_path(path)
     fix = src is Space.L0C
     dtype = DType.F32 if fix else DType.I8
@@ -221,16 +224,19 @@ def transfer_instruction(
     if fix:
         ins = Fixpipe(a_dst, a_src, dtype, shape, src_stride=src_stride, dst_stride=dst_stride)
     else:
-        ins = Copy(a_dst, a_src, dtype, shape, src_stride=src_stride, dst_stride=dst_stride)
+        ins = Copy(a_dst, a_src, dtype, shape, src_stride=src_stride, dst_stride=dst_stride, nd2nz=nd2nz)
     return ins, tensors
 
 
-def bench_path(chip: Chip, path: str, nbytes: int, count: int = 1024, *, bursts: int = 1, cores: int = 1) -> Result:
-    """``count`` back-to-back transfers of ``nbytes`` on ``path`` (on each of ``cores`` cores)."""
+def bench_path(
+    chip: Chip, path: str, nbytes: int, count: int = 1024, *, bursts: int = 1, cores: int = 1, nd2nz: bool = False
+) -> Result:
+    """``count`` back-to-back transfers of ``nbytes`` on ``path`` (on each of ``cores`` cores); ``nd2nz``:
+    GM→L1 loads with the ND→NZ layout change."""
     _check_count(count, cores, chip)
-    ins, tensors = transfer_instruction(chip, path, nbytes, bursts)
+    ins, tensors = transfer_instruction(chip, path, nbytes, bursts, nd2nz)
     cycles = run_stream(_program([ins] * count, tensors, cores, chip), chip, ins.pipe, outstanding_of(ins, chip))
-    label = f"{path} {fmt_bytes(nbytes)}" + (f" in {bursts} bursts" if bursts > 1 else "")
+    label = f"{path} {fmt_bytes(nbytes)}" + (f" in {bursts} bursts" if bursts > 1 else "") + (" nd2nz" if nd2nz else "")
     return Result(
         "path", label, count, cores, cycles, _ns(chip, cycles), nbytes, bursts=bursts, explain=explain(ins, chip)
     )
@@ -372,9 +378,10 @@ def explain(ins: Instruction, chip: Chip) -> str:
             tail = f"; data usable {latency} cycles later, {n} transfer(s) in flight"
             if (total + latency) / n > total:
                 tail += f": a stream is latency-bound at ({total:,} + {latency}) / {n} = {(total + latency) / n:,.1f}"
+        extra = f" + ND→NZ {cost.extra}" if cost.extra else ""
         return (
             f"{route_label(cost.src, cost.dst)}: startup {p.startup} + {cost.nburst} burst(s) × {p.burst_cycles}"
-            f" + max({floor}, ⌈{streamed:,} B{rounded} / {rate:g} B/cycle⌉ = {stream:,})"
+            f"{extra} + max({floor}, ⌈{streamed:,} B{rounded} / {rate:g} B/cycle⌉ = {stream:,})"
             f" = {total:,} cycles{tail}"
         )
     if isinstance(ins, Mmad):
