@@ -110,8 +110,12 @@ class Attention(Op):
             "v": "raise tile_kv (fewer accumulator rescales per score), use "
             "--precision fast, or spread the query tiles over more --cores",
             "cube": "spread the query tiles over more --cores",
-            "mte2": "loads are the limit: raise tile_q (K and V are read once per query tile)",
-            "gm_l1": "K and V are re-read for every query tile: raise tile_q",
+            "mte2": "loads are the limit: raise block_q (--tile qb=; K and V are read once per Q block)"
+            if not naive
+            else "loads are the limit: raise tile_q (K and V are read once per query tile)",
+            "gm_l1": "K and V are re-read for every Q block: raise block_q (--tile qb=)"
+            if not naive
+            else "K and V are re-read for every query tile: raise tile_q",
             "gm_ub": "the Vector cores fetch every score tile and partial output from GM (a separated chip's "
             "hand-over): raise --depth, or run on a coupled chip",
             "fix": "raise --depth so write-back overlaps the next tile",
@@ -120,7 +124,9 @@ class Attention(Op):
             "schedule overlaps them"
             if naive
             else "enlarge the tiles: fewer, larger instructions",
-            "bandwidth": "GM is shared by every core: raise tile_q to read K and V fewer times",
+            "bandwidth": "GM is shared by every core: raise "
+            + ("tile_q" if naive else "block_q (--tile qb=)")
+            + " to read K and V fewer times",
         }
 
     def pairs(self) -> int:
