@@ -32,8 +32,8 @@ from isa import DType, Mmad
 from labs.checks.core import Grader, exercise
 from simulator import load_chip
 
-#: The knobs the lab pins: double-buffered a and b, one accumulator, prefetch 1.
-PINNED = Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1)
+#: The knobs the lab pins: double-buffered a and b, one accumulator, prefetch 1, no k panel in L1.
+PINNED = Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1, panel="none")
 #: The lab's instruction budget per candidate (``max_instructions``).
 BUDGET = 600
 #: The answers of exercise 7.2.
