@@ -51,5 +51,7 @@ def attention_cases(draw, chips: tuple[str, ...] = CHIPS) -> Case:
         }
         if algorithm == "naive":
             knobs["rows"] = draw(st.sampled_from((1, 3, 8)))
+        else:  # one to three query tiles per Q block
+            knobs["block_q"] = knobs["tile_q"] * draw(st.integers(1, 3))
     schedule = AttentionSchedule(algorithm, cores=draw(st.integers(1, 3)), **knobs)
     return Case(op, schedule, draw(st.sampled_from(chips)))

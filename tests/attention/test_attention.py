@@ -53,6 +53,16 @@ def test_every_schedule_mode_mask_and_head_dim(chip, algorithm, causal, head_dim
     _check(Case(Attention(1, 2, 70, head_dim, causal), AttentionSchedule(algorithm, cores=2), chip))
 
 
+@pytest.mark.parametrize("chip", ["edu", "edu-separated"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("precision", ["fast", "high"])
+def test_q_blocks_of_several_query_tiles(chip, causal, precision):
+    """Two levels of query tiles: Q blocks of three 16-row tiles over an odd sequence (a short last tile and a
+    short last block), shared out over two cores; numpy, the sanitizer, bytes and cycles as for any kernel."""
+    sched = AttentionSchedule("flash", tile_q=16, block_q=48, tile_kv=32, k0=16, depth=2, cores=2)
+    _check(Case(Attention(1, 2, 77, 64, causal, precision), sched, chip))
+
+
 def test_the_reference_is_softmax_attention():
     op = Attention(1, 1, 5, 4, causal=True)
     x = op.make_inputs(0)
