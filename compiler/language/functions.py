@@ -19,6 +19,7 @@ from compiler.language.errors import LanguageError, user_site
 from compiler.language.scalars import Int
 from compiler.language.tensor import (
     F32,
+    Index,
     Pointer,
     Tensor,
     binary,
@@ -55,12 +56,13 @@ def _axis(axis: int) -> int:
 
 
 def arange(start: int, end: int) -> np.ndarray:
-    """Offsets ``start, start+1, ..., end-1``: an index tile (known while tracing, free at run time)."""
+    """Offsets ``start, start+1, ..., end-1``: an index tile (known while tracing, free at run time; as data,
+    ``offs.to(tl.float32)`` or mixed with a tensor, one ``v.iota``)."""
     if not isinstance(start, int) or not isinstance(end, int) or end <= start:
         raise LanguageError(
             f"tl.arange({start!r}, {end!r}) needs integers with end > start", hint="tl.arange(0, BLOCK)"
         )
-    return np.arange(start, end, dtype=np.int64)
+    return np.arange(start, end, dtype=np.int64).view(Index)
 
 
 def cdiv(a: int, b: int) -> int:

@@ -27,6 +27,7 @@ from compiler.language.tensor import (
     cast,
     expand,
     f32,
+    index_data,
     is_mask,
     is_number,
     promote,
@@ -98,7 +99,7 @@ def where(condition: object, x: object, y: object) -> object:
     if not tensors and not any(isinstance(v, float | np.floating) for v in (x, y)):
         return np.where(condition, x, y)  # offsets: an index tile, known while tracing
     cond = np.asarray(condition, dtype=bool)
-    shape = broadcast(cond.shape, *(v.shape for v in tensors))
+    shape = broadcast(cond.shape, *(np.shape(v) for v in (x, y) if isinstance(v, Tensor | np.ndarray)))
     a, b, dtype = _operands(x, y, shape)
     cb = np.broadcast_to(cond, shape)
     k = describe(cb.reshape(rc(shape)))
@@ -123,6 +124,8 @@ def _operands(x: object, y: object, shape: tuple[int, ...]) -> tuple[Tensor | fl
         dtype = tensors[0].dtype if len(tensors) == 1 else promote(tensors[0].dtype, tensors[1].dtype)
 
     def operand(v: object) -> Tensor | float:
+        if isinstance(v, np.ndarray) and v.dtype.kind in "iu":  # offsets as data
+            v = index_data(np.broadcast_to(v, np.broadcast_shapes(np.shape(v), shape)), dtype)
         if isinstance(v, Tensor):
             return expand(cast(v, dtype), shape, full=True)[0]
         if not is_number(v):
@@ -137,8 +140,7 @@ def _data(v: Tensor | float) -> np.ndarray:
 
 
 def _select(cond: Tensor, x: object, y: object) -> Tensor:
-    tensors = [v for v in (x, y) if isinstance(v, Tensor)]
-    shape = broadcast(cond.shape, *(v.shape for v in tensors))
+    shape = broadcast(cond.shape, *(np.shape(v) for v in (x, y) if isinstance(v, Tensor | np.ndarray)))
     m = expand(cond, shape, full=True)[0]
     a, b, dtype = _operands(x, y, shape)
     ins = (m, *(v for v in (a, b) if isinstance(v, Tensor)))

@@ -1,6 +1,8 @@
-"""The vector instructions of comparisons, masks and ``tl.where`` (what ``compiler.language.masks`` and
-``tensor.compare`` record), for one instance of a statement, at the addresses ``lower`` chose.
+"""The vector instructions of comparisons, masks, ``tl.where`` and offsets used as data (what
+``compiler.language.masks`` and ``tensor.compare``/``index_data`` record), for one instance of a
+statement, at the addresses ``lower`` chose.
 
+- ``iota``: ``v.iota`` (offsets as data: ``base + row·a + col·b``);
 - ``cmp``/``cmps``: ``v.cmp.COND``/``v.cmps.COND`` into an i8 mask;
 - ``mask``: ``~m`` is ``v.cmps.eq m, 0``; ``a & b`` is ``v.sels a ? b : 0``; ``a | b`` is ``~a ? b : 1``;
 - ``sel`` (a mask of data): ``v.sel``/``v.sels`` (a number first: the mask negated into a scratch tile);
@@ -22,6 +24,7 @@ from isa import (
     VCompare,
     VCompareScalar,
     VDup,
+    VIota,
     VSelect,
     VSelectScalar,
     VTriangle,
@@ -29,7 +32,7 @@ from isa import (
 )
 
 MASK = DType.I8
-SELECT_OPS = frozenset({"cmp", "cmps", "mask", "sel", "where"})
+SELECT_OPS = frozenset({"cmp", "cmps", "mask", "sel", "where", "iota"})
 
 
 def shp(rows: int, cols: int) -> tuple[int, ...]:
@@ -91,6 +94,9 @@ def emit_select(
                 src1_stride=0 if rb and r > 1 else None,
             )
         ]
+    if rec.op == "iota":  # offsets as data
+        base, step, row_step = rec.params
+        return [VIota(d, base, step, dt, shape, row_step)]
     if rec.op == "cmps":
         return [VCompareScalar(rec.attrs[0], d, s[0], rec.params[0], src_dtype, shape)]
     if rec.op == "mask":

@@ -44,6 +44,48 @@ def rounded(x: np.ndarray, dtype: DType) -> np.ndarray:
         return np.asarray(x, dtype=np.float32).astype(dtype.np)
 
 
+class Index(np.ndarray):
+    """An index tile (``tl.arange`` and arithmetic on it), known while tracing. ``.to(float type)`` makes it
+    data (:func:`index_data`); ``.to(integer type)`` is itself (offsets stay offsets)."""
+
+    def to(self, dtype: object, **_: object) -> object:
+        if isinstance(dtype, DType) and dtype.is_float:
+            return index_data(np.asarray(self), dtype)
+        return self
+
+
+def index_data(values: np.ndarray, dtype: DType) -> Tensor:
+    """Offsets as data: a ``v.iota`` tile of ``base + row·a + col·b`` in ``dtype`` (refused if the offsets are
+    not such a progression: a mask, or ``%`` of offsets)."""
+    if values.dtype.kind == "b":
+        raise LanguageError(
+            "a mask of offsets used as data is not supported", hint="write tl.where(mask, 1.0, 0.0) for its 0/1 values"
+        )
+    shape = np.shape(values)
+    r, c = rc(shape)
+    v = np.asarray(values, dtype=np.int64).reshape(r, c)
+    base = int(v[0, 0])
+    sc = int(v[0, 1] - base) if c > 1 else 0
+    sr = int(v[1, 0] - base) if r > 1 else 0
+    affine = base + np.arange(r)[:, None] * sr + np.arange(c)[None, :] * sc
+    if not np.array_equal(v, affine):
+        raise LanguageError(
+            "these offsets used as data are not a progression of the tile position (base + row·a + col·b)",
+            hint="offsets built from tl.arange with +, - and * by integers become data with v.iota",
+        )
+    dtype = dtype if dtype.is_float or dtype is DType.I32 else F32
+    return vec(
+        "iota", (), shape, dtype, (), (float(base), float(sc), float(sr)), compute=lambda: v.reshape(shape) * 1.0
+    )
+
+
+def _as_data(side: object, like: Tensor) -> object:
+    """An index tile meeting a tensor becomes data of the tensor's type (f32 for integer tensors)."""
+    if isinstance(side, np.ndarray):
+        return index_data(side, like.dtype if like.dtype.is_float else F32)
+    return side
+
+
 class Pointer:
     """An array argument plus element offsets: ``x_ptr + offs`` (offsets an int or an index tile)."""
 
@@ -338,12 +380,9 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     """``a OP b`` where one side at least is a tensor (numbers become immediates)."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return _plain(op, a, b)
+    a = _as_data(a, b) if isinstance(b, Tensor) else a
+    b = _as_data(b, a) if isinstance(a, Tensor) else b
     for side in (a, b):
-        if isinstance(side, np.ndarray):
-            raise LanguageError(
-                "an index tile (tl.arange...) used as data is not supported",
-                hint="index tiles only make pointers and masks; load data with tl.load",
-            )
         if not isinstance(side, Tensor) and not is_number(side):
             raise LanguageError(f"cannot combine a tensor with {type(side).__name__}")
     if isinstance(b, Tensor) and isinstance(a, Tensor):
@@ -426,11 +465,9 @@ def _f64(x: np.ndarray) -> np.ndarray:
 def compare(cond: str, x: Tensor, other: object) -> Tensor:
     """``x < other`` and the other comparisons of data: a mask (``v.cmp.COND``, or ``v.cmps.COND`` with a
     number), for ``tl.where``."""
-    if isinstance(other, np.ndarray | Pointer):
-        raise LanguageError(
-            "comparing loaded data with an index tile (tl.arange...) is not supported",
-            hint="compare data with data or with numbers, and offsets with offsets (masks for tl.load/tl.where)",
-        )
+    if isinstance(other, Pointer):
+        raise LanguageError("comparing loaded data with a pointer has no meaning", hint="compare with offsets")
+    other = _as_data(other, x)
     if is_mask(x) or is_mask(other):
         raise LanguageError("comparing masks is not supported", hint="combine masks with &, | and ~")
     if isinstance(other, Tensor):

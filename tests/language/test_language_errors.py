@@ -174,7 +174,7 @@ def test_tl_outside_a_kernel():
 def python_mistake(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs).to(tl.float32)
-    tl.store(out_ptr + offs, x + offs.to(tl.float32))  # BAD
+    tl.store(out_ptr + offs, x + x.no_such_attribute)  # BAD
 
 
 def test_a_python_error_in_the_kernel_names_its_line():

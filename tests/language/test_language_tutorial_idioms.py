@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 from helpers import assert_close
+from lang_helpers import both
 
 import dsasim
 import dsasim.language as tl
@@ -163,3 +164,41 @@ def test_clamp_zeros_like_and_propagate_nan():
         y = np.zeros_like(x)
         clip[(1,)](x, lo, y, 50, BLOCK=64, interpret=interpret)
         assert_close(y, np.clip(x, -0.25, 0.5) + np.maximum(x, 1.0), ulps=1)
+
+
+@dsasim.jit
+def alibi_scores(s_ptr, o_ptr, M, N, slope, BM: tl.constexpr, BN: tl.constexpr):
+    """Offsets as data: an ALiBi bias from key - query distances, positions, offsets inside a where and a
+    comparison of data with offsets (each one v.iota)."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    inside = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    s = tl.load(s_ptr + offs_m[:, None] * N + offs_n[None, :], mask=inside, other=0.0)
+    bias = (offs_n[None, :] - offs_m[:, None]).to(tl.float32) * slope
+    pos = offs_m.to(tl.float32)
+    y = s + bias + pos[:, None] * 0.5 + tl.where(offs_n[None, :] < 3, offs_n[None, :], -1.0) + (s > offs_n[None, :])
+    tl.store(o_ptr + offs_m[:, None] * N + offs_n[None, :], y, mask=inside)
+
+
+def test_offsets_as_data():
+    M, N = 21, 37
+    s = np.random.default_rng(8).standard_normal((M, N)).astype(np.float32) * 10
+    (_, oc, *_), (_, oi, *_), run = both(alibi_scores[(2,)], s, np.zeros_like(s), M, N, 0.25, BM=16, BN=64)
+    r, c = np.arange(M)[:, None], np.arange(N)[None, :]
+    expect = s + (c - r) * np.float32(0.25) + r * 0.5 + np.where(c < 3, c, -1.0) + (s > c)
+    assert_close(oc, expect.astype(np.float32), ulps=4, atol=1e-5)
+    np.testing.assert_array_equal(oi, oc)
+    iotas = [i for core in run.program.cores for i in core if i.mnemonic == "v.iota"]
+    assert {(i.start, i.step, i.row_step) for i in iotas} >= {(0.0, 1.0, -1.0), (-16.0, 1.0, -1.0), (16.0, 1.0, 0.0)}
+
+
+def test_offsets_that_are_no_progression_are_refused_as_data():
+    @dsasim.jit
+    def wrapped(o_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(o_ptr + offs, (offs % 3).to(tl.float32))
+
+    with pytest.raises(DsasimError, match="not a progression of the tile position") as e:
+        wrapped[(1,)](np.zeros(16, np.float32), BLOCK=16)
+    assert "test_language_tutorial_idioms.py:" in str(e.value)
+    assert "v.iota" in str(e.value)
