@@ -361,3 +361,24 @@ def test_the_path_table_in_the_timing_model_is_the_presets(b910):
         want += (0, 1) if latency == "—" else (int(latency), int(outstanding))
         assert got == want, label
         assert p.issue_bandwidth == 0, label  # the table has no issue-rate column: no 910B path has one
+
+
+def _fit_dma():
+    spec = importlib.util.spec_from_file_location("fit_dma", ROOT / "benchmarks" / "fit_dma.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("path", ["gm-l1", "gm-ub", "gm-l0a", "gm-l0b", "ub-gm", "l0c-gm"])
+def test_the_fitting_scripts_steady_state_is_the_engines(path, b910):
+    """benchmarks/fit_dma.py fits the preset with a closed form of the stream; it must be what the engine
+    runs (latency-bound and bandwidth-bound sizes alike), and the preset's values within 12% of every point."""
+    fit = _fit_dma()
+    c = b910.path(*mb.resolve_path(path))
+    f = fit.Fit(path, c.outstanding, 0, 0, False)
+    v = {"startup": c.startup, "bandwidth": c.bandwidth, "latency": c.latency, "min_cycles": c.min_cycles}
+    for nbytes in (1024, 8192, 65536):
+        closed = fit.stream(f.occ(v, nbytes), c.latency, c.outstanding)
+        assert mb.bench_path(b910, path, nbytes, count=13).cycles == pytest.approx(closed), nbytes
+    assert abs(f.error(v)) < 0.12
