@@ -11,6 +11,8 @@ from compiler.language.errors import LanguageError, Site
 from compiler.language.functions import (
     abs,
     arange,
+    argmax,
+    argmin,
     cdiv,
     clamp,
     dot,
@@ -68,6 +70,8 @@ __all__ = [
     "abs",
     "advance",
     "arange",
+    "argmax",
+    "argmin",
     "bfloat16",
     "cast",
     "cdiv",

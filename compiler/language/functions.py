@@ -16,6 +16,7 @@ from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
 from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
+from compiler.language.masks import where
 from compiler.language.scalars import Int
 from compiler.language.tensor import (
     F32,
@@ -357,16 +358,65 @@ def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
     return out
 
 
+def _arg(kind: str, x: object, axis: int | None, tie_break_left: bool, keep_dims: bool) -> object:
+    """The index of the max (min) along ``axis``, as int32: the extreme, the positions equal to it
+    (``v.cmp``), those positions as data (``v.iota``, ``v.sels``) and their smallest (largest), cast."""
+    if not isinstance(x, Tensor):
+        return (np.argmax if kind == "max" else np.argmin)(x, axis=axis, keepdims=keep_dims)
+    nd = len(x.shape)
+    if nd == 0:
+        raise LanguageError(f"tl.arg{kind} of a scalar", hint="reduce a 1-D or 2-D tile")
+    if axis is None:
+        if nd == 2 and 1 not in x.shape:
+            raise LanguageError(f"tl.arg{kind} over a whole 2-D tile is not supported", hint="give axis=1")
+        axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
+    axis = axis + nd if axis < 0 else axis
+    best = _reduce(kind, x, axis, keep_dims=True)
+    n = x.shape[axis]
+    idx = np.arange(n, dtype=np.int64).reshape([n if i == axis else 1 for i in range(nd)]).view(Index)
+    candidates = where(x == best, idx, float(n) if tie_break_left else -1.0)
+    pick = _reduce("min" if tie_break_left else "max", candidates, axis, keep_dims)
+    return cast(pick, DType.I32)
+
+
 def sum(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
     return _reduce("sum", x, axis, keep_dims)
 
 
-def max(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
-    return _reduce("max", x, axis, keep_dims)
+def max(
+    x: object,
+    axis: int | None = None,
+    return_indices: bool = False,
+    return_indices_tie_break_left: bool = True,
+    keep_dims: bool = False,
+) -> object:
+    """The largest element along ``axis``; with ``return_indices``, also where it is (``tl.argmax``)."""
+    value = _reduce("max", x, axis, keep_dims)
+    if return_indices:
+        return value, _arg("max", x, axis, return_indices_tie_break_left, keep_dims)
+    return value
 
 
-def min(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
-    return _reduce("min", x, axis, keep_dims)
+def min(
+    x: object,
+    axis: int | None = None,
+    return_indices: bool = False,
+    return_indices_tie_break_left: bool = True,
+    keep_dims: bool = False,
+) -> object:
+    value = _reduce("min", x, axis, keep_dims)
+    if return_indices:
+        return value, _arg("min", x, axis, return_indices_tie_break_left, keep_dims)
+    return value
+
+
+def argmax(x: object, axis: int | None = None, tie_break_left: bool = True, keep_dims: bool = False) -> object:
+    """``tl.argmax``: the first (``tie_break_left``) index of the largest element along ``axis``, int32."""
+    return _arg("max", x, axis, tie_break_left, keep_dims)
+
+
+def argmin(x: object, axis: int | None = None, tie_break_left: bool = True, keep_dims: bool = False) -> object:
+    return _arg("min", x, axis, tie_break_left, keep_dims)
 
 
 # ------------------------------------------------------------------------------------------ dot

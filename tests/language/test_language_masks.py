@@ -426,3 +426,31 @@ def test_masks_of_a_row_and_of_a_column_broadcast():
     expect = np.where(r[None, :] > 0, x, 0) + np.where(c[:, None] > 0, 1.0, x)
     np.testing.assert_array_equal(oc, expect)
     np.testing.assert_array_equal(oi, oc)
+
+
+@dsasim.jit
+def arg_extremes(x_ptr, i_ptr, j_ptr, v_ptr, w_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    inside = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=inside, other=float("-inf"))
+    v, i = tl.max(x, axis=1, return_indices=True)
+    j = tl.argmin(tl.where(rn[None, :] < N, x, float("inf")), axis=1, tie_break_left=False)
+    tl.store(i_ptr + rm, i, mask=rm < M)
+    tl.store(j_ptr + rm, j, mask=rm < M)
+    tl.store(v_ptr + rm, v, mask=rm < M)
+    tl.store(w_ptr + rn, tl.argmax(x, axis=0), mask=rn < N)
+
+
+@pytest.mark.parametrize(("M", "N"), [(11, 37), (1, 5), (16, 64)])
+def test_argmax_argmin_with_ties(M, N):
+    """Many ties (small integers): the first index of the max, the last of the min (tie_break_left=False)."""
+    x = RNG.integers(-3, 4, (M, N)).astype(np.float32)
+    outs = (np.zeros(M, np.int32), np.zeros(M, np.int32), np.zeros(M, np.float32), np.zeros(N, np.int32))
+    (_, ic, jc, vc, wc, *_), (_, ii, ji, vi, wi, *_), _ = both(arg_extremes[(1,)], x, *outs, M, N, BM=16, BN=64)
+    np.testing.assert_array_equal(ic, x.argmax(1))
+    np.testing.assert_array_equal(vc, x.max(1))
+    np.testing.assert_array_equal(jc, N - 1 - np.argmin(x[:, ::-1], axis=1))
+    np.testing.assert_array_equal(wc, x.argmax(0))
+    for c, i in ((ic, ii), (jc, ji), (vc, vi), (wc, wi)):
+        np.testing.assert_array_equal(c, i)
