@@ -530,7 +530,8 @@ check("6.6", answer_6_6)
 
 # %%
 import dsasim  # noqa: E402
-import dsasim.language as tl  # noqa: E402
+
+tl = dsasim.language  # in a file of your own: import dsasim.language as tl
 
 
 @dsasim.jit
