@@ -47,6 +47,8 @@ class VectorParams(Protocol):
     bytes_per_repeat: int
     startup: int
 
+    def startup_for(self, op: str, dtype: DType) -> int: ...  # ``startup`` plus the op's own, if it has one
+
     def cost(self, op: str, dtype: DType) -> int: ...
 
     def cast_cost(self, src: DType, to: DType) -> int: ...

@@ -117,7 +117,8 @@ class VectorInstruction(Instruction):
 
     def cost(self, chip: ChipParams) -> int:
         v = chip.vector
-        return v.startup + max(v.min_cycles(self.op, self.dtype), v.cost(self.op, self.dtype) * self.repeats(chip))
+        rate = v.cost(self.op, self.dtype) * self.repeats(chip)
+        return v.startup_for(self.op, self.dtype) + max(v.min_cycles(self.op, self.dtype), rate)
 
     @property
     def flops(self) -> int:
@@ -461,7 +462,7 @@ class VCast(VectorInstruction):
     def cost(self, chip: ChipParams) -> int:
         v = chip.vector
         per = v.cast_cost(self.dtype, self.to)
-        return v.startup + max(v.min_cycles(self.op, self.dtype), per * self.repeats(chip))
+        return v.startup_for(self.op, self.dtype) + max(v.min_cycles(self.op, self.dtype), per * self.repeats(chip))
 
     def operands(self) -> list[str]:
         return [
