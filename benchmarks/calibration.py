@@ -41,10 +41,12 @@ BEFORE_PATHS = {
 
 
 def before_chip() -> Chip:
-    """``ascend910b-like`` with its GM paths as they were before the steady-state refit, and no ND→NZ cost
-    (an ``nd2nz`` load was priced as a plain one)."""
+    """``ascend910b-like`` with its GM paths as they were before the steady-state refit, no ND→NZ cost (an
+    ``nd2nz`` load was priced as a plain one) and v.div f16 without its own start-up."""
     data = tomllib.loads(PRESET.read_text())
     data.pop("nd2nz", None)
+    data["vector"].pop("op_startup", None)  # v.div f16 was max(8, 4 × repeats)
+    data["vector"]["min_cycles"]["div.f16"] = 8
     for key, fields in BEFORE_PATHS.items():
         data["paths"][key] = {k: v for k, v in data["paths"][key].items() if k != "issue_bandwidth"} | fields
     return chip_from_dict(data, source="ascend910b-like before the refit")

@@ -119,6 +119,13 @@ class VectorConfig:
     startup: int
     costs: Mapping[str, int]  # "op" or "op.dtype" → cycles per repeat; "default"
     mins: Mapping[str, int]  # "op" or "op.dtype" → minimum cycles; "default"
+    #: "op" or "op.dtype" → cycles added to ``startup`` for that op ([vector.op_startup], optional)
+    op_startups: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    def startup_for(self, op: str, dtype: DType) -> int:
+        """``startup`` plus the op's own start-up (``op_startup``; VDIV f16 on the 910B: 4 + 4 per repeat)."""
+        s = self.op_startups
+        return self.startup + s.get(f"{op}.{dtype.value}", s.get(op, 0))
 
     def cost(self, op: str, dtype: DType) -> int:
         c = self.costs
@@ -410,8 +417,9 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     vstart = v.integer("startup", 0, 100000)
     costs = _op_table(v.table("cost"))
     mins = _op_table(v.table("min_cycles"))
+    extra = _op_table(v.table("op_startup"), default=False) if "op_startup" in v.data else {}  # optional
     v.done()
-    vector = VectorConfig(bpr, vstart, costs, mins)
+    vector = VectorConfig(bpr, vstart, costs, mins, extra)
 
     p = r.table("paths")
     paths = {}
@@ -475,8 +483,8 @@ _VECTOR_OPS = frozenset(
 )
 
 
-def _op_table(t: _Reader) -> dict[str, int]:
-    out = {"default": t.integer("default", 0, 100000)}
+def _op_table(t: _Reader, default: bool = True) -> dict[str, int]:
+    out = {"default": t.integer("default", 0, 100000)} if default else {}
     names = [d.value for d in DType]
     for key in list(t.data):
         op, _, dt = key.partition(".")

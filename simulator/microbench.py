@@ -395,8 +395,8 @@ def explain(ins: Instruction, chip: Chip) -> str:
     op, dt = ins.op, ins.dtype
     r = ins.repeats(chip)
     return (
-        f"Vector: startup {v.startup} + max(min {v.min_cycles(op, dt)}, cost {v.cost(op, dt)} × {r} repeat(s))"
-        f" = {cost} cycles"
+        f"Vector: startup {v.startup_for(op, dt)} + max(min {v.min_cycles(op, dt)}, cost {v.cost(op, dt)}"
+        f" × {r} repeat(s)) = {cost} cycles"
     )
 
 

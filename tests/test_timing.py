@@ -49,7 +49,9 @@ from isa import (
     VUnary,
     parse,
 )
+from simulator import microbench as mb
 from simulator import simulate
+from simulator.config import load_chip
 
 X = TensorDecl("x", DType.F16, (MIN_TENSOR_BYTES,), TensorKind.IN)
 Y = TensorDecl("y", DType.F16, (MIN_TENSOR_BYTES,), TensorKind.OUT)
@@ -285,7 +287,8 @@ def vector_formula(ins: Instruction, chip) -> int:
     v = chip.vector
     cost = v.costs.get(f"{op}.{ins.dtype}", v.costs.get(op, v.costs["default"]))
     floor = v.mins.get(f"{op}.{ins.dtype}", v.mins.get(op, v.mins["default"]))
-    return v.startup + max(floor, cost * repeats)
+    own = v.op_startups.get(f"{op}.{ins.dtype}", v.op_startups.get(op, 0))
+    return v.startup + own + max(floor, cost * repeats)
 
 
 @pytest.mark.parametrize("chip", CHIPS, ids=str)
@@ -631,6 +634,22 @@ def test_deeper_prefetch_pays_on_small_tiles_and_not_on_large_ones():
     assert add_910b[0] / add_910b[1] < 1.05 and add_edu[0] / add_edu[1] >= 1.2
     shown = effects.blocks(effects.MODEL_DOC.read_text())["prefetch-depth"]
     assert shown == f"{e.markdown()}\n\nOne row of it: `{e.command}`", "run benchmarks/effects.py --write"
+
+
+def test_an_op_may_have_its_own_startup():
+    """``[vector.op_startup]`` adds cycles to every instruction of that op (and dtype): v.div f16 on the 910B
+    is 4 + 4 per repeat (msKPP VDIV_FP16: 8.07, 12.08, 68.09, 132.06 cycles at 1, 2, 16, 32 repeats)."""
+    chip = make_chip({"vector": {"startup": 3, "op_startup": {"div.f16": 5, "exp": 2}}})
+    src = ".core 0\n    v.{op} ub[0x8000], ub[0x0000], {more}{dt}[2048]\n"
+    for op, dt, more, own in (("div", "f16", "ub[0x4000], ", 5), ("div", "f32", "ub[0x4000], ", 0),
+                              ("exp", "f32", "", 2)):  # fmt: skip
+        (ins,) = parse(src.format(op=op, dt=dt, more=more)).cores[0]
+        v = chip.vector
+        assert ins.cost(chip) == 3 + own + max(v.min_cycles(op, ins.dtype), v.cost(op, ins.dtype) * ins.repeats(chip))
+        assert ins.cost(chip) == vector_formula(ins, chip)
+    b910 = load_chip("ascend910b-like")
+    got = [mb.bench_vector(b910, "div", DType.F16, r, count=4).cycles for r in (1, 2, 16, 32)]
+    assert got == [8, 12, 68, 132]
 
 
 def test_a_cast_may_have_its_own_rate_per_pair_of_types():
