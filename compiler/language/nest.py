@@ -19,11 +19,11 @@ Two rewrites of the records come first, so that Triton's FlashAttention loop rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from compiler.language.core import LoopRec, Rec, Tracer
 from compiler.language.errors import LanguageError, Site
+from compiler.language.rewrite import carry_copies, cube_first, split_vector_accumulators
 from isa import Space
 
 
@@ -64,8 +64,19 @@ class Nest:
         split_vector_accumulators(t)
         self._build()
         conflicts = self._conflicts()
+        undo = cube_first(t)
+        if undo:  # kept if it makes no new read of a replaced value (a web is one buffer)
+            before = {(r.site, later.site) for r, later in conflicts}
+            self._build()
+            moved = self._conflicts()
+            if {(r.site, later.site) for r, later in moved} <= before:
+                conflicts = moved
+            else:
+                for items, old in undo:
+                    items[:] = old
+                self._build()
         if conflicts:
-            carry_copies(t, {id(self.of[id(later)]) for _, later in conflicts}, self)
+            carry_copies(t, {id(self.of[id(later)]) for _, later in conflicts}, self.of)
             self._build()
             conflicts = self._conflicts()
         if not conflicts:
@@ -224,77 +235,6 @@ class Nest:
         """The web statement ``s`` reads at input ``j``."""
         key = next(k for (sid, k) in self.inst if sid == s.sid)
         return self.web_of[self.producer(self.inst[(s.sid, key)].ins[j]).sid]
-
-
-# ------------------------------------------------------------------------------ record rewrites
-
-
-def _walk_lists(items: list, inside: list | None = None) -> Iterator[tuple[Rec, list | None]]:
-    """Every record of a program with the innermost loop-step list holding it (None: outside loops)."""
-    for d in items:
-        if isinstance(d, LoopRec):
-            for it in d.iters:
-                yield from _walk_lists(it, it)
-        else:
-            yield d, inside
-
-
-def _all(items: list) -> Iterator[Rec]:
-    for d, _ in _walk_lists(items):
-        yield d
-
-
-def split_vector_accumulators(t: Tracer) -> None:
-    """``acc = tl.dot(a, b, acc)`` where ``acc`` is not a Cube value (vector code scaled it, or a load made
-    it): record ``tl.dot(a, b)`` and a vector add instead, at every instance of that line."""
-    dots = [d for body in t.programs for d in _all(body) if d.kind == "dot" and len(d.ins) == 3]
-
-    def in_cube(d: Rec) -> bool:
-        made = t.values[d.ins[2]].rec
-        return made is not None and (
-            made.kind == "dot" or (made.kind == "vec" and made.op == "dup" and made.params == (0.0,))
-        )
-
-    split = {(d.site, d.attrs) for d in dots if not in_cube(d)}
-    if not split:
-        return
-    for body in t.programs:
-        _split_in(t, body, split)
-
-
-def _split_in(t: Tracer, items: list, split: set) -> None:
-    i = 0
-    while i < len(items):
-        d = items[i]
-        if isinstance(d, LoopRec):
-            for it in d.iters:
-                _split_in(t, it, split)
-        elif d.kind == "dot" and len(d.ins) == 3 and (d.site, d.attrs) in split:
-            out = t.values[d.out]
-            product = t.new_value(out.shape, out.dtype, d)
-            add = Rec("vec", "bin", d.site, (d.ins[2], product), d.out, ("add", False, False))
-            out.rec = add
-            d.ins, d.out = d.ins[:2], product
-            d.attrs = (*d.attrs[:2], False, *d.attrs[3:])
-            items.insert(i + 1, add)
-            i += 1
-        i += 1
-
-
-def carry_copies(t: Tracer, statics: set[int], nest: Nest) -> None:
-    """For each statement in ``statics`` (ids of their ``Static``) inside a loop: copy its value at the end
-    of every loop step, and let every reader outside that step read the copy."""
-    for body in t.programs:
-        places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(nest.of.get(id(d))) in statics]
-        for d, it in places:
-            info = t.values[d.out]
-            copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
-            copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
-            it.append(copy)
-            mine = {id(r) for r in _all(it)}
-            for r in _all(body):
-                if id(r) not in mine and d.out in r.ins:
-                    r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
 
 
 def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:

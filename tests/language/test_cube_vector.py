@@ -4,6 +4,9 @@ and acc, P·V from a vector value), carried values read after their replacement,
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import flash_attention as fa
 import matmul_gelu
 import numpy as np
@@ -162,3 +165,14 @@ def test_a_separated_chip_refuses_a_kernel_that_needs_cube_and_vector_in_one_cor
         fa.attention(q, k, v, BLOCK_M=32, BLOCK_N=32, chip="edu-separated")
     text = str(err.value)
     assert "flash_attention.py:" in text and "edu-separated" in text and "chip='edu'" in err.value.hint
+
+
+def test_the_vector_work_p_v_does_not_need_runs_while_p_goes_to_the_cube():
+    source = Path(fa.__file__).read_text().splitlines()
+    alpha = next(i + 1 for i, line in enumerate(source) if "alpha = tl.exp(m_i - m_ij)" in line)
+    q, k, v = qkv(1, 256, 64)
+    _, run = fa.attention(q, k, v, BLOCK_M=64, BLOCK_N=128, timing_only=True)
+    nest = run.compiled.ir("sync").text().splitlines()
+    to_cube = next(i for i, line in enumerate(nest) if "UB → L1 for tl.dot" in line)
+    stats = next(i for i, line in enumerate(nest) if "= v." in line and re.search(rf"lines? .*\b{alpha}\b", line))
+    assert to_cube < stats, "\n".join(nest)

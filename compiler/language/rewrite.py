@@ -1,0 +1,151 @@
+"""Rewrites of a traced launch's records, before they merge into the static nest (``compiler.language.nest``).
+
+They make Triton's FlashAttention loop compile as it reads, each applied at every instance of a line:
+
+- ``split_vector_accumulators``: ``acc = tl.dot(p, v, acc)`` on an accumulator vector code changes
+  (``acc = acc * alpha[:, None]``) becomes ``tl.dot(p, v)`` into L0C and a vector add into ``acc`` (in UB):
+  L0C is written by the Cube only — what the built-in FlashAttention does too;
+- ``carry_copies``: a loop-carried value read after its replacement was written (``m_ij = tl.maximum(m_i,
+  ...)``, then ``tl.exp(m_i - m_ij)``, ``m_i = m_ij`` carried) gets a copy at the end of the loop step;
+- ``cube_first``: in a loop step, a ``tl.dot`` that reads a vector result (``p.to(tl.float16)``) moves up
+  with the vector lines it needs, just after them: the rest of the step's vector work (``tl.sum(p, 1)``,
+  the statistics, ``acc * alpha``) then runs while ``p`` goes to the Cube, instead of before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compiler.language.core import LoopRec, Rec, Tracer
+
+
+def _walk_lists(items: list, inside: list | None = None) -> Iterator[tuple[Rec, list | None]]:
+    """Every record of a program with the innermost loop-step list holding it (None: outside loops)."""
+    for d in items:
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                yield from _walk_lists(it, it)
+        else:
+            yield d, inside
+
+
+def _all(items: list) -> Iterator[Rec]:
+    for d, _ in _walk_lists(items):
+        yield d
+
+
+def split_vector_accumulators(t: Tracer) -> None:
+    """``acc = tl.dot(a, b, acc)`` where ``acc`` is not a Cube value (vector code scaled it, or a load made
+    it): record ``tl.dot(a, b)`` and a vector add instead, at every instance of that line."""
+    dots = [d for body in t.programs for d in _all(body) if d.kind == "dot" and len(d.ins) == 3]
+
+    def in_cube(d: Rec) -> bool:
+        made = t.values[d.ins[2]].rec
+        return made is not None and (
+            made.kind == "dot" or (made.kind == "vec" and made.op == "dup" and made.params == (0.0,))
+        )
+
+    split = {(d.site, d.attrs) for d in dots if not in_cube(d)}
+    if not split:
+        return
+    for body in t.programs:
+        _split_in(t, body, split)
+
+
+def _split_in(t: Tracer, items: list, split: set) -> None:
+    i = 0
+    while i < len(items):
+        d = items[i]
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                _split_in(t, it, split)
+        elif d.kind == "dot" and len(d.ins) == 3 and (d.site, d.attrs) in split:
+            out = t.values[d.out]
+            product = t.new_value(out.shape, out.dtype, d)
+            add = Rec("vec", "bin", d.site, (d.ins[2], product), d.out, ("add", False, False))
+            out.rec = add
+            d.ins, d.out = d.ins[:2], product
+            d.attrs = (*d.attrs[:2], False, *d.attrs[3:])
+            items.insert(i + 1, add)
+            i += 1
+        i += 1
+
+
+def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
+    """For each statement in ``statics`` (ids of their ``Static``; ``of``: record id → its ``Static``) inside a
+    loop: copy its value at the end of every loop step, and let every reader outside that step read the copy."""
+    for body in t.programs:
+        places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(of.get(id(d))) in statics]
+        for d, it in places:
+            info = t.values[d.out]
+            copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
+            copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
+            it.append(copy)
+            mine = {id(r) for r in _all(it)}
+            for r in _all(body):
+                if id(r) not in mine and d.out in r.ins:
+                    r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+
+
+def cube_first(t: Tracer) -> list[tuple[list, list]]:
+    """Move each ``tl.dot`` that reads a vector result of its loop step, with the records it needs (the vector
+    lines making its operands, the loads it reads), up to the first of them; the other records keep their
+    order after. Returns what to undo: (list, its old contents) per list changed."""
+    undo: list[tuple[list, list]] = []
+    for body in t.programs:
+        for _, it in _lists(body):
+            order = _cube_first_order(t, it)
+            if order is not None:
+                undo.append((it, list(it)))
+                it[:] = order
+    return undo
+
+
+def _lists(items: list) -> Iterator[tuple[None, list]]:
+    for d in items:
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                yield None, it
+                yield from _lists(it)
+
+
+def _cube_first_order(t: Tracer, items: list) -> list | None:
+    made = {d.out: i for i, d in enumerate(items) if isinstance(d, Rec) and d.out is not None}
+    for k, d in enumerate(items):
+        if not (isinstance(d, Rec) and d.kind == "dot"):
+            continue
+        operands = [made.get(v) for v in d.ins[:2]]
+        if not any(j is not None and items[j].kind == "vec" for j in operands):
+            continue
+        need: set[int] = set()
+        todo = [j for j in operands if j is not None]
+        while todo:
+            j = todo.pop()
+            if j in need:
+                continue
+            need.add(j)
+            todo += [made[v] for v in items[j].ins if v in made and made[v] < j]
+        if any(isinstance(items[j], LoopRec) for j in need):
+            return None
+        first = min(need)
+        grown = True
+        while grown:  # and the vector lines before the dot that read only what moves (tl.sum(p, 1)): no tile
+            grown = False  # of them then waits in UB for the rest of the step
+            for j in range(first, k):
+                d = items[j]
+                if j in need or not isinstance(d, Rec) or d.kind != "vec" or not d.ins:
+                    continue
+                if all(made.get(v, -1) in need for v in d.ins):
+                    need.add(j)
+                    grown = True
+        moved = [*sorted(need), k]
+        if moved == list(range(first, k + 1)):
+            continue  # already together
+        if any(isinstance(items[j], LoopRec) for j in range(first, k)):
+            return None
+        loads = {items[j].op for j in need if items[j].kind == "load"}
+        if any(items[j].kind == "store" and items[j].op in loads for j in range(first, k) if j not in need):
+            return None  # a load would move above a store to its array
+        rest = [items[j] for j in range(first, len(items)) if j not in need and j != k]
+        return items[:first] + [items[j] for j in moved] + rest
+    return None
