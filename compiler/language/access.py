@@ -65,8 +65,11 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
     if vr == 0 or vc == 0:
         return Access(0, 0, 0, c, (r, c))
     base = int(o[0, 0])
-    sc = int(o[0, 1] - base) if vc > 1 else 1
-    sr = int(o[1, 0] - base) if vr > 1 else c
+    # the layout is the whole tile's (its masked lanes too): a column-major tile whose tail keeps one column
+    # or one row is still moved as a transpose, like the tile's other instances
+    column_major = r > 1 and c > 1 and int(o[1, 0] - o[0, 0]) == 1 and int(o[0, 1] - o[0, 0]) != 1
+    sc = int(o[0, 1] - base) if vc > 1 else int(o[0, 1] - o[0, 0]) if column_major else 1
+    sr = int(o[1, 0] - base) if vr > 1 else 1 if column_major else c
     affine = base + np.arange(vr, dtype=np.int64)[:, None] * sr + np.arange(vc, dtype=np.int64)[None, :] * sc
     if not np.array_equal(o[:vr, :vc], affine):
         pieces = _pieces(o[:vr, :vc])
@@ -76,6 +79,8 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
             f"the offsets of this {what} are not affine in the tile position (base + row·stride + col)",
             hint="build offsets from tl.arange with + and * by integers; gathers are not supported",
         )
+    if column_major:
+        return Access(base, vc, vr, sc, (r, c), transposed=True)
     if sc == 1 or vc == 1:
         return Access(base, vr, vc, sr if vr > 1 else vc, (r, c))
     if sr == 1 and r > 1:  # column-major: contiguous along the rows of the tile
