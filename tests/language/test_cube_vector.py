@@ -12,6 +12,8 @@ import matmul_gelu
 import numpy as np
 import pytest
 from helpers import assert_close
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dsasim
 import dsasim.language as tl
@@ -23,7 +25,9 @@ def qkv(heads: int, s: int, d: int) -> tuple[np.ndarray, ...]:
     return tuple(RNG.standard_normal((heads, s, d)).astype(np.float16) for _ in range(3))
 
 
-@pytest.mark.parametrize(("heads", "s", "d", "bm", "bn"), [(1, 77, 64, 32, 64), (2, 45, 32, 16, 32)])
+@pytest.mark.parametrize(
+    ("heads", "s", "d", "bm", "bn"), [(1, 77, 64, 32, 64), (2, 45, 32, 16, 32), (1, 145, 32, 64, 16)]
+)
 def test_flash_attention_matches_numpy_compiled_and_interpreted(heads, s, d, bm, bn):
     q, k, v = qkv(heads, s, d)
     expect = fa.reference(q, k, v).astype(np.float32)
@@ -35,7 +39,10 @@ def test_flash_attention_matches_numpy_compiled_and_interpreted(heads, s, d, bm,
     assert np.array_equal(out_c, out_i)
 
 
-@pytest.mark.parametrize(("heads", "s", "d", "bm", "bn"), [(1, 77, 64, 32, 64), (2, 45, 32, 16, 32)])
+@pytest.mark.parametrize(
+    ("heads", "s", "d", "bm", "bn"),
+    [(1, 77, 64, 32, 64), (2, 45, 32, 16, 32), (1, 145, 32, 64, 16)],  # 145 = 9·16 + 1: a last key block of one key
+)
 def test_causal_flash_attention_matches_numpy(heads, s, d, bm, bn):
     q, k, v = qkv(heads, s, d)
     expect = fa.reference(q, k, v, causal=True).astype(np.float32)
@@ -176,3 +183,20 @@ def test_the_vector_work_p_v_does_not_need_runs_while_p_goes_to_the_cube():
     to_cube = next(i for i, line in enumerate(nest) if "UB → L1 for tl.dot" in line)
     stats = next(i for i, line in enumerate(nest) if "= v." in line and re.search(rf"lines? .*\b{alpha}\b", line))
     assert to_cube < stats, "\n".join(nest)
+
+
+@settings(max_examples=8)
+@given(
+    s=st.integers(1, 150),
+    d=st.sampled_from([16, 32, 64]),
+    bm=st.sampled_from([16, 32, 64]),
+    bn=st.sampled_from([16, 32, 64, 128]),
+    causal=st.booleans(),
+)
+def test_flash_attention_on_random_shapes(s, d, bm, bn, causal):
+    rng = np.random.default_rng(s * 1000 + d)
+    q, k, v = (rng.standard_normal((1, s, d)).astype(np.float16) for _ in range(3))
+    expect = fa.reference(q, k, v, causal=causal).astype(np.float32)
+    out, run = fa.attention(q, k, v, causal=causal, BLOCK_M=bm, BLOCK_N=bn, sanitize=True)
+    assert run.sanitizer.clean, (s, d, bm, bn, causal, run.sanitizer.summary())
+    assert_close(out.astype(np.float32), expect, atol=2e-3, ulps=8)
