@@ -47,6 +47,9 @@ class BodyBuilder:
             if rec.kind == "vec":
                 if self.place.skipped(s):
                     continue
+                if seg and self.place.segment_of[s.sid] != self.place.segment_of[seg[-1].sid]:
+                    self._flush(seg, out, loops)  # a new run (Placement._segments: it reads a new dot result)
+                    seg = []
                 seg.append(s)
                 continue
             if rec.kind == "load":  # a load reads no data of the kernel: it goes before the pending vector run,
@@ -210,9 +213,7 @@ class BodyBuilder:
             w = self.nest.web_of[s.sid]
             dst = self._value(w, inside, outs, s, out=True)
             ops.append(SegmentOp(s, dst, tuple(srcs)))
-        segment = Segment(
-            name, tuple(ops), tuple(ins), tuple(outs), fills, self.nest, self.target
-        )
+        segment = Segment(name, tuple(ops), tuple(ins), tuple(outs), fills, self.nest, self.target)
         self.segments[name] = segment
         out.append(Vec(name, segment.outs, segment.ins, site=name))
 

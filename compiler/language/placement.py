@@ -119,13 +119,17 @@ class Placement:
                 self.store_fix[s.sid] = (w, to if to is not DType.F32 else None, relu)
 
     def _segments(self) -> None:
-        """Number the runs of consecutive vector statements (each becomes one ``Vec``, see BodyBuilder)."""
+        """Number the runs of consecutive vector statements (each becomes one ``Vec``, see BodyBuilder). A run
+        also ends before a line that reads a ``dot`` result the run has not read yet: the lines before it
+        then do not wait for that result's FIXPIPE copy (``acc * alpha`` runs while the Cube computes ``p·v``)."""
         self.segment_of: dict[str, int] = {}
         count = 0
+        results = {id(w) for w in self.nest.webs if w.home is Space.L0C}
 
         def walk(holder: StaticLoop) -> None:
             nonlocal count
             current = None
+            cube: set[int] = set()  # the dot results the current run reads
             for s in holder.body or []:
                 if isinstance(s, StaticLoop):
                     current = None
@@ -135,8 +139,14 @@ class Placement:
                 elif s.rec.kind != "vec":
                     current = None
                 elif not self.skipped(s):
+                    dots = set()
+                    if results:
+                        dots = {id(self.nest.reader_web(s, j)) for j in range(len(s.rec.ins))} & results
+                    if current is not None and dots - cube:
+                        current = None
                     if current is None:
-                        current, count = count, count + 1
+                        current, count, cube = count, count + 1, set()
+                    cube |= dots
                     self.segment_of[s.sid] = current
 
         walk(self.nest.root)
