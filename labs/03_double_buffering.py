@@ -17,7 +17,8 @@
 # - a closed-form model of a **single-buffered** and a **double-buffered** pipeline, checked against the
 #   simulator to within a cycle or two;
 # - what the **prefetch distance** does, and why two buffers without prefetching gain nothing;
-# - when more buffers do **not** help: a saturated pipe, and buffers that steal the space tiles need.
+# - when more buffers do **not** help: a saturated pipe, and buffers that steal the space tiles need;
+# - how deep to prefetch: a deeper prefetch hides the latency of small transfers, not the bandwidth of large ones.
 #
 # Time: about 60 minutes. Lab 0 first (Exercise 0.4's `copy_cycles` helps here).
 
@@ -290,6 +291,53 @@ answer_3_6 = "b"
 check("3.6", answer_3_6)
 
 # %% [markdown]
+# ## 5. How deep to prefetch
+#
+# A DMA queue keeps several transfers in flight: a transfer *occupies* its queue while its bytes stream, and
+# its data is usable `latency` cycles later, while the queue already streams the next one. With two buffers
+# and prefetch 1 a loop has about one tile's load in flight; with three buffers and prefetch 2, two. Measure
+# what the second tile in flight buys for a `relu` ({{rows}} × {{cols}} f16) at several tile heights:
+
+# %%
+depth = {}
+for r in (1, 2, 4, 8):
+    b2, b3 = run("relu", ROWS, COLS, r, 2, 1), run("relu", ROWS, COLS, r, 3, 2)
+    depth[r] = b2.cycles / b3.cycles
+    print(f"tile {r} row(s): buffers 2, prefetch 1 {b2.cycles:>7,}   buffers 3, prefetch 2 {b3.cycles:>7,}   "
+          f"gain {depth[r]:.2f}×")  # fmt: skip
+    print(f"     verdict at prefetch 1: {b2.diagnose().text}")
+
+# %% [markdown]
+# ### Exercise 3.9 — where deeper prefetch stops paying
+#
+# Of the tile heights 1, 2, 4 and 8 rows, which is the **smallest** at which three buffers with prefetch 2
+# gain less than 5% over two buffers with prefetch 1 (`depth[r] < 1.05`)? The check measures your matrix.
+
+# %%
+### BEGIN SOLUTION
+no_gain_from = min(r for r in depth if depth[r] < 1.05)
+### END SOLUTION
+check("3.9", no_gain_from)
+
+# %% [markdown]
+# ### Question 3.10 — why small tiles gain and large ones do not
+#
+# Use `stage_cycles` (its load includes the latency) and `chip.paths["gm_ub"]` to compare a one-row tile's
+# load with an eight-row tile's. Answer `"a"`, `"b"`, `"c"` or `"d"`:
+#
+# - a. a small transfer spends most of its time waiting for its latency after a short stream, which a second
+#   transfer in flight overlaps; a large one keeps the queue streaming, and nothing hides bandwidth;
+# - b. three buffers let the vector unit work on two tiles at once;
+# - c. with prefetch 2 the compiler merges two small transfers into one, paying one start-up instead of two;
+# - d. small tiles stay in an on-chip cache between the two runs.
+
+# %%
+### BEGIN SOLUTION
+answer_3_10 = "a"
+### END SOLUTION
+check("3.10", answer_3_10)
+
+# %% [markdown]
 # ## Questions
 #
 # **Question 3.7** *(written)*. Your model says double buffering can at best make a loop
@@ -305,13 +353,14 @@ check("3.6", answer_3_6)
 # gains almost nothing: the dominant pipe is already busy all the time.
 # <!-- END SOLUTION -->
 #
-# **Question 3.8** *(written)*. When would a prefetch distance of 2 (three buffers) help on a real chip, even
-# though it did not help here? Think about what the model assumes about how long a load takes.
+# **Question 3.8** *(written)*. When would a prefetch distance of 2 (three buffers) help a *large* tile on a
+# real chip, though it did not help here (section 5)? Think about what the model assumes about how long a
+# load takes.
 #
 # <!-- BEGIN SOLUTION -->
-# Here every load of a tile takes exactly the same time, so one tile of look-ahead is enough to hide the
-# compute. On a real chip load times vary: other cores share GM bandwidth, DRAM refreshes, bursts hit
-# different banks. A deeper prefetch absorbs that jitter — a slow load is covered by the extra tile already
-# in flight — which is worth the UB space when loads are irregular (several cores, strided or scattered
-# accesses), not when they are uniform.
+# Here every load of a large tile takes exactly the same time, and its latency is small beside its streaming,
+# so one tile of look-ahead is enough to hide the compute. On a real chip load times vary: other cores share
+# GM bandwidth, DRAM refreshes, bursts hit different banks. A deeper prefetch absorbs that jitter — a slow
+# load is covered by the extra tile already in flight — which is worth the UB space when loads are irregular
+# (several cores, strided or scattered accesses), not when they are uniform.
 # <!-- END SOLUTION -->

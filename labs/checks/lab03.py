@@ -177,3 +177,31 @@ def _why_three(g: Grader, answer: Any) -> None:
         "b15fa7a4072b867af0a8",
         hint="compare the tile sizes and the number of copies of the two runs",
     )
+
+
+#: The tile heights of section 5, and the gain below which deeper prefetch "stops paying".
+DEPTH_TILES, NO_GAIN = (1, 2, 4, 8), 1.05
+
+
+@exercise("3.9", "the smallest tile height (1, 2, 4 or 8 rows) where prefetch 2 gains < 5% over prefetch 1", points=1)
+def _no_gain_from(g: Grader, answer: Any) -> None:
+    r = g.number(answer, "your answer", integer=True)
+    if r not in DEPTH_TILES:
+        g.fail(f"your answer {answer!r} is not one of 1, 2, 4, 8", hint="a tile height in rows, from section 5")
+    rows, cols = g.params["rows"], g.params["cols"]
+    gain = {t: _run("relu", rows, cols, t, 2, 1) / _run("relu", rows, cols, t, 3, 2) for t in DEPTH_TILES}
+    right = min((t for t in DEPTH_TILES if gain[t] < NO_GAIN), default=None)
+    g.right(
+        r == right,
+        f"your answer {answer!r}",
+        hint="the smallest r with depth[r] < 1.05 — not the largest gain, nor the first tile that gains",
+    )
+
+
+@exercise("3.10", "'a', 'b', 'c' or 'd': why deeper prefetch helps small tiles and not large ones", points=1)
+def _why_depth(g: Grader, answer: Any) -> None:
+    g.hashed(
+        g.choice(answer, ("a", "b", "c", "d")),
+        "29ecf10b0bb6e86fce79",
+        hint="split a one-row tile's load into its streaming time and its latency; then an eight-row tile's",
+    )

@@ -4,7 +4,7 @@ within the time limit, whatever the notebooks do; per-student variants whose ans
 One folder holds a correct, a half-done, a wrong, a crashing, an endless and a tampered submission, and
 a short one that copied another student's answer to 3.6; it is graded once, on two worker processes, and every test
 below reads that run's CSV, Gradescope files and results. Points of lab 3: 3.1 = 2, 3.2 = 3, 3.4 = 2, the
-others 1 (10 in all); 3.7 and 3.8 are written, graded by hand.
+others 1 (12 in all); 3.7 and 3.8 are written, graded by hand.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from simulator import load_chip
 LAB = find_labs(only=["03"])[0]
 TIMEOUT = 60.0  # seconds of a notebook's own code; lab 3's solution took 23 s on a busy 2-core machine
 SEED_A, SEED_B = 1, 2  # two students whose 3.6 options are shuffled differently (checked below)
-POINTS = {"3.1": 2, "3.2": 3, "3.3": 1, "3.4": 2, "3.5": 1, "3.6": 1}
+POINTS = {"3.1": 2, "3.2": 3, "3.3": 1, "3.4": 2, "3.5": 1, "3.6": 1, "3.9": 1, "3.10": 1}
 
 
 def _replace(nb, exercise: str, source: str):
@@ -127,13 +127,13 @@ def graded(tmp_path_factory):
 
 
 EXPECTED = {  # student: (status of each exercise, flag kinds)
-    "correct": ("✓✓✓✓✓✓", []),
-    "half": ("✓✓✓···", []),
-    "wrong": ("✗✓✗✓✓✗", []),
-    "crashing": ("✓✓----", ["crashed"]),
-    "endless": ("✓-----", ["time limit"]),
-    "tampered": ("✓✓✗✗✓✓", ["tampered"]),
-    "copier": ("·····✗", []),
+    "correct": ("✓✓✓✓✓✓✓✓", []),
+    "half": ("✓✓✓·····", []),
+    "wrong": ("✗✓✗✓✓✗✓✓", []),
+    "crashing": ("✓✓------", ["crashed"]),
+    "endless": ("✓-------", ["time limit"]),
+    "tampered": ("✓✓✗✗✓✓✓✓", ["tampered"]),
+    "copier": ("·····✗··", []),
 }
 MARK = {"passed": "✓", "failed": "✗", "not done": "·", "not reached": "-"}
 
@@ -152,10 +152,10 @@ def test_scores_and_flags(graded, student):
     )
     assert sub.flag_kinds == flags, sub.flags
     score = sum(POINTS[i] for i, s in zip(ids, statuses) if s == "✓")
-    assert sub.score == score and sub.max_score == 10
+    assert sub.score == score and sub.max_score == 12
     # the same in the CSV ...
     row = rows[student]
-    assert float(row["total"]) == score and float(row["max"]) == 10
+    assert float(row["total"]) == score and float(row["max"]) == 12
     assert all(f in row["flags"] for f in flags) and (row["flags"] == "") == (not flags)
     for i, s in zip(ids, statuses):
         assert float(row[f"{i} points"]) == (POINTS[i] if s == "✓" else 0)
@@ -400,3 +400,13 @@ def test_every_variant_teaches_what_the_default_does():
     default = lesson(256, 1024)
     for rows, cols in ((256, min(VARIANT_COLS)), (512, 768)):
         assert lesson(rows, cols) == default, (rows, cols)
+
+    def relu_gains(rows: int, cols: int) -> list[float]:
+        return [run("relu", rows, cols, r, 2, 1) / run("relu", rows, cols, r, 3, 2) for r in (1, 2, 4, 8)]
+
+    # section 5 (3.9): at every variant's extremes deeper prefetch pays on one-row tiles and stops paying
+    # by eight rows, clear of the 5% line, so each variant has one right answer
+    for rows, cols in ((256, min(VARIANT_COLS)), (512, max(VARIANT_COLS))):
+        gains = relu_gains(rows, cols)
+        assert gains[0] > 1.2 and gains[-1] < 1.05, (rows, cols, gains)
+        assert all(abs(g - 1.05) > 0.015 for g in gains), (rows, cols, gains)
