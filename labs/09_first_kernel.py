@@ -191,7 +191,7 @@ print(compiled.ir("sync"))  # the loop nest the passes made of your kernel: buff
 # Some candidates do not fit the chip's buffers: the launch says which line and which buffer.
 
 # %%
-CANDIDATES = [(32, 32, 32), (64, 64, 32), (64, 64, 64), (128, 64, 32), (128, 128, 64)]
+CANDIDATES = [(32, 32, 32), (64, 64, 32), (64, 64, 64), (128, 64, 32), (128, 128, 64), (256, 128, 64)]
 ### BEGIN SOLUTION
 cycles = {}
 for bm, bn, bk in CANDIDATES:

@@ -141,7 +141,7 @@ def _reference_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.con
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
 
 
-CANDIDATES = [(32, 32, 32), (64, 64, 32), (64, 64, 64), (128, 64, 32), (128, 128, 64)]
+CANDIDATES = [(32, 32, 32), (64, 64, 32), (64, 64, 64), (128, 64, 32), (128, 128, 64), (256, 128, 64)]
 
 
 @exercise("9.5", "the fastest (BM, BN, BK) of CANDIDATES for the 256³ matmul on edu")
