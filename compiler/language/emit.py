@@ -132,16 +132,23 @@ class Traced:
         if pieces:  # offsets wrapped with % n: one copy per affine block
             return [self._piece(stmt, rec, addr, p, stride, width, dt) for p in pieces]
         src = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
+        dst = addr(stmt.buf)
         return [
             Copy(
-                addr(stmt.buf),
+                dst,
                 src,
                 dt,
                 _shape(rows, cols),
                 src_stride=stride if rows > 1 and stride != cols else None,
                 dst_stride=width if rows > 1 and cols < width else None,
+                nd2nz=self._nz(dst),
             )
         ]
+
+    def _nz(self, dst: Addr) -> bool:
+        """A Cube operand loaded into L1 changes layout on the way (ND → NZ) on a chip whose Cube needs it,
+        as the built-in matmul's loads do (``lower``)."""
+        return dst.space is Space.L1 and getattr(self.place.target.params, "nd2nz", None) is not None
 
     def _piece(
         self,
@@ -171,6 +178,7 @@ class Traced:
             _shape(nr, nc),
             src_stride=stride if nr > 1 and stride != nc else None,
             dst_stride=width if nr > 1 and nc < width else None,
+            nd2nz=self._nz(base),
         )
 
     def _store(self, stmt: Store, rec: Rec, addr: Callable[[str], Addr]) -> list[Instruction]:
