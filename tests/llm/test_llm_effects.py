@@ -22,7 +22,9 @@ def test_decode_at_batch_one_streams_the_weights_near_the_gm_bound():
 def test_flash_decoding_runs_a_context_too_long_for_one_softmax_row():
     r = run_layer("decode", 1, context=32768, chip="ascend910b-like", timing_only=True, **LLAMA)
     assert r.kv.chunks > 1 and not r.kv.forced
-    assert r.metrics.pct_of_memory_bound >= 0.8, r.metrics.text()
+    short = run_layer("decode", 1, context=1024, chip="ascend910b-like", timing_only=True, **LLAMA).metrics
+    # 32 times the cache, as close to the GM bound as a short context: the split keeps attention streaming
+    assert r.metrics.pct_of_memory_bound >= short.pct_of_memory_bound - 0.03, r.metrics.text()
 
 
 @pytest.mark.slow
