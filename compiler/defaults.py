@@ -127,9 +127,15 @@ def _search(
     if op.unit != "cube":
         scored = [(k, c) for c in cands if (k := score(c)) is not None]
     else:
-        scored = _descend(op, target, fixed, cands, score)
+        # Two descents, over the one-level tilings and over those with a k panel: the first finds what the
+        # search found before panels existed, whatever the second explores.
+        plain = [c for c in cands if c.get(PANEL) is None]
+        panels = [c for c in cands if c.get(PANEL) is not None]
+        scored = _descend(op, target, fixed, plain, score) + (
+            _descend(op, target, fixed, panels, score) if panels else []
+        )
     scored.sort(key=lambda s: s[0][:3])
-    for key, tiles in scored[:_VERIFY]:
+    for key, tiles in _panel_margin(scored)[:_VERIFY]:
         if _fits(op, target, tiles, key[-1], given):
             return tiles, key[-1]
     # Nothing fits: the smallest tiles and single buffers, so that the buffer pass reports the least
@@ -300,6 +306,19 @@ def _candidates(op: Op, target: Target, fixed: dict[str, int], given: Schedule):
 
 #: The candidate key of matmul's L1 block (``Schedule.panel``): which operand keeps its whole k panel in L1.
 PANEL = "panel"
+
+
+#: A k panel must beat the best one-level tiling by this factor of predicted cycles to be chosen: the model's
+#: error is a few to 15 % (``compiler.tune.model``), and a panel it barely prefers can measure slower.
+PANEL_MARGIN = 0.85
+
+
+def _panel_margin(scored: list) -> list:
+    """``scored`` (best first), with the one-level tilings first unless a panel wins by ``PANEL_MARGIN``."""
+    plain = [s for s in scored if s[1].get(PANEL) is None]
+    if not plain or scored[0][1].get(PANEL) is None or scored[0][0][0] <= PANEL_MARGIN * plain[0][0][0]:
+        return scored
+    return plain + [s for s in scored if s[1].get(PANEL) is not None]
 
 
 def _tiles_of(candidate: dict) -> dict[str, int]:

@@ -5,17 +5,18 @@ it with the simulator's own timing rules, without emitting the whole program:
 
 1. **Work per pipe.** For every statement of the nest, ``lower``'s emitter produces the instructions of
    one representative execution (a full tile, and the tail tile where an axis has one, weighted by how
-   often each occurs); each instruction's ``cost`` (``Transfer.cycles`` on its path for a copy — with GM
-   bandwidth split evenly over the active cores — ``Mmad.cost``, a vector instruction's cost) times the
-   statement's trip count is that pipe's work, on the busiest core. With one core it equals the sum over
-   the compiled program, tails included.
+   often each occurs); each instruction's ``cost`` (for a copy, what it costs its DMA queue in a stream
+   — its occupancy, or its occupancy plus latency over the transfers in flight if that is more
+   (:func:`stream_cycles`), with GM bandwidth split evenly over the active cores — ``Mmad.cost``, a
+   vector instruction's cost) times the statement's trip count is that pipe's work, on the busiest core.
+   With one core it equals the sum over the compiled program, tails included.
 2. **Roofline.** The kernel cannot beat its busiest pipe, the scalar unit issuing every instruction
    (``issue_cycles`` each), or the GM traffic of ``compiler.traffic`` over the chip's shared GM
    bandwidth: ``steady = max(busiest pipe, issue, gm_bytes / gm_bandwidth)``.
 3. **What does not overlap.** A group of buffers whose producer must wait until the previous instance is
    consumed (one slot, or a load with ``prefetch 0``) runs producer and consumer in turn: it adds the
-   smaller of the two sides' work. The first execution of each pipe's largest statement is the
-   pipeline fill.
+   smaller of the two sides' work. The first execution of each pipe's largest statement (alone: a
+   copy's latency included) is the pipeline fill.
 
 ``cycles = steady + serialised work + fill``. The model ranks schedules; the simulator measures them.
 It knows nothing of queue depths or the order of the fluid GM sharing, so its absolute error is
@@ -130,17 +131,20 @@ def price(kernel: Kernel) -> Work:
     active = plan.ncores if plan else 1
     share = max((len(s) for s in plan.assignment), default=1) if plan else 1
     emitter = Emitter(kernel, 0)
-    costs: dict[Instruction, tuple[str, float]] = {}
+    costs: dict[Instruction, tuple[str, float, float]] = {}
 
-    def cost(ins: Instruction) -> tuple[str, float]:
+    def cost(ins: Instruction) -> tuple[str, float, float]:
+        """(pipe, cycles in a stream of its kind, cycles alone until its result is usable)."""
         got = costs.get(ins)
         if got is None:
             c = ins.cost(params)
             if isinstance(c, Transfer):
                 path = params.path(c.src, c.dst)
                 bw = min(path.bandwidth, target.gm_bandwidth / active) if path.shared else path.bandwidth
-                c = c.cycles(path, bw)
-            got = costs[ins] = (ins.pipe.value, float(c))
+                got = (ins.pipe.value, *stream_cycles(c, path, bw))
+            else:
+                got = (ins.pipe.value, float(c), float(c))
+            costs[ins] = got
         return got
 
     leaves: list[_Leaf] = []
@@ -184,11 +188,26 @@ def _price(
         emitted = [i for i in emitter.out if isinstance(i, Instruction)]
         instructions += weight * len(emitted)
         for ins in emitted:
-            pipe, cycles = cost(ins)
-            per_pipe.setdefault(pipe, [0.0])[0] += weight * cycles
+            pipe, cycles, alone = cost(ins)
+            sums = per_pipe.setdefault(pipe, [0.0, 0.0])
+            sums[0] += weight * cycles
+            sums[1] += weight * alone
     counts["instructions"] += mult * instructions
     r, w = frozenset(reads(stmt)), frozenset(writes(stmt))
-    return [_Leaf(p, mult * c[0], c[0], r, w) for p, c in per_pipe.items()]
+    return [_Leaf(p, mult * c[0], c[1], r, w) for p, c in per_pipe.items()]
+
+
+def stream_cycles(transfer: Transfer, path, bandwidth: float) -> tuple[float, float]:
+    """A transfer's cycles on its DMA queue in a back-to-back stream, and alone until its data is usable.
+
+    The queue is held for the transfer's occupancy, and keeps up to ``outstanding`` transfers in flight,
+    each for its occupancy plus its ``latency``: a stream of them costs ``max(occupancy, (occupancy +
+    latency) / outstanding)`` each — the rule of the engine and of ``simulator.work``'s bounds. Alone
+    (the pipeline's fill) it takes ``occupancy + latency``."""
+    occupancy = transfer.occupancy(path, bandwidth)
+    latency = getattr(path, "latency", 0)
+    outstanding = max(1, getattr(path, "outstanding", 1) or 1)
+    return float(max(occupancy, (occupancy + latency) / outstanding)), float(occupancy + latency)
 
 
 def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:

@@ -15,12 +15,16 @@ EDU = chip_for("edu")
 
 
 def program_busy(program, chip) -> dict[str, float]:
-    """Cycles of work per pipe on core 0, summed instruction by instruction (no sharing, no stalls)."""
+    """Cycles of work per pipe on core 0, summed instruction by instruction (no sharing, no stalls): a copy
+    holds its DMA queue for its occupancy, or — with ``outstanding`` transfers in flight, each for its
+    occupancy plus its latency — for that sum over ``outstanding``, if more."""
     busy: dict[str, float] = {}
     for ins in program.cores[0]:
         cost = ins.cost(chip)
         if isinstance(cost, Transfer):
-            cost = cost.cycles(chip.path(cost.src, cost.dst))
+            path = chip.path(cost.src, cost.dst)
+            occupancy = cost.occupancy(path)
+            cost = max(occupancy, (occupancy + path.latency) / path.outstanding)
         busy[ins.pipe.value] = busy.get(ins.pipe.value, 0) + cost
     busy.pop("s", None)
     return busy
