@@ -147,17 +147,18 @@ def scalar_class(kind: Kind, pipe: Pipe) -> str:
     return "dma"
 
 
-def decode(ins: Instruction, chip: Chip) -> Decoded:
+def decode(ins: Instruction, chip: Chip, transfers: dict[Transfer, tuple] | None = None) -> Decoded:
     """The engine's view of ``ins`` on ``chip``, with what the scalar unit pays to issue it (``end``: nothing,
-    the scalar unit stops there)."""
-    kind, pipe, payload, cost, _ = d = engine_view(ins, chip)
+    the scalar unit stops there); ``transfers`` as for ``engine_view``."""
+    kind, pipe, payload, cost, _ = d = engine_view(ins, chip, transfers)
     if kind is Kind.END:
         return d
     return Decoded(kind, pipe, payload, cost, chip.issue_cost(scalar_class(kind, pipe)))
 
 
-def engine_view(ins: Instruction, chip: Chip) -> Decoded:
-    """How the engine runs ``ins`` on ``chip`` (its issue cost left 0: ``decode`` adds it)."""
+def engine_view(ins: Instruction, chip: Chip, transfers: dict[Transfer, tuple] | None = None) -> Decoded:
+    """How the engine runs ``ins`` on ``chip`` (its issue cost left 0: ``decode`` adds it). ``transfers``
+    keeps the timing of each ``Transfer`` seen, which does not depend on the addresses."""
     pipe = ins.pipe
     cls = type(ins)
     if cls is SetCross:
@@ -181,19 +182,21 @@ def engine_view(ins: Instruction, chip: Chip) -> Decoded:
     if type(cost) is Transfer:
         path = chip.path(cost.src, cost.dst)
         if path.shared:
+            timing = transfers.get(cost) if transfers is not None else None
+            if timing is None:
+                timing = (
+                    cost.fixed_cycles(path),
+                    cost.streamed_bytes(path),
+                    cost.floor_cycles(path),  # min_cycles, plus the issue ramp where the path has one
+                    path.bandwidth,
+                    path.latency,
+                    cost.occupancy(path, min(path.bandwidth, chip.gm_bandwidth)),
+                    path.outstanding,
+                )
+                if transfers is not None:
+                    transfers[cost] = timing
             view, write = gm_view(ins) or (None, False)
-            dma = Dma(
-                cost.fixed_cycles(path),
-                cost.streamed_bytes(path),
-                cost.floor_cycles(path),  # min_cycles, plus the issue ramp where the path has one
-                path.bandwidth,
-                path.latency,
-                cost.occupancy(path, min(path.bandwidth, chip.gm_bandwidth)),
-                path.outstanding,
-                view,
-                write,
-            )
-            return Decoded(Kind.DMA, pipe, dma, cost)
+            return Decoded(Kind.DMA, pipe, Dma(*timing, view, write), cost)
         return Decoded(Kind.FIXED, pipe, cost.cycles(path), cost)
     return Decoded(Kind.FIXED, pipe, cost, cost)
 
@@ -209,6 +212,7 @@ class Decoder:
         #: the distinct instructions, by number, and their decoded records
         self.distinct: list[Instruction] = []
         self.records: list[Decoded] = []
+        self.transfers: dict[Transfer, tuple] = {}  # each transfer's timing, whatever its addresses
         #: per core of the program decoded by ``program``: its decoded stream and its numbers
         self.cores: list[tuple[list[Decoded], list[int]]] = []
 
@@ -220,7 +224,8 @@ class Decoder:
         new = list(islice(ids, len(self.distinct), None))
         self.distinct += new
         chip = self.chip
-        self.records += [decode(ins, chip) for ins in new]
+        transfers = self.transfers
+        self.records += [decode(ins, chip, transfers) for ins in new]
         return list(map(self.records.__getitem__, numbers)), numbers
 
     def program(self, program: Program) -> list[tuple[list[Decoded], list[int]]]:

@@ -106,6 +106,7 @@ class PipeUnit:
         trace, debug = machine.trace, machine.debug
         fast = self.mem is None and not debug and machine.sanitizer is None
         cid, pipe, flags = self.core, self.pipe, self.flags
+        flagmap = flags.flags
         stalls = st.stalls
         pending_idle = 0
         while True:
@@ -168,7 +169,11 @@ class PipeUnit:
                 elif kind is XWAIT:
                     yield from self._wait_cross(index, payload, start)
                 else:
-                    yield from self._wait_flag(index, payload, start)
+                    flag = flagmap.get(payload.key)
+                    if flag is not None and flag.set_at is not None and flag.set_at <= start:
+                        flags.consume(payload.key, flag, index, start)  # already set: no wait, no event
+                    else:
+                        yield from self._wait_flag(index, payload, start)
             end = env.now
             st.instructions += 1
             st.last_end = end
