@@ -117,6 +117,23 @@ def either(options: list[str], then: str, otherwise: str) -> str:
     return f"enlarge {' or '.join(options)} {then}" if options else otherwise
 
 
+def panel_hint(op: Any, schedule: Schedule, fits: Fits) -> str | None:
+    """"keep a's k panel in L1 (--panel a)" when the schedule has no panel, a's panel would be reused (the
+    n loop runs inside the m loop, on each core) and it fits; the same for b. None otherwise."""
+    if getattr(schedule, "panel", None) not in (None, "none"):
+        return None
+    axes, tiles = op.axes(), schedule.tile
+    if not tiles.get("k") or tiles["k"] >= axes["k"]:
+        return None  # one k tile: the tile already is the whole panel
+    order = tuple(schedule.order or axes)
+    spread = set(schedule.parallel) if getattr(schedule, "cores", 1) > 1 else set()
+    for name, own, other in (("a", "m", "n"), ("b", "n", "m")):
+        reused = order.index(other) > order.index(own) and other not in spread and tiles.get(other, 0) < axes[other]
+        if reused and fits(replace(schedule, panel=name)):
+            return f"keep {name}'s k panel in L1 (--panel {name}): {name} then leaves GM once per {own} tile"
+    return None
+
+
 def matmul_hints(op: Any, schedule: Schedule, fits: Fits | None = None) -> dict[str, str]:
     """A matmul's (tiles ``m``, ``n``, ``k``, ``k0``): "raise buffers to 2" only when they are not, and only
     enlargements that fit L1, L0A/L0B and L0C."""
@@ -128,9 +145,14 @@ def matmul_hints(op: Any, schedule: Schedule, fits: Fits | None = None) -> dict[
     reloads = enlarge(schedule, ext, ["m", "n"], fits)
     longer = enlarge(schedule, ext, ["k"], fits)
     overlapped = ab_buffered and (schedule.prefetch or 0) >= 1
+    panel = panel_hint(op, schedule, fits)
+    if panel and not reloads:
+        at_most = f"{at_most}; {panel}"
     if overlapped:
         mte2 = either(
-            longer + reloads, "(fewer, longer loads; fewer reloads)", f"{at_most}: spread m/n over more --cores"
+            longer + reloads,
+            "(fewer, longer loads; fewer reloads)",
+            at_most if panel else f"{at_most}: spread m/n over more --cores",
         )
     else:
         mte2 = overlap(

@@ -14,6 +14,7 @@ from compiler.passes.buffer import has_panel
 from compiler.schedule import operands
 from dsasim.api import chip_for, compile_and_run
 from dsasim.cli import main as cli
+from dsasim.plots.tiles import tiles_data
 from simulator.config import load_chip
 
 EDU = load_chip("edu")
@@ -123,3 +124,24 @@ def test_a_given_tiling_keeps_its_one_level_of_tiles():
     """The lessons compare tilings and loop orders: a tiling the user chose gets no panel unasked."""
     compiled = compile(MatMul(1024, 1024, 512), Schedule(tile={"m": 128, "n": 128, "k": 256}), EDU)
     assert compiled.schedule.panel is None and not has_panel(compiled.kernel)
+
+
+def test_the_verdict_suggests_a_panel_that_fits_and_would_be_reused():
+    op = MatMul(1024, 1024, 512)
+    r = compile_and_run(op, Schedule(tile={"m": 128, "n": 128, "k": 256}, buffers={"c": 1}), "edu", timing_only=True)
+    assert "keep a's k panel in L1 (--panel a)" in r.diagnose().text
+    # no hint where the panel would not fit L1 (K = 2048: 8 k tiles of 64 KiB) ...
+    wide = Schedule(tile={"m": 128, "n": 128, "k": 256, "k0": 64}, buffers={"a": 2, "b": 2, "c": 1}, prefetch=1)
+    big = compile(MatMul(1024, 1024, 2048), wide, EDU)
+    assert "--panel" not in str(big.op.knob_hints(big.schedule, big.fits))
+    # ... nor where it is already kept
+    r = compile_and_run(op, Schedule(tile={"m": 128, "n": 128, "k": 256}, buffers={"c": 1}, panel="a"), "edu",
+                        timing_only=True)  # fmt: skip
+    assert "--panel" not in r.diagnose().text
+
+
+def test_the_tile_pictures_count_the_panel_once():
+    c = compile(MatMul(256, 256, 256), Schedule(tile={"m": 64, "n": 64, "k": 64}, panel="a"), EDU)
+    text = tiles_data(c, core=0).text()
+    assert "a     f16[256,256] in 4×4 tiles: reads 16, each loaded once" in text
+    assert "b     f16[256,256] in 4×4 tiles: reads 16, each loaded 4×" in text
