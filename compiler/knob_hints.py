@@ -118,7 +118,7 @@ def either(options: list[str], then: str, otherwise: str) -> str:
 
 
 def panel_hint(op: Any, schedule: Schedule, fits: Fits) -> str | None:
-    """"keep a's k panel in L1 (--panel a)" when the schedule has no panel, a's panel would be reused (the
+    """The hint "keep a's k panel in L1 (--panel a)" when the schedule has no panel, a's panel would be reused (the
     n loop runs inside the m loop, on each core) and it fits; the same for b. None otherwise."""
     if getattr(schedule, "panel", None) not in (None, "none"):
         return None
