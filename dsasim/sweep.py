@@ -250,6 +250,7 @@ def apply(base: Schedule, params: Mapping[str, Any], op: Op) -> Schedule:
         parallel=params.get("parallel", base.parallel),
         manual_sync=base.manual_sync,
         group_m=params.get("group_m", base.group_m),
+        panel=base.panel,
     )
 
 

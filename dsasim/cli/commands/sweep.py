@@ -96,6 +96,7 @@ def main(args: argparse.Namespace) -> int:
         parallel=parse_list(args.parallel) if args.parallel else (),
         manual_sync=args.manual_sync,
         group_m=args.group_m,
+        panel=args.panel,
     )
     if "dtype" in vary:
         options.pop("dtype")
