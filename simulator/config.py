@@ -271,6 +271,7 @@ class Chip:
             "gm_size": self.gm_size,
             "l2_size": self.l2.size if self.l2 else 0,
             "l2_bytes_per_cycle": self.l2.bandwidth if self.l2 else 0,
+            "issue_cycles": {c: self.issue_cost(c) for c in SCALAR_CLASSES},
         }
 
 

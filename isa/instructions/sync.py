@@ -138,7 +138,8 @@ class Scalar(Instruction):
 
     Action: none on data.
 
-    Timing: ``issue_cycles + CYCLES`` on the scalar unit, which issues nothing meanwhile.
+    Timing: its issue cost (the chip's ``[core] scalar_cost.scalar``, else ``issue_cycles``) ``+ CYCLES`` on the
+    scalar unit, which issues nothing meanwhile.
 
     Notes: use it to model the bookkeeping a real kernel's scalar code does between instructions.
     """
