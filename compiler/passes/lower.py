@@ -25,6 +25,9 @@ number modulo the depth, a flag's event id is the id of its slot. Then:
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.ir import (
@@ -87,11 +90,29 @@ def lower(kernel: Kernel) -> Program:
     if kernel.traced is not None:  # a traced kernel's arrays may be read and written (inout)
         tensors = kernel.traced.tensor_decls()
     streams = []
-    for core in range(kernel.plan.ncores):
-        items = Emitter(kernel, core).run()
-        items = _place(kernel, items)
-        streams.append(tuple(_resolve(kernel, items)))
+    with paused_gc():
+        for core in range(kernel.plan.ncores):
+            items = Emitter(kernel, core).run()
+            items = _place(kernel, items)
+            streams.append(tuple(_resolve(kernel, items)))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a large program is emitted.
+
+    A big kernel is hundreds of thousands of new instructions, none in a reference cycle; the collector
+    would scan the growing streams again and again (half the time of ``lower`` on a 4096³ matmul).
+    It is switched back on afterwards if it was on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 # ------------------------------------------------------------------------------------ emission

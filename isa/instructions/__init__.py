@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isa.instructions.base import Instruction, Memory, Write
+from isa.instructions.base import Instruction, Memory, Write, cache_hash
 from isa.instructions.cross import SetCross, WaitCross
 from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
@@ -40,6 +40,9 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     End,
 )
 
+for _cls in INSTRUCTION_CLASSES:  # each instruction hashes its fields once, however often it is looked up
+    cache_hash(_cls)
+
 #: mnemonic → class
 MNEMONICS: dict[str, type[Instruction]] = {m: c for c in INSTRUCTION_CLASSES for m in c.MNEMONICS}
 
@@ -75,4 +78,5 @@ __all__ = [
     "WaitCross",
     "WaitFlag",
     "Write",
+    "cache_hash",
 ]

@@ -31,8 +31,38 @@ class Memory(Protocol):
 Write = tuple[Region, DType, np.ndarray]
 
 
+class HashSlot:
+    """A slot for an instruction's hash, computed once (see :func:`cache_hash`). Not a dataclass field, so
+    it is neither compared, printed nor pickled: a pickled instruction hashes afresh in its new process."""
+
+    __slots__ = ("_hash",)
+
+
+def cache_hash(cls: type) -> type:
+    """Make ``cls``'s dataclass ``__hash__`` compute once per instance and keep the value in its slot.
+
+    A compiled kernel holds hundreds of thousands of instructions and each is hashed several times
+    (validation, decoding, interning); an instruction is frozen, so its hash never changes.
+    """
+    fields_hash = cls.__dict__.get("__hash__")
+    if fields_hash is None or getattr(fields_hash, "cached", False):
+        return cls
+
+    def __hash__(self: Instruction) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            value = fields_hash(self)
+            object.__setattr__(self, "_hash", value)
+            return value
+
+    __hash__.cached = True  # type: ignore[attr-defined]
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    return cls
+
+
 @dataclass(frozen=True, slots=True)
-class Instruction(abc.ABC):
+class Instruction(HashSlot, abc.ABC):
     """Base class. Subclasses set ``MNEMONICS`` and implement the methods below."""
 
     MNEMONICS: ClassVar[tuple[str, ...]] = ()
@@ -69,7 +99,7 @@ class Instruction(abc.ABC):
         """Every byte range the instruction reads or writes (used for checks, stats, sanitizer)."""
         return ()
 
-    def check(self, chip: ChipParams | None = None) -> None:  # noqa: B027 - most have no extra rules
+    def check(self, chip: ChipParams | None = None) -> None:
         """Raise ``ValidationError`` for a rule this instruction breaks (chip-independent ones
         always; capacity, alignment and event-id limits when ``chip`` is given)."""
 
