@@ -12,6 +12,10 @@ instruction touches at the memory level it touches, and every operation at its u
 - **arithmetic**: ``mmad`` pays pJ/MAC for every MAC the Cube array performs — whole 16×16×k0 fractals,
   so padding costs energy as it costs time; a vector instruction pays pJ per repeat.
 
+A vector instruction is any instruction of the ISA's vector families (``VectorInstruction``: it runs on
+the Vector pipe and is priced in repeats) — one rule, so a new vector op (``v.tril``, ``v.transpose``,
+``v.cmp.*``, ``v.sel``, ``v.iota``…) is counted without being listed here.
+
 Only dynamic energy is modelled (no leakage or clock tree), so the average power is a floor. All of it is
 computed from the program and the chip, so timing-only runs give the same figures.
 """
@@ -23,14 +27,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from isa import Copy, Fixpipe, Instruction, Mmad, Space, VBinary, VBroadcast, VCast, VDup, VReduce, VScalar, VUnary
+from isa import Copy, Fixpipe, Instruction, Mmad, Space
+from isa.instructions.vector import VectorInstruction
 from isa.timing import route_name
 from simulator.config import Chip, EnergyConfig
 
 if TYPE_CHECKING:
     from simulator.record import RunRecord as Run
-
-VECTOR_CLASSES = (VBinary, VUnary, VScalar, VDup, VCast, VReduce, VBroadcast)
 
 #: Report order of the levels.
 LEVELS: tuple[Space, ...] = (Space.GM, Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB)
@@ -132,7 +135,7 @@ def counted_energy(counts: Iterable[tuple[Instruction, int]], chip: Chip, second
             macs[ins.dtype] += n * ins.fractals(chip) * fractal_macs(chip, ins)
             for r in ins.regions():
                 level_bytes[r.addr.space] += n * r.nbytes
-        elif isinstance(ins, VECTOR_CLASSES):
+        elif isinstance(ins, VectorInstruction):
             repeats += n * ins.repeats(chip)
             for r in ins.regions():
                 level_bytes[r.addr.space] += n * r.nbytes

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from helpers import chip_data, make_chip
 
-from isa import ConfigError, DType, Space, parse
+from isa import INSTRUCTION_CLASSES, ConfigError, DType, Pipe, Space, VSelect, parse
 from simulator import simulate
 from simulator.config import chip_from_dict, load_chip
-from simulator.energy import energy
+from simulator.energy import energy, program_energy
+from simulator.engine.decode import Kind, decode
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 EDU = load_chip("edu").energy
@@ -121,3 +122,38 @@ def test_a_missing_level_is_reported():
     with pytest.raises(ConfigError) as e:
         chip_from_dict(data)
     assert e.value.field == "energy.memory.ub" and "missing" in str(e.value)
+
+
+def example_instruction(cls: type) -> object:
+    """The instruction of the ISA reference's example line of ``cls`` (tensors ``a`` and ``c`` declared)."""
+    text = f".chip edu\n.tensor a f16[64,64] in\n.tensor c f16[64,64] out\n.core 0\n{cls.EXAMPLE}\n"
+    return parse(text).cores[0][0]
+
+
+def test_every_vector_instruction_class_pays_vector_energy():
+    """Whatever the engine runs as work on the Vector pipe pays pJ per repeat and its UB bytes: a new vector
+    op is counted by the rule (its ISA family), not by a list that could leave it out."""
+    chip = load_chip("edu")
+    vector_classes = []
+    for cls in INSTRUCTION_CLASSES:
+        ins = example_instruction(cls)
+        d = decode(ins, chip)
+        e = program_energy([ins], chip)
+        if d.kind is Kind.FIXED and d.pipe is Pipe.V:
+            vector_classes.append(cls.__name__)
+            assert e.vector == pytest.approx(ins.repeats(chip) * EDU.vector_repeat), cls.__name__
+            assert e.vector > 0 and e.levels[Space.UB] > 0, f"{cls.__name__} ({ins.mnemonic}) pays no vector energy"
+        else:
+            assert e.vector == 0, cls.__name__
+    for name in ("VTriangle", "VTranspose", "VIota", "VCompare", "VCompareScalar", "VSelect", "VSelectScalar"):
+        assert name in vector_classes
+
+
+def test_select_reads_its_three_operands_and_writes_one():
+    """v.sel on f32[32,128]: two f32 sources read and one written (16 KiB each) and a mask of a byte per
+    element read (4 KiB), all in UB."""
+    chip = load_chip("edu")
+    ins = example_instruction(VSelect)
+    e = program_energy([ins, ins], chip)
+    assert e.levels[Space.UB] == pytest.approx(2 * (3 * 16384 + 4096) * PJ[Space.UB])
+    assert e.vector == pytest.approx(2 * ins.repeats(chip) * EDU.vector_repeat)
