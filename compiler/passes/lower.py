@@ -90,11 +90,12 @@ def lower(kernel: Kernel) -> Program:
     if kernel.traced is not None:  # a traced kernel's arrays may be read and written (inout)
         tensors = kernel.traced.tensor_decls()
     streams = []
+    made: dict[tuple, Instruction] = {}  # shared by the cores: an instruction equal to one made is that one
     with paused_gc():
         for core in range(kernel.plan.ncores):
-            items = Emitter(kernel, core).run()
+            items = Emitter(kernel, core, made).run()
             items = _place(kernel, items)
-            streams.append(tuple(_resolve(kernel, items)))
+            streams.append(tuple(_resolve(kernel, items, made)))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
 
 
@@ -119,9 +120,18 @@ def paused_gc() -> Iterator[None]:
 
 
 class Emitter:
-    def __init__(self, kernel: Kernel, core: int) -> None:
+    """Walks the nest for one core and emits its instructions (flags still as ``_FlagRef``).
+
+    ``made`` interns the instructions: a compiled kernel repeats a few thousand distinct instructions
+    hundreds of thousands of times (the same flags, ping-pong addresses and mmads), so each is built once,
+    keyed by what it is made of, and every repeat is the same object — cheaper to emit, and hashed once by
+    everything downstream (validation, decoding, pricing).
+    """
+
+    def __init__(self, kernel: Kernel, core: int, made: dict[tuple, Instruction] | None = None) -> None:
         self.k = kernel
         self.core = core
+        self.made: dict[tuple, Instruction] = {} if made is None else made
         self.out: list[Instruction | _FlagRef] = []
         self.env: dict[str, int] = {}
         self.inst: dict[str, int] = {}
@@ -248,9 +258,17 @@ class Emitter:
         dtype = self.tensors[s.tensor].dtype
         dst = self.addr(s.buf)
         nz = dst.space is Space.L1 and getattr(self.k.target.params, "nd2nz", None) is not None
-        return Copy(dst, src, dtype, _shape(rows, cols), src_stride=stride, nd2nz=nz)
+        key = ("load", dst, src, dtype, rows, cols, stride, nz)
+        ins = self.made.get(key)
+        if ins is None:
+            ins = self.made[key] = Copy(dst, src, dtype, _shape(rows, cols), src_stride=stride, nd2nz=nz)
+        return ins
 
     def move(self, s: Move) -> Instruction:
+        ins = self._move(s)
+        return self.made.setdefault(("move", ins), ins)  # the same object for every equal move
+
+    def _move(self, s: Move) -> Instruction:
         dst, src = self.bufs[s.buf], self.bufs[s.src]
         if s.pipe is Pipe.FIX:  # L0C → UB: the accumulator, cast on the fly to the buffer's type
             rows, cols = self.ext(src.dims[0]), self.ext(src.dims[1])
@@ -284,7 +302,12 @@ class Emitter:
             k = self.ext("k0")
             init = s.init == "first" and self.env.get("ko", 0) == 0 and self.env.get("ki", 0) == 0
         dtype = self.bufs[s.a].dtype
-        return MmadIns(self.addr(s.acc), self.addr(s.a), self.addr(s.b), dtype, m, k, n, init=init)
+        acc, a, b = self.addr(s.acc), self.addr(s.a), self.addr(s.b)
+        key = ("mmad", acc, a, b, dtype, m, k, n, init)
+        ins = self.made.get(key)
+        if ins is None:
+            ins = self.made[key] = MmadIns(acc, a, b, dtype, m, k, n, init=init)
+        return ins
 
     def vec(self, s: Vec) -> list[Instruction]:
         prog = self.k.programs[s.prog]
@@ -437,8 +460,18 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
 # ----------------------------------------------------------------------------------- flags
 
 
-def _resolve(kernel: Kernel, items: list) -> list[Instruction]:
-    """Event ids for every flag; drop the waits with nothing to wait for and the unwaited sets."""
+def _resolve(kernel: Kernel, items: list, made: dict[tuple, Instruction] | None = None) -> list[Instruction]:
+    """Event ids for every flag; drop the waits with nothing to wait for and the unwaited sets. Each distinct
+    flag instruction is made once (``made``, as for :class:`Emitter`)."""
+    made = {} if made is None else made
+
+    def flag(cls: type[SetFlag] | type[WaitFlag], src: Pipe, dst: Pipe, event: int) -> Instruction:
+        key = (cls, src, dst, event)
+        ins = made.get(key)
+        if ins is None:
+            ins = made[key] = cls(src, dst, event)
+        return ins
+
     groups = {g.name: g for g in kernel.groups}
     last: dict[str, int] = {}
     for it in items:
@@ -452,12 +485,12 @@ def _resolve(kernel: Kernel, items: list) -> list[Instruction]:
         g = groups[it.group]
         gap = g.gap
         if it.role == "ready":
-            out.append((SetFlag if it.set else WaitFlag)(it.src, it.dst, g.ready_ids[it.instance % g.slots]))
+            out.append(flag(SetFlag if it.set else WaitFlag, it.src, it.dst, g.ready_ids[it.instance % g.slots]))
         elif it.set:  # "free" after the consumer's last use of instance j: waited by instance j + gap
             if it.instance + gap <= last[it.group]:
-                out.append(SetFlag(it.src, it.dst, g.free_ids[it.instance % g.slots]))
+                out.append(flag(SetFlag, it.src, it.dst, g.free_ids[it.instance % g.slots]))
         else:  # the producer of instance i waits until instance i - gap is free
             j = it.instance - gap
             if j >= 0:
-                out.append(WaitFlag(it.src, it.dst, g.free_ids[j % g.slots]))
+                out.append(flag(WaitFlag, it.src, it.dst, g.free_ids[j % g.slots]))
     return out
