@@ -20,6 +20,10 @@ The command line is measured the same way, as a user meets it (a new process eac
   (compile, simulate on all 24 cores, report), promised ≤ 5 s;
 - ``startup``: ``dsasim chips``, promised ≤ 0.4 s.
 
+and the end-to-end run split into its phases (``phases``: CPU seconds of each, in a new process each time,
+best of ``--cli-repeat``): ``search`` (the budget check, i.e. the default-schedule search), ``compile``
+(the passes and ``lower``), ``simulate``.
+
 Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat R] [--old REV]
 [--cli-repeat R] [--json]`` (``--cli-repeat 0`` skips the command line).
 """
@@ -42,6 +46,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.programs import matmul_like  # noqa: E402
+from compiler import compile  # noqa: E402
+from compiler.catalog import make_op  # noqa: E402
+from compiler.schedule import Schedule  # noqa: E402
+from dsasim.api import chip_for  # noqa: E402
+from dsasim.budget import check_budget  # noqa: E402
 from simulator import load_chip, simulate  # noqa: E402
 from simulator.engine import Engine  # noqa: E402
 
@@ -109,6 +118,36 @@ def measure_cli(repeat: int) -> dict:
     return out
 
 
+def phases() -> dict[str, float]:
+    """CPU seconds of each phase of the end-to-end run, in this (fresh) process: the budget check with the
+    default-schedule search, the compile, the timing-only simulation."""
+    chip = chip_for("ascend910b-like")
+    op, schedule = make_op("matmul", "4096x4096x4096"), Schedule(cores=chip.cores)
+    out = {}
+    t = time.process_time()
+    est = check_budget(op, schedule, chip, timing_only=True)
+    out["search"] = time.process_time() - t
+    t = time.process_time()
+    compiled = compile(op, est.schedule, chip)
+    out["compile"] = time.process_time() - t
+    t = time.process_time()
+    simulate(compiled.program, chip, timing_only=True)
+    out["simulate"] = time.process_time() - t
+    return out
+
+
+def measure_phases(repeat: int) -> dict[str, float]:
+    """Best CPU seconds per phase (``phases``) over ``repeat`` new processes (the search is cached in a process)."""
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        text = subprocess.run(
+            [sys.executable, __file__, "--phases-child"], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout
+        for k, v in json.loads(text).items():
+            best[k] = min(best.get(k, float("inf")), v)
+    return best
+
+
 def measure(n: int, repeat: int, old: str | None) -> dict:
     program = matmul_like(n)
     chip = load_chip("edu")
@@ -160,10 +199,15 @@ def main() -> None:
     ap.add_argument("--old", default=OLD, help="git revision of the old single-module engine, or 'none'")
     ap.add_argument("--cli-repeat", type=int, default=3, help="new processes per command-line measurement (0: none)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--phases-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.phases_child:
+        print(json.dumps(phases()))
+        return
     r = measure(args.instructions, args.repeat, None if args.old == "none" else args.old)
     if args.cli_repeat > 0:
         r["cli"] = measure_cli(args.cli_repeat)
+        r["phases"] = measure_phases(args.cli_repeat)
     if args.json:
         print(json.dumps(r, indent=2))
         return
@@ -186,6 +230,8 @@ def main() -> None:
             f"  {name}: {c['wall_seconds']:.2f} s wall, {c['cpu_seconds']:.2f} s CPU "
             f"(promised ≤ {c['promised_seconds']:g} s)  {c['command']}"
         )
+    if "phases" in r:
+        print("  end_to_end phases (CPU s): " + ", ".join(f"{k} {v:.2f}" for k, v in r["phases"].items()))
 
 
 if __name__ == "__main__":
