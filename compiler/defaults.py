@@ -1,8 +1,8 @@
 """Default schedules: good ones, ranked by the tuner's analytical model (``compiler.tune.model.predict``).
 
 ``default_schedule(op, chip)`` fills every knob the user left out. It tries tile sizes that fit the
-buffers (double buffering where it fits), takes each candidate through the passes up to ``sync`` — so a
-schedule it picks compiles — and prices the kernel with :func:`compiler.tune.model.predict`, the same
+buffers (triple or double buffering where it fits and pays), takes each candidate through the passes up
+to ``sync`` — so a schedule it picks compiles — and prices the kernel with :func:`compiler.tune.model.predict`, the same
 model that ranks the tuner's candidates: one cost model for both. The candidate with the fewest
 predicted cycles wins (ties: fewer instructions, then fewer, larger tiles).
 
@@ -19,6 +19,7 @@ import math
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ops import Op
 from compiler.passes import buffer, front, hoist, order, spec, tile
+from compiler.passes.buffer import alloc_counts
 from compiler.schedule import Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
 from compiler.tune.model import predict
@@ -109,7 +110,8 @@ def _searched(
 def _search(
     op: Op, target: Target, fixed: dict[str, int], buffers: dict[str, int], given: Schedule, free: tuple[str, ...]
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Best tiles (and depths of the operands the user left free: 2 where it fits, else 1).
+    """Best tiles (and depths of the operands the user left free: 3, 2 or 1, whichever fits and is
+    predicted fastest).
 
     Every candidate of a vector operator is priced (they are few); a Cube operator's tiles are searched
     by steepest descent from a few seeds — each step prices the neighbours (one knob one choice up or
@@ -135,12 +137,17 @@ def _search(
             _descend(op, target, fixed, panels, score) if panels else []
         )
     scored.sort(key=lambda s: s[0][:3])
+    if scored and op.unit != "cube":
+        # Predictions closer than TIE_MARGIN are a tie the model cannot resolve: fewer, larger copies win
+        # (each copy also pays a start-up that the shared GM's fluid share does not price).
+        near = scored[0][0][0] * (1 + TIE_MARGIN)
+        scored.sort(key=lambda s: (s[0][0] > near, *(s[0][1:3] if s[0][0] <= near else s[0][:3])))
     for key, tiles in _panel_margin(scored)[:_VERIFY]:
         if _fits(op, target, tiles, key[-1], given):
             return tiles, key[-1]
     # Nothing fits: the smallest tiles and single buffers, so that the buffer pass reports the least
     # that does not fit, and which knob to lower.
-    *_, least = _depth_options(buffers, free)
+    *_, least = _depth_options(buffers, free, loaded_operands(op), given)
     return {k: fixed.get(k, min(_choices(op, target, k))) for k in tile_knobs(op)}, least
 
 
@@ -160,14 +167,24 @@ def _score(
         hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores), panel)
     except (BufferCapacityError, ScheduleError):
         return None
-    for depths in _depth_options(buffers, free):
+    # Deeper buffers pay only for what is loaded or stored again and again (the schedule's prefetch is the
+    # shallowest loaded operand's depth less one, so every loaded operand goes deeper together).
+    counts = alloc_counts(hoisted)
+    loaded = loaded_operands(op)
+    again = any(b.operand in loaded and counts.get(b.name, 1) > 1 for b in hoisted.buffers)
+    outputs = tuple(n for n in operands(op) if n not in loaded and op.unit != "cube")
+    reloaded = outputs + (loaded if again else ())
+    best: tuple | None = None
+    for depths in _depth_options(buffers, free, reloaded, given):
         try:
             buffered = buffer(hoisted, depths)
         except BufferCapacityError:
             continue
         p = predict(buffered, prefetch=_prefetch(op, depths, given))
-        return (round(p.cycles), p.instructions, -math.prod(tiles.values()), depths)
-    return None
+        key = (round(p.cycles), p.instructions, -math.prod(tiles.values()), sum(depths.values()))
+        if best is None or key < best[:4]:
+            best = (*key, depths)
+    return None if best is None else (*best[:3], best[4])
 
 
 def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
@@ -231,6 +248,10 @@ def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
     return math.prod(-(-axes[a] // tiles[a]) for a in parallel) >= given.cores
 
 
+#: Vector candidates predicted within this fraction of the best are tied (the model's error is larger).
+TIE_MARGIN = 0.01
+
+
 #: How many of the best-ranked candidates to take through every pass before giving up.
 _VERIFY = 16
 
@@ -254,9 +275,17 @@ def _fits(op: Op, target: Target, tiles: dict, depths: dict[str, int], given: Sc
     return True
 
 
-def _depth_options(buffers: dict[str, int], free: tuple[str, ...]):
-    """Depth assignments to try, deepest first: all free operands at 2, then output/accumulator at 1,
-    then everything free at 1."""
+def _depth_options(
+    buffers: dict[str, int], free: tuple[str, ...], loaded: tuple[str, ...] = (), given: Schedule | None = None
+):
+    """Depth assignments to try, deepest first: the free operands loaded again and again (``loaded``) at 3
+    (prefetch 2: more loads in flight, which pays where a copy's latency exceeds its occupancy) unless the
+    user fixed a smaller prefetch,
+    then all free operands at 2, then output/accumulator at 1, then everything free at 1. The search
+    prices each one that fits and keeps the fastest (ties: fewer buffers)."""
+    deep = [n for n in free if n in loaded and buffers[n] == 2]
+    if deep and (given is None or given.prefetch is None or given.prefetch >= 2):
+        yield {**buffers, **dict.fromkeys(deep, 3)}
     yield buffers
     outs = [n for n in free if n in ("c", "z", "y") and buffers[n] > 1]
     if outs:

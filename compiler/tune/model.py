@@ -6,10 +6,13 @@ it with the simulator's own timing rules, without emitting the whole program:
 1. **Work per pipe.** For every statement of the nest, ``lower``'s emitter produces the instructions of
    one representative execution (a full tile, and the tail tile where an axis has one, weighted by how
    often each occurs); each instruction's ``cost`` (for a copy, what it costs its DMA queue in a stream
-   — its occupancy, or its occupancy plus latency over the transfers in flight if that is more
-   (:func:`stream_cycles`), with GM bandwidth split evenly over the active cores — ``Mmad.cost``, a
-   vector instruction's cost) times the statement's trip count is that pipe's work, on the busiest core.
-   With one core it equals the sum over the compiled program, tails included.
+   — its occupancy, or its occupancy plus latency over the transfers in flight if that is more, with GM
+   bandwidth split evenly over the active cores — ``Mmad.cost``, a vector instruction's cost) times the
+   statement's trip count is that pipe's work, on the busiest core. The transfers in flight are those
+   the loop keeps (:func:`_in_flight`): the queue's ``outstanding`` at most, and no more than the
+   prefetch distance (for loads) or the output buffer's slots (for stores) times the copies per step —
+   so one tile of prefetch on small tiles is latency-bound, as on the simulator. With one core and full
+   prefetch it equals the sum over the compiled program, tails included.
 2. **Roofline.** The kernel cannot beat its busiest pipe, the scalar unit issuing every instruction
    (``issue_cycles`` each), or the GM traffic of ``compiler.traffic`` over the chip's shared GM
    bandwidth: ``steady = max(busiest pipe, issue, gm_bytes / gm_bandwidth)``.
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
 from compiler.passes.buffer import alloc_counts
@@ -68,10 +71,14 @@ class Prediction:
 @dataclass(frozen=True)
 class _Leaf:
     pipe: str
-    work: float  # cycles over all its executions
+    work: float  # cycles over all its executions, copies at their full-stream rate
     single: float  # cycles of one (average) execution
     reads: frozenset[str]
     writes: frozenset[str]
+    mult: float = 1.0  # executions per core
+    count: float = 0.0  # instructions per execution on its pipe
+    #: a copy's work over all its executions with 1, 2, ... transfers in flight (empty: not a copy with latency)
+    flight: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,7 @@ def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = Non
     work = work or price(kernel)
     prefetch = (kernel.schedule.prefetch or 0) if prefetch is None else prefetch
     active = kernel.plan.ncores if kernel.plan else 1
-    leaves = work.leaves
+    leaves = tuple(_in_flight(kernel, work.leaves, prefetch))
     busy: dict[str, float] = {}
     for leaf in leaves:
         busy[leaf.pipe] = busy.get(leaf.pipe, 0.0) + leaf.work
@@ -131,19 +138,26 @@ def price(kernel: Kernel) -> Work:
     active = plan.ncores if plan else 1
     share = max((len(s) for s in plan.assignment), default=1) if plan else 1
     emitter = Emitter(kernel, 0)
-    costs: dict[Instruction, tuple[str, float, float]] = {}
+    costs: dict[Instruction, tuple[str, float, float, tuple[float, ...]]] = {}
 
-    def cost(ins: Instruction) -> tuple[str, float, float]:
-        """(pipe, cycles in a stream of its kind, cycles alone until its result is usable)."""
+    def cost(ins: Instruction) -> tuple[str, float, float, tuple[float, ...]]:
+        """(pipe, cycles in a stream of its kind, cycles alone until its result is usable, and a copy's
+        cycles in a stream with 1, 2, ... ``outstanding`` transfers in flight — empty without latency)."""
         got = costs.get(ins)
         if got is None:
             c = ins.cost(params)
             if isinstance(c, Transfer):
                 path = params.path(c.src, c.dst)
                 bw = min(path.bandwidth, target.gm_bandwidth / active) if path.shared else path.bandwidth
-                got = (ins.pipe.value, *stream_cycles(c, path, bw))
+                stream, alone = stream_cycles(c, path, bw)
+                occupancy = c.occupancy(path, bw)
+                outstanding = max(1, getattr(path, "outstanding", 1) or 1)
+                flight = (
+                    tuple(max(occupancy, alone / k) for k in range(1, outstanding + 1)) if alone > occupancy else ()
+                )
+                got = (ins.pipe.value, stream, alone, flight)
             else:
-                got = (ins.pipe.value, float(c), float(c))
+                got = (ins.pipe.value, float(c), float(c), ())
             costs[ins] = got
         return got
 
@@ -179,6 +193,7 @@ def _price(
 ) -> list[_Leaf]:
     """The statement's work per pipe: its instructions for a full tile and for each tail, weighted."""
     per_pipe: dict[str, list[float]] = {}
+    flights: dict[str, list[float]] = {}
     instructions = 0.0
     for picks in itertools.product(*(((v, 0, (n - 1) / n), (v, n - 1, 1 / n)) for v, n in varying)):
         weight = math.prod(w for _, _, w in picks)
@@ -188,13 +203,22 @@ def _price(
         emitted = [i for i in emitter.out if isinstance(i, Instruction)]
         instructions += weight * len(emitted)
         for ins in emitted:
-            pipe, cycles, alone = cost(ins)
-            sums = per_pipe.setdefault(pipe, [0.0, 0.0])
+            pipe, cycles, alone, flight = cost(ins)
+            sums = per_pipe.setdefault(pipe, [0.0, 0.0, 0.0])
             sums[0] += weight * cycles
             sums[1] += weight * alone
+            sums[2] += weight
+            if flight:
+                by_k = flights.setdefault(pipe, [])
+                by_k.extend([0.0] * (len(flight) - len(by_k)))
+                for k, c in enumerate(flight):
+                    by_k[k] += weight * c
     counts["instructions"] += mult * instructions
     r, w = frozenset(reads(stmt)), frozenset(writes(stmt))
-    return [_Leaf(p, mult * c[0], c[1], r, w) for p, c in per_pipe.items()]
+    return [
+        _Leaf(p, mult * c[0], c[1], r, w, mult, c[2], tuple(mult * f for f in flights.get(p, ())))
+        for p, c in per_pipe.items()
+    ]
 
 
 def stream_cycles(transfer: Transfer, path, bandwidth: float) -> tuple[float, float]:
@@ -208,6 +232,34 @@ def stream_cycles(transfer: Transfer, path, bandwidth: float) -> tuple[float, fl
     latency = getattr(path, "latency", 0)
     outstanding = max(1, getattr(path, "outstanding", 1) or 1)
     return float(max(occupancy, (occupancy + latency) / outstanding)), float(occupancy + latency)
+
+
+def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int):
+    """``leaves`` with each copy priced at the transfers in flight the loop keeps on its queue.
+
+    A DMA queue runs up to ``outstanding`` transfers at once, but a loop gives it only as many as it has
+    issued and not yet waited for: a load ``prefetch`` steps ahead of its use (at least one step, at most
+    its buffer's depth less one) keeps that many steps of its queue's loads in flight; a store, as many
+    steps as its buffer has slots less the one its producer is filling (at least one). So a copy costs
+    ``max(occupancy, (occupancy + latency) / in_flight)``, ``in_flight = min(outstanding, steps × copies
+    per step on that queue)`` (copies per step: those of the same loop level on the same queue)."""
+    depth = {b.name: b.depth for b in kernel.buffers}
+    per_step: dict[tuple[str, float], float] = {}
+    for leaf in leaves:
+        if leaf.flight:
+            per_step[(leaf.pipe, leaf.mult)] = per_step.get((leaf.pipe, leaf.mult), 0.0) + leaf.count
+    loading = {p.value for p in LOADING}
+    for leaf in leaves:
+        if not leaf.flight:
+            yield leaf
+            continue
+        if leaf.pipe in loading:
+            slots = max((depth[n] for n in leaf.writes if n in depth), default=1)
+            steps = max(1, min(prefetch, slots - 1))
+        else:
+            steps = max(1, max((depth[n] for n in leaf.reads if n in depth), default=1) - 1)
+        k = min(len(leaf.flight), max(1, math.floor(steps * per_step[(leaf.pipe, leaf.mult)])))
+        yield replace(leaf, work=leaf.flight[k - 1])
 
 
 def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:
