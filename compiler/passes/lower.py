@@ -264,16 +264,33 @@ class Emitter:
             ins = self.made[key] = Copy(dst, src, dtype, _shape(rows, cols), src_stride=stride, nd2nz=nz)
         return ins
 
-    def move(self, s: Move) -> Instruction:
-        ins = self._move(s)
-        return self.made.setdefault(("move", ins), ins)  # the same object for every equal move
+    def copy(
+        self,
+        dst: Addr,
+        src: Addr,
+        dtype: DType,
+        shape: tuple[int, ...],
+        stride: int | None = None,
+        transpose: bool = False,
+    ) -> Instruction:
+        """The on-chip ``Copy``, made once (``made``) for all its repeats."""
+        key = ("copy", dst, src, dtype, shape, stride, transpose)
+        ins = self.made.get(key)
+        if ins is None:
+            ins = self.made[key] = Copy(dst, src, dtype, shape, src_stride=stride, transpose=transpose)
+        return ins
 
-    def _move(self, s: Move) -> Instruction:
+    def move(self, s: Move) -> Instruction:
         dst, src = self.bufs[s.buf], self.bufs[s.src]
         if s.pipe is Pipe.FIX:  # L0C → UB: the accumulator, cast on the fly to the buffer's type
             rows, cols = self.ext(src.dims[0]), self.ext(src.dims[1])
             to = dst.dtype if dst.dtype is not src.dtype else None
-            return Fixpipe(self.addr(s.buf), self.addr(s.src), src.dtype, _shape(rows, cols), to=to)
+            at, frm = self.addr(s.buf), self.addr(s.src)
+            key = ("fixpipe", at, frm, src.dtype, rows, cols, to)
+            ins = self.made.get(key)
+            if ins is None:
+                ins = self.made[key] = Fixpipe(at, frm, src.dtype, _shape(rows, cols), to=to)
+            return ins
         rows, cols = self.ext(dst.dims[0]), self.ext(dst.dims[1])
         base = self.addr(s.src)
         es = src.dtype.itemsize
@@ -281,18 +298,18 @@ class Emitter:
             width = self.ext("k")
             at = Addr(base.space, base.offset + (self.env[s.sub] * self.axes["k0"].tile * es if s.sub else 0))
             stride = width if rows < width and cols > 1 else None
-            return Copy(self.addr(s.buf), at, src.dtype, _shape(cols, rows), src_stride=stride, transpose=True)
+            return self.copy(self.addr(s.buf), at, src.dtype, _shape(cols, rows), stride, transpose=True)
         if dst.dims[1] == "k0" and s.sub:  # columns ki·k0.. of a row-major [m × k] tile
             width = self.ext(src.dims[1])
             at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * es)
             stride = width if cols < width and rows > 1 else None
-            return Copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols), src_stride=stride)
+            return self.copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols), stride)
         if dst.dims[0] == "k0" and s.sub:  # rows ki·k0.. of a row-major [k × n] tile
             at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * cols * es)
-            return Copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols))
+            return self.copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols))
         if dst.dims[0] is None:  # a vector of a full buffer (the ones of the bias update)
-            return Copy(self.addr(s.buf), base, src.dtype, (dst.cols,))
-        return Copy(self.addr(s.buf), base, src.dtype, _shape(rows, cols))
+            return self.copy(self.addr(s.buf), base, src.dtype, (dst.cols,))
+        return self.copy(self.addr(s.buf), base, src.dtype, _shape(rows, cols))
 
     def mmad(self, s: Mmad) -> Instruction:
         m, n = self.ext("m"), self.ext("n")
