@@ -22,7 +22,7 @@ from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
-from compiler.tune.model import predict
+from compiler.tune.model import predict, price
 from isa import Space
 
 
@@ -174,16 +174,22 @@ def _score(
     again = any(b.operand in loaded and counts.get(b.name, 1) > 1 for b in hoisted.buffers)
     outputs = tuple(n for n in operands(op) if n not in loaded and op.unit != "cube")
     reloaded = outputs + (loaded if again else ())
+    # Shallower buffers are never predicted faster (less prefetch, fewer stores in flight, more turns
+    # taken): price the deeper option and the first of the others that fits; the tie goes to the latter.
     best: tuple | None = None
+    work = None
     for depths in _depth_options(buffers, free, reloaded, given):
         try:
             buffered = buffer(hoisted, depths)
         except BufferCapacityError:
             continue
-        p = predict(buffered, prefetch=_prefetch(op, depths, given))
+        work = work or price(buffered)
+        p = predict(buffered, work, _prefetch(op, depths, given))
         key = (round(p.cycles), p.instructions, -math.prod(tiles.values()), sum(depths.values()))
         if best is None or key < best[:4]:
             best = (*key, depths)
+        if sum(depths.values()) <= sum(buffers.values()):
+            break
     return None if best is None else (*best[:3], best[4])
 
 
