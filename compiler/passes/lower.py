@@ -47,7 +47,6 @@ from compiler.ir import (
     walk,
     writes,
 )
-from compiler.plan import Axis
 from isa import (
     Addr,
     Copy,
@@ -137,6 +136,8 @@ class Emitter:
         self.inst: dict[str, int] = {}
         self.bufs = {b.name: b for b in kernel.buffers}
         self.axes = {a.name: a for a in kernel.axes}
+        #: per axis: its tile loop's variable, its tile size and its extent (``ext`` is called a lot)
+        self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
         self.tensors = {t.name: t for t in kernel.op.tensors()}
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
@@ -223,8 +224,8 @@ class Emitter:
         if dim == "k0":
             k0 = self.axes["k0"].tile
             return min(k0, self.ext("k") - self.env.get("ki", 0) * k0)
-        a: Axis = self.axes[dim]
-        return a.size(self.env.get(f"{dim}o", 0))
+        var, tile, extent = self.tiling[dim]  # as Axis.size
+        return min(tile, extent - self.env.get(var, 0) * tile)
 
     def addr(self, name: str) -> Addr:
         b: Buffer = self.bufs[name]
