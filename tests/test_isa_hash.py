@@ -8,6 +8,8 @@ import dataclasses
 import pickle
 from pathlib import Path
 
+import pytest
+
 from isa import INSTRUCTION_CLASSES, Addr, Copy, DType, Instruction, Pipe, SetFlag, Space, parse_file
 from isa.errors import SourceLoc
 
@@ -58,3 +60,16 @@ def test_the_cached_hash_is_not_a_field() -> None:
     hash(c)
     assert "_hash" not in {f.name for f in dataclasses.fields(c)}
     assert "_hash" not in repr(c)
+
+
+def test_the_hash_is_made_with_the_instruction() -> None:
+    """Set when the instruction is made, so its first lookup costs no more than the next ones."""
+    flag = SetFlag(Pipe.MTE2, Pipe.V, 3)
+    assert flag._hash == hash((Pipe.MTE2, Pipe.V, 3))
+
+
+def test_an_unhashable_field_fails_only_when_hashed_as_before() -> None:
+    """A shape given as a list (only Python code can do that) still makes an instruction; hashing it fails."""
+    c = Copy(Addr(Space.UB, 0), Addr(Space.GM, 0, "x"), DType.F16, [64])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(c)

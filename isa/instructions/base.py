@@ -6,7 +6,9 @@ ISA reference (``docs/isa.md``), so the docs cannot drift from the code.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
@@ -39,19 +41,24 @@ class HashSlot:
 
 
 def cache_hash(cls: type) -> type:
-    """Make ``cls``'s dataclass ``__hash__`` compute once per instance and keep the value in its slot.
+    """Make ``cls``'s hash computed once per instance, when it is made, and kept in its slot.
 
     A compiled kernel holds hundreds of thousands of instructions and each is hashed several times
-    (validation, decoding, interning); an instruction is frozen, so its hash never changes.
+    (validation, decoding, interning); an instruction is frozen, so its hash never changes. The value is
+    the dataclass hash (the tuple of the compared fields); an instance made without ``__init__`` (a pickle,
+    a copy) computes it at its first hash.
     """
     fields_hash = cls.__dict__.get("__hash__")
     if fields_hash is None or getattr(fields_hash, "cached", False):
         return cls
+    names = [f.name for f in fields(cls) if f.compare]
+    key = operator.attrgetter(*names) if len(names) > 1 else lambda ins: tuple(getattr(ins, n) for n in names)
+    cls.HASH_KEY = staticmethod(key)
 
     def __hash__(self: Instruction) -> int:
         try:
             return self._hash
-        except AttributeError:
+        except AttributeError:  # made without __init__, or a field is not hashable (then this raises)
             value = fields_hash(self)
             object.__setattr__(self, "_hash", value)
             return value
@@ -70,6 +77,17 @@ class Instruction(HashSlot, abc.ABC):
     EXAMPLE: ClassVar[str] = ""
 
     loc: SourceLoc | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    #: the compared fields as a tuple, whose hash is the instruction's (set by ``cache_hash``)
+    HASH_KEY: ClassVar[Callable[[Instruction], tuple] | None] = None
+
+    def __post_init__(self) -> None:
+        key = self.HASH_KEY
+        if key is not None:
+            try:  # noqa: SIM105 - suppress() would cost a context manager per instruction made
+                object.__setattr__(self, "_hash", hash(key(self)))
+            except TypeError:  # an unhashable field (a list for a shape): it fails when hashed, as before
+                pass
 
     # -- text form ---------------------------------------------------------------------------
     @property
