@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from isa import DsasimError, Program, parse_file, validate
+from isa.gcpause import paused_gc
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
@@ -99,7 +97,7 @@ def simulate(
     reports them in ``run.sanitizer`` instead of stopping at the first (docs/sanitizer.md).
     ``knobs`` names the schedule knob to try per bottleneck, for the verdict (a compiler knows them).
     """
-    with _no_gc():
+    with paused_gc():
         run = _simulate(program, chip, inputs, timing_only, cores, seed, name, sanitize)
     run.knobs.update(knobs or {})
     return run
@@ -158,23 +156,6 @@ def _simulate(
     if san is not None:
         run.sanitizer = san.report(engine)
     return run
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while the engine runs.
-
-    A run allocates millions of short-lived objects (SimPy events, trace tuples) that reference
-    counting frees at once; the cyclic collector would otherwise re-scan the growing trace again and
-    again, which costs a third of the run time on large programs. It is switched back on afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def make_inputs(program: Program, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:

@@ -25,9 +25,6 @@ number modulo the depth, a flag's event id is the id of its slot. Then:
 from __future__ import annotations
 
 import bisect
-import contextlib
-import gc
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.ir import (
@@ -62,6 +59,7 @@ from isa import (
     WaitFlag,
 )
 from isa import Mmad as MmadIns
+from isa.gcpause import paused_gc
 
 F32 = DType.F32
 
@@ -96,23 +94,6 @@ def lower(kernel: Kernel) -> Program:
             items = _place(kernel, items)
             streams.append(tuple(_resolve(kernel, items, made)))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a large program is emitted.
-
-    A big kernel is hundreds of thousands of new instructions, none in a reference cycle; the collector
-    would scan the growing streams again and again (half the time of ``lower`` on a 4096³ matmul).
-    It is switched back on afterwards if it was on.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # ------------------------------------------------------------------------------------ emission

@@ -10,9 +10,10 @@ from collections import Counter
 from strategies import EDU
 
 from compiler import MatMul, RMSNorm, Schedule, compile
-from compiler.passes.lower import Emitter, lower, paused_gc
+from compiler.passes.lower import Emitter, lower
 from dsasim.api import chip_for
 from isa import Instruction, SetFlag, WaitFlag
+from isa.gcpause import paused_gc
 
 SCHEDULE = Schedule(
     tile={"m": 32, "n": 32, "k": 32, "k0": 16}, buffers={"a": 2, "b": 2, "c": 2}, cores=2, parallel=("m", "n")
