@@ -255,5 +255,3 @@ def compile_and_run(
         expected = op.reference(run.inputs)
         result = compare(run.outputs, expected, ulps=getattr(op, "check_ulps", None))
     return KernelRun(run, compiled, result, expected)
-
-

@@ -43,9 +43,7 @@ def needs(ins: Instruction) -> str:
     return AIC if cube else AIV if vector else EITHER
 
 
-def core_kinds(
-    program: Program, chip: Chip, streams: Sequence[Sequence[Instruction]] | None = None
-) -> tuple[str, ...]:
+def core_kinds(program: Program, chip: Chip, streams: Sequence[Sequence[Instruction]] | None = None) -> tuple[str, ...]:
     """The kind of each core of ``program`` on ``chip`` (all ``""`` on a coupled chip).
 
     Raises ``ValidationError`` for a cross-core flag naming a bad core and, on a separated chip, for a

@@ -30,6 +30,7 @@ from isa import DType
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("DSASIM_UPDATE_GOLDEN", "") not in ("", "0")
 
+
 def tolerance(dtype: DType | np.dtype, ulps: float = 1) -> tuple[float, float]:
     """(rtol, atol) of a unit test for results of ``dtype``: ``ulps`` units in the last place, floored at
     its tiny normal (``compiler.check``'s rule with a unit test's floor)."""

@@ -203,7 +203,7 @@ def test_text_and_figures(mkn, tmp_path):
     d = tiles_data(mkn, step=5)
     assert d.text().splitlines()[:2] == [
         "matmul 256x256x256: step 5 of 64 (mo=0, ko=1, no=1)",
-        "tile m=64,n=64,k=64,k0=32 · order m,k,n · buffers a=2,b=2,c=1 · prefetch 1 · 1 core",
+        "tile m=64,n=64,k=64,k0=64 · order m,k,n · buffers a=3,b=3,c=1 · prefetch 2 · 1 core",
     ]
     assert "    tile (0,1) [0:64, 64:128]           used again, no new GM load" in d.text()
     json.dumps(d.to_json())

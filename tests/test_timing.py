@@ -658,7 +658,7 @@ def test_a_cast_may_have_its_own_rate_per_pair_of_types():
     chip = make_chip({"vector": {"startup": 3, "cost": {"cast": 1, "cast.f32.bf16": 2}, "min_cycles": {"default": 0}}})
     src = ".core 0\n    v.cast ub[0x8000], ub[0x0000], f32[4096], to={to}\n"
     for to, per in (("bf16", 2), ("f16", 1)):
-        (start, end), = trace_of(parse(src.format(to=to)), chip).values()
+        ((start, end),) = trace_of(parse(src.format(to=to)), chip).values()
         assert end - start == 3 + per * 32, to
 
 

