@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.doc_blocks import write_blocks  # noqa: E402
 from compiler import BufferCapacityError, ScheduleError  # noqa: E402
 from compiler.attention import Attention, AttentionSchedule, plan_attention  # noqa: E402
 from dsasim.api import KernelRun, compile_and_run  # noqa: E402
@@ -33,7 +34,6 @@ DOC = ROOT / "docs" / "attention.md"
 FIGURES = ROOT / "docs" / "attention-figures"
 CHIP = "ascend910b-like"
 D = 128
-END = "<!-- /attention -->"
 
 
 def run(s: int, algorithm: str, chip: str = CHIP, **kw: object) -> KernelRun:
@@ -280,15 +280,7 @@ def figures(runs: dict, mode_runs: dict) -> list[Path]:
 
 
 def write(tables: list[Table], doc: Path = DOC) -> None:
-    text = doc.read_text()
-    for t in tables:
-        start = f"<!-- attention:{t.name} -->\n"
-        if start not in text:
-            raise SystemExit(f"{doc} has no {start.strip()} block")
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(END, 1)
-        text = head + start + t.markdown() + "\n" + END + tail
-    doc.write_text(text)
+    write_blocks(doc, "attention", {t.name: t.markdown() for t in tables})
 
 
 def main() -> int:

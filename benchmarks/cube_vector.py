@@ -25,12 +25,12 @@ sys.path.insert(0, str(ROOT / "examples" / "kernels"))
 import flash_attention  # noqa: E402
 import matmul_gelu  # noqa: E402
 
+from benchmarks.doc_blocks import write_blocks  # noqa: E402
 from compiler.attention import Attention, AttentionSchedule  # noqa: E402
 from dsasim.api import compile_and_run  # noqa: E402
 
 DOC = ROOT / "docs" / "language.md"
 FIGURES = ROOT / "docs" / "language-figures"
-END = "<!-- /language -->"
 
 #: (chip, sequence length, head dim, BLOCK_M = tile_q, BLOCK_N = tile_kv)
 FLASH = (("edu", 1024, 64, 64, 128), ("edu", 1024, 64, 32, 128), ("ascend910b-like", 1024, 128, 64, 128))
@@ -150,15 +150,7 @@ def figures() -> list[Path]:
 
 
 def write(tables: list[Table], doc: Path = DOC) -> None:
-    text = doc.read_text()
-    for t in tables:
-        start = f"<!-- language:{t.name} -->\n"
-        if start not in text:
-            raise SystemExit(f"{doc} has no {start.strip()} block")
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(END, 1)
-        text = head + start + t.markdown() + "\n" + END + tail
-    doc.write_text(text)
+    write_blocks(doc, "language", {t.name: t.markdown() for t in tables})
 
 
 def main() -> int:
