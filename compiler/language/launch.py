@@ -26,8 +26,10 @@ from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.emit import Traced
 from compiler.language.errors import LanguageError, Site, is_internal
+from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
+from compiler.language.rewrite import split_vector_accumulators
 from compiler.language.tensor import Pointer
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
@@ -173,6 +175,8 @@ class LaunchOp(Op):
 def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores: int) -> Compiled:
     """The traced launch through the compiler's IR and passes into one :class:`Compiled`."""
     target = Target.of(chip)
+    split_vector_accumulators(t)
+    choose_layouts(t, target)
     nest = Nest(t)
     place = Placement(nest, target)
     built = BodyBuilder(nest, place, target)

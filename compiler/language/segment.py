@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from compiler.language.core import Rec
 from compiler.language.errors import Site
+from compiler.language.layout import fold
 from compiler.language.nest import Nest, Static
 from compiler.language.selects import SELECT_OPS, emit_select, scratch_of
 from compiler.target import Target
@@ -157,6 +158,10 @@ class Segment:
         src = self.nest.t.values[rec.ins[0]]
         r, c = src.shape
         kind, along = rec.attrs
+        if along == "fold":  # fold the rows into one (a transposed tile: compiler.language.layout)
+            if kind == "sum" and src.dtype is not F32:
+                return [(f"{o.dst}_w", F32, (r, c)), (f"{o.dst}_r", F32, (1, c))]
+            return [(f"{o.dst}_h", src.dtype, ((r + 1) // 2, c))] if r > 2 else []
         out = []
         if along == 0:  # reduce the rows of the transpose
             out.append((f"{o.dst}_t", src.dtype, (c, r)))
@@ -286,6 +291,12 @@ class Segment:
         r, c = info.shape
         dt = info.dtype
         kind, along = rec.attrs
+        if along == "fold":
+            if kind == "sum" and dt is not F32:  # summed in f32, as a row sum is
+                w, acc = at[f"{o.dst}_w"], at[f"{o.dst}_r"]
+                return [VCast(w, src, dt, shp(r, c), to=F32), *fold(kind, acc, w, w, F32, r, c),
+                        VCast(d, acc, F32, (c,), to=dt)]  # fmt: skip
+            return fold(kind, d, src, at.get(f"{o.dst}_h", src), dt, r, c)
         if along == 0:  # down the columns: transpose, then reduce rows
             tr = at[f"{o.dst}_t"]
             first: list[Instruction] = [VTranspose(tr, src, dt, shp(r, c))]
