@@ -169,7 +169,7 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     score tile, which is exactly what must not happen before the budget is known."""
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
-    chooser = dataclasses.replace(op, batch=1, heads=1, seq=min(op.seq, PROXY_SEQ))
+    chooser = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, PROXY_SEQ))
     resolved = plan_attention(chooser, schedule, chip).schedule
     tq, tk = resolved.tile_q, resolved.tile_kv
     if op.seq <= 2 * max(tq, tk) and op.bh == 1:
@@ -178,7 +178,7 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     # fitted on two proxies of one batch·head, 2 and 4 tiles long, then applied to the real counts.
     points = []
     for n in (2, 4):
-        proxy = dataclasses.replace(op, batch=1, heads=1, seq=min(op.seq, n * max(tq, tk)))
+        proxy = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, n * max(tq, tk)))
         count = _count(compile_attention(proxy, resolved, chip))
         points.append((score_tiles(proxy, tq, tk), -(-proxy.seq // tq), count))
     (t1, q1, i1), (t2, q2, i2) = points
