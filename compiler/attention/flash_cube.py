@@ -6,7 +6,7 @@ stream — the coupled core's, or the AIC's — and, for the hand-overs, the rin
 
 from __future__ import annotations
 
-from compiler.attention.plan import gm
+from compiler.attention.plan import gm, gm_rows
 from compiler.attention.sync import Ring
 from compiler.attention.tiles import F16, F32, at, shape, slices, stride
 from isa import Copy, Fixpipe, Mmad, Pipe, VDup
@@ -47,21 +47,20 @@ class CubeSteps:
     def load_qk(self, t: int) -> None:
         """The Q block (at its first step) and the step's K tile (at the first step that uses it) into L1."""
         st, g, c = self.steps[t], self.g, self.cs
-        row = g.d * 2
         block = self.block(st.unit)
         if block not in self.q_use:
             u = self.q_l1.fill()
             q0 = block[1] * g.q_tiles * g.bq
             rows = min(g.q_tiles * g.bq, self.op.seq - q0)
-            c.add(Copy(self.cb.q[self.q_l1.slot(u)], gm("q", st.unit.bh * self.op.seq + q0, row), F16,
-                       shape(rows, g.d)))  # fmt: skip
+            src, pitch = gm_rows(self.op, "q", st.unit.bh, q0, rows)
+            c.add(Copy(self.cb.q[self.q_l1.slot(u)], src, F16, shape(rows, g.d), src_stride=pitch))
             self.q_l1.ready(u, 0)
             self.q_use[block] = u
         if not st.kv_first:
             return
         u = self.k_l1.fill()
-        c.add(Copy(self.cb.k[self.k_l1.slot(u)], gm("k", st.unit.bh * self.op.seq + st.kv0, row), F16,
-                   shape(st.bk, g.d)))  # fmt: skip
+        src, pitch = gm_rows(self.op, "k", st.unit.bh, st.kv0, st.bk)
+        c.add(Copy(self.cb.k[self.k_l1.slot(u)], src, F16, shape(st.bk, g.d), src_stride=pitch))
         self.k_l1.ready(u, 0)
         self.k_use[t] = u
 
@@ -70,8 +69,8 @@ class CubeSteps:
         if not st.kv_first:
             return
         u = self.v_l1.fill()
-        c.add(Copy(self.cb.v[self.v_l1.slot(u)], gm("v", st.unit.bh * self.op.seq + st.kv0, g.d * 2), F16,
-                   shape(st.bk, g.d)))  # fmt: skip
+        src, pitch = gm_rows(self.op, "v", st.unit.bh, st.kv0, st.bk)
+        c.add(Copy(self.cb.v[self.v_l1.slot(u)], src, F16, shape(st.bk, g.d), src_stride=pitch))
         self.v_l1.ready(u, 0)
         self.v_use[t] = u
 

@@ -7,7 +7,7 @@ one AIV's (which takes a share of every query tile's columns).
 from __future__ import annotations
 
 from compiler.attention.flash_buffers import FlashGeometry, VectorBuffers
-from compiler.attention.plan import Step, Unit, columns, gm
+from compiler.attention.plan import Step, Unit, columns, gm, gm_rows
 from compiler.attention.sync import Ring, Stream
 from compiler.attention.tiles import F16, F32, at, broadcast_op, fold_rows, pitch, shape, stride
 from compiler.passes.sync import EventIds
@@ -173,6 +173,6 @@ class VectorSteps:
         ring, r = v.pv_use[self.first_of[unit]]
         ring.ready(r, 1)  # the accumulator is free for the next unit
         v.stg.take(u, 1)
-        row = unit.bh * self.op.seq + unit.q0 + c0
-        s.add(Copy(gm("o", row, d * 2), vb.stg_o, F16, shape(n, d)))
+        dst, rows_apart = gm_rows(self.op, "o", unit.bh, unit.q0 + c0, n)
+        s.add(Copy(dst, vb.stg_o, F16, shape(n, d), dst_stride=rows_apart))
         v.stg.ready(u, 1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 
 from compiler.attention.op import Attention
-from compiler.attention.plan import Arena, Unit, blocks_of, columns, gm, tiling
+from compiler.attention.plan import Arena, Unit, blocks_of, columns, gm, gm_rows, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.sync import CrossIds, CrossRing, Ring, Stream, event_ids
 from compiler.attention.tiles import F16, F32, at, pitch, shape, slices, stride
@@ -227,7 +227,8 @@ class NaiveKernel:
         for unit in block:
             uq = q_l1.fill()
             q = self.q_l1[q_l1.slot(uq)]
-            c.add(Copy(q, gm("q", unit.bh * n + unit.q0, d * 2), F16, shape(unit.bq, d)))
+            src, rows_apart = gm_rows(op, "q", unit.bh, unit.q0, unit.bq)
+            c.add(Copy(q, src, F16, shape(unit.bq, d), src_stride=rows_apart))
             q_l1.ready(uq, 0)
             q_l1.take(uq, 1)
             a = qa.fill()
@@ -242,7 +243,8 @@ class NaiveKernel:
                 bk = min(s.tile_kv, n - kv0)
                 uk = k_l1.fill()
                 kt = self.k_l1[k_l1.slot(uk)]
-                c.add(Copy(kt, gm("k", unit.bh * n + kv0, d * 2), F16, shape(bk, d)))
+                src, rows_apart = gm_rows(op, "k", unit.bh, kv0, bk)
+                c.add(Copy(kt, src, F16, shape(bk, d), src_stride=rows_apart))
                 k_l1.ready(uk, 0)
                 k_l1.take(uk, 1)
                 out = sc.fill()
@@ -328,7 +330,8 @@ class NaiveKernel:
                 p_l1.ready(up, 0)
                 uv = v_l1.fill()
                 vt = self.v_l1[v_l1.slot(uv)]
-                c.add(Copy(vt, gm("v", unit.bh * n + kv0, d * 2), F16, shape(bk, d)))
+                src, rows_apart = gm_rows(op, "v", unit.bh, kv0, bk)
+                c.add(Copy(vt, src, F16, shape(bk, d), src_stride=rows_apart))
                 v_l1.ready(uv, 0)
                 p_l1.take(up, 1)
                 v_l1.take(uv, 1)
@@ -350,5 +353,6 @@ class NaiveKernel:
                 v_l1.ready(uv, 1)
             oc.ready(out, 0)
             oc.take(out, 1)
-            c.add(Fixpipe(gm("o", unit.bh * n + unit.q0, d * 2), self.oc[oc.slot(out)], F32, shape(unit.bq, d), to=F16))
+            dst, rows_apart = gm_rows(op, "o", unit.bh, unit.q0, unit.bq)
+            c.add(Fixpipe(dst, self.oc[oc.slot(out)], F32, shape(unit.bq, d), to=F16, dst_stride=rows_apart))
             oc.ready(out, 1)

@@ -11,6 +11,13 @@ the kernels keep the scores on chip — the choice Ascend's FlashAttention offer
 - ``high``: score tiles stay f32 through the softmax; only the probabilities ``P`` are rounded to f16
   (the Cube multiplies f16).
 
+**Layouts and grouped-query heads.** ``layout="bhsd"`` (the default) stores each head's rows together,
+``[batch, heads, seq, head_dim]``; ``layout="bshd"`` stores them sequence-major, ``[batch, seq, heads,
+head_dim]`` — what a ``[tokens, heads · head_dim]`` projection writes, so a model's attention reads the
+projections in place: a tile of one head's rows is then a strided copy (rows ``heads · head_dim`` apart).
+``kv_heads`` (default: ``heads``) is grouped-query attention: ``k`` and ``v`` have ``kv_heads`` heads and
+query head ``h`` reads key head ``h // (heads / kv_heads)``.
+
 The check allows 8 units in the last place of f16 for ``fast`` (scores carry f16 rounding into the
 exponent: the largest error measured, over sequences up to 1024, is 4.3 ulps) and the usual 4 for
 ``high`` (1.4 measured).
@@ -28,6 +35,8 @@ from compiler.knob_hints import Fits
 from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
 
 PRECISIONS = ("fast", "high")
+#: GM layouts of q, k, v and o: head-major ``[batch, heads, seq, d]`` or sequence-major ``[batch, seq, heads, d]``
+LAYOUTS = ("bhsd", "bshd")
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,9 @@ class Attention(Op):
     head_dim: int
     causal: bool = False
     precision: str = "fast"
+    #: key/value heads (grouped-query attention); None: as many as the query heads
+    kv_heads: int | None = None
+    layout: str = "bhsd"
 
     unit: ClassVar[str] = "cube"
 
@@ -47,6 +59,38 @@ class Attention(Op):
         check_dims("attention", batch=self.batch, heads=self.heads, seq=self.seq, head_dim=self.head_dim)
         if self.precision not in PRECISIONS:
             raise OpError(f"attention: unknown precision {self.precision!r}", hint="use fast or high")
+        if self.layout not in LAYOUTS:
+            raise OpError(f"attention: unknown layout {self.layout!r}", hint="use bhsd or bshd")
+        if self.kv_heads is not None:
+            check_dims("attention", kv_heads=self.kv_heads)
+            if self.heads % self.kv_heads:
+                raise OpError(
+                    f"attention: heads={self.heads} is not a multiple of kv_heads={self.kv_heads}",
+                    hint="grouped-query attention shares each key head among heads / kv_heads query heads",
+                )
+
+    @property
+    def kv(self) -> int:
+        """Key/value heads."""
+        return self.heads if self.kv_heads is None else self.kv_heads
+
+    @property
+    def group(self) -> int:
+        """Query heads per key/value head."""
+        return self.heads // self.kv
+
+    def row(self, tensor: str, bh: int, pos: int) -> tuple[int, int]:
+        """Where row ``pos`` of (batch·heads) index ``bh`` of ``q``, ``k``, ``v`` or ``o`` lives: its element
+        offset in the tensor, and the elements between it and the next row of the same head (the row pitch
+        of a tile of consecutive rows). ``k`` and ``v`` rows are those of the query head's key head."""
+        b, h = divmod(bh, self.heads)
+        heads = self.heads
+        if tensor in ("k", "v"):
+            h, heads = h // self.group, self.kv
+        d = self.head_dim
+        if self.layout == "bhsd":
+            return ((b * heads + h) * self.seq + pos) * d, d
+        return ((b * self.seq + pos) * heads + h) * d, heads * d
 
     @property
     def name(self) -> str:
@@ -75,32 +119,50 @@ class Attention(Op):
         return ("kv", "d")
 
     def tensors(self) -> tuple[TensorSpec, ...]:
-        shape = (self.batch, self.heads, self.seq, self.head_dim)
-        dims = ("b", "h", "q", "d")
-        kv_dims = ("b", "h", "kv", "d")
+        b, s, d = self.batch, self.seq, self.head_dim
+        if self.layout == "bhsd":
+            shape, kv_shape = (b, self.heads, s, d), (b, self.kv, s, d)
+            dims, kv_dims = ("b", "h", "q", "d"), ("b", "h", "kv", "d")
+        else:
+            shape, kv_shape = (b, s, self.heads, d), (b, s, self.kv, d)
+            dims, kv_dims = ("b", "q", "h", "d"), ("b", "kv", "h", "d")
         return (
             TensorSpec("q", F16, shape, dims),
-            TensorSpec("k", F16, shape, kv_dims),
-            TensorSpec("v", F16, shape, kv_dims),
+            TensorSpec("k", F16, kv_shape, kv_dims),
+            TensorSpec("v", F16, kv_shape, kv_dims),
             TensorSpec("o", F16, shape, dims, output=True),
         )
 
+    def _heads_first(self, x: np.ndarray, heads: int) -> np.ndarray:
+        """``x`` in this layout as ``[batch, heads, seq, d]``."""
+        b, s, d = self.batch, self.seq, self.head_dim
+        if self.layout == "bhsd":
+            return x.reshape(b, heads, s, d)
+        return x.reshape(b, s, heads, d).transpose(0, 2, 1, 3)
+
     def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         shape = (self.bh, self.seq, self.head_dim)
-        q, k, v = (as_f32(inputs[n]).reshape(shape) for n in "qkv")
+        q = self._heads_first(as_f32(inputs["q"]), self.heads).reshape(shape)
+        k, v = (np.repeat(self._heads_first(as_f32(inputs[n]), self.kv), self.group, axis=1).reshape(shape)
+                for n in "kv")  # fmt: skip
         s = np.einsum("bqd,bkd->bqk", q, k) * np.float32(self.scale)
         if self.causal:
             s = np.where(np.tril(np.ones((self.seq, self.seq), bool)), s, -np.inf)
         e = np.exp(s - s.max(axis=2, keepdims=True))
         o = np.einsum("bqk,bkd->bqd", e / e.sum(axis=2, keepdims=True), v)
-        return self._out("o", o)
+        o = o.reshape(self.batch, self.heads, self.seq, self.head_dim)
+        return self._out("o", o if self.layout == "bhsd" else o.transpose(0, 2, 1, 3))
 
     def describe(self) -> str:
         mask = " + causal mask" if self.causal else ""
-        return f"o[b,h] = softmax(q[b,h]·k[b,h]ᵀ/√{self.head_dim}{mask})·v[b,h]"
+        kh = "h" if self.group == 1 else f"h/{self.group}"
+        return f"o[b,h] = softmax(q[b,h]·k[b,{kh}]ᵀ/√{self.head_dim}{mask})·v[b,{kh}]"
 
     def shape_text(self) -> str:
-        return f"{self.batch}x{self.heads}x{self.seq}x{self.head_dim}"
+        text = f"{self.batch}x{self.heads}x{self.seq}x{self.head_dim}"
+        if self.group > 1:
+            text += f" kv{self.kv}"
+        return text + (" bshd" if self.layout == "bshd" else "")
 
     def knob_hints(self, schedule: object, fits: Fits | None = None) -> dict[str, str]:
         """Attention's knobs for each bottleneck; ``schedule`` is the resolved ``AttentionSchedule``. They

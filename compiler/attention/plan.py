@@ -201,3 +201,11 @@ def columns(bq: int, share_count: int, index: int) -> tuple[int, int]:
 def gm(tensor: str, row: int, row_bytes: int) -> Addr:
     """The GM address of row ``row`` of a row-major tensor with rows of ``row_bytes``."""
     return Addr(Space.GM, row * row_bytes, tensor)
+
+
+def gm_rows(op: Attention, tensor: str, bh: int, pos: int, rows: int) -> tuple[Addr, int | None]:
+    """The GM address of ``rows`` rows of ``q``, ``k``, ``v`` or ``o`` from row ``pos`` of (batch·heads)
+    index ``bh`` (f16), and the copy's row stride in elements (None: the rows are dense) — a head's rows
+    are ``heads · head_dim`` apart in the sequence-major layout (``Attention.row``)."""
+    offset, pitch = op.row(tensor, bh, pos)
+    return Addr(Space.GM, offset * 2, tensor), pitch if rows > 1 and pitch != op.head_dim else None
