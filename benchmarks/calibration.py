@@ -139,10 +139,11 @@ def render(
         "more: cube": "The rest of msKPP's mmad sweep (m=32, k=16).",
         "nd→nz": "msKPP's GM→L1 loads with the ND→NZ layout change (`mte2.copy …, nd2nz`, how a Cube operand "
         "reaches L1 on the 910B), time per transfer in a back-to-back stream; *before*: priced as a plain load. "
-        "The preset's `[nd2nz]` (the load streams no faster than the conversion: at least 592 cycles, at most "
-        "123.5 B/cycle) meets 4–16 KiB and every multiple of 32 KiB within 8%; the table is not a function of "
-        "the size alone — its sizes in between take up to 2.3× longer (the shapes msKPP used are not "
-        "published) — so these points are shown, not checked.",
+        "The table is not a smooth function of the size — multiples of 32 KiB are 1.3–2.3× faster than the sizes "
+        "between (the shapes msKPP used are not published) — so no rule of a few numbers meets it: the preset's "
+        "`[nd2nz]` is this curve, read the way msKPP reads it (the rate interpolated in the size, the last 32 KiB "
+        "repeating past 192 KiB). These points therefore check the engine's pricing of an `nd2nz` load in a "
+        "stream (occupancy, transfers in flight, issue cost), not a fit.",
         "chip level": "[S22b], whole chip. Identical streams started together stay in lockstep in the model "
         "(all cores pay their start-up at once while GM idles, then stream at once); on hardware they drift "
         "apart. *phased* starts core i i/cores of a transfer later; *lockstep* starts all together: the two "
@@ -198,17 +199,16 @@ def render(
         f"  8 KiB tiles and larger the model is {lo:+.0%} to {hi:+.0%} off (phased and lockstep); the GM-bound ones"
         f" within {gm:.1%}.",
         "- **ND→NZ loads.** A matmul operand reaches L1 through the ND→NZ layout change, which msKPP measures",
-        "  2.8–3.7× slower than a plain load at 4–16 KiB (~437 ns per load in a stream), 1.2–1.4× past 64 KiB.",
-        f"  The preset's `[nd2nz]` ({chip.nd2nz.min_cycles} cycles at least, {chip.nd2nz.bandwidth:g} B/cycle at"
-        " most) follows its",
-        "  flat part and every multiple of 32 KiB within 8%; the sizes in between, up to 2.3× slower in the",
-        "  table, are beyond any rule of the size alone. The compiler loads matmul operands with `nd2nz` on",
-        "  chips that have it (`edu` has not: plain loads).",
+        "  2.8–3.7× slower than a plain load at 4–16 KiB (~437 ns per load in a stream), 1.2–1.4× past 64 KiB,",
+        "  with sizes between multiples of 32 KiB up to 2.3× slower than those multiples. The preset's `[nd2nz]`",
+        f"  is msKPP's curve itself ({len(chip.nd2nz.curve)} points, repeating every {chip.nd2nz.period // 1024} KiB"
+        " past the last),",
+        "  as msKPP prices these loads: tiles whose operand loads are multiples of 32 KiB load fastest. The",
+        "  compiler loads matmul operands with `nd2nz` on chips that have it (`edu` has not: plain loads).",
         "  asc-devkit's 24-core ND→NZ streams (*chip level*) disagree: 185 ns per 8 KiB copy per core, as fast",
         "  as a plain load, where msKPP's one-core table gives ~440 ns; those points stay modelled as plain",
-        "  loads (with the ND→NZ cost the 8 KiB tiles would take 456–560 ns against 185, the 32 KiB ones",
-        "  546–870 against 559), and the preset follows",
-        "  msKPP, the per-core source.",
+        "  loads (priced with msKPP's ND→NZ curve, one 8 KiB load in a stream takes ~437 ns against 185), and",
+        "  the preset follows msKPP, the per-core source.",
         "- **L2 and HBM.** msKPP's data sat in L2, so the per-core paths above are what a transfer that hits the",
         f"  L2 costs; asc-devkit's streams read from HBM, each copy its own tile, so they miss: HBM's bandwidth"
         f" ({chip.gm_bandwidth:g} B/cycle,",

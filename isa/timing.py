@@ -14,6 +14,7 @@ bytes / bandwidth (+ per-burst overhead) for a data move.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import NamedTuple, Protocol
 
@@ -129,21 +130,51 @@ class Transfer(NamedTuple):
 
 
 def nd2nz_cycles(chip: ChipParams, nburst: int, burst_bytes: int) -> int:
-    """Cycles an ND→NZ layout change adds to a GM→L1 load, holding MTE2. The conversion streams at
-    ``nd2nz.bandwidth`` and never in under ``nd2nz.min_cycles``; the load's streaming phase is the slower of
-    that and the plain load's, so the change adds::
+    """Cycles an ND→NZ layout change adds to a GM→L1 load, holding MTE2 (``nd2nz`` read with ``getattr``: a
+    chip without it loads ND→NZ as fast as a plain load). Two forms of ``[nd2nz]``:
 
-        max(0, max(nd2nz.min_cycles, ⌈streamed / nd2nz.bandwidth⌉) − max(floor, ⌈streamed / bandwidth⌉))
-
-    (``nd2nz`` read with ``getattr``: a chip without it loads ND→NZ as fast as a plain load)."""
+    - a measured ``curve`` (``curve_cycles``): the load holds MTE2 for the curve's time per transfer in a
+      back-to-back stream, or the plain load's occupancy if that is longer; adds
+      ``max(0, ⌈curve_cycles(nbytes)⌉ − plain occupancy)``;
+    - a rule: the conversion streams at ``bandwidth`` and never in under ``min_cycles``; the load's
+      streaming phase is the slower of that and the plain load's; adds
+      ``max(0, max(min_cycles, ⌈streamed / bandwidth⌉) − max(floor, ⌈streamed / path bandwidth⌉))``.
+    """
     conv = getattr(chip, "nd2nz", None)
     if conv is None:
         return 0
     plain = Transfer(Space.GM, Space.L1, nburst, burst_bytes)
     path = chip.path(Space.GM, Space.L1)
+    curve = getattr(conv, "curve", ())
+    if curve:
+        t = math.ceil(curve_cycles(curve, conv.period, plain.nbytes) - 1e-9)
+        return max(0, t - plain.occupancy(path))
     streamed = plain.streamed_bytes(path)
     nz = max(conv.min_cycles, math.ceil(streamed / conv.bandwidth - 1e-9))
     return max(0, nz - (plain.occupancy(path) - plain.fixed_cycles(path)))
+
+
+def curve_cycles(curve: tuple[tuple[int, float], ...], period: int, nbytes: int) -> float:
+    """Cycles per transfer of ``nbytes`` in a back-to-back stream, read off a measured ``curve`` of
+    ``(bytes, bytes/cycle)`` points (increasing in bytes), the way msKPP reads its own tables [S10]: the
+    bandwidth interpolated linearly between the two nearest points; below the first point, the first
+    point's time (a floor: the table's small sizes all take about as long); past the last point, the
+    bandwidth of the size ``k · period`` smaller that falls within the last period of the curve (the
+    table repeats with that period)."""
+    first, last = curve[0][0], curve[-1][0]
+    if nbytes <= first:
+        return first / curve[0][1]
+    size = nbytes
+    if size > last and period > 0:
+        size -= period * int((size - last) // period + 1)
+        size = max(size, first)
+    elif size > last:
+        return nbytes / curve[-1][1]
+    for (b0, r0), (b1, r1) in itertools.pairwise(curve):
+        if b0 <= size <= b1:
+            rate = r0 + (r1 - r0) * (size - b0) / (b1 - b0)
+            return nbytes / rate
+    return nbytes / curve[-1][1]
 
 
 def route_name(src: Space, dst: Space) -> str:

@@ -200,7 +200,7 @@ def points() -> list[Point]:
     for kib, gibs in curve.items():
         b = kib * 1024
         what, ns = f"GM→L1 ND→NZ {fmt_bytes(b)}", b / gibs / GIB
-        out.append(Point("nd→nz", what, ns, "ns", f"[S10] {table}", False, ("nd2nz", b)))
+        out.append(Point("nd→nz", what, ns, "ns", f"[S10] {table}", True, ("nd2nz", b)))
     for dst, rows, cols, cores, copies, us, note in _CHIP:
         for phased in (True, False):
             what = f"GM→{dst.label} [{rows},{cols}] × {cores} cores, {note}, " + ("phased" if phased else "lockstep")
@@ -295,10 +295,10 @@ def compare(chip: Chip, selected: Iterable[Point] | None = None, count: int = CO
 def summary(comparisons: list[Comparison]) -> str:
     """One line per group of points: how many, the largest |error|, how many beyond the tolerance."""
     groups = {
-        "checked (sheet and msKPP vector tables)": [c for c in comparisons if c.point.checked],
+        "checked (sheet, msKPP vector and ND→NZ tables)": [c for c in comparisons if c.point.checked],
         "the rest of the msKPP curves": [c for c in comparisons if c.point.section.startswith("more")],
+        "of which ND→NZ loads (msKPP, the preset's curve)": [c for c in comparisons if c.point.section == "nd→nz"],
         "chip level (asc-devkit, 24–48 cores)": [c for c in comparisons if c.point.section == "chip level"],
-        "ND→NZ loads (msKPP, steps with the shape)": [c for c in comparisons if c.point.section == "nd→nz"],
     }
     lines = []
     for name, group in groups.items():

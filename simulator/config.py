@@ -73,13 +73,18 @@ class PathConfig:
 
 @dataclass(frozen=True)
 class Nd2NzConfig:
-    """The ND→NZ layout change of a GM→L1 load (``mte2.copy …, nd2nz``): the load streams no faster than
-    ``bandwidth`` and never in under ``min_cycles`` (``isa.timing.nd2nz_cycles``). A chip that has it is one
-    whose Cube needs its operands in NZ: the compiler loads matmul operands with ``nd2nz`` there
-    (``[nd2nz]``, optional)."""
+    """The ND→NZ layout change of a GM→L1 load (``mte2.copy …, nd2nz``), priced by ``isa.timing.nd2nz_cycles``
+    in one of two forms: a measured ``curve`` (time per transfer in a back-to-back stream, interpolated in
+    the size by ``isa.timing.curve_cycles``; ``period`` bytes: how the curve repeats past its last point),
+    or a rule (the load streams no faster than ``bandwidth`` and never in under ``min_cycles``). A chip that
+    has it is one whose Cube needs its operands in NZ: the compiler loads matmul operands with ``nd2nz``
+    there (``[nd2nz]``, optional)."""
 
-    min_cycles: int  # the conversion's fewest cycles per transfer
-    bandwidth: float  # bytes/cycle of the conversion
+    min_cycles: int = 0  # the rule: the conversion's fewest cycles per transfer
+    bandwidth: float = 0.0  # the rule: bytes/cycle of the conversion
+    #: the measured form: (bytes, bytes/cycle) points, increasing in bytes; empty = the rule
+    curve: tuple[tuple[int, float], ...] = ()
+    period: int = 0  # bytes: past the curve's last point, a size reads the curve ``period``·k smaller
 
 
 @dataclass(frozen=True)
@@ -443,15 +448,49 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     p.done()
     nd2nz = None
     if "nd2nz" in data:  # optional: GM→L1 loads change the layout to NZ on the way
-        t = r.table("nd2nz")
-        nd2nz = Nd2NzConfig(t.integer("min_cycles", 0, 10**6), t.number("bandwidth", 0.001, 1e6))
-        t.done()
+        nd2nz = _nd2nz(r.table("nd2nz"), clock)
     energy = _energy(r.table("energy")) if "energy" in data else None
     r.done()
     return Chip(
         name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
         xlat, xids, vpc, l2, jitter, nd2nz, scalar_cost=scalar_cost,
     )  # fmt: skip
+
+
+def _nd2nz(t: _Reader, clock_ghz: float) -> Nd2NzConfig:
+    """``[nd2nz]``: either ``curve = [[KiB, GiB/s], …]`` (a measured back-to-back stream, as msKPP prints its
+    tables; ``period`` KiB optional) or ``min_cycles`` and ``bandwidth`` (the rule)."""
+    if "curve" not in t.data:
+        out = Nd2NzConfig(t.integer("min_cycles", 0, 10**6), t.number("bandwidth", 0.001, 1e6))
+        t.done()
+        return out
+    field, raw = t.prefix + "curve", t._get("curve")
+    hint = "write it as [[KiB, GiB/s], ...]: two or more points, sizes increasing, rates above 0"
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ConfigError("must be a list of two or more [KiB, GiB/s] points", field=field, hint=hint)
+    points: list[tuple[int, float]] = []
+    for i, pt in enumerate(raw):
+        ok = (
+            isinstance(pt, list)
+            and len(pt) == 2
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in pt)
+        )
+        if not ok or not 0 < pt[0] <= 2**20 or not 0 < pt[1] <= 1e6:
+            raise ConfigError(f"point {i} is {pt!r}", field=field, hint=hint)
+        b = round(pt[0] * 1024)
+        if points and b <= points[-1][0]:
+            raise ConfigError(f"point {i} ({pt[0]} KiB) does not follow the size before it", field=field, hint=hint)
+        points.append((b, pt[1] * 2**30 / (clock_ghz * 1e9)))  # GiB/s → bytes/cycle
+    period = 0
+    if "period" in t.data:
+        span = (points[-1][0] - points[0][0]) // 1024
+        period = t.integer("period", 1, max(1, span)) * 1024
+    t.done()
+    return Nd2NzConfig(curve=tuple(points), period=period)
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _energy(t: _Reader) -> EnergyConfig:

@@ -12,7 +12,10 @@ from compiler import MatMul, Schedule
 from dsasim.api import compile_and_run
 from isa import Copy, ValidationError, validate
 from isa.asm import format_program, parse
+from isa.errors import ConfigError
+from isa.timing import curve_cycles
 from simulator import microbench as mb
+from simulator.calibration_data import ND2NZ
 from simulator.config import load_chip
 from simulator.run import simulate
 from tests.helpers import make_chip
@@ -66,6 +69,48 @@ def test_the_config_reads_and_checks_nd2nz():
     with pytest.raises(Exception, match=r"nd2nz\.rate"):
         make_chip({"nd2nz": {"min_cycles": 1, "bandwidth": 10, "rate": 2}})
     assert load_chip("ascend910b-like-separated").nd2nz == load_chip("ascend910b-like").nd2nz
+
+
+def test_a_measured_curve_is_read_as_mskpp_reads_it():
+    """``curve = [[KiB, GiB/s], …]``: the rate interpolated in the size; below the first point that point's
+    time; past the last, the rate of the size one or more periods smaller (msKPP repeats its last 32 KiB)."""
+    chip = make_chip({"clock_ghz": 1.0, "nd2nz": {"curve": [[4, 1.0], [8, 4.0], [12, 2.0]], "period": 4}})
+    conv, gib = chip.nd2nz, 2**30 / 1e9  # 1 GiB/s at 1 GHz = 1.0737 B/cycle
+    assert conv.curve == ((4096, gib), (8192, 4 * gib), (12288, 2 * gib)) and conv.period == 4096
+    assert curve_cycles(conv.curve, conv.period, 1024) == pytest.approx(4096 / gib)  # below: the 4 KiB time
+    assert curve_cycles(conv.curve, conv.period, 6144) == pytest.approx(6144 / (2.5 * gib))  # halfway: 2.5 GiB/s
+    assert curve_cycles(conv.curve, conv.period, 12288) == pytest.approx(12288 / (2 * gib))
+    # 14 KiB reads the curve at 10 KiB (3 GiB/s), 20 KiB at 8 KiB (20 − 4·3: one period past 12 + 1)
+    assert curve_cycles(conv.curve, conv.period, 14336) == pytest.approx(14336 / (3 * gib))
+    assert curve_cycles(conv.curve, conv.period, 20480) == pytest.approx(20480 / (4 * gib))
+    # a load holds MTE2 for the curve's time, or its plain occupancy when that is longer
+    plain, nz = (parse(SRC.format(opt=o)).cores[0][0] for o in ("", ", nd2nz"))
+    path = chip.path(*plain.route)
+    want = math.ceil(curve_cycles(conv.curve, conv.period, 8192) - 1e-9)
+    assert nz.cost(chip).occupancy(path) == max(want, plain.cost(chip).occupancy(path))
+
+
+@pytest.mark.parametrize(
+    "curve, field",
+    [([[4, 1.0]], "curve"), ([[4, 1.0], [4, 2.0]], "curve"), ([[4, 1.0], [8, 0]], "curve"),
+     ([[4, 1.0], "x"], "curve"), ([[4, 1.0], [8, True]], "curve")],
+)  # fmt: skip
+def test_a_bad_curve_names_its_field(curve, field):
+    with pytest.raises(ConfigError, match=rf"nd2nz\.{field}"):
+        make_chip({"nd2nz": {"curve": curve}})
+    with pytest.raises(ConfigError, match=r"nd2nz\.period"):
+        make_chip({"nd2nz": {"curve": [[4, 1.0], [8, 2.0]], "period": 8}})  # longer than the curve's span
+
+
+def test_the_910b_meets_every_point_of_mskpp_nd2nz_table_in_a_stream():
+    """The preset's curve is msKPP's table: the engine's stream of back-to-back ``nd2nz`` loads (issue
+    cost, transfers in flight, occupancy) must come out at the table's time per transfer."""
+    chip = load_chip("ascend910b-like")
+    table, points = ND2NZ
+    for kib in (4, 20, 52, 64, 116, 192):
+        ns = kib * 1024 / (points[kib] * 2**30) * 1e9
+        got = mb.bench_path(chip, "gm-l1", kib * 1024, count=16, nd2nz=True).ns
+        assert got == pytest.approx(ns, rel=0.02), (table, kib)
 
 
 def test_the_910b_loads_nd2nz_as_much_slower_than_plain_as_mskpp_measured():

@@ -71,9 +71,9 @@ class Copy(Instruction):
     (fluid fair sharing, each capped at its path's peak; with an L2, a re-read view shares the L2's
     instead), hold their queue that long, and complete the path's ``latency`` later, up to its
     ``outstanding`` transfers in flight. A descriptor whose strides equal its row length is moved as a
-    single burst; a transposed copy moves one burst per source row. An ``nd2nz`` load streams no faster
-    than the chip's ``[nd2nz]`` conversion: ``max(nd2nz.min_cycles, ⌈streamed / nd2nz.bandwidth⌉)`` (no
-    ``[nd2nz]``: as a plain load).
+    single burst; a transposed copy moves one burst per source row. An ``nd2nz`` load holds MTE2 at least
+    as long as the chip's ``[nd2nz]`` conversion: its measured curve's time per transfer, or
+    ``max(nd2nz.min_cycles, ⌈streamed / nd2nz.bandwidth⌉)`` of streaming (no ``[nd2nz]``: as a plain load).
 
     Notes: the pipe is part of the mnemonic so that a reader sees which queue a copy waits in; it must
     match the route (GM→L1, GM→UB, GM→L0A, GM→L0B on ``mte2``; L1→L0A, L1→L0B on ``mte1``; UB→GM, UB→L1
