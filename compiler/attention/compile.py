@@ -51,7 +51,11 @@ def as_attention_schedule(schedule: object) -> AttentionSchedule | None:
     ``cores`` (what ``dsasim run --cores`` builds); any other knob is a ``ScheduleError`` naming it."""
     if schedule is None or isinstance(schedule, AttentionSchedule):
         return schedule
-    given = {k: v for k, v in getattr(schedule, "to_json", dict)().items() if v not in (None, {}, [], 1, False)}
+    given = {
+        k: v
+        for k, v in getattr(schedule, "to_json", dict)().items()
+        if k != "cores" and v not in (None, {}, [], 1, False)
+    }
     if given:
         raise ScheduleError(
             f"attention takes an AttentionSchedule, not these knobs: {', '.join(given)}",

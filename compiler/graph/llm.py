@@ -26,11 +26,13 @@ them (capacity ``seq``); decode is given ``context`` cached tokens (tensor kind 
 ``context + 1``) and appends the new token's key (its rotated copy) and value (the ``v`` projection
 writes row ``context`` of each sequence directly). Both are graph outputs: the cache the next step reads.
 
-**Attention.** Prefill runs the causal flash-attention operator once per (sequence, head), reading its
-query, key and value as strided views (a query head's column block; the key head it shares under
-grouped-query attention). Decode runs, per (sequence, key head), ``Q·Kᵀ`` for the ``G = heads / kv_heads``
-query heads that share the key head — a ``G × (context+1)`` matmul, so grouped-query attention reads each
-cached key once for ``G`` queries — one softmax over all rows, and ``P·V``. With ``kv_chunks > 1`` the
+**Attention.** Prefill runs the causal flash-attention operator once, over every sequence and head, in
+the sequence-major layout the projections and the cache already have (``layout="bshd"``, ``kv_heads``:
+query head ``h`` reads key head ``h // G``), so its query tiles of every head spread over all the cores.
+Decode runs, per (sequence, key head),
+``Q·Kᵀ`` for the ``G = heads / kv_heads`` query heads that share the key head — a ``G × (context+1)``
+matmul, so grouped-query attention reads each cached key once for ``G`` queries — one softmax over all
+rows, and ``P·V``. With ``kv_chunks > 1`` the
 context is split into chunks over the cores and the chunks merged by log-sum-exp (flash-decoding:
 ``compiler.graph.flash_decode``).
 
@@ -207,15 +209,11 @@ def _append_ref(cache: str, pos: int, s: int, width: int, row: int) -> Ref:
 def _prefill_attention(
     b: GraphBuilder, q: str, kc: str, vc: str, out: str, batch: int, seq: int, heads: int, kv: int, d: int
 ) -> None:
-    group = heads // kv
-    for bi in range(batch):
-        for h in range(heads):
-            j = h // group
-            qv = Ref(q, (bi * seq * heads + h) * d, heads * d)
-            kvv = (bi * seq * kv + j) * d
-            op = Attention(1, 1, seq, d, causal=True)
-            o = Ref(out, (bi * seq * heads + h) * d, heads * d)
-            b.node(f"attn.b{bi}h{h}", op, q=qv, k=Ref(kc, kvv, kv * d), v=Ref(vc, kvv, kv * d), o=o)
+    """One causal flash-attention kernel over every sequence and head, reading the rotated queries, the
+    cache and writing the output in place, sequence-major (``[batch, seq, heads, d]``), with grouped-query
+    heads: its query tiles of every head spread over all the cores."""
+    op = Attention(batch, heads, seq, d, causal=True, kv_heads=kv, layout="bshd")
+    b.node(f"{ATTENTION}.prefill", op, q=Ref(q), k=Ref(kc), v=Ref(vc), o=Ref(out))
 
 
 def _decode_attention(
