@@ -103,6 +103,25 @@ class LoopRec:
     iters: list[list] = field(default_factory=list)
 
 
+def records(items: list) -> Iterator[Rec]:
+    """Every record of a program (or a loop step's list), loops walked step by step, in program order."""
+    for d in items:
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                yield from records(it)
+        else:
+            yield d
+
+
+def drop(items: list, gone: set[int]) -> None:
+    """Remove the records whose ``id`` is in ``gone`` from a program, at every depth of its loops."""
+    items[:] = [d for d in items if id(d) not in gone]
+    for d in items:
+        if isinstance(d, LoopRec):
+            for it in d.iters:
+                drop(it, gone)
+
+
 @dataclass
 class ValueInfo:
     """What the tracer knows of a value: storage shape, type, the leading block holding data (a masked
@@ -113,6 +132,7 @@ class ValueInfo:
     valid: tuple[int, int]
     rec: Rec | None = None
     transposed: bool = False  # stored as the transpose of its logical shape (a column-major load)
+    scale: float | None = None  # a dot result FIXPIPE multiplies by this on its way to UB (compiler.language.fixscale)
 
 
 class Tracer:

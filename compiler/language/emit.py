@@ -300,7 +300,12 @@ class Traced:
             return []
         out = [
             Fixpipe(
-                addr(stmt.buf), addr(acc), info.dtype, _shape(m, n), dst_stride=width if m > 1 and n < width else None
+                addr(stmt.buf),
+                addr(acc),
+                info.dtype,
+                _shape(m, n),
+                dst_stride=width if m > 1 and n < width else None,
+                scale=info.scale,
             )
         ]
         return self._loc(out, reader.rec.site)

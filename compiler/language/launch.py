@@ -26,6 +26,7 @@ from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.emit import Traced
 from compiler.language.errors import LanguageError, Site, is_internal
+from compiler.language.fixscale import fold_scales
 from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
@@ -176,6 +177,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     """The traced launch through the compiler's IR and passes into one :class:`Compiled`."""
     target = Target.of(chip)
     split_vector_accumulators(t)
+    fold_scales(t)
     choose_layouts(t, target)
     nest = Nest(t)
     place = Placement(nest, target)

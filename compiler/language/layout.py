@@ -28,9 +28,7 @@ sees tiles whose stored shape is the transpose, and ``dot`` records with swapped
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from compiler.language.core import LoopRec, Rec, Tracer
+from compiler.language.core import LoopRec, Rec, Tracer, drop, records
 from compiler.target import Target
 from compiler.tileprog import tree_reduce
 from isa import Addr, DType, Space, VBinary, VBroadcast, VTranspose, VUnary
@@ -40,15 +38,6 @@ ELEMENTWISE = frozenset({"bin", "scal", "un", "cast", "where", "sel", "cmp", "cm
 #: Steps whose row operands (``[None, :]``, read with stride 0) are flags of their attrs.
 ROW_FLAGS = frozenset({"bin", "cmp"})
 UB0 = Addr(Space.UB, 0)
-
-
-def _walk(items: list) -> Iterator[Rec]:
-    for d in items:
-        if isinstance(d, LoopRec):
-            for it in d.iters:
-                yield from _walk(it)
-        else:
-            yield d
 
 
 def _node(rec: Rec) -> tuple:
@@ -62,7 +51,7 @@ class Layouts:
     def __init__(self, t: Tracer, target: Target) -> None:
         self.t = t
         self.target = target
-        self.recs = [r for body in t.programs for r in _walk(body)]
+        self.recs = [r for body in t.programs for r in records(body)]
         self.readers: dict[int, list[tuple[Rec, int]]] = {}
         for r in self.recs:
             for j, v in enumerate(r.ins):
@@ -270,7 +259,7 @@ class Layouts:
         """A stride-0 row copy (a column spread of the row-major kernel) read only by steps that take a
         stride-0 operand: they read the row directly, and the copy goes."""
         readers: dict[int, list[tuple[Rec, int]]] = {}
-        recs = [r for body in self.t.programs for r in _walk(body)]
+        recs = [r for body in self.t.programs for r in records(body)]
         for r in recs:
             for j, v in enumerate(r.ins):
                 readers.setdefault(v, []).append((r, j))
@@ -290,15 +279,7 @@ class Layouts:
             gone.add(id(r))
         if gone:
             for body in self.t.programs:
-                _drop(body, gone)
-
-
-def _drop(items: list, gone: set[int]) -> None:
-    items[:] = [d for d in items if id(d) not in gone]
-    for d in items:
-        if isinstance(d, LoopRec):
-            for it in d.iters:
-                _drop(it, gone)
+                drop(body, gone)
 
 
 def row_cost(kind: str, dtype: DType, rows: int, cols: int, target: Target) -> int:
