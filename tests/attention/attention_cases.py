@@ -30,15 +30,19 @@ class Case:
 
 @st.composite
 def attention_cases(draw, chips: tuple[str, ...] = CHIPS) -> Case:
-    """An attention of head dim 64 or 128 over 1–96 positions, with a schedule whose unset knobs the
+    """An attention of head dim 64 or 128 over 1–96 positions (either layout; one key head or as many as the
+    query heads), with a schedule whose unset knobs the
     compiler chooses (``None``) or that sets them to small values."""
+    heads = draw(st.integers(1, 2))
     op = Attention(
         draw(st.integers(1, 2)),
-        draw(st.integers(1, 2)),
+        heads,
         draw(st.integers(1, 96)),
         draw(st.sampled_from((64, 128))),
         causal=draw(st.booleans()),
         precision=draw(st.sampled_from(("fast", "high"))),
+        kv_heads=draw(st.sampled_from((None, 1))),  # 1 of 2 heads: grouped-query attention
+        layout=draw(st.sampled_from(("bhsd", "bshd"))),
     )
     algorithm = draw(st.sampled_from(("flash", "naive")))
     knobs = {}

@@ -9,10 +9,11 @@ from attention_cases import Case, attention_cases
 from hypothesis import given, reject, settings
 
 import isa
-from compiler import BufferCapacityError, ScheduleError, make_op
+from compiler import BufferCapacityError, Schedule, ScheduleError, make_op
 from compiler.attention import Attention, AttentionSchedule, compile_attention
 from compiler.check import compare
-from dsasim.api import chip_for, compile_and_run
+from compiler.ops import OpError
+from dsasim.api import chip_for, compile_and_run, compile_op
 from isa import Pipe
 from simulator import load_chip, simulate
 
@@ -194,3 +195,54 @@ def test_the_sanitizer_catches_a_missing_cross_core_wait():
     assert "race" in kinds and "flag-left-set" in kinds, report.format()
     race = next(f for f in report.findings if f.kind == "race")
     assert race.buffer == "GM tensor 'ws_s'" and {i.core for i in race.instrs} == {0, 1}
+
+
+@pytest.mark.parametrize("chip", ["edu", "edu-separated"])
+@pytest.mark.parametrize("algorithm", ["flash", "naive"])
+@pytest.mark.parametrize("layout", ["bhsd", "bshd"])
+def test_grouped_query_heads_in_either_layout(chip, algorithm, layout):
+    """Four query heads on two key heads, two sequences, 40 positions (a tail), three cores: every head reads
+    its own key head (the reference repeats each key head for its group), sequence-major rows included."""
+    op = Attention(2, 4, 40, 64, causal=True, kv_heads=2, layout=layout)
+    assert op.tensor("k").shape == ((2, 2, 40, 64) if layout == "bhsd" else (2, 40, 2, 64))
+    _check(Case(op, AttentionSchedule(algorithm, cores=3), chip))
+
+
+def test_grouped_query_reference_is_each_head_against_its_key_head():
+    """The reference itself, against attention of one head at a time: head h with key head h // 2."""
+    op = Attention(1, 4, 24, 32, kv_heads=2, layout="bshd")
+    rng = np.random.default_rng(5)
+    x = {n: rng.standard_normal(t.shape).astype(np.float16) for n, t in ((t.name, t) for t in op.inputs)}
+    got = op.reference(x)["o"]
+    one = Attention(1, 1, 24, 32)
+    for h in range(4):
+        q, k, v = x["q"][0, :, h], x["k"][0, :, h // 2], x["v"][0, :, h // 2]
+        want = one.reference({"q": q[None, None], "k": k[None, None], "v": v[None, None]})["o"][0, 0]
+        np.testing.assert_array_equal(got[0, :, h], want)
+
+
+def test_a_sequence_major_tile_is_one_strided_copy():
+    """In ``bshd`` a tile of one head's rows is one copy whose rows are ``heads · head_dim`` apart."""
+    op = Attention(1, 4, 64, 32, kv_heads=2, layout="bshd")
+    prog = compile_attention(op, AttentionSchedule("flash", tile_q=32, tile_kv=32), load_chip("edu")).program
+    loads = [i for i in prog.cores[0] if isinstance(i, isa.Copy) and i.src.space is isa.Space.GM]
+    loads = [i for i in loads if i.src.tensor in ("q", "k")]
+    assert {(i.src.tensor, i.src_stride) for i in loads} == {("q", 4 * 32), ("k", 2 * 32)}
+
+
+@pytest.mark.parametrize(
+    ("kw", "needle"),
+    [({"heads": 4, "kv_heads": 3}, "not a multiple of kv_heads=3"), ({"layout": "sbhd"}, "unknown layout")],
+)
+def test_grouped_query_and_layout_mistakes_are_named(kw, needle):
+    args = {"batch": 1, "heads": 2, "seq": 16, "head_dim": 32, **kw}
+    with pytest.raises(OpError, match=needle):
+        Attention(**args)
+
+
+def test_a_compiler_schedule_gives_attention_its_cores():
+    """``compile_op(attention, Schedule(cores=N))`` (how a graph compiles its kernels) spreads attention over N
+    cores — it used to be refused, and a graph fell back to one core."""
+    op = Attention(1, 4, 64, 32, causal=True, kv_heads=2, layout="bshd")
+    c = compile_op(op, Schedule(cores=4), chip_for("edu", 4))
+    assert c.program.ncores == 4 and c.schedule.cores == 4
