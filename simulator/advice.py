@@ -51,6 +51,8 @@ PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MT
 SATURATED = 0.8
 #: Above this share of per-instruction start-up, instructions are too small.
 OVERHEAD = 1 / 3
+#: From this share of a DMA pipe's busy time on a layout change (ND→NZ) or start-up, the verdict names it.
+CONVERTING = 0.1
 #: Above this share of its active time waiting on latency, a DMA pipe is latency-bound.
 LATENCY = 0.3
 #: Above this share of the smaller one's busy time worked in parallel, two pipes are already pipelined.
@@ -294,13 +296,13 @@ def _saturated(run: Run, core: int, where: str, p: Pipe, w: PipeWork, kn: dict[s
         rate = w.path_bytes[path] / total
         if rate >= SATURATED * pc.bandwidth:  # streaming near the path's peak: the bandwidth is the limit
             lead += f", bandwidth-bound at {rate:.0f} of {pc.bandwidth:g} B/cycle ({pc.label})"
-        elif _overhead(w) >= OVERHEAD:  # the advice says how much is start-up
-            lead += f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle)"
         else:  # busy, but not streaming all of that time: say what else holds the queue
-            lead += (
-                f" ({pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle; {_pct(_overhead(w))} of its busy time is"
-                " per-transfer start-up and bursts)"
-            )
+            note, conv, start = f"{pc.label} at {rate:.0f} of {pc.bandwidth:g} B/cycle", _converting(w), _startup(w)
+            if conv >= CONVERTING:
+                note += f"; {_pct(conv)} of its busy time is the ND→NZ layout change of its loads"
+            if CONVERTING <= start < OVERHEAD:  # (from OVERHEAD up, the advice says how much is start-up)
+                note += f"; {_pct(start)} of its busy time is per-transfer start-up and bursts"
+            lead += f" ({note})"
     knob = _pick(kn, path, p.value)
     advice = knob or _busy_advice(run, p, w, ps.busy)
     return Diagnosis(kind, core, p, busy, "busy", (), path, advice, knob, f"{lead}: {advice}")
@@ -337,9 +339,25 @@ def _overhead(w: PipeWork) -> float:
     return w.overhead / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
 
 
+def _startup(w: PipeWork) -> float:
+    """``_overhead`` without the loads' layout changes: per-transfer start-up, bursts and padding."""
+    return (w.overhead - w.convert) / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
+
+
+def _converting(w: PipeWork) -> float:
+    """The share of a pipe's stand-alone time that its loads spend changing the layout (ND→NZ)."""
+    return w.convert / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
+
+
 def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
     """Why a saturated pipe is busy, and what would make it less so."""
     chip = run.chip
+    if _converting(w) >= OVERHEAD:
+        return (
+            "the Cube takes its operands in NZ, and this chip's ND→NZ loads are slower than plain ones: load each "
+            "operand tile fewer times (larger tiles, an L1 panel: --panel) or in sizes the conversion streams "
+            "fastest (docs/timing-model.md, ND→NZ loads)"
+        )
     if p is Pipe.CUBE:
         waste = w.overhead / busy if busy else 0.0
         if waste >= 0.25:
@@ -350,7 +368,7 @@ def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
         if waste >= 0.25:
             return f"{_pct(waste)} of its busy time is instruction start-up; use fewer, longer vector instructions"
         return "make fewer passes over the data (fuse operations, avoid div) or spread the work over more cores"
-    share = _overhead(w)
+    share = _startup(w)
     if share >= OVERHEAD:
         avg = sum(w.path_bytes.values()) / max(1, w.count)
         return (

@@ -59,6 +59,7 @@ class InstructionWork:
     vector_ops: int = 0
     peak_cycles: float = 0.0  # FLOPs at the Cube's peak, or vector repeats at one per cycle per op cost 1
     issue: int = 0  # cycles the scalar unit spends on it: its issue cost (``Chip.issue_cost``), + N for ``scalar N``
+    convert: int = 0  # of ``overhead``: the cycles a load spends on a layout change (ND→NZ, ``Transfer.extra``)
 
 
 def instruction_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWork:
@@ -81,12 +82,12 @@ def pipe_work(ins: Instruction, d: Decoded, chip: Chip) -> InstructionWork:
             slot = (dma.alone + dma.latency) / dma.outstanding
             return InstructionWork(
                 pipe, dma.alone, slot, dma.fixed, dma.alone - dma.fixed, key, nbytes, read, write,
-                peak_cycles=nbytes / path.bandwidth,
+                peak_cycles=nbytes / path.bandwidth, convert=cost.extra,
             )  # fmt: skip
         cycles = payload
         fixed = cost.fixed_cycles(path)
         return InstructionWork(pipe, cycles, 0.0, fixed, cycles - fixed, key, nbytes, read, write,
-                               peak_cycles=nbytes / path.bandwidth)  # fmt: skip
+                               peak_cycles=nbytes / path.bandwidth, convert=cost.extra)  # fmt: skip
     if kind is Kind.SCALAR:
         return InstructionWork(pipe, d.issue + payload, 0.0, 0.0, 0.0)
     if kind is not Kind.FIXED:  # flags, barriers, end: no work of their own
@@ -123,7 +124,8 @@ def price(distinct: list[Instruction], records: list[Decoded], chip: Chip) -> li
 @dataclass
 class PipeWork:
     """What one pipe of one core had to do: instruction count, Σ stand-alone cycles (``alone``), Σ DMA slot
-    cycles (``slots``), start-up vs useful cycles, and bytes per path."""
+    cycles (``slots``), start-up vs useful cycles (and of the start-up, the layout changes: ``convert``), and
+    bytes per path."""
 
     count: int = 0
     alone: float = 0.0
@@ -131,6 +133,7 @@ class PipeWork:
     overhead: float = 0.0
     useful: float = 0.0
     path_bytes: dict[str, int] = field(default_factory=dict)
+    convert: float = 0.0  # of ``overhead``: layout changes on the way (ND→NZ loads)
 
     @property
     def bound(self) -> float:
@@ -159,6 +162,7 @@ def core_work(counts: dict[int, int], priced: list[InstructionWork], chip: Chip)
         p.alone += n * w.alone
         p.slots += n * w.slot
         p.overhead += n * w.overhead
+        p.convert += n * w.convert
         p.useful += n * w.useful
         if w.path:
             p.path_bytes[w.path] = p.path_bytes.get(w.path, 0) + n * w.nbytes

@@ -11,6 +11,8 @@ from helpers import make_chip
 from hypothesis import given
 from strategies import runnable_programs
 
+from compiler import MatMul, Schedule
+from dsasim.api import compile_and_run
 from isa import DsasimError, Pipe, parse
 from simulator import load_chip, simulate
 from simulator.advice import attribution, diagnose, normalise_knobs, stall_summary, verdict
@@ -335,3 +337,15 @@ def test_many_cores_streaming_their_own_tiles_are_bound_by_hbm():
     hbm = (run.stats.l2.miss_bytes + run.stats.l2.write_bytes) / run.cycles
     assert f"to HBM bandwidth shared with other transfers (HBM at {hbm:.0f} of 128 B/cycle)" in d.text
     assert "GM bandwidth is the limit" in d.advice
+
+
+def test_a_load_queue_held_by_the_nd2nz_layout_change_says_so():
+    """On a chip whose Cube takes NZ operands, small operand tiles spend most of MTE2's time converting:
+    the verdict names the layout change (not start-up, not bandwidth) and its advice says what shrinks it;
+    the same kernel with plain loads (edu) does not mention it."""
+    sched = Schedule(tile={"m": 128, "n": 128, "k": 64}, cores=1)
+    nz = compile_and_run(MatMul(256, 256, 256), sched, "ascend910b-like", timing_only=True)
+    d = diagnose(nz)
+    assert d.pipe is Pipe.MTE2 and "of its busy time is the ND→NZ layout change of its loads" in d.text, d.text
+    plain = compile_and_run(MatMul(256, 256, 256), sched, "edu", timing_only=True)
+    assert "ND→NZ" not in diagnose(plain).text
