@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from compiler.target import Target
 from isa import Addr, DType, Instruction, Space, VBinary, VBroadcast, VCast, VDup, VReduce, VScalar, VUnary
+from isa.timing import vector_cycles
 
 F32 = DType.F32
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min")
@@ -154,8 +155,7 @@ def fold_widths(cols: int, dtype: DType, target: Target) -> list[tuple[int, int]
 
 
 def _vcost(target: Target, op: str, dtype: DType, repeats: int) -> int:
-    v = target.params.vector
-    return v.startup + max(v.min_cycles(op, dtype), v.cost(op, dtype) * repeats)
+    return vector_cycles(target.params.vector, op, dtype, repeats)
 
 
 def tree_is_cheaper(kind: str, rows: int, cols: int, dtype: DType, target: Target) -> bool:

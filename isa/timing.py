@@ -129,6 +129,15 @@ class Transfer(NamedTuple):
         return self.occupancy(path, bandwidth) + getattr(path, "latency", 0)
 
 
+def vector_cycles(v: VectorParams, op: str, dtype: DType, repeats: int) -> int:
+    """Cycles of one vector instruction of ``op`` over ``repeats`` repeats::
+
+        startup (+ the op's own start-up) + max(min_cycles, cost × repeats)
+
+    The one rule the Vector instructions are priced by, and that cost models estimating vector work use."""
+    return v.startup_for(op, dtype) + max(v.min_cycles(op, dtype), v.cost(op, dtype) * repeats)
+
+
 def nd2nz_cycles(chip: ChipParams, nburst: int, burst_bytes: int) -> int:
     """Cycles an ND→NZ layout change adds to a GM→L1 load, holding MTE2 (``nd2nz`` read with ``getattr``: a
     chip without it loads ND→NZ as fast as a plain load). Two forms of ``[nd2nz]``:

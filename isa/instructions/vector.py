@@ -36,6 +36,7 @@ from isa.instructions.base import (
     shape2,
 )
 from isa.instructions.dma import convert
+from isa.timing import vector_cycles
 from isa.types import Addr, DType, Pipe, Region, Space
 
 if TYPE_CHECKING:
@@ -116,9 +117,7 @@ class VectorInstruction(Instruction):
         return vector_repeats(chip, rows, cols, self.width(), self.dense())
 
     def cost(self, chip: ChipParams) -> int:
-        v = chip.vector
-        rate = v.cost(self.op, self.dtype) * self.repeats(chip)
-        return v.startup_for(self.op, self.dtype) + max(v.min_cycles(self.op, self.dtype), rate)
+        return vector_cycles(chip.vector, self.op, self.dtype, self.repeats(chip))
 
     @property
     def flops(self) -> int:
