@@ -30,6 +30,7 @@ from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.target import Target
 from isa import DType, Mmad, Space, Transfer
+from isa.timing import vector_cycles
 from isa.types import Addr
 
 TILE_Q = (16, 32, 48, 64, 96, 128, 192, 256)
@@ -121,7 +122,7 @@ def _vec(target: Target, op: str, dtype: DType, rows: int, cols: int, dense: boo
     per = target.bytes_per_repeat
     w = cols * dtype.itemsize
     reps = -(-rows * w // per) if dense or rows == 1 else rows * -(-w // per)
-    return v.startup + max(v.min_cycles(op, dtype), v.cost(op, dtype) * reps)
+    return vector_cycles(v, op, dtype, reps)
 
 
 def _bcast(target: Target, op: str, dtype: DType, rows: int, cols: int) -> int:
