@@ -18,32 +18,195 @@ bound of each, bytes, padding). ``place_gemv`` applies the choice to every skinn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from compiler.compile import compile
+import numpy as np
+
+from compiler.defaults import default_schedule
 from compiler.errors import BufferCapacityError
-from compiler.graph.fused import FusedVector, Member
 from compiler.graph.ir import Graph, Node, Ref
-from compiler.ops import Elementwise, MatMul
-from compiler.rowops import Reduce
+from compiler.ops import VECTOR_DTYPES, MatMul, Op, TensorSpec, as_f32, check_dims, check_dtype
+from compiler.passes import front
 from compiler.schedule import Schedule, ScheduleError
 from compiler.target import Target
+from compiler.tileprog import F32, TileProgram, Value, VOp, tree_reduce
 from compiler.tune.model import Prediction, predict
-from isa import DType
+from isa import Addr, DType, Instruction, Space, VBinary, VCast
 
 #: Matmuls with at most this many rows are skinny: ``place_gemv`` considers the Vector unit for them.
 SKINNY = 16
 UNITS = ("auto", "cube", "vector")
 
 
-def vector_gemv(n: int, k: int, dtype: DType) -> FusedVector:
-    """``y[n] = Σ_k W[n,k] · x[k]`` on the Vector unit: ``W`` (``x0``) times ``x`` (``x1``, broadcast to
-    every row), each row summed into ``y0`` — one kernel, the product staying in UB."""
-    members = (
-        Member("gemv.mul", Elementwise("mul", n, k, dtype, broadcast=True), (("x", "X0"), ("y", "X1"), ("z", "t0"))),
-        Member("gemv.sum", Reduce(n, k, dtype, op="sum"), (("x", "t0"), ("y", "Y0"))),
-    )
-    return FusedVector("gemv", n, k, members, (("x0", dtype, "tile"), ("x1", dtype, "row")), (("y0", dtype, "rows"),))
+#: The widening sum's scratch (``GemvProgram``): ``GROUP`` rows at a time, in chunks of ``CHUNK`` f32
+#: columns — an accumulator and the chunk being added, ``GROUP × 2·CHUNK × 4`` bytes (16 KiB) whatever the
+#: tile, where the full f32 copy of the product took ``rows × cols × 4`` bytes.
+GROUP = 8
+CHUNK = 256
+#: Bytes a group of rows must start on (UB's alignment on every preset; ``widesum`` checks the chip's).
+UB_ALIGN = 32
+
+
+def vector_gemv(n: int, k: int, dtype: DType) -> VectorGemv:
+    """``y[n] = Σ_k W[n,k] · x[k]`` on the Vector unit, one kernel (:class:`VectorGemv`)."""
+    return VectorGemv(n, k, dtype)
+
+
+@dataclass(frozen=True)
+class VectorGemv(Op):
+    """``y0[r] = Σ_c x0[r,c] · x1[c]``: the weight ``x0 = W [n, k]`` streamed through UB a tile of whole
+    rows at a time, times the vector ``x1`` broadcast to every row (``v.mul``, ``src1_stride=0``), each row
+    summed in f32 and rounded once to ``dtype``. The product is rounded to ``dtype`` first, as an
+    element-wise ``mul`` followed by a row sum would round it.
+
+    What bounds it is GM: every weight byte crosses GM once, and each ``mte2.copy`` pays a start-up that
+    holds its queue — so the fewer, larger copies the better, and a tile's rows are limited by UB. Its tile
+    program (:class:`GemvProgram`) therefore keeps its own footprint small: the product overwrites the
+    weight tile in place (the tile is used once), and the row sums widen to f32 a chunk at a time through
+    a fixed scratch (``GROUP`` × ``CHUNK``), never as a whole f32 copy of the tile. A row of 4096 f16 then
+    costs 8 KiB per buffer and nothing more, so 3 buffers of 4 rows or more fit the 910B's 192 KiB UB
+    next to ``x1``."""
+
+    n: int
+    k: int
+    dtype: DType = DType.F16
+
+    def __post_init__(self) -> None:
+        check_dims("gemv", n=self.n, k=self.k)
+        check_dtype("gemv", self.dtype, VECTOR_DTYPES)
+
+    @property
+    def name(self) -> str:
+        return "gemv"
+
+    def axes(self) -> dict[str, int]:
+        return {"r": self.n, "c": self.k}
+
+    @property
+    def whole_axes(self) -> tuple[str, ...]:
+        return ("c",)
+
+    @property
+    def reduce_axes(self) -> tuple[str, ...]:
+        return ("c",)
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        return (
+            TensorSpec("x0", self.dtype, (self.n, self.k), ("r", "c")),
+            TensorSpec("x1", self.dtype, (self.k,), ("c",)),
+            TensorSpec("y0", self.dtype, (self.n,), ("r",), output=True),
+        )
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        w = as_f32(inputs["x0"]).reshape(self.n, self.k)
+        x = as_f32(inputs["x1"]).reshape(1, self.k)
+        product = as_f32((w * x).astype(self.dtype.np))  # rounded as v.mul rounds it
+        return self._out("y0", product.sum(axis=1, dtype=np.float32))
+
+    def describe(self) -> str:
+        return "y0[r] = Σ_c x0[r,c] · x1[c]"
+
+    def shape_text(self) -> str:
+        return f"{self.n}x{self.k}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.n * self.k
+
+    def tile_program(self) -> GemvProgram:
+        return gemv_program(self.k, self.dtype)
+
+
+def gemv_program(cols: int, dtype: DType) -> GemvProgram:
+    """``P = X0 · X1`` in place of ``X0``; ``S = widesum(P)`` (f32, per row); ``Y0 = S`` in ``dtype``.
+
+    The scratch holds ``GROUP`` rows of ``CHUNK`` f32 columns, twice — more rows (and shorter chunks, the
+    same bytes) when a group of ``GROUP`` rows of ``cols`` elements would not start on a 32-byte boundary
+    (UB's alignment), as every group of a tile must."""
+    group = GROUP
+    while (group * cols * dtype.itemsize) % UB_ALIGN:
+        group *= 2
+    chunk = min(max(64, CHUNK * GROUP // group), -(-cols // 64) * 64)  # whole 256-byte repeats of f32
+    values = [
+        Value("X0", dtype, "tile"),
+        Value("X1", dtype, "row"),
+        Value("Y0", dtype, "rows"),
+        Value("P", dtype, "tile"),
+        Value("S", F32, "rows"),
+    ]
+    if dtype is F32:  # nothing to widen: the product is summed in place
+        ops = [VOp("widesum", "S", ("P",)), VOp("copy", "Y0", ("S",))]
+    else:
+        values.append(Value("acc", F32, (group, 2 * chunk)))
+        ops = [VOp("widesum", "S", ("P",), scratch="acc"), VOp("cast", "Y0", ("S",), to=dtype)]
+    ops.insert(0, VOp("mul", "P", ("X0", "X1"), bcast=True))
+    return GemvProgram("gemv", ("X0", "X1"), ("Y0",), tuple(values), tuple(ops), {"P": "X0"})
+
+
+@dataclass(frozen=True)
+class GemvProgram(TileProgram):
+    """The GEMV's tile program: the tile programs' steps, and ``widesum`` — ``S[r] = Σ_c f32(P[r,c])``
+    through the fixed scratch ``acc`` (see :class:`VectorGemv`)."""
+
+    #: widesum's instructions by their operands: a kernel emits the same few tiles (its buffers' slots) again
+    #: and again, and instructions are immutable
+    made: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def _emit(self, o: VOp, rows: int, cols: int, addr: dict[str, Addr], target: Target) -> list[Instruction]:
+        if o.op != "widesum":
+            return super()._emit(o, rows, cols, addr, target)
+        dst, src = self._at(addr, o.dst), self._at(addr, o.srcs[0])
+        dtype = self.value(o.srcs[0]).dtype
+        if o.scratch is None:
+            return tree_reduce("sum", dst, src, None, dtype, rows, cols, target)
+        scratch = self._at(addr, o.scratch)
+        key = (dst, src, scratch, rows, cols, id(target))
+        if key not in self.made:
+            group, width = self.value(o.scratch).shape
+            self.made[key] = (target, widesum(dst, src, scratch, dtype, rows, cols, group, width // 2, target))
+        return list(self.made[key][1])  # the target is kept with them: its id stays its own
+
+
+def widesum(
+    dst: Addr, src: Addr, scratch: Addr, dtype: DType, rows: int, cols: int, group: int, chunk: int, target: Target
+) -> list[Instruction]:
+    """``dst[r] = Σ_c src[r,c]`` in f32 (``dst``: ``rows`` f32) for a dense ``rows × cols`` tile of
+    ``dtype``, ``group`` rows at a time: the first ``chunk`` columns cast into the accumulator, every
+    further chunk cast next to it and added (the adds cost what the first folds of a tree would), then
+    the accumulator folded as a tree (``tree_reduce``). ``scratch``: ``group × 2·chunk`` f32, the
+    accumulator (``group × chunk``, dense) then the chunk being added."""
+    es, f4 = dtype.itemsize, F32.itemsize
+    align = target.alignment[Space.UB]
+    if rows > group and (group * cols * es % align or group * f4 % align):
+        raise ScheduleError(
+            f"gemv: a group of {group} rows of {cols} {dtype} does not start on UB's {align}-byte alignment",
+            knob="tile_r",
+            hint=f"use tile_r={group} or fewer",
+        )
+    out: list[Instruction] = []
+    for g0 in range(0, rows, group):
+        gr = min(group, rows - g0)
+        base = src.offset + g0 * cols * es
+        acc = scratch
+        part = Addr(Space.UB, scratch.offset + group * chunk * f4)
+        width = min(chunk, cols)
+        for c0 in range(0, cols, chunk):
+            w = min(chunk, cols - c0)
+            into = acc if c0 == 0 else part
+            piece = Addr(Space.UB, base + c0 * es)
+            out.append(VCast(into, piece, dtype, _shape(gr, w), F32, _st(gr, width), _st(gr, cols)))
+            if c0:
+                out.append(VBinary("add", acc, acc, part, F32, _shape(gr, w), *(_st(gr, width),) * 3))
+        out += tree_reduce("sum", Addr(Space.UB, dst.offset + g0 * f4), acc, None, F32, gr, width, target)
+    return out
+
+
+def _shape(rows: int, cols: int) -> tuple[int, ...]:
+    return (rows, cols) if rows > 1 else (cols,)
+
+
+def _st(rows: int, stride: int) -> int | None:
+    return stride if rows > 1 else None
 
 
 @dataclass(frozen=True)
@@ -170,8 +333,8 @@ def predict_op(op: object, target: Target, cores: int) -> Prediction:
     n = cores
     while True:
         try:
-            kernel = compile(op, Schedule(cores=n), target.params).kernel
-            return predict(kernel)
+            # the passes up to ``sync`` (what ``predict`` reads): no program is lowered only to be priced
+            return predict(front(op, default_schedule(op, target, Schedule(cores=n)), target))
         except ScheduleError:
             if n == 1:
                 raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dsasim.api import chip_for
 from dsasim.llm import MODELS, run_layer
 from dsasim.llm_sweep import crossover
 
@@ -11,11 +12,6 @@ LLAMA = MODELS["llama3-8b"]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="decode at batch 1 on Llama-3-8B reaches 77% of its GM bound since the 910B DMA fit (a GEMV's "
-    "per-transfer start-up holds its queue); the promise is 80%: this fails loudly once it is met again",
-)
 def test_decode_at_batch_one_streams_the_weights_near_the_gm_bound():
     m = run_layer("decode", 1, context=1024, chip="ascend910b-like", timing_only=True, **LLAMA).metrics
     assert m.bound == "memory" and m.compulsory_intensity < 2  # about one FLOP per byte
@@ -27,9 +23,14 @@ def test_decode_at_batch_one_streams_the_weights_near_the_gm_bound():
 def test_flash_decoding_runs_a_context_too_long_for_one_softmax_row():
     r = run_layer("decode", 1, context=32768, chip="ascend910b-like", timing_only=True, **LLAMA)
     assert r.kv.chunks > 1 and not r.kv.forced
+    m = r.metrics
+    # The split keeps attention streaming: its kernels read the 32 times larger cache at 60 % of the GM
+    # bandwidth or more (the cache's 256-byte rows cost more per byte than the weights' long ones) ...
+    kv_bound = m.kv_bytes / chip_for("ascend910b-like").gm_bandwidth
+    assert kv_bound / m.attention_cycles >= 0.6, m.text()
+    # ... so the step stays near a short context's share of its GM bound
     short = run_layer("decode", 1, context=1024, chip="ascend910b-like", timing_only=True, **LLAMA).metrics
-    # 32 times the cache, as close to the GM bound as a short context: the split keeps attention streaming
-    assert r.metrics.pct_of_memory_bound >= short.pct_of_memory_bound - 0.03, r.metrics.text()
+    assert m.pct_of_memory_bound >= short.pct_of_memory_bound - 0.05, m.text()
 
 
 @pytest.mark.slow
