@@ -188,6 +188,17 @@ def test_marked_moves_are_the_programs_gm_accesses(case: Case):
 # -------------------------------------------------------------------------- errors, text, figures
 
 
+def test_an_epilogue_behind_the_whole_nest_belongs_to_the_last_step():
+    """k outermost with a residual: the epilogue (load r, store c) runs in a loop after every k step, so
+    its accesses belong to the last step — not to a step past the end (the picture of that step exists)."""
+    op = MatMul(1, 17, 17, residual=True)
+    c = compile_op(op, Schedule(tile={"m": 16, "n": 16, "k": 16}, order=("k", "n", "m"), buffers={"c": 1}, prefetch=0))
+    steps = [a.step for a in gm_accesses(c)]
+    assert steps == sorted(steps) and steps[-1] == c.plan.nsteps(0) - 1 == 3, steps
+    assert {a.tensor for a in gm_accesses(c) if a.step == 3} == {"b", "r", "c"}
+    assert tiles_data(c, step=3).marked("r", "load") == {(0, 0), (0, 1)}
+
+
 def test_mistakes_are_errors_with_hints(mnk):
     with pytest.raises(DsasimError, match="runs 64 steps") as e:
         tiles_data(mnk, step=64)

@@ -40,7 +40,8 @@ def gm_accesses(compiled: Compiled) -> tuple[GmAccess, ...]:
     every loop iteration). A *step* is one pass through the body of the innermost tile loop — the loop
     at which every tile-loop variable is bound. A load met before that body belongs to the step about
     to begin (it is hoisted out of inner loops: the tile stays resident for the steps that follow); a
-    store, and a load met after an inner loop (an epilogue operand), belongs to the step that just ended.
+    store, and a load met after an inner loop (an epilogue operand) or after the last step, belongs to the
+    step that just ended.
     """
     cached = _ACCESSES.get(compiled)
     if cached is None:
@@ -58,10 +59,11 @@ class _Walker:
         # no tile loop at all: the whole body is the one step
         self.step, self.inside = (0, True) if not self.tile_vars else (-1, False)
         self.out: list[GmAccess] = []
+        self.nsteps = kernel.plan.nsteps(core)
 
     def run(self) -> list[GmAccess]:
         self.walk(self.kernel.body)
-        steps, expected = self.step + 1, self.kernel.plan.nsteps(self.core)
+        steps, expected = self.step + 1, self.nsteps
         if steps != expected:  # the plan and the loop nest disagree: a compiler bug, not a user mistake
             raise RuntimeError(f"core {self.core}: the loop nest runs {steps} steps, the plan {expected}")
         return self.out
@@ -86,7 +88,10 @@ class _Walker:
                 t = self.kernel.op.tensor(s.tensor)
                 index = tuple(self.env.get(f"{d}o", 0) for d in t.dims)
                 write = isinstance(s, Store)
-                step = self.step if self.inside or write or after_loop else self.step + 1
+                # after the last step (an epilogue loop behind the whole nest, e.g. k outermost): no step
+                # is about to begin, so the access belongs to the last one
+                last = self.step + 1 >= self.nsteps
+                step = self.step if self.inside or write or after_loop or last else self.step + 1
                 self.out.append(GmAccess(s.tensor, index, write, self.core, step))
 
     def iteration(self, body: tuple, tile_level: bool) -> None:
