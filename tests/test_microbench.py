@@ -230,6 +230,14 @@ def test_cli_json_has_one_result_per_point(capsys):
     assert {"ns", "bytes_per_cycle", "gib_per_s", "explain", "cores"} <= set(body["results"][0])
 
 
+def test_cli_measures_nd2nz_loads(capsys):
+    """``--nd2nz``: the 910B's ND→NZ loads at msKPP's times (32 KiB converts faster than 20 KiB)."""
+    assert cli(["microbench", "--chip", "ascend910b-like", "--path", "gm-l1", "--sizes", "20K,32K", "--nd2nz",
+                "--count", "16", "--json"]) == 0  # fmt: skip
+    ns = [r["ns"] for r in json.loads(capsys.readouterr().out)["results"]]
+    assert ns[0] == pytest.approx(587.2, rel=0.02) and ns[1] == pytest.approx(435.3, rel=0.02)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -243,6 +251,8 @@ def test_cli_json_has_one_result_per_point(capsys):
         (["microbench", "--chip", "nosuchchip", "--path", "gm-l1"], "no preset named 'nosuchchip'"),
         (["microbench", "--path", "gm-l1", "--cores", "0"], "--cores 0 is out of range"),
         (["microbench", "--count", "x"], "invalid int value"),
+        (["microbench", "--nd2nz"], "--nd2nz changes the layout of GM→L1 loads"),
+        (["microbench", "--path", "gm-ub", "--nd2nz"], "nd2nz is a GM→L1 layout change"),
     ],
 )
 def test_cli_errors_exit_2_with_a_hint_and_no_traceback(argv, message, capsys):

@@ -48,6 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", metavar="SRC-DST", help=f"a DMA path: {', '.join(PATHS)}")
     p.add_argument("--sizes", metavar="LIST", default="1K,16K", help="transfer sizes in bytes; K = KiB, M = MiB")
     p.add_argument("--bursts", type=int, default=1, metavar="N", help="split each transfer into N strided bursts")
+    p.add_argument(
+        "--nd2nz", action="store_true", help="GM→L1 loads that change the layout to NZ on the way (Cube operands)"
+    )
     p.add_argument("--mmad", metavar="LIST", help="mmad shapes MxKxN[:dtype], e.g. 32x16x16,32x16x1024")
     p.add_argument("--vector", metavar="LIST", help="op:dtype:repeats, e.g. add:f16:1,exp:f32:8 (cast:f16:8:f32)")
     p.add_argument("--count", type=int, default=1024, metavar="N", help="instructions per stream (msKPP used 1024)")
@@ -63,6 +66,8 @@ def main(args: argparse.Namespace) -> int:
         if args.path or args.mmad or args.vector:
             raise MicrobenchError("--calibration runs its own points", hint="drop --path, --mmad and --vector")
         return _calibration(load_chip(args.chip or "ascend910b-like"), args)
+    if args.nd2nz and not args.path:
+        raise MicrobenchError("--nd2nz changes the layout of GM→L1 loads", hint="give --path gm-l1 with it")
     if not (args.path or args.mmad or args.vector):
         raise MicrobenchError(
             "nothing to measure", hint="give --path gm-l1 --sizes 1K,16K, --mmad 32x16x16, --vector add:f16:8"
@@ -73,9 +78,13 @@ def main(args: argparse.Namespace) -> int:
         src, dst = resolve_path(args.path)
         sizes = parse_list(args.sizes, parse_size, "size")
         pipe = COPY_ROUTES.get((src, dst), Pipe.FIX)
-        results = [bench_path(chip, args.path, n, args.count, bursts=args.bursts, cores=args.cores) for n in sizes]
+        results = [
+            bench_path(chip, args.path, n, args.count, bursts=args.bursts, cores=args.cores, nd2nz=args.nd2nz)
+            for n in sizes
+        ]
         where = f"{args.cores} cores at once" if args.cores > 1 else "1 core"
-        sections.append((f"path {args.path} ({src.label}→{dst.label} on {pipe.label}), {where}", results))
+        nz = ", ND→NZ" if args.nd2nz else ""
+        sections.append((f"path {args.path} ({src.label}→{dst.label} on {pipe.label}{nz}), {where}", results))
     if args.mmad:
         shapes = parse_list(args.mmad, parse_mmad, "mmad")
         sections.append(("mmad (CUBE)", [bench_mmad(chip, m, k, n, args.count, dtype=dt) for m, k, n, dt in shapes]))
