@@ -371,11 +371,12 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
     if not any(type(x) is Move and x.pipe is Pipe.MTE3 for _, ls in leaves for x in ls):
         return None
     own = {name for name in body[0].bufs if kernel.buffer(name).slots >= 2}
+    single = set(body[0].bufs) - own  # one slot: ahead only if every statement touching it goes ahead too
     inner = {name for _, ls in leaves for x in ls if type(x) is Alloc for name in x.bufs}
 
     def ok(ls: list) -> bool:
         stmts = [x for x in ls if type(x) not in (Alloc, Flag, Loop)]
-        return all(pipe_of(x) in AHEAD_PIPES and set(writes(x)) <= own | inner for x in stmts)
+        return all(pipe_of(x) in AHEAD_PIPES and set(writes(x)) <= own | inner | single for x in stmts)
 
     first = {i for i, ls in leaves if ok(ls)}
     by_index = dict(leaves)
