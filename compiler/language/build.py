@@ -29,6 +29,7 @@ class BodyBuilder:
         self.fixes: dict[str, tuple[str, Static, int]] = {}  # staging move site → (L0C buf, reader, input)
         self.staged: dict[str, tuple[str, Static, int]] = {}  # L1 buffer of a vector operand → (UB buf, dot, input)
         self.chunks: dict[str, tuple[Static, int]] = {}  # loop of L0 steps → (its dot, K step)
+        self.l1_of: dict[tuple[str, tuple[str, ...]], str] = {}  # (UB buffer, loops) → its copy in L1 for dots
         self.steps = self._l0_steps()
 
     def body(self, holder: StaticLoop) -> tuple[Stmt, ...]:
@@ -89,10 +90,17 @@ class BodyBuilder:
         if fit_a <= t.capacity[Space.L0A] and fit_b <= t.capacity[Space.L0B]:
             return {}
         out = {}
-        for s in dots:
+        room_a, room_b, left = t.capacity[Space.L0A], t.capacity[Space.L0B], len(dots)
+        whole = {s.sid: (need(Space.L0A, s.rec.attrs[4][:2], es[s.sid], stages[s.sid]),
+                         need(Space.L0B, s.rec.attrs[4][1:], es[s.sid], stages[s.sid])) for s in dots}  # fmt: skip
+        for s in sorted(dots, key=lambda s: sum(whole[s.sid])):  # the small first: a row of ones stays whole
             m, k, n = s.rec.attrs[4]
             unit = 32 if DType(s.rec.attrs[3]) is DType.I8 else 16
-            share_a, share_b = t.capacity[Space.L0A] // len(dots), t.capacity[Space.L0B] // len(dots)
+            share_a, share_b = room_a // left, room_b // left
+            left -= 1
+            if whole[s.sid][0] <= share_a and whole[s.sid][1] <= share_b:
+                room_a, room_b = room_a - whole[s.sid][0], room_b - whole[s.sid][1]
+                continue
             k0 = unit
             while (
                 k0 * 2 <= k
@@ -100,6 +108,8 @@ class BodyBuilder:
                 and need(Space.L0B, (k0 * 2, n), es[s.sid], 2) <= share_b
             ):
                 k0 *= 2
+            room_a -= need(Space.L0A, (m, k0), es[s.sid], 2)
+            room_b -= need(Space.L0B, (k0, n), es[s.sid], 2)
             if k0 < k:
                 out[s.sid] = k0
         return out
@@ -163,8 +173,12 @@ class BodyBuilder:
         return [*out, Loop(step, step, count, (Alloc((a, b)), *steps), kind="traced")]
 
     def _to_l1(self, w: Web, s: Static, j: int, loops: tuple[str, ...], out: list[Stmt]) -> str:
-        """A ``dot`` operand computed on the Vector unit: UB → L1 on MTE3 (then L1 → L0A/L0B as any operand)."""
+        """A ``dot`` operand computed on the Vector unit: UB → L1 on MTE3 (then L1 → L0A/L0B as any operand).
+        Two dots of one loop step reading the same vector value share its copy in L1."""
+        if (w.buf, loops) in self.l1_of:
+            return self.l1_of[(w.buf, loops)]
         name = f"L1_{s.sid}_{j}"
+        self.l1_of[(w.buf, loops)] = name
         info = self.nest.t.values[w.members[0].rec.out]  # type: ignore[index]
         r, c = info.shape
         self.place.add(

@@ -24,6 +24,7 @@ from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
+from compiler.language.cubesum import sums_on_cube
 from compiler.language.emit import Traced
 from compiler.language.errors import LanguageError, Site, is_internal
 from compiler.language.fixscale import fold_scales
@@ -177,6 +178,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     """The traced launch through the compiler's IR and passes into one :class:`Compiled`."""
     target = Target.of(chip)
     split_vector_accumulators(t)
+    sums_on_cube(t)
     fold_scales(t)
     choose_layouts(t, target)
     nest = Nest(t)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from compiler.language.core import LoopRec, Rec, Tracer
 from compiler.language.errors import LanguageError, Site
-from compiler.language.rewrite import carry_copies, cube_first, split_vector_accumulators
+from compiler.language.rewrite import carry_copies, cube_first, cube_results_last, split_vector_accumulators
 from isa import Space
 
 
@@ -64,17 +64,18 @@ class Nest:
         split_vector_accumulators(t)
         self._build()
         conflicts = self._conflicts()
-        undo = cube_first(t)
-        if undo:  # kept if it makes no new read of a replaced value (a web is one buffer)
-            before = {(r.site, later.site) for r, later in conflicts}
-            self._build()
-            moved = self._conflicts()
-            if {(r.site, later.site) for r, later in moved} <= before:
-                conflicts = moved
-            else:
-                for items, old in undo:
-                    items[:] = old
+        for reorder in (cube_first, cube_results_last):
+            undo = reorder(t)
+            if undo:  # kept if it makes no new read of a replaced value (a web is one buffer)
+                before = {(r.site, later.site) for r, later in conflicts}
                 self._build()
+                moved = self._conflicts()
+                if {(r.site, later.site) for r, later in moved} <= before:
+                    conflicts = moved
+                else:
+                    for items, old in undo:
+                        items[:] = old
+                    self._build()
         if conflicts:
             carry_copies(t, {id(self.of[id(later)]) for _, later in conflicts}, self.of)
             self._build()

@@ -9,7 +9,10 @@ They make Triton's FlashAttention loop compile as it reads, each applied at ever
   ...)``, then ``tl.exp(m_i - m_ij)``, ``m_i = m_ij`` carried) gets a copy at the end of the loop step;
 - ``cube_first``: in a loop step, a ``tl.dot`` that reads a vector result (``p.to(tl.float16)``) moves up
   with the vector lines it needs, just after them: the rest of the step's vector work (``tl.sum(p, 1)``,
-  the statistics, ``acc * alpha``) then runs while ``p`` goes to the Cube, instead of before.
+  the statistics, ``acc * alpha``) then runs while ``p`` goes to the Cube, instead of before;
+- ``cube_results_last``: in a loop step, the lines that read such a dot's result (``acc + p·v``), and those
+  that depend on them, go to the end of the step: the Vector unit, which runs in order, does the step's
+  other work (``acc * alpha[:, None]``) while ``p`` makes its trip through L1, the Cube and FIXPIPE.
 """
 
 from __future__ import annotations
@@ -149,3 +152,42 @@ def _cube_first_order(t: Tracer, items: list) -> list | None:
         rest = [items[j] for j in range(first, len(items)) if j not in need and j != k]
         return items[:first] + [items[j] for j in moved] + rest
     return None
+
+
+def cube_results_last(t: Tracer) -> list[tuple[list, list]]:
+    """Move the records that read a ``dot`` result made from a vector value of the same loop step (and those
+    that depend on them) to the end of the step, in their order. Returns what to undo, as ``cube_first``."""
+    undo: list[tuple[list, list]] = []
+    for body in t.programs:
+        for _, it in _lists(body):
+            order = _results_last_order(t, it)
+            if order is not None:
+                undo.append((it, list(it)))
+                it[:] = order
+    return undo
+
+
+def _results_last_order(t: Tracer, items: list) -> list | None:
+    made = {d.out: d for d in items if isinstance(d, Rec) and d.out is not None}
+    late: set[int] = set()
+    for d in items:
+        if isinstance(d, Rec) and d.kind == "dot" and any(v in made and made[v].kind == "vec" for v in d.ins[:2]):
+            late.add(d.out)  # type: ignore[arg-type]
+    if not late:
+        return None
+    sunk: list = []
+    outs: set[int] = set()
+    for d in items:
+        if not isinstance(d, Rec):
+            if sunk:
+                return None  # a loop after them: left as it is
+            continue
+        if d.kind != "dot" and any(v in late or v in outs for v in d.ins):
+            sunk.append(d)
+            if d.out is not None:
+                outs.add(d.out)
+    if not sunk:
+        return None
+    gone = {id(d) for d in sunk}
+    order = [d for d in items if id(d) not in gone] + sunk
+    return None if order == items else order

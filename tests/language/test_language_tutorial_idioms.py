@@ -105,7 +105,10 @@ def test_tutorial_attention_idioms_on_an_odd_length(causal):
     oc, lc, run = launch(q, k, v, causal, sanitize=True)
     assert run.sanitizer.clean, run.sanitizer.summary()
     assert_close(oc, want.astype(np.float16), atol=2e-3, ulps=8)
-    assert_close(lc, li, atol=1e-4, ulps=64)
+    # the compiled kernel sums the f16 probabilities on the Cube (as tl.dot(p, v) multiplies them): its
+    # log-sum-exp is as close to numpy's as the interpreter's, not bit for bit the interpreter's
+    assert_close(lc, lse2.reshape(Z * H, N).astype(np.float32), atol=1e-3, ulps=64)
+    assert_close(lc, li, atol=1e-3, ulps=64)
 
 
 def test_program_ids_widen_like_scalar_tensors():
