@@ -310,6 +310,10 @@ def _choices(op: Op, target: Target, knob: str) -> list[int]:
         return sorted({min(s, padded) for s in sizes})
     extent = axes[knob]
     sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768}
+    if op.whole_axes:
+        # A row operation's tile is whole rows, each a long transfer: the row counts between two powers of
+        # two count too (6 rows of 8 KiB fill a UB where 8 do not fit and 4 leave a third of it empty).
+        sizes |= {3 << j for j in range(14)}
     return sorted({min(s, extent) for s in sizes})
 
 
