@@ -78,10 +78,15 @@ def test_weight_tiles_are_several_rows_three_deep_on_910b():
     chip = chip_for("ascend910b-like")
     op = vector_gemv(14336, 4096, DType.F16)  # Llama-3-8B's ffn.gate at batch 1
     c = compile_op(op, Schedule(cores=24), chip)
-    assert c.schedule.tile["r"] >= 4 and c.schedule.buffers["x0"] == 3, c.schedule.text()
+    # the most rows that fit three deep next to x1 (8 KiB), the scratch and the row sums — 6, not a power
+    # of two: the search tries the row counts between them
+    row, fixed = 4096 * 2, 4096 * 2 + GROUP * 2 * CHUNK * 4 + 2 * 32
+    most = (chip.capacity(Space.UB) - fixed) // (3 * row)
+    assert most == 6
+    assert c.schedule.tile["r"] == most and c.schedule.buffers["x0"] == 3, c.schedule.text()
     cycles = simulate(c.program, chip, timing_only=True).cycles
     bound = 14336 * 4096 * 2 / chip.gm_bandwidth
-    assert bound / cycles >= 0.88, (cycles, bound)
+    assert bound / cycles >= 0.9, (cycles, bound)
 
 
 def test_a_row_too_long_for_ub_is_a_capacity_error():
