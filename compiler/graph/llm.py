@@ -17,14 +17,14 @@ with the rows in (sequence, token) order, and a ``[T, heads · d]`` projection i
 
 **Rotary embedding** (RoFormer; LLaMA's ``rotate_half`` form): ``rope(x) = x·cos + swap(x)·sin``, where
 ``swap`` exchanges the two halves of each head's row and the tables hold ``[cos θ, cos θ]`` and
-``[-sin θ, sin θ]`` per row (``rope_tables``). The swap is two copies of half rows (views), the rest three
-element-wise operators that the fusion pass joins into one kernel.
+``[-sin θ, sin θ]`` per row (``rope_tables``). One ``compiler.vecops.Rope`` kernel each for ``q`` and ``k``:
+the swap is two strided copies of half rows inside UB, then two products and a sum.
 
 **KV cache.** ``k_cache`` and ``v_cache`` are ``[batch, capacity, kv_heads, d]`` — token-major, so one
-token's keys for every head are one contiguous row and appending is one strided copy. Prefill *writes*
+token's keys for every head are one contiguous row and appending is a strided write. Prefill *writes*
 them (capacity ``seq``); decode is given ``context`` cached tokens (tensor kind ``cache``, capacity
-``context + 1``) and appends the new token's key (its rotated copy) and value (the ``v`` projection
-writes row ``context`` of each sequence directly). Both are graph outputs: the cache the next step reads.
+``context + 1``) and appends the new token's key and value: ``k``'s rotary embedding and the ``v``
+projection write row ``context`` of each sequence directly. Both are graph outputs: the cache the next step reads.
 
 **Attention.** Prefill runs the causal flash-attention operator once, over every sequence and head, in
 the sequence-major layout the projections and the cache already have (``layout="bshd"``, ``kv_heads``:
@@ -50,7 +50,7 @@ from compiler.graph.builders import GraphBuilder
 from compiler.graph.flash_decode import flash_decode_attention, kv_split
 from compiler.graph.ir import Graph, Ref
 from compiler.ops import Elementwise, MatMul, OpError
-from compiler.vecops import ScalarOp
+from compiler.vecops import Rope
 from isa import DType
 
 F16 = DType.F16
@@ -98,11 +98,9 @@ def decoder_layer(
     wv = b.tensor("v_proj.w", (kv_heads * head_dim, hidden), "weight", 1 / math.sqrt(hidden))
     op = MatMul(t, kv_heads * head_dim, hidden, dtype, dtype, trans_b=True)
     b.node("v_proj", op, a=n1, b=wv, c=_append_ref(vc, pos, s, kv_heads * head_dim, row))
-    qr = rope(b, "q_rope", q, t * heads, head_dim)
-    kr = rope(b, "k_rope", k, t * kv_heads, head_dim)
-    # k: one copy of the rotated keys into the cache (the append).
-    copy = ScalarOp("muls", batch, s * kv_heads * head_dim, 1.0, dtype)
-    b.node("k_append", copy, x=kr, z=_append_ref(kc, pos, s, kv_heads * head_dim, row))
+    qr = rope(b, "q_rope", q, heads, head_dim)
+    # k: rotated straight into the cache rows of this step's tokens (the append).
+    rope(b, "k_rope", k, kv_heads, head_dim, out=_append_ref(kc, pos, s, kv_heads * head_dim, row))
     att = b.tensor("attn.out", (t, heads * head_dim))
     if phase == "prefill":
         _prefill_attention(b, qr, kc, vc, att, batch, seq, heads, kv_heads, head_dim)
@@ -153,23 +151,16 @@ def linear(b: GraphBuilder, name: str, x: str, n_out: int) -> str:
     return y
 
 
-def rope(b: GraphBuilder, name: str, x: str, rows: int, d: int) -> str:
-    """Rotary embedding of ``x`` read as ``[rows, d]`` (one row per token and head):
-    ``x · cos + swap(x) · sin`` with the tables ``{name}.cos`` and ``{name}.sin`` (``rope_tables``)."""
-    half = d // 2
-    cos = b.tensor(f"{name}.cos", (rows, d), "input")
-    sin = b.tensor(f"{name}.sin", (rows, d), "input")
-    sw = b.tensor(f"{name}.swapped", (rows, d))
-    copy = ScalarOp("muls", rows, half, 1.0, b.dtype)  # v.muls by one: the Vector unit's copy
-    b.node(f"{name}.swap_lo", copy, x=Ref(x, half, d), z=Ref(sw, 0, d))
-    b.node(f"{name}.swap_hi", copy, x=Ref(x, 0, d), z=Ref(sw, half, d))
-    xc = b.tensor(f"{name}.xcos", (rows, d))
-    xs = b.tensor(f"{name}.xsin", (rows, d))
-    out = b.tensor(f"{name}.out", (rows, d))
-    b.node(f"{name}.cos", Elementwise("mul", rows, d, b.dtype), x=x, y=cos, z=xc)
-    b.node(f"{name}.sin", Elementwise("mul", rows, d, b.dtype), x=sw, y=sin, z=xs)
-    b.node(f"{name}.add", Elementwise("add", rows, d, b.dtype), x=xc, y=xs, z=out)
-    return out
+def rope(b: GraphBuilder, name: str, x: str, heads: int, d: int, out: Ref | None = None) -> str:
+    """Rotary embedding of ``x`` (``[tokens, heads · d]``), one ``Rope`` kernel: ``x · cos + swap(x) · sin``
+    with the tables ``{name}.cos`` and ``{name}.sin`` (``rope_tables``; ``[tokens · heads, d]``), into
+    ``out`` (a view: the cache rows of this step's keys) or a new tensor ``{name}.out``."""
+    tokens = b.shape(x)[0]
+    cos = b.tensor(f"{name}.cos", (tokens * heads, d), "input")
+    sin = b.tensor(f"{name}.sin", (tokens * heads, d), "input")
+    z = out if out is not None else b.tensor(f"{name}.out", (tokens * heads, d))
+    b.node(name, Rope(tokens, heads * d, d, b.dtype), x=x, cos=cos, sin=sin, z=z)
+    return z.tensor if isinstance(z, Ref) else z
 
 
 def rope_tables(positions: np.ndarray, heads: int, d: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
