@@ -139,10 +139,11 @@ class Emitter:
                 else:
                     n = self._sub_count() if s.kind == "sub" else s.count
                 if id(s) not in self.rotations:
-                    self.rotations[id(s)] = rotation(self.k, s) if s.rotate else None
-                ahead = self.rotations[id(s)] if n > 1 else None
-                if ahead is not None:
-                    self.rotated(s, n, ahead)
+                    ahead = rotation(self.k, s) if s.rotate else None
+                    self.rotations[id(s)] = None if ahead is None else (ahead, lagging(s, ahead))
+                plan = self.rotations[id(s)] if n > 1 else None
+                if plan is not None:
+                    self.rotated(s, n, *plan)
                     continue
                 for i in range(n):
                     self.env[s.var] = i
@@ -168,14 +169,22 @@ class Emitter:
             elif t is Store:
                 self.out.append(self.store(s))
 
-    def rotated(self, s: Loop, n: int, ahead: tuple[int, ...]) -> None:
+    def rotated(self, s: Loop, n: int, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
         """Emit loop ``s`` rotated (see :func:`rotation`): the ``ahead`` statements of step 0, then per step
         ``i`` those of step ``i + 1`` followed by the rest of step ``i``. Each buffer allocated by the loop
         body's ``alloc`` takes its instance by the step a statement belongs to, so slots and flags stay
-        those of that step."""
+        those of that step. With ``lag`` (see :func:`lagging`), the rest of step ``i`` is its early part,
+        step ``i - 1``'s lagging statements, then the statements of step ``i`` that read what they write."""
         alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
+        behind, after = lag
         first = tuple(st for i, st in enumerate(s.body) if i in ahead)
-        rest = tuple(st for i, st in enumerate(s.body) if i not in ahead and st is not alloc)
+        rest = tuple(
+            st
+            for i, st in enumerate(s.body)
+            if i not in ahead and i not in behind and i not in after and st is not alloc
+        )
+        late = tuple(s.body[i] for i in behind)
+        then = tuple(s.body[i] for i in after)
         base = {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
 
         def step(i: int, body: tuple) -> None:
@@ -189,6 +198,11 @@ class Emitter:
             if i + 1 < n:
                 step(i + 1, first)
             step(i, rest)
+            if late and i > 0:
+                step(i - 1, late)
+            step(i, then)
+        if late:
+            step(n - 1, late)
         for name in alloc.bufs:
             self.inst[name] = base[name] + n - 1
         self.env.pop(s.var, None)
@@ -402,6 +416,73 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
             if j in first:
                 out.add(i)
     return tuple(sorted(out))
+
+
+def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Which vector statements of a rotated loop's step run one step late, and which statements follow them
+    — the Vector unit's side of FlashAttention's software pipeline (``acc += Oᵀ_t`` after the next step's
+    softmax, as the built-in flash kernel does it).
+
+    A step whose vector code ends by reading a FIXPIPE copy made in the same step (``acc + p·v``, ``p`` made
+    by the Vector unit earlier in that step) waits for the round trip UB → L1 → L0 → Cube → L0C → UB. Those
+    last vector statements (``behind``) are emitted after the next step's early part instead::
+
+        first(0)                                first(0)
+        for i in 0..n:                          for i in 0..n:
+          first(i + 1)            ==>             first(i + 1)
+          rest(i)                                 early(i);  behind(i - 1);  after(i)
+                                                behind(n - 1)
+
+    ``after`` holds the vector statements of the step that must keep their order with ``behind``: those
+    reading what it writes (``acc * alpha`` reads ``acc``), and those writing what an earlier one of them
+    reads or reading what it writes. Nothing is lagged (``((), ())``) unless the early part neither reads
+    what ``behind`` writes nor writes what it uses (FIXPIPE's copies excepted: their flags order them)."""
+    body = loop.body
+    none: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    leaves = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag) and i not in ahead]
+
+    def fix(i: int) -> bool:
+        return type(body[i]) is Move and body[i].pipe is Pipe.FIX
+
+    fixed = {b for i in leaves if fix(i) for b in writes(body[i])}
+    start = next((i for i in leaves if type(body[i]) is Vec and set(reads(body[i])) & fixed), None)
+    if start is None or not all(type(body[i]) is Vec or fix(i) for i in leaves if i >= start):
+        return none
+    behind = [i for i in leaves if i >= start and type(body[i]) is Vec]
+    bw = {b for i in behind for b in writes(body[i])}
+    br = {b for i in behind for b in reads(body[i])}
+    after: set[int] = set()
+    grown = True
+    while grown:
+        grown = False
+        for i in leaves:
+            if i >= start or i in after:
+                continue
+            rd, wr = set(reads(body[i])), set(writes(body[i]))
+            joins = rd & bw or any(j < i and (rd & set(writes(body[j])) or wr & set(reads(body[j]))) for j in after)
+            if joins:
+                after.add(i)
+                grown = True
+    if any(type(body[i]) is not Vec for i in after):
+        return none
+    early = [i for i in leaves if i not in after and i not in behind]
+    for i in early:
+        if set(reads(body[i])) & bw or (not fix(i) and set(writes(body[i])) & (br | bw)):
+            return none
+
+    def with_flags(chosen: set[int]) -> tuple[int, ...]:
+        out = set(chosen)
+        for i, st in enumerate(body):  # a wait goes with the statement after it, a set with the one before
+            if type(st) is Flag:
+                j = i
+                step = 1 if not st.set else -1
+                while 0 <= j < len(body) and type(body[j]) is Flag:
+                    j += step
+                if j in chosen:
+                    out.add(i)
+        return tuple(sorted(out))
+
+    return with_flags(set(behind)), with_flags(after)
 
 
 # ----------------------------------------------------------------------------------- placement
