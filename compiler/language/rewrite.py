@@ -76,18 +76,55 @@ def _split_in(t: Tracer, items: list, split: set) -> None:
 
 def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
     """For each statement in ``statics`` (ids of their ``Static``; ``of``: record id → its ``Static``) inside a
-    loop: copy its value at the end of every loop step, and let every reader outside that step read the copy."""
+    loop: copy its value at the end of every loop step — before the step's tail of lines reading Cube results
+    (``cube_results_last``) when that tail reads nothing from before the step, so that the tail can run a step
+    late (``lower.lagging``) — and let every reader outside that step read the copy."""
     for body in t.programs:
         places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(of.get(id(d))) in statics]
         for d, it in places:
             info = t.values[d.out]
             copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
             copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
-            it.append(copy)
+            it.insert(_tail_start(it), copy)
             mine = {id(r) for r in _all(it)}
             for r in _all(body):
                 if id(r) not in mine and d.out in r.ins:
                     r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+
+
+def _tail_start(items: list) -> int:
+    """Where the step's tail of lines reading Cube results made from its vector values begins (its end if
+    there is none, or if the tail reads a value made before the step)."""
+    order = _results_last_order_tail(items)
+    if order is None:
+        return len(items)
+    start, tail = order
+    made = {d.out for d in items[:start] if isinstance(d, Rec)} | {d.out for d in tail}
+    if any(v not in made for d in tail for v in d.ins if not _is_late_input(items, v)):
+        return len(items)
+    return start
+
+
+def _is_late_input(items: list, v: int) -> bool:
+    return any(isinstance(d, Rec) and d.kind == "dot" and d.out == v for d in items)
+
+
+def _results_last_order_tail(items: list) -> tuple[int, list] | None:
+    """(index, records) of the step's tail reading Cube results made from its vector values, if it is last."""
+    made = {d.out: d for d in items if isinstance(d, Rec) and d.out is not None}
+    late = {
+        d.out
+        for d in items
+        if isinstance(d, Rec) and d.kind == "dot" and any(v in made and made[v].kind == "vec" for v in d.ins[:2])
+    }
+    tail, outs = [], set()
+    for d in items:
+        if isinstance(d, Rec) and d.kind != "dot" and any(v in late or v in outs for v in d.ins):
+            tail.append(d)
+            outs.add(d.out)
+    if not tail or items[-len(tail) :] != tail:
+        return None
+    return len(items) - len(tail), tail
 
 
 def cube_first(t: Tracer) -> list[tuple[list, list]]:
