@@ -153,6 +153,10 @@ class Segment:
         rec = o.static.rec
         if rec.op in SELECT_OPS:
             return scratch_of(self.nest, o.static, o.dst, o.srcs)
+        if rec.op == "bin" and any(rec.attrs[1:3]):
+            info = self.nest.t.values[rec.out]
+            k = self._repeat_rows(*info.shape, info.dtype)
+            return [(f"{o.dst}_rep", info.dtype, (k, info.shape[1]))] if k else []
         if rec.op != "reduce":
             return []
         src = self.nest.t.values[rec.ins[0]]
@@ -252,6 +256,8 @@ class Segment:
         shape = shp(r, c)
         if rec.op == "bin":
             op, ra, rb = rec.attrs
+            if (ra or rb) and self._repeat_rows(r, c, dt):
+                return self._row_op(op, d, s, at[f"{o.dst}_rep"], dt, r, c, ra)
             return [
                 VBinary(
                     op,
@@ -285,6 +291,29 @@ class Segment:
         if rec.op == "reduce":
             return self._reduce(o, rec, d, s[0], at)
         raise AssertionError(f"no emission for {rec.op}")
+
+    def _repeat_rows(self, rows: int, cols: int, dtype: DType) -> int:
+        """How many copies of a row narrower than one repeat make a full one (0: not worth it)."""
+        k = self.target.bytes_per_repeat // (cols * dtype.itemsize)
+        return k if rows > 1 and k >= 2 else 0
+
+    def _row_op(self, op: str, d: Addr, s: list[Addr], rep: Addr, dt: DType, r: int, c: int, row_first: bool) -> list:
+        """``tile OP row`` with a row narrower than a repeat: with a stride-0 operand each repeat would cover one
+        row only; the row copied ``k`` times into ``rep`` lets ``k`` rows of the dense tile go as one (as the
+        built-in flash kernel's ``broadcast_op``)."""
+        k = self._repeat_rows(r, c, dt)
+        row, tile = (s[0], s[1]) if row_first else (s[1], s[0])
+        out: list[Instruction] = [VUnary("copy", rep, row, dt, (k, c), None, 0)]
+        whole, rest = divmod(r, k)
+        for n, off, w in ((whole, 0, k * c), (rest, whole * k * c * dt.itemsize, c)):
+            if not n:
+                continue
+            dd, tt = Addr(Space.UB, d.offset + off), Addr(Space.UB, tile.offset + off)
+            a, b = (rep, tt) if row_first else (tt, rep)
+            zero = 0 if n > 1 else None
+            out.append(VBinary(op, dd, a, b, dt, shp(n, w), src0_stride=zero if row_first else None,
+                               src1_stride=None if row_first else zero))  # fmt: skip
+        return out
 
     def _reduce(self, o: SegmentOp, rec: Rec, d: Addr, src: Addr, at: dict) -> list[Instruction]:
         info = self.nest.t.values[rec.ins[0]]
