@@ -115,7 +115,7 @@ print(f"predicted (memory bound) {predicted:,.0f} cycles; measured {r.metrics.cy
 
 # %% [markdown]
 # On `edu` the tiny layer's step is short, so every kernel's start-up (a few hundred cycles each, and the
-# layer has about thirty kernels) weighs a lot: the measured step is about three times the bound. On
+# layer has fifteen kernels) weighs a lot: the measured step is about three times the bound. On
 # `ascend910b-like` with Llama-3-8B's layer (436 MB of weights) the same step reaches more than 80 % of its
 # memory bound (docs/llm.md):
 #
