@@ -48,8 +48,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
         tiles, buffers = _searched(op, target, tiles, buffers, given, free_depths)
     panel = tiles.pop(PANEL, given.panel)
     parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
-    loaded = [b for n, b in buffers.items() if n in loaded_operands(op)]
-    prefetch = given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
+    prefetch = _prefetch(op, buffers, given)
     return Schedule(
         tile={k: tiles[k] for k in tile_knobs(op)},
         order=order,
@@ -193,9 +192,14 @@ def _score(
     return None if best is None else (*best[:3], best[4])
 
 
+#: A matmul's residual: one tile per output tile, staged in UB for the epilogue.
+EPILOGUE_OPERAND = "r"
+
+
 def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
-    """The given prefetch, or one less than the shallowest loaded operand's buffers."""
-    loaded = [d for n, d in depths.items() if n in loaded_operands(op)]
+    """The given prefetch, or one less than the shallowest loaded operand's buffers (a matmul's residual
+    aside: ``pipeline`` prefetches it only as far as its own slots allow)."""
+    loaded = [d for n, d in depths.items() if n in loaded_operands(op) and n != EPILOGUE_OPERAND]
     return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
 
 
@@ -287,13 +291,14 @@ def _depth_options(
     """Depth assignments to try, deepest first: the free operands loaded again and again (``loaded``) at 3
     (prefetch 2: more loads in flight, which pays where a copy's latency exceeds its occupancy) unless the
     user fixed a smaller prefetch,
-    then all free operands at 2, then output/accumulator at 1, then everything free at 1. The search
+    then all free operands at 2, then output/accumulator (and a matmul's residual, loaded once per output
+    tile) at 1, then everything free at 1. The search
     prices each one that fits and keeps the fastest (ties: fewer buffers)."""
     deep = [n for n in free if n in loaded and buffers[n] == 2]
     if deep and (given is None or given.prefetch is None or given.prefetch >= 2):
         yield {**buffers, **dict.fromkeys(deep, 3)}
     yield buffers
-    outs = [n for n in free if n in ("c", "z", "y") and buffers[n] > 1]
+    outs = [n for n in free if n in ("c", "z", "y", EPILOGUE_OPERAND) and buffers[n] > 1]
     if outs:
         yield {**buffers, **dict.fromkeys(outs, 1)}
     if free:

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from compiler.errors import ScheduleError
-from compiler.ir import Kernel, Load, Move, map_body
+from compiler.ir import Buffer, Kernel, Load, Move, map_body
 from compiler.passes.buffer import alloc_counts, is_panel
-from isa import Pipe
+from isa import Pipe, Space
 
 #: Pipes whose moves bring operands towards a compute unit (and may run ahead of it).
 LOADING = (Pipe.MTE2, Pipe.MTE1)
@@ -43,6 +43,10 @@ def pipeline(kernel: Kernel, prefetch: int | Mapping[str, int]) -> Kernel:
     #: a matmul's k panel held in L1 (``hoist``'s ``panel``): prefetched as far as its own slots allow, so
     #: that a single-buffered panel does not stop the streamed operand's tiles from being prefetched
     panels = {b.name: b.depth - 1 for b in kernel.buffers if is_panel(b)}
+    #: and a Cube kernel's epilogue operand staged in UB (a matmul's residual ``r``: one tile per output
+    #: tile, loaded after the k loop): as far as its own slots allow, so that one slot of it frees UB for a
+    #: larger output tile without holding back the prefetch of the operands the k loop streams
+    panels.update({b.name: b.depth - 1 for b in kernel.buffers if is_epilogue_operand(kernel, b)})
 
     def ahead(buf: str) -> int:
         p = table.get(buf, 0) if table is not None else prefetch
@@ -64,3 +68,8 @@ def pipeline(kernel: Kernel, prefetch: int | Mapping[str, int]) -> Kernel:
         return s
 
     return kernel.with_(body=map_body(kernel.body, mark), stage="pipeline")
+
+
+def is_epilogue_operand(kernel: Kernel, b: Buffer) -> bool:
+    """Whether ``b`` stages, in UB, a GM operand of a Cube kernel's epilogue (a matmul's residual)."""
+    return kernel.op.unit == "cube" and b.space is Space.UB and b.producer is Pipe.MTE2
