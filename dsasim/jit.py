@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.check import compare
-from compiler.language import LanguageError, cdiv, compile_traced, trace, tracing_active
+from compiler.language import LanguageError, TilesDoNotFit, cdiv, compile_traced, trace, tracing_active
 from compiler.language.errors import internal_path
 from dsasim.api import KernelRun, chip_for
 from simulator.config import Chip
@@ -169,7 +169,11 @@ class JITFunction:
         c = chip_for(chip) if cores is None else chip_for(chip, cores)
         ncores = cores or c.cores
         t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages)
-        compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores)
+        try:
+            compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores)
+        except TilesDoNotFit:  # the compiler's own tiles (transposed layout, sums on the Cube) took the room
+            t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages)
+            compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores, rewrite=False)
         decl = {d.name for d in compiled.program.tensors}
         inputs = {a.name: a.array for a in arrays if a.name in decl}
         run = simulate(

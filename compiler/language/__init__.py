@@ -7,7 +7,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), lowe
 
 from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
-from compiler.language.errors import LanguageError, Site
+from compiler.language.errors import LanguageError, Site, TilesDoNotFit
 from compiler.language.functions import (
     abs,
     arange,
@@ -67,6 +67,7 @@ __all__ = [
     "ScalarType",
     "Site",
     "Tensor",
+    "TilesDoNotFit",
     "abs",
     "advance",
     "arange",

@@ -38,21 +38,25 @@ def _lists(t: Tracer, items: list) -> None:
     _rewrite(t, items)
 
 
-def _rewrite(t: Tracer, items: list) -> None:
+def _candidates(t: Tracer, items: list) -> list[tuple[Rec, Rec]]:
+    """(row sum, cast of its tile to f16/bf16) pairs of one list."""
     vals = t.values
-    casts: dict[int, int] = {}  # f32 tile → index of its cast to f16/bf16 in this list
-    for i, d in enumerate(items):
+    casts: dict[int, Rec] = {}  # f32 tile → its cast to f16/bf16 in this list
+    for d in items:
         if isinstance(d, Rec) and d.kind == "vec" and d.op == "cast" and DType(d.attrs[0]) in HALF:
             src = vals[d.ins[0]]
             if src.dtype is DType.F32 and min(src.shape) > 1:
-                casts.setdefault(d.ins[0], i)
-    sums = [
-        d
+                casts.setdefault(d.ins[0], d)
+    return [
+        (d, casts[d.ins[0]])
         for d in items
         if isinstance(d, Rec) and d.kind == "vec" and d.op == "reduce" and d.attrs == ("sum", 1) and d.ins[0] in casts
     ]
-    for r in sums:
-        c = items[casts[r.ins[0]]]
+
+
+def _rewrite(t: Tracer, items: list) -> None:
+    vals = t.values
+    for r, c in _candidates(t, items):
         m, n = vals[r.ins[0]].shape
         half = DType(c.attrs[0])
         ones = Rec("vec", "dup", r.site, (), None, (), (1.0,))

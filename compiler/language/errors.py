@@ -73,3 +73,7 @@ class LanguageError(DsasimError):
         where = f"{site.short}: " + (f"`{text}`: " if text else "")
         super().__init__(where + message, hint=hint)
         self.site = site
+
+
+class TilesDoNotFit(LanguageError):
+    """A kernel whose tiles do not fit a buffer of the chip (the compiler may retry with fewer tiles of its own)."""

@@ -26,7 +26,7 @@ from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
 from compiler.language.emit import Traced
-from compiler.language.errors import LanguageError, Site, is_internal
+from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
 from compiler.language.fixscale import fold_scales
 from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
@@ -174,13 +174,23 @@ class LaunchOp(Op):
         return f"tile-language kernel {self.kernel}, grid {grid}"
 
 
-def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores: int) -> Compiled:
-    """The traced launch through the compiler's IR and passes into one :class:`Compiled`."""
+def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores: int, rewrite: bool = True) -> Compiled:
+    """The traced launch through the compiler's IR and passes into one :class:`Compiled`.
+
+    The records are rewritten first (``rewrite``, ``fixscale``; with ``rewrite``, ``cubesum`` and ``layout``).
+    Row sums moved to the Cube and transposed tiles take buffers of their own (a row of ones in L0C, fold
+    scratch in UB): a kernel whose tiles then do not fit raises :class:`TilesDoNotFit`, and ``dsasim.jit``
+    traces it again and compiles it as written (``rewrite=False``: row-major, sums on the Vector unit)."""
     target = Target.of(chip)
     split_vector_accumulators(t)
-    sums_on_cube(t)
     fold_scales(t)
-    choose_layouts(t, target)
+    return _compile(name, t, arrays, target, cores, rewrite)
+
+
+def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int, rewrite: bool) -> Compiled:
+    if rewrite:
+        sums_on_cube(t)
+        choose_layouts(t, target)
     nest = Nest(t)
     place = Placement(nest, target)
     built = BodyBuilder(nest, place, target)
@@ -270,7 +280,7 @@ def traffic(nest: Nest, used: list[Arg]) -> Traffic:
     return Traffic(tuple(Term(name, w, b, 1, ()) for (name, w), b in moved.items()))
 
 
-def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> LanguageError:
+def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> TilesDoNotFit:
     """The buffer pass's capacity error, naming the kernel lines whose tiles take the space."""
     here = [b for b in kernel.buffers if b.space.label == e.buffer]
     rows = []
@@ -285,7 +295,7 @@ def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> 
         f"×{place.stages.get(b.name, 1)} stage(s)"
         for _, b, s in rows[:4]
     )
-    return LanguageError(
+    return TilesDoNotFit(
         f"the tiles do not fit: {fmt_bytes(e.need)} of {e.buffer} needed, {fmt_bytes(e.have)} available ({parts})",
         site=big,
         hint="lower the BLOCK sizes, or num_stages (each stage is one more copy of a loop's tiles)",

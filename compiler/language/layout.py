@@ -116,12 +116,27 @@ class Layouts:
         """One row copied to every row (a stride-0 ``v.copy``)."""
         return self._cost([VUnary("copy", UB0, UB0, dtype, (rows, cols), None, 0)])
 
-    def delta(self, g: tuple) -> int:
-        """Vector cycles stored transposed minus row-major, summed over every instance of group ``g``."""
-        out = 0
+    def deltas(self) -> dict[tuple, int]:
+        """Vector cycles stored transposed minus row-major, summed over every instance, per group. A record's
+        cost depends on its line and shapes only: priced once per line and shape."""
+        out: dict[tuple, int] = {}
+        priced: dict[tuple, tuple[tuple | None, int]] = {}
         for r in self.recs:
-            out += self._delta(r, g)
+            key = (_node(r), *(self.t.values[v].shape for v in r.ins), r.out is not None and self.t.values[r.out].shape)
+            if key not in priced:
+                g = self._group_touched(r)
+                priced[key] = (g, 0 if g is None else self._delta(r, g))
+            g, d = priced[key]
+            if g is not None:
+                out[g] = out.get(g, 0) + d
         return out
+
+    def _group_touched(self, r: Rec) -> tuple | None:
+        """The group whose layout changes what ``r`` costs: its input's for a reduction or a store, else its
+        result's."""
+        if r.kind == "store" or (r.kind == "vec" and r.op == "reduce"):
+            return self.group_of(r.ins[0])
+        return self.group_of(r.out) if r.out is not None else None
 
     def _delta(self, r: Rec, g: tuple) -> int:
         vals = self.t.values
@@ -167,7 +182,8 @@ class Layouts:
     def choose(self) -> set[tuple]:
         groups = {self.find(_node(r)) for r in self.recs if r.out is not None and self.tile(r.out)}
         groups -= self.forced
-        return {g for g in groups if self.delta(g) < 0}
+        deltas = self.deltas()
+        return {g for g in groups if deltas.get(g, 0) < 0}
 
     # -- the rewrite --------------------------------------------------------------------------------
     def apply(self, chosen: set[tuple]) -> None:
