@@ -28,12 +28,20 @@ import matmul_gelu  # noqa: E402
 from benchmarks.doc_blocks import write_blocks  # noqa: E402
 from compiler.attention import Attention, AttentionSchedule  # noqa: E402
 from dsasim.api import compile_and_run  # noqa: E402
+from simulator.config import load_chip  # noqa: E402
 
 DOC = ROOT / "docs" / "language.md"
 FIGURES = ROOT / "docs" / "language-figures"
 
-#: (chip, sequence length, head dim, BLOCK_M = tile_q, BLOCK_N = tile_kv)
-FLASH = (("edu", 1024, 64, 64, 128), ("edu", 1024, 64, 32, 128), ("ascend910b-like", 1024, 128, 64, 128))
+#: (chip, sequence length, head dim, BLOCK_M = tile_q, BLOCK_N = tile_kv, cores: 1 or None = the chip's)
+FLASH = (
+    ("edu", 1024, 64, 64, 128, 1),
+    ("edu", 1024, 64, 32, 128, 1),
+    ("edu", 1000, 64, 64, 128, 1),
+    ("ascend910b-like", 1024, 128, 64, 128, 1),
+    ("ascend910b-like", 1000, 128, 64, 128, 1),
+    ("ascend910b-like", 1024, 128, 64, 128, None),
+)
 GEMM = 512  # the fused epilogue: M = N = K, tiles 64³
 
 
@@ -50,15 +58,18 @@ class Table:
         return "\n".join(lines)
 
 
-def dsl_flash(chip: str, s: int, d: int, bm: int, bn: int, causal: bool = False):
+def dsl_flash(chip: str, s: int, d: int, bm: int, bn: int, causal: bool = False, cores: int | None = 1):
     q = np.zeros((1, s, d), np.float16)
-    return flash_attention.attention(q, q, q, causal=causal, BLOCK_M=bm, BLOCK_N=bn, chip=chip, cores=1,
+    return flash_attention.attention(q, q, q, causal=causal, BLOCK_M=bm, BLOCK_N=bn, chip=chip, cores=cores,
                                      timing_only=True)[1]  # fmt: skip
 
 
-def builtin_flash(chip: str, s: int, d: int, bm: int, bn: int, precision: str, causal: bool = False):
+def builtin_flash(
+    chip: str, s: int, d: int, bm: int, bn: int, precision: str, causal: bool = False, cores: int | None = 1
+):
     op = Attention(1, 1, s, d, causal, precision=precision)
-    sched = AttentionSchedule("flash", tile_q=bm, tile_kv=bn, block_q=bm, cores=1)  # one query tile per Q block
+    cores = cores or load_chip(chip).cores
+    sched = AttentionSchedule("flash", tile_q=bm, tile_kv=bn, block_q=bm, cores=cores)  # one query tile per Q block
     return compile_and_run(op, sched, chip, timing_only=True)
 
 
@@ -68,15 +79,16 @@ def gm_bytes(run) -> int:
 
 def flash() -> Table:
     rows = []
-    for chip, s, d, bm, bn in FLASH:
+    for chip, s, d, bm, bn, cores in FLASH:
         for causal in (False, True):
-            dsl = dsl_flash(chip, s, d, bm, bn, causal)
-            high = builtin_flash(chip, s, d, bm, bn, "high", causal)
-            fast = builtin_flash(chip, s, d, bm, bn, "fast", causal)
+            dsl = dsl_flash(chip, s, d, bm, bn, causal, cores)
+            high = builtin_flash(chip, s, d, bm, bn, "high", causal, cores)
+            fast = builtin_flash(chip, s, d, bm, bn, "fast", causal, cores)
+            n = dsl.program.ncores
             rows.append(
                 (
                     chip,
-                    f"1×1×{s}×{d}{' causal' if causal else ''}, {bm}×{bn}",
+                    f"1×1×{s}×{d}{' causal' if causal else ''}, {bm}×{bn}, {n} core{'s' if n > 1 else ''}",
                     f"{dsl.cycles:,}",
                     f"{high.cycles:,}",
                     f"{dsl.cycles / high.cycles:.2f}",
@@ -86,7 +98,7 @@ def flash() -> Table:
                     f"{gm_bytes(high):,}",
                 )
             )
-    header = ("chip", "shape, tile_q×tile_kv", "DSL cycles", "built-in high", "ratio", "built-in fast", "ratio",
+    header = ("chip", "shape, tile_q×tile_kv, cores", "DSL cycles", "built-in high", "ratio", "built-in fast", "ratio",
               "DSL GM bytes", "built-in GM bytes")  # fmt: skip
     return Table("flash", header, rows)
 
@@ -127,7 +139,7 @@ def figures() -> list[Path]:
 
     FIGURES.mkdir(exist_ok=True)
     out = []
-    chip, s, d, bm, bn = FLASH[0]
+    chip, s, d, bm, bn, _ = FLASH[0]
     width = 6000
     for name, run in (
         ("timeline_flash_dsl", dsl_flash(chip, s, d, bm, bn)),
