@@ -373,8 +373,9 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
                                                rest(i)
 
     A statement is in ``first`` if it runs on MTE2, MTE1, the Cube or FIXPIPE, reads nothing the rest of the
-    body writes, and writes only buffers of this loop step with two slots or more (so step ``i + 1`` writes
-    one slot while step ``i`` reads the other; the flags of the ``sync`` pass keep each slot's order); the
+    body writes, and writes only buffers of this loop step (with two slots or more step ``i + 1`` writes one
+    slot while step ``i`` reads the other; with one, the writer of step ``i + 1`` waits on the flag its
+    reader of step ``i`` sets — the flags of the ``sync`` pass keep each buffer's order either way); the
     writers of one sync group move together (one pair of flags covers them). A flag goes with its
     statement: a ``wait`` with the statement after it, a ``set`` with the one before.
     """
