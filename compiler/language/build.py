@@ -73,8 +73,9 @@ class BodyBuilder:
 
     def _l0_steps(self) -> dict[str, int]:
         """The K step of each ``dot`` whose operands are moved to L0A/L0B in pieces (L0 steps, as the built-in
-        matmul's ``k0``): none if every dot's whole operands fit with their stages; else each dot gets an
-        equal share of L0A and L0B for two pieces (ping-pong), in multiples of the Cube's K step."""
+        matmul's ``k0``): none if every dot's whole operands fit with their stages; else each dot, smallest
+        first, keeps its whole operands if they fit an equal share of what is left of L0A and L0B, or gets
+        that share for two pieces (ping-pong), in multiples of the Cube's K step."""
         dots = [s for s in self.nest.statics if s.rec.kind == "dot"]
         if not dots:
             return {}
