@@ -407,14 +407,20 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
         first -= drop
     if not first or len(first) == len(leaves):
         return None
-    out = set(first)
-    for i, st in enumerate(body):  # flags go with their statement
+    return with_flags(body, first)
+
+
+def with_flags(body: tuple, chosen: set[int]) -> tuple[int, ...]:
+    """``chosen`` statements of ``body`` with their flags: a wait goes with the statement after it, a set with
+    the one before."""
+    out = set(chosen)
+    for i, st in enumerate(body):
         if type(st) is Flag:
             j = i
             step = 1 if not st.set else -1
             while 0 <= j < len(body) and type(body[j]) is Flag:
                 j += step
-            if j in first:
+            if j in chosen:
                 out.add(i)
     return tuple(sorted(out))
 
@@ -470,20 +476,7 @@ def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[
     for i in early:
         if set(reads(body[i])) & bw or (not fix(i) and set(writes(body[i])) & (br | bw)):
             return none
-
-    def with_flags(chosen: set[int]) -> tuple[int, ...]:
-        out = set(chosen)
-        for i, st in enumerate(body):  # a wait goes with the statement after it, a set with the one before
-            if type(st) is Flag:
-                j = i
-                step = 1 if not st.set else -1
-                while 0 <= j < len(body) and type(body[j]) is Flag:
-                    j += step
-                if j in chosen:
-                    out.add(i)
-        return tuple(sorted(out))
-
-    return with_flags(set(behind)), with_flags(after)
+    return with_flags(body, set(behind)), with_flags(body, after)
 
 
 # ----------------------------------------------------------------------------------- placement
