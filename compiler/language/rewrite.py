@@ -17,7 +17,7 @@ They make Triton's FlashAttention loop compile as it reads, each applied at ever
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from compiler.language.core import LoopRec, Rec, Tracer
 
@@ -94,47 +94,30 @@ def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
 
 def _tail_start(items: list) -> int:
     """Where the step's tail of lines reading Cube results made from its vector values begins (its end if
-    there is none, or if the tail reads a value made before the step)."""
-    order = _results_last_order_tail(items)
-    if order is None:
+    there is none, if it is not last, or if it reads a value made before the step)."""
+    tail = _cube_readers(items)
+    if not tail or items[-len(tail) :] != tail:
         return len(items)
-    start, tail = order
-    made = {d.out for d in items[:start] if isinstance(d, Rec)} | {d.out for d in tail}
-    if any(v not in made for d in tail for v in d.ins if not _is_late_input(items, v)):
+    start = len(items) - len(tail)
+    made = {d.out for d in items if isinstance(d, Rec)}
+    if any(v not in made for d in tail for v in d.ins):
         return len(items)
     return start
-
-
-def _is_late_input(items: list, v: int) -> bool:
-    return any(isinstance(d, Rec) and d.kind == "dot" and d.out == v for d in items)
-
-
-def _results_last_order_tail(items: list) -> tuple[int, list] | None:
-    """(index, records) of the step's tail reading Cube results made from its vector values, if it is last."""
-    made = {d.out: d for d in items if isinstance(d, Rec) and d.out is not None}
-    late = {
-        d.out
-        for d in items
-        if isinstance(d, Rec) and d.kind == "dot" and any(v in made and made[v].kind == "vec" for v in d.ins[:2])
-    }
-    tail, outs = [], set()
-    for d in items:
-        if isinstance(d, Rec) and d.kind != "dot" and any(v in late or v in outs for v in d.ins):
-            tail.append(d)
-            outs.add(d.out)
-    if not tail or items[-len(tail) :] != tail:
-        return None
-    return len(items) - len(tail), tail
 
 
 def cube_first(t: Tracer) -> list[tuple[list, list]]:
     """Move each ``tl.dot`` that reads a vector result of its loop step, with the records it needs (the vector
     lines making its operands, the loads it reads), up to the first of them; the other records keep their
     order after. Returns what to undo: (list, its old contents) per list changed."""
+    return _reorder(t, _cube_first_order)
+
+
+def _reorder(t: Tracer, order_of: Callable[[Tracer, list], list | None]) -> list[tuple[list, list]]:
+    """Each loop step's records put in the order ``order_of`` gives (None: left as they are); what to undo."""
     undo: list[tuple[list, list]] = []
     for body in t.programs:
         for _, it in _lists(body):
-            order = _cube_first_order(t, it)
+            order = order_of(t, it)
             if order is not None:
                 undo.append((it, list(it)))
                 it[:] = order
@@ -194,35 +177,34 @@ def _cube_first_order(t: Tracer, items: list) -> list | None:
 def cube_results_last(t: Tracer) -> list[tuple[list, list]]:
     """Move the records that read a ``dot`` result made from a vector value of the same loop step (and those
     that depend on them) to the end of the step, in their order. Returns what to undo, as ``cube_first``."""
-    undo: list[tuple[list, list]] = []
-    for body in t.programs:
-        for _, it in _lists(body):
-            order = _results_last_order(t, it)
-            if order is not None:
-                undo.append((it, list(it)))
-                it[:] = order
-    return undo
+    return _reorder(t, _results_last_order)
 
 
-def _results_last_order(t: Tracer, items: list) -> list | None:
+def _cube_readers(items: list) -> list[Rec] | None:
+    """The records of a step reading a ``dot`` result made from the step's vector values, and those depending
+    on them, in order (None if a loop comes after one of them)."""
     made = {d.out: d for d in items if isinstance(d, Rec) and d.out is not None}
-    late: set[int] = set()
-    for d in items:
-        if isinstance(d, Rec) and d.kind == "dot" and any(v in made and made[v].kind == "vec" for v in d.ins[:2]):
-            late.add(d.out)  # type: ignore[arg-type]
-    if not late:
-        return None
-    sunk: list = []
+    late = {
+        d.out
+        for d in items
+        if isinstance(d, Rec) and d.kind == "dot" and any(v in made and made[v].kind == "vec" for v in d.ins[:2])
+    }
+    found: list[Rec] = []
     outs: set[int] = set()
     for d in items:
         if not isinstance(d, Rec):
-            if sunk:
+            if found:
                 return None  # a loop after them: left as it is
             continue
         if d.kind != "dot" and any(v in late or v in outs for v in d.ins):
-            sunk.append(d)
+            found.append(d)
             if d.out is not None:
                 outs.add(d.out)
+    return found
+
+
+def _results_last_order(t: Tracer, items: list) -> list | None:
+    sunk = _cube_readers(items)
     if not sunk:
         return None
     gone = {id(d) for d in sunk}
