@@ -15,6 +15,7 @@ from compiler.attention.defaults import default_attention_schedule
 from compiler.attention.flash import FlashKernel
 from compiler.attention.naive import NaiveKernel
 from compiler.attention.op import Attention
+from compiler.attention.plan import with_nd2nz
 from compiler.attention.schedule import AttentionSchedule, check
 from compiler.attention.traffic import attention_traffic
 from compiler.compiled import Compiled
@@ -87,5 +88,6 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
         f"schedule: {resolved.text()}",
         f"compiled by dsasim for chip {target.name}; GM traffic {traffic.total:,} B expected",
     )
-    program = Program(tensors + extra, tuple(s.finish() for s in streams), target.name, comments)
+    cores = tuple(tuple(with_nd2nz(target, ins) for ins in s.finish()) for s in streams)
+    program = Program(tensors + extra, cores, target.name, comments)
     return Compiled(op, resolved, target, program, (), traffic, kinds, tuple(kernel.describe()), kernel.plan)

@@ -24,13 +24,13 @@ import math
 from compiler.attention.flash import FlashKernel
 from compiler.attention.naive import NaiveKernel
 from compiler.attention.op import Attention
-from compiler.attention.plan import blocks_of, columns, q_blocks, tiling
+from compiler.attention.plan import blocks_of, columns, loads_nz, q_blocks, tiling
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.target import Target
 from isa import DType, Mmad, Space, Transfer
-from isa.timing import vector_cycles
+from isa.timing import nd2nz_cycles, vector_cycles
 from isa.types import Addr
 
 TILE_Q = (16, 32, 48, 64, 96, 128, 192, 256)
@@ -139,9 +139,10 @@ def _bcast(target: Target, op: str, dtype: DType, rows: int, cols: int) -> int:
 def _move(target: Target, src: Space, dst: Space, nburst: int, burst: int) -> int:
     """Cycles per transfer in a stream of them (the pipeline keeps its DMA queues busy): its occupancy, or
     its occupancy plus latency shared by the ``outstanding`` transfers in flight when that is more
-    (``isa.Transfer.occupancy``)."""
+    (``isa.Transfer.occupancy``); a GM→L1 load changes the layout to the Cube's where the chip does
+    (:func:`loads_nz`)."""
     path = target.path(src, dst)
-    t = Transfer(src, dst, nburst, burst)
+    t = Transfer(src, dst, nburst, burst, nd2nz_cycles(target.params, nburst, burst) if loads_nz(target, dst) else 0)
     occupancy = t.occupancy(path)
     return max(occupancy, -(-(occupancy + path.latency) // max(1, path.outstanding)))
 
@@ -191,7 +192,8 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
     )
     if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
         mte1 += math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bq, k0 * 2)
-    mte2 = 2 * _move(t, Space.GM, Space.L1, 1, bk * d * 2) * share
+    rows_apart = op.row("k", 0, 1)[1] != d  # sequence-major: each key row is a burst of its own
+    mte2 = 2 * _move(t, Space.GM, Space.L1, *((bk, d * 2) if rows_apart else (1, bk * d * 2))) * share
     gm_bytes = 2 * bk * d * 2 * share
     es = sdt.itemsize
     if vpc:

@@ -24,7 +24,7 @@ from compiler.attention.op import Attention
 from compiler.passes.buffer import capacity_error, place
 from compiler.plan import Axis, TilingPlan
 from compiler.target import Target
-from isa import Addr, Space
+from isa import Addr, Copy, Instruction, Space
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,20 @@ def columns(bq: int, share_count: int, index: int) -> tuple[int, int]:
 def gm(tensor: str, row: int, row_bytes: int) -> Addr:
     """The GM address of row ``row`` of a row-major tensor with rows of ``row_bytes``."""
     return Addr(Space.GM, row * row_bytes, tensor)
+
+
+def loads_nz(target: Target, dst: Space) -> bool:
+    """Whether a GM load into ``dst`` changes the layout to the Cube's on the way (``nd2nz``): into L1 on a
+    chip whose Cube takes its operands in the NZ layout (``[nd2nz]`` in its parameters), as ``lower`` loads
+    a matmul's operands — every tile attention brings into L1 is a Cube operand."""
+    return dst is Space.L1 and getattr(target.params, "nd2nz", None) is not None
+
+
+def with_nd2nz(target: Target, ins: Instruction) -> Instruction:
+    """``ins``, a GM→L1 ``Copy`` marked ``nd2nz`` where the chip loads Cube operands that way."""
+    if type(ins) is Copy and ins.src.space is Space.GM and loads_nz(target, ins.dst.space) and not ins.nd2nz:
+        return replace(ins, nd2nz=True)
+    return ins
 
 
 def gm_rows(op: Attention, tensor: str, bh: int, pos: int, rows: int) -> tuple[Addr, int | None]:

@@ -110,15 +110,29 @@ def test_flash_never_writes_the_score_matrix_and_skips_masked_tiles():
 
 def test_depth_two_lets_the_cube_run_ahead():
     """With one score buffer the Vector unit waits while FIXPIPE brings the next score tile in; with two
-    the tile is already there (the Cube and FIXPIPE work a step ahead)."""
-    op = Attention(1, 1, 512, 128)
+    the tile is already there (the Cube and FIXPIPE work a step ahead). On edu, where the loads are not
+    the limit (on ascend910b-like the ND→NZ loads of K and V make this shape MTE2-bound: depth cannot pay)."""
+    op = Attention(1, 1, 512, 64)
     cycles, waits = {}, {}
     for depth in (1, 2):
-        sched = AttentionSchedule("flash", tile_q=64, tile_kv=256, k0=32, depth=depth)
-        r = compile_and_run(op, sched, "ascend910b-like", timing_only=True)
+        sched = AttentionSchedule("flash", tile_q=64, block_q=64, tile_kv=128, k0=32, depth=depth)
+        r = compile_and_run(op, sched, "edu", timing_only=True)
         cycles[depth], waits[depth] = r.cycles, r.stats.cores[0][Pipe.V].stalls.get("flag:fix", 0)
-    assert cycles[2] < 0.92 * cycles[1], cycles
+    assert cycles[2] < 0.95 * cycles[1], cycles
     assert waits[2] < 0.5 * waits[1], waits
+
+
+def test_l1_loads_change_the_layout_where_the_chip_does():
+    """Every tile attention loads into L1 is a Cube operand: on a chip with ``[nd2nz]`` (ascend910b-like)
+    each GM→L1 copy is an ND→NZ load, and priced as one; on edu none is."""
+    op = Attention(1, 2, 128, 64, causal=True)
+    for chip, nz in (("ascend910b-like", True), ("edu", False)):
+        for algorithm in ("flash", "naive"):
+            prog = compile_attention(op, AttentionSchedule(algorithm), load_chip(chip)).program
+            loads = [i for c in prog.cores for i in c if isinstance(i, isa.Copy) and i.src.space is isa.Space.GM]
+            into_l1 = [i for i in loads if i.dst.space is isa.Space.L1]
+            assert into_l1 and all(i.nd2nz is nz for i in into_l1), (chip, algorithm)
+            assert not any(i.nd2nz for i in loads if i.dst.space is not isa.Space.L1)
 
 
 def test_flash_is_faster_than_naive_on_both_core_modes():
