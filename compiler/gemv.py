@@ -328,13 +328,17 @@ def place_gemv(
     return graph.with_nodes(tuple(nodes)), tuple(choices)
 
 
-def predict_op(op: object, target: Target, cores: int) -> Prediction:
-    """The cost model's cycles for ``op`` over ``cores`` cores (fewer if it has fewer parallel tiles)."""
+def predict_op(op: Op, target: Target, cores: int) -> Prediction:
+    """The cost model's cycles for ``op`` over ``cores`` cores (fewer if it has fewer parallel tiles): its
+    default schedule taken through the passes up to ``sync`` — what ``predict`` reads, as ``compile`` would
+    take it, without lowering a program only to price it."""
+    inner = op.lowered_as()
     n = cores
     while True:
         try:
-            # the passes up to ``sync`` (what ``predict`` reads): no program is lowered only to be priced
-            return predict(front(op, default_schedule(op, target, Schedule(cores=n)), target))
+            resolved = default_schedule(inner, target, Schedule(cores=n))
+            op.check_schedule(resolved, target)
+            return predict(front(inner, resolved, target))
         except ScheduleError:
             if n == 1:
                 raise
