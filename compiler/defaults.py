@@ -259,7 +259,7 @@ def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
 
 
 #: Vector candidates predicted within this fraction of the best are tied (the model's error is larger).
-TIE_MARGIN = 0.01
+TIE_MARGIN = 0.02
 
 
 #: How many of the best-ranked candidates to take through every pass before giving up.
