@@ -29,7 +29,8 @@ from compiler.passes import run as run_passes
 from compiler.target import Target
 from compiler.tune.model import predict
 from isa import ResourceLimitError
-from simulator.config import Chip, check_host_memory
+from simulator.config import Chip
+from simulator.host import check_host_memory
 
 #: The default largest program (instructions over all cores) a run, compile or picture may build:
 #: about two minutes and 1 GiB of host memory. ``--max-instructions`` raises it.

@@ -11,8 +11,6 @@ import dataclasses
 import difflib
 import hashlib
 import json
-import os
-import resource
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,14 +18,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from isa import ConfigError, DType, ResourceLimitError, Space
+from isa import ConfigError, DType, Space
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.timing import route_label, route_name
 
 #: Every path a chip must describe: the copy routes plus FIXPIPE's.
 ROUTES: tuple[tuple[Space, Space], ...] = (*COPY_ROUTES, *FIXPIPE_ROUTES)
-
-_BIG = 2**48
 
 #: The largest on-chip buffer (L1, L0A, L0B, L0C, UB) a chip may declare, in bytes: 64 MiB, 128× the
 #: largest of any Ascend part (910B L1: 512 KiB; docs/timing-model.md). A simulation with data holds every
@@ -599,37 +595,3 @@ class _Reader:
             close = [c for c in close if c != k]
             hint = f"did you mean {close[0]}?" if close else "remove it"
             raise ConfigError("is not a known field", field=self.prefix + k, hint=hint)
-
-
-def host_memory_bytes() -> int:
-    """Bytes this process may still allocate: the machine's available memory (``MemAvailable``, else all
-    physical memory), capped by the address-space limit (``ulimit -v``) when one is set."""
-    have = 0
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                have = int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    if not have:
-        try:
-            have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            have = _BIG
-    try:
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            have = min(have, soft)
-    except (ValueError, OSError):
-        pass
-    return have
-
-
-def check_host_memory(need: int, what: str, hint: str) -> None:
-    """Refuse, before allocating, ``need`` bytes of host memory for ``what`` when the host has less."""
-    have = host_memory_bytes()
-    if need > have:
-        raise ResourceLimitError(
-            f"{what} needs {need / 2**30:,.1f} GiB of host memory but only {have / 2**30:,.1f} GiB is available",
-            hint=hint,
-        )

@@ -12,7 +12,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from isa import DType, Instruction, MemoryAccessError, Program, Region, Space, TensorKind
 from isa.types import ON_CHIP
-from simulator.config import Chip, check_host_memory
+from simulator.config import Chip
+from simulator.host import check_host_memory
 
 
 def data_bytes(program: Program, chip: Chip) -> int:

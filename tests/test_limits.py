@@ -127,9 +127,9 @@ def test_declared_tensors_beyond_gm_are_refused_before_allocating(capsys, tmp_pa
 
 
 def test_a_run_with_data_beyond_host_memory_is_refused_with_the_timing_only_hint(capsys, tmp_path, monkeypatch):
-    import simulator.config
+    import simulator.host
 
-    monkeypatch.setattr(simulator.config, "host_memory_bytes", lambda: 2**30)
+    monkeypatch.setattr(simulator.host, "host_memory_bytes", lambda: 2**30)
     path = tmp_path / "big.s"
     path.write_text(HUGE_TENSOR.replace("4000000000", "400000000"))
     err = user_error(capsys, "run-asm", path, "--chip", "ascend910b-like")
@@ -141,7 +141,7 @@ def test_a_run_with_data_beyond_host_memory_is_refused_with_the_timing_only_hint
 def test_host_memory_is_positive_and_capped_by_the_address_space_limit():
     import resource
 
-    from simulator.config import host_memory_bytes
+    from simulator.host import host_memory_bytes
 
     have = host_memory_bytes()
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
