@@ -391,10 +391,7 @@ def max(
     keep_dims: bool = False,
 ) -> object:
     """The largest element along ``axis``; with ``return_indices``, also where it is (``tl.argmax``)."""
-    value = _reduce("max", x, axis, keep_dims)
-    if return_indices:
-        return value, _arg("max", x, axis, return_indices_tie_break_left, keep_dims)
-    return value
+    return _extreme("max", x, axis, return_indices, return_indices_tie_break_left, keep_dims)
 
 
 def min(
@@ -404,10 +401,13 @@ def min(
     return_indices_tie_break_left: bool = True,
     keep_dims: bool = False,
 ) -> object:
-    value = _reduce("min", x, axis, keep_dims)
-    if return_indices:
-        return value, _arg("min", x, axis, return_indices_tie_break_left, keep_dims)
-    return value
+    """The smallest element along ``axis``; with ``return_indices``, also where it is (``tl.argmin``)."""
+    return _extreme("min", x, axis, return_indices, return_indices_tie_break_left, keep_dims)
+
+
+def _extreme(kind: str, x: object, axis: int | None, indices: bool, left: bool, keep_dims: bool) -> object:
+    value = _reduce(kind, x, axis, keep_dims)
+    return (value, _arg(kind, x, axis, left, keep_dims)) if indices else value
 
 
 def argmax(x: object, axis: int | None = None, tie_break_left: bool = True, keep_dims: bool = False) -> object:
