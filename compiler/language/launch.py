@@ -4,7 +4,9 @@
 ``p = x + y·gx + z·gx·gy``), with ``range`` inside the kernel replaced by ``tl.range`` so that its loops
 are recorded. ``compile_traced`` turns the records into the compiler's IR (``build``) and runs the
 passes every kernel runs — ``buffer``, ``pipeline``, ``sync``, ``lower`` — into one :class:`Compiled`.
-Programs go to cores round-robin (program ``p`` on core ``p mod cores``).
+Programs go to cores round-robin (program ``p`` on core ``p mod cores``). On a separated chip
+(``*-separated``) a kernel using both the Cube and the Vector unit is then split, each core into an AIC and an
+AIV program exchanging tiles through GM workspaces (``compiler.passes.split``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from compiler.compile import Compiled
-from compiler.errors import BufferCapacityError
+from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel
@@ -35,11 +37,12 @@ from compiler.language.rewrite import split_vector_accumulators
 from compiler.language.tensor import Pointer
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
+from compiler.passes.split import Split, mixed, split
 from compiler.plan import TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
-from isa import DsasimError, DType, Pipe, Program, Space
+from isa import DsasimError, DType, Pipe, Program
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -214,7 +217,6 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
         stage="hoist",
     )
     kernel = kernel.with_(traced=Traced(nest, place, built, arrays))
-    separated_check(nest, place, built, target)
     k_buf = fit(kernel, place)
     k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
     k_sync = sync(k_pipe)
@@ -225,26 +227,33 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     )
     program = Program(program.tensors, program.cores, program.chip, comments)
     passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))
-    return Compiled(op, schedule, target, program, passes, traffic(nest, used))
+    moved = traffic(nest, used)
+    kinds: tuple[str, ...] = ()
+    if separated(target) and mixed(program):  # Cube and Vector work in one core: AIC + AIV through GM
+        parts = split_program(program, target, nest)
+        program, kinds = parts.program, parts.kinds
+        moved = Traffic(moved.terms + parts.traffic)
+    return Compiled(op, schedule, target, program, passes, moved, kinds)
 
 
-def separated_check(nest: Nest, place: Placement, built: BodyBuilder, target: Target) -> None:
-    """A chip whose Cube and Vector units are separate cores (``*-separated``: AIC and AIV) runs a kernel that
-    uses one of them; a kernel that uses both (a ``dot`` and vector code) is refused at its first ``dot``."""
-    if not int(getattr(target.params, "vector_per_cube", 0) or 0):
-        return
-    cube = [s for s in nest.statics if s.rec.kind == "dot"]
-    vector = built.segments or any(b.space is Space.UB for b in place.buffers)
-    if cube and vector:
+def split_program(program: Program, target: Target, nest: Nest) -> Split:
+    """``compiler.passes.split.split``; what it cannot split is a :class:`LanguageError` at the kernel's first
+    ``tl.dot`` (the Cube side that would have to meet the Vector side other than through GM)."""
+    try:
+        return split(program, target)
+    except ScheduleError as e:
+        dots = [s for s in nest.statics if s.rec.kind == "dot"]
         raise LanguageError(
-            f"on chip {target.name} the Cube and the Vector unit are separate cores (AIC and AIV, sharing only GM): "
-            "this kernel uses both (tl.dot here, vector code elsewhere), which the tile language runs on a chip "
-            "whose cores have both",
-            site=cube[0].rec.site,
-            hint=f"launch it with chip={target.name.removesuffix('-separated')!r}; on {target.name}, write the Cube "
-            "part and the Vector part as two kernels (a matmul, then its epilogue), or run the built-in attention "
-            f"(dsasim run attention --chip {target.name}), which splits its work over AIC and AIV",
-        )
+            f"on chip {target.name} the Cube and the Vector unit are separate cores (AIC and AIV, sharing only GM), "
+            f"and this kernel cannot be split between them: {e.message}",
+            site=dots[0].rec.site if dots else Site("<launch>", 0),
+            hint=f"{e.hint}; or launch it with chip={target.name.removesuffix('-separated')!r}",
+        ) from None
+
+
+def separated(target: Target) -> bool:
+    """Whether ``target``'s Cube and Vector units are separate cores (AIC and AIV: ``*-separated``)."""
+    return bool(int(getattr(target.params, "vector_per_cube", 0) or 0))
 
 
 def fit(kernel: Kernel, place: Placement) -> Kernel:

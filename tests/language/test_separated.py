@@ -1,0 +1,159 @@
+"""Cube + Vector kernels on separated chips (``*-separated``: AIC and AIV cores sharing only GM): the coupled
+program is split into an AIC program and an AIV program per group, exchanging tiles through GM workspaces
+with cross-core flags — against numpy, sanitizer-clean, each side on its own kind of core."""
+
+from __future__ import annotations
+
+import flash_attention as fa
+import matmul_gelu
+import numpy as np
+import pytest
+from helpers import assert_close
+
+import dsasim
+import dsasim.language as tl
+from compiler.errors import ScheduleError
+from compiler.language import launch
+from compiler.passes.split import mixed, split
+from compiler.target import Target
+from isa import Copy, Fixpipe, Pipe, Program, SetCross, SetFlag, Space, WaitCross, WaitFlag
+from simulator import load_chip
+
+RNG = np.random.default_rng(11)
+CUBE_SPACES = {Space.L0A, Space.L0B, Space.L0C, Space.L1}
+SEPARATED = ["edu-separated", "ascend910b-like-separated"]
+
+
+def qkv(heads: int, s: int, d: int) -> tuple[np.ndarray, ...]:
+    return tuple(RNG.standard_normal((heads, s, d)).astype(np.float16) for _ in range(3))
+
+
+def assert_split(run) -> None:
+    """Every AIC core runs no Vector-side instruction and every AIV core no Cube-side one; the hand-overs go
+    through the workspaces with cross-core flags, and GM moves what the compiler expects."""
+    program, kinds = run.compiled.program, run.compiled.kinds
+    assert kinds and set(kinds) == {"AIC", "AIV"}, kinds
+    for core, kind in zip(program.cores, kinds, strict=True):
+        pipes = {i.pipe for i in core if not isinstance(i, SetFlag)}
+        spaces = {r.addr.space for i in core for r in i.regions()}
+        if kind == "AIC":
+            assert Pipe.V not in pipes and Pipe.MTE3 not in pipes and Space.UB not in spaces
+        else:
+            assert not pipes & {Pipe.CUBE, Pipe.MTE1, Pipe.FIX} and not spaces & CUBE_SPACES
+        assert any(isinstance(i, SetCross) for i in core) and any(isinstance(i, WaitCross) for i in core)
+    names = {t.name for t in program.tensors}
+    assert names & {"ws_c2v", "ws_v2c"}
+    st = run.stats
+    assert st.gm_read + st.gm_write == run.compiled.gm_bytes_expected
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_on_a_separated_chip_matches_numpy(chip, causal):
+    q, k, v = qkv(2, 77, 64)  # odd S: a tail of 13 keys and of 13 queries
+    expect = fa.reference(q, k, v, causal=causal).astype(np.float32)
+    out, run = fa.attention(q, k, v, causal=causal, BLOCK_M=32, BLOCK_N=64, chip=chip, cores=2, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(out.astype(np.float32), expect, atol=2e-3, ulps=8)
+    assert_split(run)
+    assert {t.name for t in run.compiled.program.tensors} >= {"ws_c2v", "ws_v2c"}  # P goes back to the Cube
+
+
+def test_flash_attention_on_a_separated_chip_is_the_coupled_program_split():
+    """Same instructions of each side (hand-overs aside), same answer bit for bit as the coupled chip."""
+    q, k, v = qkv(1, 45, 32)
+    out_c, coupled = fa.attention(q, k, v, BLOCK_M=16, BLOCK_N=32, chip="edu", cores=1)
+    out_s, sep = fa.attention(q, k, v, BLOCK_M=16, BLOCK_N=32, chip="edu-separated", cores=1)
+    assert np.array_equal(out_c, out_s)
+    cores = (coupled.compiled.program.cores[0], *sep.compiled.program.cores)
+    mmads = [sum(type(i).__name__ == "Mmad" for i in c) for c in cores]
+    assert mmads[0] == mmads[1] and mmads[2] == 0
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+@pytest.mark.parametrize(("m", "n", "k"), [(45, 70, 50), (100, 33, 130)])
+def test_matmul_bias_gelu_epilogue_on_a_separated_chip(chip, m, n, k):
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = (RNG.standard_normal((k, n)) / 4).astype(np.float16)
+    bias = RNG.standard_normal(n).astype(np.float16)
+    expect = matmul_gelu.reference(a, b, bias).astype(np.float32)
+    c, run = matmul_gelu.fused(a, b, bias, bm=32, bn=32, bk=32, chip=chip, cores=2, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(c.astype(np.float32), expect, atol=2e-3, ulps=4)
+    assert_split(run)
+    names = {t.name for t in run.compiled.program.tensors}
+    assert "ws_c2v" in names and "ws_v2c" not in names  # the epilogue's input comes from the Cube, nothing goes back
+
+
+@dsasim.jit
+def scaled_matmul(a_ptr, s_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = (A · diag-free row scale) @ B: the left operand is made on the Vector unit, then fed to tl.dot."""
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    s = tl.load(s_ptr + rm, mask=rm < M, other=0.0)
+    acc = tl.zeros([BM, BN], tl.float32)
+    for k0 in range(0, K, BK):
+        ka, kb = k0 + rk[None, :], k0 + rk[:, None]
+        a = tl.load(a_ptr + rm[:, None] * K + ka, mask=(rm[:, None] < M) & (ka < K), other=0.0)
+        b = tl.load(b_ptr + kb * N + rn[None, :], mask=(kb < K) & (rn[None, :] < N), other=0.0)
+        a = (a.to(tl.float32) * s[:, None]).to(tl.float16)  # vector code: its result goes UB → GM → L1 for the Cube
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+def test_a_vector_value_fed_into_dot_on_a_separated_chip(chip):
+    M, N, K = 70, 48, 80
+    a = RNG.standard_normal((M, K)).astype(np.float16)
+    s = RNG.standard_normal(M).astype(np.float16)
+    b = RNG.standard_normal((K, N)).astype(np.float16)
+    scaled = (a.astype(np.float32) * s[:, None].astype(np.float32)).astype(np.float16)
+    expect = scaled.astype(np.float64) @ b.astype(np.float64)
+    c = np.zeros((M, N), np.float32)
+    run = scaled_matmul[(3,)](a, s, b, c, M, N, K, BM=32, BN=48, BK=32, chip=chip, cores=2, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(c, expect, atol=1e-3, ulps=64)
+    assert_split(run)
+    program = run.compiled.program
+    aic = [i for core, kind in zip(program.cores, run.compiled.kinds, strict=True) if kind == "AIC" for i in core]
+    aiv = [i for core, kind in zip(program.cores, run.compiled.kinds, strict=True) if kind == "AIV" for i in core]
+    assert any(type(i) is Copy and i.route == (Space.GM, Space.L1) and i.src.tensor == "ws_v2c" for i in aic)
+    assert any(type(i) is Copy and i.route == (Space.UB, Space.GM) and i.dst.tensor == "ws_v2c" for i in aiv)
+    assert not any(type(i) is Fixpipe and i.dst.space is Space.UB for i in aic)
+
+
+def test_the_workspaces_are_double_buffered_as_the_coupled_buffers():
+    """The C2V workspace mirrors UB's staging slots: two slots with num_stages=2, one with num_stages=1."""
+    a = RNG.standard_normal((64, 64)).astype(np.float16)
+    b = RNG.standard_normal((64, 64)).astype(np.float16)
+    bias = RNG.standard_normal(64).astype(np.float16)
+    sizes = {}
+    for stages in (1, 2):
+        _, run = matmul_gelu.fused(a, b, bias, bm=32, bn=32, bk=32, chip="edu-separated", cores=1,
+                                   num_stages=stages, timing_only=True)  # fmt: skip
+        prog = run.compiled.program
+        fix = {i.dst.offset for c in prog.cores for i in c if type(i) is Fixpipe and i.dst.tensor == "ws_c2v"}
+        sizes[stages] = len(fix)
+    assert sizes == {1: 1, 2: 2}
+
+
+def test_a_flag_between_the_sides_that_is_no_hand_over_is_a_clear_error():
+    chip = load_chip("edu-separated")
+    program = Program((), ((SetFlag(Pipe.FIX, Pipe.MTE3, 0), WaitFlag(Pipe.FIX, Pipe.MTE3, 0)),), chip.name)
+    assert mixed(program) is False  # flags alone need no split
+    with pytest.raises(ScheduleError) as err:
+        split(program, Target.of(chip))
+    assert "fix -> mte3" in str(err.value) and "coupled chip" in err.value.hint
+
+
+def test_what_the_split_cannot_carry_names_the_kernel_line(monkeypatch):
+    def refuse(program, target):
+        raise ScheduleError("no", knob="chip", hint="run the kernel on the coupled chip")
+
+    monkeypatch.setattr(launch, "split", refuse)
+    q, k, v = qkv(1, 32, 16)
+    with pytest.raises(dsasim.DsasimError) as err:
+        fa.attention(q, k, v, BLOCK_M=16, BLOCK_N=16, chip="edu-separated")
+    assert "flash_attention.py:" in str(err.value) and "chip='edu'" in err.value.hint
