@@ -18,6 +18,10 @@ A :class:`Schedule` says *how* to run an operator, never *what* it computes:
   over n's tiles runs inside — every L0C tile of the row reads its a from L1, and a leaves GM once per
   row of tiles instead of once per tile; ``"b"`` the same for b's ``K × tile_n`` panel over m's tiles;
   ``"none"`` forbids one. ``None``: the default search prices both and keeps a panel where it wins.
+- ``block`` (matmul's L1 block along k): ``"a"`` loads a's L1 tile ``BLOCK_K_TILES`` (2) k tiles wide —
+  one GM→L1 load of ``tile_m × 2·tile_k`` used by two k steps, while b's tile stays ``tile_k`` deep; ``"b"``
+  the same for b. Fewer, larger loads: on a chip whose GM→L1 loads change the layout (ND→NZ) a larger
+  load converts faster per byte. ``"none"`` forbids one; ``None``: the default search prices both.
 - ``manual_sync``: the compiler inserts no flags at all — for labs that write their own, and for the
   sanitizer to find the races.
 
@@ -37,6 +41,10 @@ MAX_BUFFERS = 3
 #: matmul's L1 block (``panel``): the operand whose whole k panel stays in L1, or "none" (no panel: the
 #: default search then does not try one)
 PANELS = ("a", "b", "none")
+#: matmul's k block (``block``): the operand whose L1 tile spans ``BLOCK_K_TILES`` k tiles, or "none"
+BLOCKS = ("a", "b", "none")
+#: k tiles in one L1 block of ``Schedule.block``'s operand
+BLOCK_K_TILES = 2
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,7 @@ class Schedule:
     manual_sync: bool = False
     group_m: int | None = None
     panel: str | None = None
+    block: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tile", dict(self.tile))
@@ -64,7 +73,7 @@ class Schedule:
 
     def __hash__(self) -> int:
         return hash((tuple(self.tile.items()), self.order, tuple(self.buffers.items()), self.prefetch, self.cores,
-                     self.parallel, self.manual_sync, self.group_m, self.panel))  # fmt: skip
+                     self.parallel, self.manual_sync, self.group_m, self.panel, self.block))  # fmt: skip
 
     def replace(self, **changes: object) -> Schedule:
         """A copy with some knobs changed (``dict`` knobs are merged, not replaced)."""
@@ -99,6 +108,8 @@ class Schedule:
             parts.append(f"group {self.group_m}")
         if self.panel is not None:
             parts.append(f"panel {self.panel}")
+        if self.block is not None:
+            parts.append(f"block {self.block}")
         if self.manual_sync:
             parts.append("manual sync")
         return " · ".join(parts)
@@ -117,6 +128,8 @@ class Schedule:
             out["group_m"] = self.group_m
         if self.panel is not None:
             out["panel"] = self.panel
+        if self.block is not None:
+            out["block"] = self.block
         return out
 
 
@@ -207,6 +220,15 @@ def check(schedule: Schedule, op: Op) -> None:
             else f"{op.name} has no k panel to keep in L1 (panel is a matmul knob)",
             knob="panel",
             hint="--panel a, --panel b or --panel none" if op.unit == "cube" else "drop --panel",
+        )
+    if schedule.block is not None and (schedule.block not in BLOCKS or op.unit != "cube"):
+        raise ScheduleError(
+            f"block={schedule.block!r}: only a matmul loads an operand's L1 tile {BLOCK_K_TILES} k tiles wide, "
+            "a or b (or none)"
+            if schedule.block not in BLOCKS
+            else f"{op.name} has no k tiles to block (block is a matmul knob)",
+            knob="block",
+            hint="block a, block b or block none" if op.unit == "cube" else "drop block",
         )
 
 

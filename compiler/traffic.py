@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from compiler.ir import Kernel, Load, Loop, Parallel, Store
+from compiler.passes.hoist import SUB_AXES
 from compiler.target import fmt_bytes
 
 
@@ -81,7 +82,8 @@ def gm_traffic(kernel: Kernel) -> Traffic:
                 visit(s.body, (*loops, *zip(s.vars, s.axes, s.counts)), True)
             elif isinstance(s, Load | Store):
                 t = op.tensor(s.tensor)
-                again = [(v, n) for v, a, n in loops if a not in t.dims and n > 1]
+                # a loop over blocks of k tiles or parts of a tile walks its parent axis (``SUB_AXES``)
+                again = [(v, n) for v, a, n in loops if SUB_AXES.get(a, a) not in t.dims and n > 1]
                 factor = math.prod(n for _, n in again)
                 why = [f"{v}×{n}" for v, n in again]
                 if not inside_parallel and ncores > 1:

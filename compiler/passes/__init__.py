@@ -47,7 +47,7 @@ def run(op: Op, schedule: Schedule, target: Target, upto: str = "sync") -> list[
             "order",
             lambda k: order(k, schedule.order or tuple(op.axes()), schedule.parallel, schedule.cores, schedule.group_m),
         ),
-        ("hoist", lambda k: hoist(k, schedule.panel)),
+        ("hoist", lambda k: hoist(k, schedule.panel, schedule.block)),
         ("buffer", lambda k: buffer(k, schedule.buffers)),
         ("pipeline", lambda k: pipeline(k, schedule.prefetch or 0)),
         ("sync", lambda k: sync(k, schedule.manual_sync)),

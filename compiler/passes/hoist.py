@@ -37,7 +37,9 @@ from dataclasses import dataclass, field, replace
 
 from compiler.ir import Alloc, Buffer, Compute, Kernel, Load, Loop, Mmad, Move, Parallel, Stmt, Store, Vec
 from compiler.ops import MatMul, Op
+from compiler.plan import Axis
 from compiler.programs import cast_row, epilogue_acc_dtype, matmul_epilogue, ones, tile_program
+from compiler.schedule import BLOCK_K_TILES
 from isa import DType, Pipe, Space
 
 F32 = DType.F32
@@ -89,24 +91,111 @@ def _build(levels: list[_Level]) -> tuple[Stmt, ...]:
     return inner
 
 
-def hoist(kernel: Kernel, panel: str | None = None) -> Kernel:
+def hoist(kernel: Kernel, panel: str | None = None, block: str | None = None) -> Kernel:
     """Stage operands in buffers; loads at the outermost level where their tile changes. ``panel`` (matmul:
-    ``"a"`` or ``"b"``) keeps that operand's whole k panel in L1 where its other tile index changes."""
+    ``"a"`` or ``"b"``) keeps that operand's whole k panel in L1 where its other tile index changes;
+    ``block`` (matmul: ``"a"`` or ``"b"``, without a panel) loads that operand's L1 tile ``BLOCK_K_TILES`` k
+    tiles wide (:func:`block_k`)."""
     if kernel.stage != "order":
         raise ValueError(f"hoist expects an ordered kernel, got stage {kernel.stage!r}")
-    levels, _ = _levels(kernel.body)
     op = kernel.op
+    if isinstance(op, MatMul) and block in ("a", "b") and panel in (None, "none"):
+        kernel = block_k(kernel)
+    else:
+        block = None
+    part = None
     if isinstance(op, MatMul):
-        buffers, programs = _hoist_matmul(kernel, op, levels, panel)
+        part = epilogue_rows(kernel, op)
+        if part is not None:
+            kernel = kernel.with_(axes=(*kernel.axes, Axis(PART_AXIS, kernel.axis("m").tile, part)))
+    levels, _ = _levels(kernel.body)
+    if isinstance(op, MatMul):
+        buffers, programs = _hoist_matmul(kernel, op, levels, panel, block if _blocked(kernel) else None, part)
     else:
         buffers, programs = _hoist_vector(kernel, op, levels)
     return kernel.with_(body=_build(levels), buffers=tuple(buffers), programs=programs, stage="hoist")
 
 
+#: Axes that tile another axis's tiles (``k``'s blocks, the parts of an ``m`` tile): their parent axis.
+#: A GM tile along one of them is a block or part of the parent's range (``lower``, ``compiler.traffic``).
+SUB_AXES = {"kb": "k", "mp": "m"}
+#: Matmul's k blocks: the axis ``kb`` (``BLOCK_K_TILES`` k tiles each) and its tile loop variable.
+BLOCK_AXIS, BLOCK_VAR = "kb", "kbo"
+#: The parts of an output tile that go through UB one after the other: the axis ``mp`` and its loop variable.
+PART_AXIS, PART_VAR = "mp", "mpo"
+
+
+def block_k(kernel: Kernel) -> Kernel:
+    """Split the k tile loop into blocks of ``BLOCK_K_TILES`` tiles (an operand loaded a block at a time).
+
+    rewrite (k in 4 tiles, blocks of 2)::
+
+        for ko in 0..4:                  for kbo in 0..2:            # kb: blocks of 2 k tiles
+          ...                 ==>          for ko in 2·kbo..+2:      # block: ko is still the k tile
+                                             ...
+
+    The inner loop (``kind="block"``) keeps ``ko`` the k tile's index, so everything that reads k tiles
+    is unchanged; ``lower`` runs it ``min(BLOCK_K_TILES, k tiles left)`` times. A k of one tile is left
+    as it is."""
+    k = kernel.axis("k")
+    if k.count < 2:
+        return kernel
+    width = BLOCK_K_TILES * k.tile
+
+    def split(body: tuple) -> tuple:
+        out = []
+        for s in body:
+            if isinstance(s, Loop) and s.axis == "k" and s.kind == "tile":
+                inner = Loop(s.var, "k", BLOCK_K_TILES, s.body, kind="block")
+                out.append(Loop(BLOCK_VAR, BLOCK_AXIS, -(-k.count // BLOCK_K_TILES), (inner,)))
+            elif isinstance(s, Loop | Parallel):
+                out.append(replace(s, body=split(s.body)))
+            else:
+                out.append(s)
+        return tuple(out)
+
+    axes = (*kernel.axes, Axis(BLOCK_AXIS, k.extent, width, True))
+    return kernel.with_(body=split(kernel.body), axes=axes)
+
+
+def _blocked(kernel: Kernel) -> bool:
+    return any(a.name == BLOCK_AXIS for a in kernel.axes)
+
+
+def epilogue_rows(kernel: Kernel, op: MatMul) -> int | None:
+    """Rows per part of a matmul's UB epilogue (SiLU, GELU, a residual), or None for the whole tile at once.
+
+    The epilogue takes the accumulator tile through UB (``CUB``), the residual tile (``R``) and the result
+    (``Y``), with the vector program's temporaries. An output tile whose epilogue does not fit UB even
+    single-buffered goes through in parts: the largest power-of-two share of the tile's rows (at least 16)
+    whose parts fit double-buffered. A tile that fits whole is left whole."""
+    if not (op.act in ("gelu", "silu") or op.residual):
+        return None
+    tm, tn = kernel.axis("m").tile, kernel.axis("n").tile
+    acc = epilogue_acc_dtype(op.act, op.out_dtype)
+    prog = matmul_epilogue(op.act, op.residual, acc, op.out_dtype)
+    staged = tn * (acc.itemsize + op.out_dtype.itemsize * (1 + op.residual))  # bytes per row, one slot each
+    temps = tn * sum(v.dtype.itemsize for v in prog.temps)
+    ub = kernel.target.capacity[Space.UB]
+    if tm * (staged + temps) <= ub:
+        return None
+    rows = tm
+    while rows > 16 and rows * (2 * staged + temps) > ub:
+        rows = max(16, rows // 2)
+    return rows if rows < tm else None
+
+
 # ----------------------------------------------------------------------------------- matmul
 
 
-def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level], panel: str | None) -> tuple[list[Buffer], dict]:
+def _hoist_matmul(
+    kernel: Kernel,
+    op: MatMul,
+    levels: list[_Level],
+    panel: str | None,
+    block: str | None = None,
+    part: int | None = None,
+) -> tuple[list[Buffer], dict]:
     dt = op.dtype
     bufs: list[Buffer] = []
     programs: dict = {}
@@ -132,6 +221,12 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level], panel: str |
             buf(f"{l1}1", Space.L1, dt, stored, Pipe.MTE2, Pipe.MTE1, name, (*_knobs(stored), "panel"), p1, **kw)
             # (kind "panel": it loads the panel's tiles ahead of the tile steps that use them; not a tile loop)
             levels[p1].pre.append(Loop(k_loop.var, "k", k_loop.count, (Load(f"{l1}1", name),), kind="panel"))
+        elif block == name:
+            # The L1 tile spans a block of k tiles: loaded once per block, read by each k step of it.
+            wide = tuple(BLOCK_AXIS if d == "k" else d for d in stored)
+            p1 = _pos(levels, set(wide) - {"k"})
+            buf(f"{l1}1", Space.L1, dt, wide, Pipe.MTE2, Pipe.MTE1, name, (*_knobs(stored), "block"), p1)
+            levels[p1].pre.append(Load(f"{l1}1", name))
         else:
             p1 = _pos(levels, set(dims))
             buf(f"{l1}1", Space.L1, dt, stored, Pipe.MTE2, Pipe.MTE1, name, _knobs(stored), p1)
@@ -193,14 +288,17 @@ def _hoist_matmul(kernel: Kernel, op: MatMul, levels: list[_Level], panel: str |
             Store("c", "Y", Pipe.MTE3),
         ]
         key = live_loops[-1].var if live_loops else levels[pc].key
-        bufs.append(Buffer("CUB", Space.UB, acc, ("m", "n"), Pipe.FIX, Pipe.V, "c", key, knobs=("tile_m", "tile_n")))
+        rows, own = "m", "c"
+        if part is not None:
+            # The tile goes through UB in parts of ``part`` rows, each double-buffered whatever c's depth:
+            # FIXPIPE copies the next part while the Vector unit works on this one.
+            store = [Loop(PART_VAR, PART_AXIS, -(-kernel.axis("m").tile // part), tuple(store), kind="part")]
+            key, rows, own = PART_VAR, PART_AXIS, ""
+        knobs = ("tile_m", "tile_n")
+        bufs.append(Buffer("CUB", Space.UB, acc, (rows, "n"), Pipe.FIX, Pipe.V, own, key, knobs=knobs))
         if op.residual:
-            bufs.append(
-                Buffer("R", Space.UB, op.out_dtype, ("m", "n"), Pipe.MTE2, Pipe.V, "r", key, knobs=("tile_m", "tile_n"))
-            )
-        bufs.append(
-            Buffer("Y", Space.UB, op.out_dtype, ("m", "n"), Pipe.V, Pipe.MTE3, "c", key, knobs=("tile_m", "tile_n"))
-        )
+            bufs.append(Buffer("R", Space.UB, op.out_dtype, (rows, "n"), Pipe.MTE2, Pipe.V, "r", key, knobs=knobs))
+        bufs.append(Buffer("Y", Space.UB, op.out_dtype, (rows, "n"), Pipe.V, Pipe.MTE3, own, key, knobs=knobs))
     else:
         to = op.out_dtype if op.out_dtype is not F32 else None
         store = [Store("c", "C0", Pipe.FIX, to=to, relu=op.act == "relu")]

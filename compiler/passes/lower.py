@@ -44,6 +44,7 @@ from compiler.ir import (
     walk,
     writes,
 )
+from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
 from isa import (
     Addr,
     Copy,
@@ -136,6 +137,11 @@ class Emitter:
             elif t is Loop:
                 if s.kind == "traced":
                     n = self.k.traced.count(s.var, self.env)
+                elif s.kind == "block":  # the k tiles of one k block (``hoist.block_k``): ko stays the k tile
+                    self.walk_block(s)
+                    continue
+                elif s.kind == "part":  # the parts of an output tile through UB: as many as the tile has rows for
+                    n = -(-self.ext("m") // self.axes[PART_AXIS].tile)
                 else:
                     n = self._sub_count() if s.kind == "sub" else s.count
                 if id(s) not in self.rotations:
@@ -168,6 +174,14 @@ class Emitter:
                 self.out.extend(self.vec(s))
             elif t is Store:
                 self.out.append(self.store(s))
+
+    def walk_block(self, s: Loop) -> None:
+        """The k tiles ``kbo·B .. kbo·B + B`` of block ``kbo`` (fewer in the last block)."""
+        first = self.env.get(BLOCK_VAR, 0) * s.count
+        for i in range(min(s.count, self.axes["k"].count - first)):
+            self.env[s.var] = first + i
+            self.walk(s.body)
+        self.env.pop(s.var, None)
 
     def rotated(self, s: Loop, n: int, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
         """Emit loop ``s`` rotated (see :func:`rotation`): the ``ahead`` statements of step 0, then per step
@@ -219,8 +233,17 @@ class Emitter:
         if dim == "k0":
             k0 = self.axes["k0"].tile
             return min(k0, self.ext("k") - self.env.get("ki", 0) * k0)
+        if dim == PART_AXIS:
+            part = self.axes[PART_AXIS].tile
+            return min(part, self.ext("m") - self.env.get(PART_VAR, 0) * part)
         var, tile, extent = self.tiling[dim]  # as Axis.size
         return min(tile, extent - self.env.get(var, 0) * tile)
+
+    def start(self, dim: str) -> int:
+        """First element along ``dim`` of the current tile (of a part: the tile's start plus the part's)."""
+        if dim == PART_AXIS:
+            return self.start("m") + self.env.get(PART_VAR, 0) * self.axes[PART_AXIS].tile
+        return self.axes[dim].start(self.env.get(f"{dim}o", 0))
 
     def addr(self, name: str) -> Addr:
         b: Buffer = self.bufs[name]
@@ -234,11 +257,13 @@ class Emitter:
             slot += local
         return Addr(b.space, b.offset + slot * b.slot_bytes)
 
-    def gm_tile(self, tensor: str) -> tuple[Addr, int, int, int | None]:
-        """(address, rows, cols, row stride or None) of the current tile of a GM tensor."""
+    def gm_tile(self, tensor: str, view: tuple[str | None, ...] = ()) -> tuple[Addr, int, int, int | None]:
+        """(address, rows, cols, row stride or None) of the current tile of a GM tensor — as a buffer of dims
+        ``view`` stages it: a k block or an output tile's part where the buffer has one (``SUB_AXES``)."""
         t = self.tensors[tensor]
-        starts = [self.axes[d].start(self.env.get(f"{d}o", 0)) for d in t.dims]
-        sizes = [self.ext(d) for d in t.dims]
+        dims = tuple(next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in t.dims)
+        starts = [self.start(d) for d in dims]
+        sizes = [self.ext(d) for d in dims]
         if len(t.shape) == 1:
             return Addr(Space.GM, starts[0] * t.dtype.itemsize, tensor), 1, sizes[0], None
         width = t.shape[1]
@@ -250,7 +275,7 @@ class Emitter:
     def load(self, s: Load) -> Instruction:
         """A GM tile into its buffer. Into L1 it is a Cube operand: on a chip whose Cube takes its operands
         in the NZ layout (``nd2nz`` in the chip's parameters) the load changes the layout on the way."""
-        src, rows, cols, stride = self.gm_tile(s.tensor)
+        src, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
         dtype = self.tensors[s.tensor].dtype
         dst = self.addr(s.buf)
         nz = dst.space is Space.L1 and getattr(self.k.target.params, "nd2nz", None) is not None
@@ -278,10 +303,13 @@ class Emitter:
 
     def move(self, s: Move) -> Instruction:
         dst, src = self.bufs[s.buf], self.bufs[s.src]
-        if s.pipe is Pipe.FIX:  # L0C → UB: the accumulator, cast on the fly to the buffer's type
-            rows, cols = self.ext(src.dims[0]), self.ext(src.dims[1])
+        if s.pipe is Pipe.FIX:  # L0C → UB: the accumulator (or a part of its rows), cast on the fly
+            rows, cols = (self.ext(d) for d in (dst.dims if dst.dims[0] == PART_AXIS else src.dims))
             to = dst.dtype if dst.dtype is not src.dtype else None
             at, frm = self.addr(s.buf), self.addr(s.src)
+            if dst.dims[0] == PART_AXIS:  # rows of a row-major [m × n] accumulator
+                skip = self.env.get(PART_VAR, 0) * self.axes[PART_AXIS].tile * cols * src.dtype.itemsize
+                frm = Addr(frm.space, frm.offset + skip)
             key = ("fixpipe", at, frm, src.dtype, rows, cols, to)
             ins = self.made.get(key)
             if ins is None:
@@ -290,18 +318,23 @@ class Emitter:
         rows, cols = self.ext(dst.dims[0]), self.ext(dst.dims[1])
         base = self.addr(s.src)
         es = src.dtype.itemsize
-        if src.dims == ("n", "k"):  # trans_b: columns ki·k0.. of a row-major [n × k] tile, transposed
-            width = self.ext("k")
-            at = Addr(base.space, base.offset + (self.env[s.sub] * self.axes["k0"].tile * es if s.sub else 0))
+        block = BLOCK_AXIS in src.dims
+        # elements along k from the start of the L1 tile (or k block) to this L0 step
+        kin = (self.env[s.sub] * self.axes["k0"].tile if s.sub else 0) + (
+            self.start("k") - self.start(BLOCK_AXIS) if block else 0
+        )
+        if src.dims in (("n", "k"), ("n", BLOCK_AXIS)):  # trans_b: columns of a row-major [n × k] tile, transposed
+            width = self.ext(src.dims[1])
+            at = Addr(base.space, base.offset + kin * es)
             stride = width if rows < width and cols > 1 else None
             return self.copy(self.addr(s.buf), at, src.dtype, _shape(cols, rows), stride, transpose=True)
-        if dst.dims[1] == "k0" and s.sub:  # columns ki·k0.. of a row-major [m × k] tile
+        if dst.dims[1] == "k0" and (s.sub or block):  # columns kin.. of a row-major [m × k] tile
             width = self.ext(src.dims[1])
-            at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * es)
+            at = Addr(base.space, base.offset + kin * es)
             stride = width if cols < width and rows > 1 else None
             return self.copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols), stride)
-        if dst.dims[0] == "k0" and s.sub:  # rows ki·k0.. of a row-major [k × n] tile
-            at = Addr(base.space, base.offset + self.env[s.sub] * self.axes["k0"].tile * cols * es)
+        if dst.dims[0] == "k0" and (s.sub or block):  # rows kin.. of a row-major [k × n] tile
+            at = Addr(base.space, base.offset + kin * cols * es)
             return self.copy(self.addr(s.buf), at, src.dtype, _shape(rows, cols))
         if dst.dims[0] is None:  # a vector of a full buffer (the ones of the bias update)
             return self.copy(self.addr(s.buf), base, src.dtype, (dst.cols,))
@@ -340,7 +373,7 @@ class Emitter:
         return prog.emit(rows or 1, cols or 1, addr, self.k.target)
 
     def store(self, s: Store) -> Instruction:
-        dst, rows, cols, stride = self.gm_tile(s.tensor)
+        dst, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
         src = self.addr(s.buf)
         if s.pipe is Pipe.FIX:
             return Fixpipe(dst, src, F32, _shape(rows, cols), to=s.to, relu=s.relu, dst_stride=stride)
