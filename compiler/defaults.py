@@ -20,7 +20,7 @@ from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ops import Op
 from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
-from compiler.schedule import Schedule, check, loaded_operands, operands, tile_knobs
+from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
 from compiler.tune.model import predict, price
 from isa import Space
@@ -47,6 +47,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
     if any(k not in tiles for k in tile_knobs(op)) or free_depths:
         tiles, buffers = _searched(op, target, tiles, buffers, given, free_depths)
     panel = tiles.pop(PANEL, given.panel)
+    block = tiles.pop(BLOCK, given.block)
     parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     prefetch = _prefetch(op, buffers, given)
     return Schedule(
@@ -59,6 +60,7 @@ def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> 
         manual_sync=given.manual_sync,
         group_m=given.group_m,
         panel=panel if panel != "none" or given.panel == "none" else None,
+        block=block if block != "none" or given.block == "none" else None,
     )
 
 
@@ -158,12 +160,12 @@ def _score(
     run up to ``buffer`` (what ``predict`` reads); ``_search`` takes the winner through the rest."""
     if not _enough_tiles(op, tiles, given):
         return None  # some cores would have nothing to do: the order pass refuses it
-    tiles, panel = _tiles_of(tiles), tiles.get(PANEL, given.panel)
+    tiles, panel, block = _tiles_of(tiles), tiles.get(PANEL, given.panel), tiles.get(BLOCK, given.block)
     parallel = given.parallel or _parallel(op, tiles, given.cores, given.group_m)
     sched = Schedule(tile=tiles, order=given.order, buffers=buffers, prefetch=0, cores=given.cores, parallel=parallel)
     try:
         tiled = tile(spec(op, sched, target), tiles)
-        hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores), panel)
+        hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores), panel, block)
     except (BufferCapacityError, ScheduleError):
         return None
     # Deeper buffers pay only for what is loaded or stored again and again (the schedule's prefetch is the
@@ -277,6 +279,7 @@ def _fits(op: Op, target: Target, tiles: dict, depths: dict[str, int], given: Sc
         parallel=given.parallel or _parallel(op, tiles, given.cores, given.group_m),
         group_m=given.group_m,
         panel=tiles.get(PANEL, given.panel),
+        block=tiles.get(BLOCK, given.block),
     )
     try:
         front(op, sched, target)
@@ -345,11 +348,33 @@ def _candidates(op: Op, target: Target, fixed: dict[str, int], given: Schedule):
             ]
             for k0 in sorted(k0s)[-2:]:
                 for panel in _panels(op, target, given, tm, tn, tk):
-                    yield {"m": tm, "n": tn, "k": tk, "k0": k0, PANEL: panel}
+                    for block in _blocks(op, target, given, tm, tn, tk) if panel is None else [given.block]:
+                        yield {"m": tm, "n": tn, "k": tk, "k0": k0, PANEL: panel, BLOCK: block}
 
 
 #: The candidate key of matmul's L1 block (``Schedule.panel``): which operand keeps its whole k panel in L1.
 PANEL = "panel"
+
+
+#: The candidate key of matmul's k block (``Schedule.block``): which operand's L1 tile spans two k tiles.
+BLOCK = "block"
+
+
+def _blocks(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int) -> list[str | None]:
+    """The k blocks worth pricing for these tiles: none, and — when the user left the tiling and the loop
+    order to the search, on a chip whose GM→L1 loads change the layout (``[nd2nz]``: their time per byte
+    falls with their size, as the 910B's do) — each operand whose L1 tile, ``BLOCK_K_TILES`` k tiles wide,
+    fits L1 double-buffered next to the other's: one load of a block instead of one per k tile."""
+    if given.block is not None:
+        return [given.block]
+    out: list[str | None] = [None]
+    if given.tile or given.order or -(-op.axes()["k"] // tk) < 2 or getattr(target.params, "nd2nz", None) is None:
+        return out
+    es = op.tensor("a").dtype.itemsize
+    for name, width, other in (("a", tm, tn), ("b", tn, tm)):
+        if 2 * (BLOCK_K_TILES * width + other) * tk * es <= target.capacity[Space.L1]:
+            out.append(name)
+    return out
 
 
 #: A k panel must beat the best one-level tiling by this factor of predicted cycles to be chosen: the model's
@@ -366,8 +391,8 @@ def _panel_margin(scored: list) -> list:
 
 
 def _tiles_of(candidate: dict) -> dict[str, int]:
-    """A candidate's tile sizes (without its panel)."""
-    return {k: v for k, v in candidate.items() if k != PANEL}
+    """A candidate's tile sizes (without its panel and k block)."""
+    return {k: v for k, v in candidate.items() if k not in (PANEL, BLOCK)}
 
 
 def _panels(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int) -> list[str | None]:

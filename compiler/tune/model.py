@@ -35,9 +35,10 @@ from dataclasses import dataclass, replace
 
 from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
 from compiler.passes.buffer import alloc_counts
+from compiler.passes.hoist import BLOCK_AXIS
 from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
-from compiler.traffic import gm_traffic
+from compiler.traffic import Traffic, gm_traffic
 from isa import Instruction, Transfer
 
 
@@ -90,6 +91,8 @@ class Work:
     #: instructions per core, flags excluded
     instructions: float
     gm_bytes: int
+    #: cycles the chip's memory takes to serve ``gm_bytes`` (:func:`memory_cycles`)
+    gm_cycles: float = 0.0
 
 
 def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = None) -> Prediction:
@@ -114,7 +117,7 @@ def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = Non
     flags = sum(4 * n for _, n, _ in groups)
     per_core = work.instructions + flags
     issue = per_core * getattr(params, "issue_cycles", 1)
-    gm_cycles = work.gm_bytes / target.gm_bandwidth if math.isfinite(target.gm_bandwidth) else 0.0
+    gm_cycles = work.gm_cycles
     roofs = {**busy, "issue": issue, "gm": gm_cycles}
     bound = max(roofs, key=roofs.__getitem__)
     serialised = _serialised(groups, leaves, prefetch)
@@ -139,6 +142,10 @@ def price(kernel: Kernel) -> Work:
     share = max((len(s) for s in plan.assignment), default=1) if plan else 1
     emitter = Emitter(kernel, 0)
     costs: dict[Instruction, tuple[str, float, float, tuple[float, ...]]] = {}
+    traffic = gm_traffic(kernel)
+    gm_cycles = memory_cycles(target, traffic)
+    # what the memory serves the cores per cycle, shared evenly by the active ones
+    served = traffic.total / gm_cycles if gm_cycles > 0 else target.gm_bandwidth
 
     def cost(ins: Instruction) -> tuple[str, float, float, tuple[float, ...]]:
         """(pipe, cycles in a stream of its kind, cycles alone until its result is usable, and a copy's
@@ -148,7 +155,7 @@ def price(kernel: Kernel) -> Work:
             c = ins.cost(params)
             if isinstance(c, Transfer):
                 path = params.path(c.src, c.dst)
-                bw = min(path.bandwidth, target.gm_bandwidth / active) if path.shared else path.bandwidth
+                bw = min(path.bandwidth, served / active) if path.shared else path.bandwidth
                 stream, alone = stream_cycles(c, path, bw)
                 occupancy = c.occupancy(path, bw)
                 outstanding = max(1, getattr(path, "outstanding", 1) or 1)
@@ -176,7 +183,26 @@ def price(kernel: Kernel) -> Work:
                 leaves.extend(_price(emitter, s, mult, env, varying, cost, counts))
 
     visit(kernel.body, 1.0, {}, ())
-    return Work(tuple(leaves), counts["instructions"], gm_traffic(kernel).total)
+    return Work(tuple(leaves), counts["instructions"], traffic.total, gm_cycles)
+
+
+def memory_cycles(target: object, traffic: Traffic) -> float:
+    """Cycles the chip's memory takes to serve a kernel's GM ``traffic`` (0 if its bandwidth is unknown).
+
+    Without an L2 every byte crosses the GM link: ``total / gm_bandwidth``. With one (``simulator.l2``) that
+    holds every tensor the kernel reads, a tensor's first read misses and its re-reads (the same tile of
+    B for every row block of A) hit: the misses and the writes cross the GM link, the hits the L2's, at the
+    same time — ``max((compulsory reads + writes) / gm_bandwidth, re-reads / l2 bandwidth)``. Re-reads of a
+    kernel whose tensors do not fit the L2 are priced as misses."""
+    gm = target.gm_bandwidth
+    if not math.isfinite(gm):
+        return 0.0
+    l2 = getattr(target.params, "l2", None)
+    first = {t.tensor: t.tensor_bytes for t in traffic.terms if not t.write}
+    compulsory = sum(first.values())
+    if l2 is None or compulsory > l2.size:
+        return traffic.total / gm
+    return max((compulsory + traffic.write) / gm, (traffic.read - compulsory) / l2.bandwidth)
 
 
 def _tail(kernel: Kernel, var: str, axis: str, count: int) -> tuple[tuple[str, int], ...]:
@@ -248,6 +274,13 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int):
     for leaf in leaves:
         if leaf.flight:
             per_step[(leaf.pipe, leaf.mult)] = per_step.get((leaf.pipe, leaf.mult), 0.0) + leaf.count
+    blocked = any(BLOCK_AXIS in b.dims for b in kernel.buffers)
+    if blocked:
+        # A k block's loads sit one loop level out from the k step's: each level's steps see the other's
+        # copies too — half a block load per k step, both k steps' loads per block step.
+        per_step = {
+            (pipe, mult): sum(c * m / mult for (p, m), c in per_step.items() if p == pipe) for pipe, mult in per_step
+        }
     loading = {p.value for p in LOADING}
     for leaf in leaves:
         if not leaf.flight:
@@ -258,8 +291,12 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int):
             steps = max(1, min(prefetch, slots - 1))
         else:
             steps = max(1, max((depth[n] for n in leaf.reads if n in depth), default=1) - 1)
-        k = min(len(leaf.flight), max(1, math.floor(steps * per_step[(leaf.pipe, leaf.mult)])))
-        yield replace(leaf, work=leaf.flight[k - 1])
+        k = min(float(len(leaf.flight)), max(1.0, steps * per_step[(leaf.pipe, leaf.mult)]))
+        lo = math.floor(k)
+        hi = min(lo + 1, len(leaf.flight))
+        # with a k block, between whole numbers of copies in flight the steps alternate between them
+        frac = k - lo if blocked else 0.0
+        yield replace(leaf, work=leaf.flight[lo - 1] + frac * (leaf.flight[hi - 1] - leaf.flight[lo - 1]))
 
 
 def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:
