@@ -35,7 +35,8 @@ each side keeps that order, so the split cannot deadlock where the coupled progr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections import deque
+from dataclasses import dataclass, field, replace
 
 from compiler.errors import ScheduleError
 from compiler.target import Target
@@ -195,72 +196,65 @@ class _Splitter:
         self.aic: list[Instruction] = []
         self.aiv: list[Instruction] = []
         self.nz = getattr(target.params, "nd2nz", None) is not None
-        self.c2v: list[Copy] = []  # AIV loads of C2V workspace tiles, emitted at their "ready" set
-        self.v2c: list[Copy] = []  # AIC loads of V2C workspace tiles, likewise
         # C2V: FIXPIPE (AIC) → the Vector unit (AIV); V2C: MTE3 (AIV) → MTE1 (AIC), an operand for the Cube
         self.handovers = (
-            _HandOver(FIX, V, self.aic, self.aiv, self.c, self.v, self.c2v),
-            _HandOver(MTE3, MTE1, self.aiv, self.aic, self.v, self.c, self.v2c),
+            _HandOver(C2V, FIX, V, self.aic, self.aiv, self.c, self.v),
+            _HandOver(V2C, MTE3, MTE1, self.aiv, self.aic, self.v, self.c),
         )
 
     def ws(self, name: str, onchip: Addr) -> Addr:
         lo, hi = self.spans[name]
         return Addr(Space.GM, self.g * (hi - lo) + onchip.offset - lo, name)
 
-    def count(self, name: str, write: bool, n: int) -> None:
-        self.moved[(name, write)] = self.moved.get((name, write), 0) + n
-
     def run(self, core: tuple[Instruction, ...]) -> tuple[tuple[Instruction, ...], tuple[Instruction, ...]]:
-        for ins in core:
+        for h in self.handovers:
+            h.scan(core)
+        for i in execution_order(core):
+            ins = core[i]
             s = side(ins)
             if s == AIC:
                 self.aic.append(ins)
             elif s == AIV:
                 self.aiv.append(ins)
-            elif type(ins) is Fixpipe:
-                self.fixpipe(ins)
-            elif type(ins) is Copy:
-                self.to_l1(ins)
             elif type(ins) in (SetFlag, WaitFlag):
-                self.flag(ins)
+                self.flag(i, ins)
+            elif type(ins) in (Fixpipe, Copy):
+                self.hand_over(i, ins)
             else:
                 raise ScheduleError(
                     f"cannot place '{ins.text().strip()}' on the Cube or the Vector core of a separated chip",
+                    knob="chip",
                     hint="run the kernel on the coupled chip",
                 )
-        if self.c2v or self.v2c:
-            raise AssertionError("split: a hand-over without its ready flag")
         return tuple(self.aic), tuple(self.aiv)
 
-    def fixpipe(self, ins: Fixpipe) -> None:
-        """L0C → UB: the AIC writes the workspace; the AIV loads it into UB when the tile is ready."""
-        ws = self.ws(C2V, ins.dst)
-        self.aic.append(replace(ins, dst=ws))
-        rows_cols = ins.shape
-        n = _extent(rows_cols, None, ins.out_dtype)
-        self.count(C2V, True, n)
-        self.count(C2V, False, n)
-        self.c2v.append(Copy(ins.dst, ws, ins.out_dtype, ins.shape, ins.dst_stride, ins.dst_stride, loc=ins.loc))
+    def hand_over(self, i: int, ins: Fixpipe | Copy) -> None:
+        """FIXPIPE L0C → UB (C2V) or MTE3 UB → L1 (V2C): the producer writes the workspace instead (waiting, before
+        a use's first tile, until the consumer has read the slot's previous use); the consumer's load of it is
+        kept for the use's "ready" wait."""
+        h = self.handovers[0] if type(ins) is Fixpipe else self.handovers[1]
+        use = h.uses[h.owner[i]]
+        if not use.started:
+            use.started = True
+            if use.n > 0:
+                h.p_out.append(WaitCross(MTE2, h.prod, self.ids.crossed(use.event), h.c_core))
+        ws = self.ws(h.ws, ins.dst)
+        h.p_out.append(replace(ins, dst=ws))
+        dtype = ins.out_dtype if type(ins) is Fixpipe else ins.dtype
+        n = _extent(ins.shape, None, dtype)
+        for write in (True, False):
+            self.moved[(h.ws, write)] = self.moved.get((h.ws, write), 0) + n
+        nz = self.nz and ins.dst.space is Space.L1
+        use.loads.append(Copy(ins.dst, ws, dtype, ins.shape, ins.dst_stride, ins.dst_stride, nd2nz=nz, loc=ins.loc))
 
-    def to_l1(self, ins: Copy) -> None:
-        """UB → L1: the AIV writes the workspace; the AIC loads it into L1 when the tile is ready."""
-        ws = self.ws(V2C, ins.dst)
-        self.aiv.append(replace(ins, dst=ws))
-        n = _extent(ins.shape, None, ins.dtype)
-        self.count(V2C, True, n)
-        self.count(V2C, False, n)
-        self.v2c.append(
-            Copy(ins.dst, ws, ins.dtype, ins.shape, ins.dst_stride, ins.dst_stride, nd2nz=self.nz, loc=ins.loc)
-        )
-
-    def flag(self, ins: SetFlag | WaitFlag) -> None:
+    def flag(self, i: int, ins: SetFlag | WaitFlag) -> None:
         pair, is_set = (ins.src, ins.dst), type(ins) is SetFlag
         for h in self.handovers:
             if pair == (h.prod, h.cons):
-                self.ready(h, ins.event, is_set)
+                self.ready(h, i, ins.event, is_set)
                 return
             if pair == (h.cons, h.prod):
-                self.free(h, ins.event, is_set)
+                self.free(h, i, ins.event, is_set)
                 return
         sides = {AIC if p in CUBE_SIDE else AIV if p in VECTOR_SIDE else "" for p in pair} - {""}
         if len(sides) > 1:
@@ -272,41 +266,122 @@ class _Splitter:
             )
         (self.aiv if sides == {AIV} or V in pair else self.aic).append(ins)
 
-    def ready(self, h: _HandOver, e: int, is_set: bool) -> None:
-        """The coupled "ready" flag: the producer core tells the consumer core's MTE2, which loads the workspace
-        tiles into the on-chip slot and hands them to the consumer pipe with a local flag."""
+    def ready(self, h: _HandOver, i: int, e: int, is_set: bool) -> None:
+        """The coupled "ready" flag. Its set: the producer core tells the consumer core, whose MTE2 waits for that
+        and for the on-chip slot to be free, loads the tiles from the workspace, frees the workspace slot (if it
+        is used again) and hands the tiles to the consumer pipe with a local flag — which its wait waits for."""
         local = self.ids.local(MTE2, h.cons, e)
         if not is_set:
             h.c_out.append(WaitFlag(MTE2, h.cons, local))
             return
+        use = h.uses[h.occurrence[i]]
         x = self.ids.crossed(e)
         h.p_out.append(SetCross(h.prod, MTE2, x, h.c_core))
         h.c_out.append(WaitCross(h.prod, MTE2, x, h.p_core))
-        h.c_out.extend(h.pending)
-        h.pending.clear()
+        h.c_out.extend(use.frees)
+        h.c_out.extend(use.loads)
         h.c_out.append(SetFlag(MTE2, h.cons, local))
+        if use.n + 1 < h.per_event[e]:
+            h.c_out.append(SetCross(MTE2, h.prod, x, h.p_core))
 
-    def free(self, h: _HandOver, e: int, is_set: bool) -> None:
-        """The coupled "free" flag: the on-chip slot is free for the consumer core's MTE2, and (once that MTE2
-        has read it) the workspace slot for the producer."""
+    def free(self, h: _HandOver, i: int, e: int, is_set: bool) -> None:
+        """The coupled "free" flag: the on-chip slot is free for the consumer core's MTE2 (its wait goes with the
+        load of the use it guards)."""
         local = self.ids.local(h.cons, MTE2, e)
         if is_set:
             h.c_out.append(SetFlag(h.cons, MTE2, local))
-            h.c_out.append(SetCross(MTE2, h.prod, self.ids.crossed(e), h.p_core))
         else:
-            h.p_out.append(WaitCross(MTE2, h.prod, self.ids.crossed(e), h.c_core))
-            h.c_out.append(WaitFlag(h.cons, MTE2, local))
+            h.uses[h.owner[i]].frees.append(WaitFlag(h.cons, MTE2, local))
+
+
+@dataclass
+class _Use:
+    """One use of a hand-over slot: the ``n``-th "ready" set of event ``event``, the consumer's loads of its tiles
+    and the "free" waits that guard them."""
+
+    event: int
+    n: int
+    loads: list[Copy] = field(default_factory=list)
+    frees: list[WaitFlag] = field(default_factory=list)
+    started: bool = False
 
 
 @dataclass
 class _HandOver:
-    """One direction between the sides: the coupled flags ``prod → cons`` (ready) and back (free), the streams
-    and cores of the producing and the consuming side, and the consumer's workspace loads not yet emitted."""
+    """One direction between the sides (the coupled flags ``prod → cons``, "ready", and back, "free"): the
+    workspace, the streams and cores of the producing and the consuming side, and what ``scan`` found."""
 
+    ws: str
     prod: Pipe
     cons: Pipe
     p_out: list[Instruction]
     c_out: list[Instruction]
     p_core: int
     c_core: int
-    pending: list[Copy]
+    uses: list[_Use] = field(default_factory=list)
+    #: stream index of a "ready" set → its use; of a hand-over tile or a "free" wait → the use it belongs to
+    occurrence: dict[int, int] = field(default_factory=dict)
+    owner: dict[int, int] = field(default_factory=dict)
+    per_event: dict[int, int] = field(default_factory=dict)
+
+    def carries(self, ins: Instruction) -> bool:
+        if self.prod is FIX:
+            return type(ins) is Fixpipe and ins.dst.space is Space.UB
+        return type(ins) is Copy and ins.route == (Space.UB, Space.L1)
+
+    def scan(self, core: tuple[Instruction, ...]) -> None:
+        """Number the uses (the "ready" sets, in order) and give each hand-over tile and each "free" wait the use
+        of the next "ready" set after it."""
+        for i, ins in enumerate(core):
+            if type(ins) is SetFlag and (ins.src, ins.dst) == (self.prod, self.cons):
+                n = self.per_event.get(ins.event, 0)
+                self.per_event[ins.event] = n + 1
+                self.occurrence[i] = len(self.uses)
+                self.uses.append(_Use(ins.event, n))
+        nxt = None
+        for i in range(len(core) - 1, -1, -1):
+            ins = core[i]
+            if i in self.occurrence:
+                nxt = self.occurrence[i]
+            elif self.carries(ins) or (type(ins) is WaitFlag and (ins.src, ins.dst) == (self.cons, self.prod)):
+                if nxt is None:
+                    raise AssertionError(f"split: '{ins.text().strip()}' has no ready flag after it")
+                self.owner[i] = nxt
+
+
+def execution_order(core: tuple[Instruction, ...]) -> list[int]:
+    """The indices of ``core`` in an order the coupled core can complete them: each pipe's instructions in program
+    order, each wait after its set — at every step the runnable pipe head earliest in the program.
+
+    The split streams follow this order rather than program order. A coupled program may wait for a flag before
+    (in program order) the set it waits for — a prefetched load waits for a slot the Cube side frees later —
+    which is harmless while the wait and the set sit on different pipes; after the split, MTE2 also carries the
+    workspace loads, and a load queued behind such a wait could be the one the set needs. In an execution order
+    every wait comes after its set, in each new stream too, so the split program cannot deadlock."""
+    queues: dict[Pipe, deque[int]] = {}
+    for i, ins in enumerate(core):
+        pipe = ins.dst if type(ins) is WaitFlag else ins.src if type(ins) is SetFlag else ins.pipe
+        queues.setdefault(pipe, deque()).append(i)
+    flags: set[tuple[Pipe, Pipe, int]] = set()
+    order: list[int] = []
+    heads = [q for q in queues.values() if q]
+    while heads:
+        best = None
+        for q in heads:
+            ins = core[q[0]]
+            if type(ins) is WaitFlag and (ins.src, ins.dst, ins.event) not in flags:
+                continue
+            if best is None or q[0] < best[0]:
+                best = q
+        if best is None:
+            raise AssertionError("split: the coupled program cannot complete (a wait without its set)")
+        i = best.popleft()
+        ins = core[i]
+        if type(ins) is WaitFlag:
+            flags.discard((ins.src, ins.dst, ins.event))
+        elif type(ins) is SetFlag:
+            flags.add((ins.src, ins.dst, ins.event))
+        order.append(i)
+        if not best:
+            heads.remove(best)
+    return order
