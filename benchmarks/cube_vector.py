@@ -1,6 +1,8 @@
 """Cube → Vector → Cube in the tile language: FlashAttention written in the Triton idiom against the
 built-in flash kernel at the same tiles, and a fused matmul + bias + GELU epilogue against the unfused
-pair of kernels (the matmul, then bias + GELU) — cycles and GM bytes, one core, timing-only.
+pair of kernels (the matmul, then bias + GELU) — cycles and GM bytes, one core, timing-only; and both
+kernels on a separated chip (AIC + AIV), split into a Cube program and a Vector program, against the same
+kernel on the coupled chip.
 
 The built-in kernel runs with ``--precision high`` (f32 scores, as the Triton kernel computes them) and
 with its default ``fast`` (f16 scores). The figures are timelines of a few steps of each kernel.
@@ -129,6 +131,61 @@ def epilogue() -> Table:
     return Table("epilogue", header, rows)
 
 
+#: the separated table: (kernel, coupled chip, shape) — the kernel on the chip and on its ``-separated`` sibling
+SEPARATED = (
+    ("flash", "edu", (1024, 64, False)),
+    ("flash", "edu", (1024, 64, True)),
+    ("flash", "ascend910b-like", (1024, 128, False)),
+    ("flash", "ascend910b-like", (1024, 128, True)),
+    ("epilogue", "edu", (GEMM,)),
+    ("epilogue", "ascend910b-like", (GEMM,)),
+)
+
+
+def workspace_bytes(run) -> int:
+    """Bytes of the GM workspaces the split declared (``compiler.passes.split``)."""
+    return sum(t.nbytes for t in run.program.tensors if t.name in ("ws_c2v", "ws_v2c"))
+
+
+def separated() -> Table:
+    """Each kernel on a coupled chip and on its separated sibling (AIC + AIV, the split through GM), one core
+    (group); the built-in kernel on the separated chip for reference (flash: ``--precision high``; epilogue:
+    the unfused pair)."""
+    rows = []
+    for kernel, chip, shape in SEPARATED:
+        sep = f"{chip}-separated"
+        if kernel == "flash":
+            s, d, causal = shape
+            coupled, split = (dsl_flash(c, s, d, 64, 128, causal, 1) for c in (chip, sep))
+            ref = builtin_flash(sep, s, d, 64, 128, "high", causal, 1).cycles
+            what = f"FlashAttention 1×1×{s}×{d}{' causal' if causal else ''}, 64×128"
+            ref_text = f"{ref:,} (built-in)"
+        else:
+            a = np.zeros((shape[0], shape[0]), np.float16)
+            bias = np.zeros(shape[0], np.float16)
+            coupled, split = (matmul_gelu.fused(a, a, bias, chip=c, cores=1, timing_only=True)[1] for c in (chip, sep))
+            _, (mm, ep) = matmul_gelu.unfused(a, a, bias, chip=sep, cores=1, timing_only=True)
+            ref = mm.cycles + ep.cycles
+            what = f"matmul + bias + GELU {shape[0]}³, 64³"
+            ref_text = f"{ref:,} (unfused pair)"
+        rows.append(
+            (
+                what,
+                chip,
+                f"{coupled.cycles:,}",
+                f"{split.cycles:,}",
+                f"{split.cycles / coupled.cycles:.2f}",
+                ref_text,
+                f"{gm_bytes(coupled):,}",
+                f"{gm_bytes(split):,}",
+                f"{workspace_bytes(split):,}",
+            )
+        )
+    header = ("kernel, tiles", "chip", "coupled cycles", "separated cycles", "ratio", "separated: reference",
+              "coupled GM bytes", "separated GM bytes", "workspaces")  # fmt: skip
+    return Table("separated", header, rows)
+
+
 def figures() -> list[Path]:
     import matplotlib
 
@@ -169,7 +226,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--write", action="store_true", help="rewrite the tables and figures of docs/language.md")
     args = p.parse_args()
-    tables = [flash(), epilogue()]
+    tables = [flash(), epilogue(), separated()]
     for t in tables:
         print(f"## {t.name}\n{t.markdown()}\n")
     if args.write:
