@@ -29,8 +29,10 @@ slot's waits take its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flag
 coupled program already uses on that pipe pair.
 
 Core ``c`` of the coupled program becomes group ``c``: core ``2c`` (AIC) and core ``2c + 1`` (its first
-AIV); the other AIVs of a group stay idle. Every wait follows its set in the coupled program's order, and
-each side keeps that order, so the split cannot deadlock where the coupled program does not.
+AIV); the other AIVs of a group stay idle. The new streams list their instructions in an execution order
+of the coupled core (:func:`execution_order`: every wait after its set), the consumer's workspace loads at
+the producer's "ready" set, so every wait of the split program comes after its set in one order all its
+streams follow: the split cannot deadlock where the coupled program does not.
 """
 
 from __future__ import annotations

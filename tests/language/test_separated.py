@@ -190,3 +190,88 @@ def test_the_score_tile_single_buffered_does_not_deadlock():
     out, run = fa.attention(q, k, v, BLOCK_M=64, BLOCK_N=128, chip="edu-separated", sanitize=True)
     assert run.sanitizer.clean, run.sanitizer.summary()
     assert_close(out.astype(np.float32), fa.reference(q, k, v).astype(np.float32), atol=2e-3, ulps=8)
+
+
+def _examples(chip: str) -> dict[str, tuple[np.ndarray, np.ndarray, object]]:
+    """Every kernel of examples/kernels on ``chip``: (result, numpy's, run)."""
+    import block_ptr_matmul
+    import layernorm
+    import matmul
+    import rmsnorm
+    import softmax
+    import vector_add
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((37, 300)).astype(np.float32)
+    w, b = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+    a16 = (rng.standard_normal((70, 90)) / 4).astype(np.float16)
+    b16 = (rng.standard_normal((90, 50)) / 4).astype(np.float16)
+    bias = rng.standard_normal(50).astype(np.float16)
+    q, k, v = qkv(1, 77, 32)
+    exp16 = (a16.astype(np.float32) @ b16.astype(np.float32)).astype(np.float16)
+    kw = {"chip": chip, "cores": 2, "sanitize": True}
+    out = {}
+    y, run = vector_add.add(x.ravel(), x.ravel(), **kw)
+    out["vector_add"] = (y, 2 * x.ravel(), run)
+    y, run = softmax.softmax(x, **kw)
+    out["softmax"] = (y, softmax.reference(x), run)
+    y, run = rmsnorm.rmsnorm(x, w, **kw)
+    out["rmsnorm"] = (y, rmsnorm.reference(x, w), run)
+    (y, _, _), run = layernorm.layer_norm(x, w, b, **kw)
+    out["layernorm"] = (y, layernorm.reference(x, w, b)[0], run)
+    y, run = matmul.matmul(a16, b16, bm=32, bn=32, bk=32, **kw)
+    out["matmul"] = (y, exp16, run)
+    y, run = block_ptr_matmul.matmul(a16, b16, bm=32, bn=32, bk=32, **kw)
+    out["block_ptr_matmul"] = (y, exp16, run)
+    y, run = matmul_gelu.fused(a16, b16, bias, bm=32, bn=32, bk=32, **kw)
+    out["matmul_gelu"] = (y, matmul_gelu.reference(a16, b16, bias), run)
+    for causal in (False, True):
+        y, run = fa.attention(q, k, v, causal=causal, BLOCK_M=32, BLOCK_N=32, **kw)
+        out[f"flash_attention causal={causal}"] = (y, fa.reference(q, k, v, causal=causal), run)
+    return out
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+def test_every_example_kernel_runs_on_a_separated_chip(chip):
+    for name, (got, expect, run) in _examples(chip).items():
+        assert run.sanitizer.clean, (name, run.sanitizer.summary())
+        assert_close(got.astype(np.float32), expect.astype(np.float32), atol=2e-3, ulps=64)
+        split = bool(run.compiled.kinds)
+        assert split == (name.startswith(("matmul_gelu", "flash"))), name  # only Cube + Vector kernels are split
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+def test_the_language_tests_cube_vector_kernels_run_on_a_separated_chip(chip):
+    """The Cube + Vector kernels of the other language tests: a matmul with a bias + ReLU epilogue (B column-major
+    too), an accumulator vector code rescales before each dot, the exp2 FlashAttention variant."""
+    from lang_kernels import matmul_bias_relu
+    from test_cube_vector import scaled_accumulation
+    from test_language_flash_speed import exp2_attention
+
+    M, N, K = 45, 70, 50
+    a = RNG.standard_normal((M, K)).astype(np.float16)
+    b = (RNG.standard_normal((K, N)) / 4).astype(np.float16)
+    bias = RNG.standard_normal(N).astype(np.float16)
+    full = a.astype(np.float64) @ b.astype(np.float64)
+    for col_major in (False, True):
+        c = np.zeros((M, N), np.float32)
+        b_arg = np.ascontiguousarray(b.T) if col_major else b
+        grid = (-(-M // 32) * -(-N // 32),)
+        run = matmul_bias_relu[grid](a, b_arg, bias, c, M, N, K, BM=32, BN=32, BK=32, B_COL_MAJOR=col_major,
+                                     chip=chip, cores=2, sanitize=True)  # fmt: skip
+        assert run.sanitizer.clean and run.compiled.kinds
+        assert_close(c, np.maximum(full + bias.astype(np.float64), 0), atol=1e-3, ulps=64)
+    expect = np.zeros((19, 23))
+    a2, b2 = a[:19, :], b[:, :23]
+    for k0 in range(0, K, 32):
+        expect = expect * 0.5 + a2[:, k0 : k0 + 32].astype(np.float64) @ b2[k0 : k0 + 32].astype(np.float64)
+    c = np.zeros((19, 23), np.float32)
+    a2, b2 = np.ascontiguousarray(a2), np.ascontiguousarray(b2)
+    run = scaled_accumulation[(1,)](a2, b2, c, 19, 23, K, BM=32, BN=32, BK=32, chip=chip, sanitize=True)
+    assert run.sanitizer.clean and run.compiled.kinds
+    assert_close(c, expect, atol=1e-4, ulps=64)
+    q, k, v = qkv(2, 45, 32)
+    for causal in (False, True):
+        out, run = exp2_attention(q, k, v, causal=causal, BLOCK_M=16, BLOCK_N=32, chip=chip, sanitize=True)
+        assert run.sanitizer.clean and run.compiled.kinds
+        assert_close(out.astype(np.float32), fa.reference(q, k, v, causal=causal).astype(np.float32), atol=2e-3, ulps=8)
