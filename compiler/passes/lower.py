@@ -528,9 +528,12 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
     ends: dict[int, int] = {}  # instance → index of its "set ready"
     released: dict[int, int] = {}  # instance → index of the consumer's "set free"
     guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
+    readies: dict[tuple[str, int], int] = {}  # (group, instance) → index of its "ready" set
     for i, it in enumerate(items):
         if type(it) is not _FlagRef:
             continue
+        if it.set and it.role == "ready":
+            readies[(it.group, it.instance)] = i
         if it.group == group:
             if not it.set and it.role == "free":
                 starts[it.instance] = i
@@ -554,6 +557,10 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
         if g >= 0:
             anchor = max(anchor, guards[g])
         anchor = max(anchor, floor)
+        for j in range(start, end + 1):  # a block that waits for another group's data stays after its "ready"
+            it = items[j]
+            if type(it) is _FlagRef and not it.set and it.role == "ready" and it.group != group:
+                anchor = max(anchor, readies.get((it.group, it.instance), -1))
         if anchor >= start - 1:
             floor = end
             continue
