@@ -201,3 +201,48 @@ def test_flash_attention_on_random_shapes(s, d, bm, bn, causal):
     out, run = fa.attention(q, k, v, causal=causal, BLOCK_M=bm, BLOCK_N=bn, sanitize=True)
     assert run.sanitizer.clean, (s, d, bm, bn, causal, run.sanitizer.summary())
     assert_close(out.astype(np.float32), expect, atol=2e-3, ulps=8)
+
+
+@dsasim.jit
+def attn_v_first(Q, K, V, Out, sm_scale, N_CTX, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """Causal FlashAttention with f16 scores and V loaded before Q·Kᵀ (its move into L0A prefetched)."""
+    start_m = tl.program_id(0)
+    offs_m = start_m * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_d = tl.arange(0, D)
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    q = tl.load(Q + offs_m[:, None] * D + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
+    k_ptrs = K + offs_n[None, :] * D + offs_d[:, None]
+    v_ptrs = V + offs_n[:, None] * D + offs_d[None, :]
+    for start_n in range(0, min((start_m + 1) * BM, N_CTX), BN):
+        k = tl.load(k_ptrs, mask=(start_n + offs_n[None, :]) < N_CTX, other=0.0)
+        v = tl.load(v_ptrs, mask=(start_n + offs_n[:, None]) < N_CTX, other=0.0)
+        qk = (tl.dot(q, k) * sm_scale).to(tl.float16)
+        qk = tl.where(offs_m[:, None] >= (start_n + offs_n[None, :]), qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1).to(tl.float32))
+        p = tl.exp(qk - m_ij.to(tl.float16)[:, None])
+        alpha = tl.exp(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_ij
+        k_ptrs += BN * D
+        v_ptrs += BN * D
+    out = (acc / l_i[:, None]).to(tl.float16)
+    tl.store(Out + offs_m[:, None] * D + offs_d[None, :], out, mask=offs_m[:, None] < N_CTX)
+
+
+@pytest.mark.parametrize("chip", ["edu", "edu-separated"])
+def test_a_prefetched_operand_move_waits_after_the_vector_value_it_needs(chip):
+    """The moves of ``tl.dot(p, v)``'s operands are prefetched (V is loaded before Q·Kᵀ); the block carrying
+    ``p``'s move waits for the UB → L1 copy of ``p``, so it must not move above the Q·Kᵀ that ``p`` needs
+    (programs of different trip counts: it did, and the core deadlocked)."""
+    s, d, bm, bn = 70, 32, 32, 64
+    q, k, v = (RNG.standard_normal((s, d)).astype(np.float16) for _ in range(3))
+    out = np.empty_like(q)
+    run = attn_v_first[(tl.cdiv(s, bm),)](q, k, v, out, 1 / np.sqrt(d), s, D=d, BM=bm, BN=bn, chip=chip, cores=1,
+                                          sanitize=True)  # fmt: skip
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    expect = fa.reference(q[None], k[None], v[None], causal=True)[0].astype(np.float32)
+    assert_close(out.astype(np.float32), expect, atol=4e-3, ulps=16)
