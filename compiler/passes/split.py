@@ -6,16 +6,17 @@ vector code (C2V), MTE3 UB → L1 for a ``dot`` (V2C), each ordered by the ``syn
 separated chip each hand-over goes through a GM workspace with cross-core flags (the built-in attention's
 ``compiler.attention.sync.CrossRing``; Ascend C's ``CrossCoreSetFlag``; DLCompiler's C2V/V2C)::
 
-    coupled core                           AIC                                  AIV
-    wait v→fix  F.free                     wait_cross mte2→fix F.free           wait v→mte2 F.free
-    fixpipe     ub[F] ← l0c        ==>     fixpipe  ws_c2v[F] ← l0c
-    set  fix→v  F.ready                    set_cross fix→mte2 F.ready           wait_cross fix→mte2 F.ready
-                                                                                mte2.copy ub[F] ← ws_c2v[F]
-                                                                                set  mte2→v F.ready
-    wait fix→v  F.ready                                                         wait mte2→v F.ready
-    v.… reads ub[F]                                                             v.… reads ub[F]
-    set  v→fix  F.free                                                          set v→mte2 F.free
-                                                                                set_cross mte2→fix F.free
+    coupled core                    AIC                                AIV
+    wait v→fix  F.free              wait_cross mte2→fix F.free
+    fixpipe     ub[F] ← l0c   ==>   fixpipe   ws_c2v[F] ← l0c
+    set  fix→v  F.ready             set_cross fix→mte2 F.ready         wait_cross fix→mte2 F.ready
+                                                                       wait  v→mte2 F.free
+                                                                       mte2.copy  ub[F] ← ws_c2v[F]
+                                                                       set   mte2→v F.ready
+                                                                       set_cross mte2→fix F.free
+    wait fix→v  F.ready                                                wait  mte2→v F.ready
+    v.… reads ub[F]                                                    v.… reads ub[F]
+    set  v→fix  F.free                                                 set   v→mte2 F.free
 
 and the mirror image for V2C (AIV: MTE3 UB → ``ws_v2c``, ``set_cross mte3→mte2``; AIC: MTE2 ``ws_v2c`` →
 L1, then the coupled ``mte3→mte1`` flags become ``mte2→mte1``). Everything else goes to the side its
@@ -23,7 +24,8 @@ pipe is on: MTE2 into L1/L0, MTE1, the Cube and FIXPIPE to the AIC; MTE2 into UB
 to the AIV. Derived from the coupled program, the split inherits its schedule: each workspace mirrors
 the on-chip buffer it stands for (``ws_c2v`` UB's staging buffers, ``ws_v2c`` L1's operand buffers, at
 the same offsets), so it has as many slots as the coupled kernel's buffers — double-buffered where they
-are — and a slot's "free" flag back-pressures the producer exactly as the coupled flag did. Each coupled
+are. The on-chip slot's "free" flag now guards the consumer's load; the workspace slot is free once that
+load has read it (``set_cross mte2→fix``, kept only if the producer writes the slot again). Each coupled
 event id becomes one cross-core flag id per direction (cross flags count; one id per slot, so each
 slot's waits take its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the
 coupled program already uses on that pipe pair.
@@ -92,7 +94,7 @@ def side(ins: Instruction) -> str:
     if isinstance(ins, SetFlag | WaitFlag):
         return ""
     if isinstance(ins, Copy):
-        if ins.route in ((Space.UB, Space.L1),):
+        if ins.route == (Space.UB, Space.L1):
             return ""
         spaces = {ins.src.space, ins.dst.space}
         return AIV if Space.UB in spaces else AIC
