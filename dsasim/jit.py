@@ -7,7 +7,9 @@
     print(run)          # the cycle report
     run.by_line()       # what each line of the kernel cost, per pipe
 
-Reserved launch keywords: ``chip=`` (preset name or Chip, default ``edu``), ``cores=`` (default: the
+Reserved launch keywords: ``chip=`` (preset name or Chip, default ``edu``; on a separated preset such as
+``edu-separated`` a kernel using the Cube and the Vector unit runs as an AIC and an AIV program per core,
+exchanging tiles through GM: ``compiler.passes.split``), ``cores=`` (default: the
 chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run the programs in numpy, no
 engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
 double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
