@@ -10,6 +10,7 @@ next completion (rounded up to a whole cycle).
 from __future__ import annotations
 
 import math
+from bisect import insort
 
 import simpy
 
@@ -33,7 +34,11 @@ class SharedBandwidth:
     def __init__(self, env: simpy.Environment, bandwidth: float) -> None:
         self.env = env
         self.bandwidth = float(bandwidth)
+        #: the flows streaming, in the order they started (the order their completions fire in)
         self.flows: list[_Flow] = []
+        #: the same flows by cap, ties in start order: the water-filling order, kept as flows come and go
+        #: rather than sorted at every change (a 24-core chip has dozens in flight)
+        self._by_cap: list[_Flow] = []
         self._last = 0.0
         self._generation = 0
         #: (cycle, total bytes/cycle in use) at every change: the GM bandwidth counter of the trace.
@@ -47,13 +52,15 @@ class SharedBandwidth:
         """
         env = self.env
         done = env.event()
-        start = env.now + delay
-        flow = _Flow(nbytes, cap, done, start + min_cycles)
+        flow = _Flow(nbytes, cap, done, env.now + delay + min_cycles)
         if delay:
-            env.timeout(delay).callbacks.append(lambda _e: self._start(flow))
+            env.timeout(delay, flow).callbacks.append(self._started)
         else:
             self._start(flow)
         return done
+
+    def _started(self, event: simpy.Event) -> None:
+        self._start(event.value)
 
     def _start(self, flow: _Flow) -> None:
         if flow.remaining <= 0:
@@ -61,12 +68,13 @@ class SharedBandwidth:
             return
         self._advance()
         self.flows.append(flow)
+        insort(self._by_cap, flow, key=_cap)
         self._reallocate()
 
     def _finish(self, flow: _Flow) -> None:
         wait = flow.not_before - self.env.now
         if wait > 0:
-            self.env.timeout(wait).callbacks.append(lambda _e: flow.done.succeed())
+            self.env.timeout(wait, flow.done).callbacks.append(_fire)
         else:
             flow.done.succeed()
 
@@ -86,31 +94,45 @@ class SharedBandwidth:
     def _reallocate(self) -> None:
         flows = self.flows
         left, n = self.bandwidth, len(flows)
-        for f in sorted(flows, key=lambda f: f.cap) if n > 1 else flows:
-            f.rate = min(f.cap, left / n)
+        for f in self._by_cap:
+            share = left / n
+            f.rate = share if share < f.cap else f.cap  # min(cap, share), as written out: no call per flow
             left -= f.rate
             n -= 1
         now = self.env.now
         total = self.bandwidth - left
-        if self.usage and self.usage[-1][0] == now:
-            self.usage[-1] = (now, total)
-        elif not self.usage or self.usage[-1][1] != total:
-            self.usage.append((now, total))
+        usage = self.usage
+        if usage and usage[-1][0] == now:
+            usage[-1] = (now, total)
+        elif not usage or usage[-1][1] != total:
+            usage.append((now, total))
         self._generation += 1
         if flows:
-            finish = now + min(f.remaining / f.rate for f in flows)
+            finish = now + min([f.remaining / f.rate for f in flows])
             delay = max(0, math.ceil(finish - _EPS) - now)
-            gen = self._generation
-            self.env.timeout(delay).callbacks.append(lambda _e: self._tick(gen))
+            self.env.timeout(delay, self._generation).callbacks.append(self._tick)
 
-    def _tick(self, generation: int) -> None:
-        if generation != self._generation:
+    def _tick(self, event: simpy.Event) -> None:
+        if event.value != self._generation:
             return  # a newer start or end rescheduled the wake-up
         self._advance()
-        finished = [f for f in self.flows if f.remaining <= _EPS * max(1.0, f.rate)]
+        flows = self.flows
+        # ``remaining <= _EPS * max(1, rate)``, written out
+        finished = [f for f in flows if f.remaining <= _EPS * (f.rate if f.rate > 1.0 else 1.0)]
         if not finished:  # rounding: finish on the next whole cycle
-            finished = [min(self.flows, key=lambda f: f.remaining / f.rate)]
+            finished = [min(flows, key=lambda f: f.remaining / f.rate)]
+        by_cap = self._by_cap
         for f in finished:
-            self.flows.remove(f)
+            flows.remove(f)
+            by_cap.remove(f)
             self._finish(f)
         self._reallocate()
+
+
+def _cap(flow: _Flow) -> float:
+    return flow.cap
+
+
+def _fire(event: simpy.Event) -> None:
+    """A flow held back by its ``min_cycles`` is done now: fire the event its transfer returned."""
+    event.value.succeed()

@@ -6,11 +6,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import simpy
-
 from isa import DeadlockError, DsasimError, Instruction, Pipe, Program
 from simulator.bandwidth import SharedBandwidth
 from simulator.config import Chip
+from simulator.engine.clock import Clock
 from simulator.engine.core import Core
 from simulator.engine.deadlock import explain
 from simulator.engine.decode import CrossKey, Decoded, Decoder
@@ -40,7 +39,7 @@ class Engine:
         self.memory = memory
         #: The sanitizer's hooks (``simulator.sanitizer.tracker``), called as things happen; None: off.
         self.sanitizer = sanitizer
-        self.env = simpy.Environment()
+        self.env = Clock()
         self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
         cross = CrossFlags(program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
         self.machine = Machine(self.env, chip, SharedBandwidth(self.env, chip.gm_bandwidth), cross, sanitizer)

@@ -22,8 +22,8 @@ from typing import NamedTuple
 import simpy
 
 from isa import Instruction, Pipe
-from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind, Wait
-from simulator.engine.flags import CoreFlags
+from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
+from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
@@ -79,12 +79,16 @@ class PipeUnit:
 
     # -- the scalar unit's side ----------------------------------------------------------------
     def push(self, index: int, at: int) -> None:
-        """Queue instruction ``index``, issued at cycle ``at``."""
+        """Queue instruction ``index``, issued at cycle ``at``. (The scalar unit does this inline.)"""
         self.queue.append((index, at))
         self.issued += 1
         if self.wake is not None:
-            w, self.wake = self.wake, None
-            w.succeed()
+            self.wake_up()
+
+    def wake_up(self) -> None:
+        """The pipe's process, waiting on an empty queue, resumes: something was queued."""
+        w, self.wake = self.wake, None
+        w.succeed()
 
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
@@ -106,13 +110,14 @@ class PipeUnit:
         trace, debug = machine.trace, machine.debug
         fast = self.mem is None and not debug and machine.sanitizer is None
         cid, pipe, flags = self.core, self.pipe, self.flags
-        flagmap = flags.flags
+        flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
+        timeout = env.timeout
         pending_idle = 0
         while True:
             if not q:
                 if self.closed:
-                    if self.inflight:
+                    if inflight:
                         yield from self._await_flights(0)
                     return
                 t0 = env.now
@@ -134,12 +139,12 @@ class PipeUnit:
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
                     pending_idle = 0
-                yield env.timeout(start - now + payload)
+                yield timeout(start - now + payload)
                 st.busy += payload
             else:
                 if ready > now:
                     pending_idle += ready - now
-                    yield env.timeout(ready - now)
+                    yield timeout(ready - now)
                 q.popleft()
                 if self.space is not None:
                     self._free_slot()
@@ -149,16 +154,25 @@ class PipeUnit:
                 start = env.now
                 if debug:
                     print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
+                # Each kind below yields plain events (no sub-generator per instruction: this loop is the
+                # engine's hot path, a generator object each time would cost more than the rest).
                 if kind is FIXED:
-                    yield from self._fixed(index, payload, start)
+                    writes = self._execute(index, start)
+                    yield timeout(payload)
+                    st.busy += payload
+                    self._retire(index, writes)
                 elif kind is DMA:
-                    start = yield from self._dma(index, payload, start)
-                    if start < 0:
+                    if len(inflight) >= payload.outstanding:
+                        yield from self._await_flights(payload.outstanding - 1)
+                        start = env.now
+                    writes = None if fast else self._execute(index, start)
+                    yield self._stream(payload)
+                    if self._streamed(index, payload, start, writes):
                         continue  # in flight: it retires when it completes
                 elif kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
-                    at = self.inflight[-1].done if self.inflight else start + self.result_latency
+                    at = inflight[-1].done if inflight else start + self.result_latency
                     if kind is SET:
                         flags.set(payload, at, index)
                     else:
@@ -167,13 +181,27 @@ class PipeUnit:
                         self._count(index, at)
                         continue
                 elif kind is XWAIT:
-                    yield from self._wait_cross(index, payload, start)
-                else:
+                    x = self.machine.cross.get(payload.key(cid))
+                    wake = self._until_visible(index, x)
+                    if wake is not None:
+                        yield wake
+                        self.blocked = None
+                        if x.pending[0][0] > env.now:
+                            yield timeout(x.pending[0][0] - env.now)
+                    self._took_cross(index, payload, x, start)
+                else:  # WAIT
                     flag = flagmap.get(payload.key)
-                    if flag is not None and flag.set_at is not None and flag.set_at <= start:
-                        flags.consume(payload.key, flag, index, start)  # already set: no wait, no event
-                    else:
-                        yield from self._wait_flag(index, payload, start)
+                    if flag is None or flag.set_at is None or flag.set_at > start:
+                        if flag is None:
+                            flag = flags.get(payload.key)
+                        yield self._until_set(index, flag)
+                        self.blocked = None
+                        if flag.set_at > env.now:
+                            yield timeout(flag.set_at - env.now)
+                    end = env.now
+                    if end > start:
+                        stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
+                    flags.consume(payload.key, flag, index, end)
             end = env.now
             st.instructions += 1
             st.last_end = end
@@ -234,21 +262,21 @@ class PipeUnit:
         self.stats.busy += cycles
         self._retire(index, writes)
 
-    def _dma(self, index: int, dma: Dma, start: int) -> Generator[simpy.Event, object, int]:
-        """A transfer through GM: waits for a free slot among the ``outstanding``, holds the pipe while
-        its bytes stream (sharing GM bandwidth with every transfer in flight: the time beyond its
-        stand-alone occupancy is a ``bandwidth`` stall), then completes its latency later, in order.
-        Returns its start cycle, or -1 once it is in flight (it retires when it completes)."""
-        env, st, inflight = self.env, self.stats, self.inflight
-        if len(inflight) >= dma.outstanding:
-            yield from self._await_flights(dma.outstanding - 1)
-            start = env.now
-        writes = self._execute(index, start)
+    def _stream(self, dma: Dma) -> simpy.Event:
+        """Start a transfer's bytes streaming (after its fixed cycles) on the link that serves it: HBM, or
+        the L2's link for a read that hits. The event fires when they have streamed."""
         machine = self.machine
         link = machine.gm
-        if machine.l2 is not None and dma.view is not None and machine.l2.access(dma.view, dma.streamed, dma.write):
+        l2 = machine.l2
+        if l2 is not None and dma.view is not None and l2.access(dma.view, dma.streamed, dma.write):
             link = machine.l2_link  # a read hit: served by the L2, not HBM
-        yield link.transfer(dma.streamed, dma.cap, dma.fixed, dma.floor)
+        return link.transfer(dma.streamed, dma.cap, dma.fixed, dma.floor)
+
+    def _streamed(self, index: int, dma: Dma, start: int, writes: list | None) -> bool:
+        """A transfer through GM has streamed (it held the pipe since ``start``, sharing GM bandwidth with
+        every transfer in flight: the time beyond its stand-alone occupancy is a ``bandwidth`` stall); it
+        completes its latency later, in order. True if it is now in flight (it retires when it completes)."""
+        env, st, inflight = self.env, self.stats, self.inflight
         now = env.now
         took = now - start
         if took > dma.alone:
@@ -261,38 +289,37 @@ class PipeUnit:
             done = inflight[-1].done  # one queue's transfers complete in order
         if done == now:
             self._retire(index, writes)
-            return start
+            return False
         inflight.append(Flight(index, start, done, writes))
         env.timeout(done - now).callbacks.append(self._complete)
-        return -1
+        return True
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
 
-    def _wait_flag(self, index: int, wait: Wait, start: int) -> Process:
-        env, flags = self.env, self.flags
-        flag = flags.get(wait.key)
+    def _until_set(self, index: int, flag: Flag) -> simpy.Event:
+        """What a ``wait_flag`` waits for: its flag set (the pipe is ``blocked`` on it meanwhile), or the
+        cycle the flag, already set, fires."""
+        env = self.env
         if flag.set_at is None:
             self.blocked = index
             flag.waiter = env.event()
-            yield flag.waiter
-            self.blocked = None
-        if flag.set_at > env.now:
-            yield env.timeout(flag.set_at - env.now)
-        self.stats.stall(wait.cause, env.now - start)
-        flags.consume(wait.key, flag, index, env.now)
+            return flag.waiter
+        return env.timeout(flag.set_at - env.now)
 
-    def _wait_cross(self, index: int, wait: CrossWait, start: int) -> Process:
-        env, cross = self.env, self.machine.cross
-        key = wait.key(self.core)
-        x = cross.get(key)
+    def _until_visible(self, index: int, x: CrossFlag) -> simpy.Event | None:
+        """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
+        meanwhile), or the oldest one's becoming visible; None if it is visible already."""
+        env = self.env
         if not x.pending:
             self.blocked = index
             x.waiter = env.event()
-            yield x.waiter
-            self.blocked = None
-        visible = x.pending[0][0]
-        if visible > env.now:
-            yield env.timeout(visible - env.now)
-        self.stats.stall(wait.cause, env.now - start)
-        cross.consume(key, x, index, env.now)
+            return x.waiter
+        if x.pending[0][0] > env.now:
+            return env.timeout(x.pending[0][0] - env.now)
+        return None
+
+    def _took_cross(self, index: int, wait: CrossWait, x: CrossFlag, start: int) -> None:
+        now = self.env.now
+        self.stats.stall(wait.cause, now - start)
+        self.machine.cross.consume(wait.key(self.core), x, index, now)

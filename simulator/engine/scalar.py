@@ -21,6 +21,9 @@ from simulator.stats import PipeStats
 
 SCALAR, BARRIER, SSET, SWAIT = Kind.SCALAR, Kind.BARRIER, Kind.SSET, Kind.SWAIT
 
+#: what the scalar unit waits for, for ``blocked_on`` (formatted with the pipe's label)
+FULL, BARRIER_ON = "the full {} queue", "barrier on {}"
+
 
 class ScalarUnit:
     """The issue process of one core. ``at``/``blocked_on`` say where it waits (for deadlock reports);
@@ -42,10 +45,20 @@ class ScalarUnit:
         self.pipes = pipes
         self.flags = flags
         self.stats = PipeStats()
-        self.blocked_on: str | None = None
+        #: what the scalar unit waits for, as (a format string for the pipe's label, the pipe): put in
+        #: words only for a deadlock report (``blocked_on``), not each time it waits
+        self.waiting: tuple[str, Pipe | None] | None = None
         self.at: int | None = None  # the instruction the scalar unit is blocked at
         self.done = False
         self.start_at = 0  # cycle it starts issuing (the chip's seeded start jitter)
+
+    @property
+    def blocked_on(self) -> str | None:
+        """What the scalar unit is waiting on, in words (for deadlock reports); None if it is not waiting."""
+        if self.waiting is None:
+            return None
+        what, pipe = self.waiting
+        return what.format(pipe.label) if pipe is not None else what
 
     def run(self) -> Generator[simpy.Event, object, None]:
         machine = self.machine
@@ -54,22 +67,29 @@ class ScalarUnit:
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
         queued = QUEUED
+        #: the stall cause of a full queue, per pipe (formatted once, not at each wait)
+        full = {p: f"queue:{p.value}" for p in pipes}
         t = self.start_at
         st.stall("jitter", t)
         for index, (kind, pipe, payload, _, issue) in enumerate(self.decoded):
             if kind in queued:
                 unit = pipes[pipe]
-                if len(unit.queue) >= depth:
+                queue = unit.queue
+                if len(queue) >= depth:
                     unit.space = env.event()
-                    self.blocked_on, self.at = f"the full {pipe.label} queue", index
+                    self.waiting, self.at = (FULL, pipe), index
                     yield unit.space
-                    self.blocked_on = None
+                    self.waiting = None
                     if env.now > t:
-                        st.stall(f"queue:{pipe.value}", env.now - t)
+                        st.stall(full[pipe], env.now - t)
                         t = env.now
                 t += issue
                 st.busy += issue
-                unit.push(index, t)
+                # ``unit.push(index, t)``, inlined: this is once per instruction of the program.
+                queue.append((index, t))
+                unit.issued += 1
+                if unit.wake is not None:
+                    unit.wake_up()
             elif kind is SCALAR:
                 t += issue + payload
                 st.busy += issue + payload
@@ -80,9 +100,9 @@ class ScalarUnit:
                     unit = pipes[p]
                     if unit.completed < unit.issued:
                         unit.drain = (unit.issued, env.event())
-                        self.blocked_on, self.at = f"barrier on {p.label}", index
+                        self.waiting, self.at = (BARRIER_ON, p), index
                         yield unit.drain[1]
-                        self.blocked_on = None
+                        self.waiting = None
                 if sanitizer is not None:
                     sanitizer.barrier(self.core, index, payload)
                 if env.now > t:
@@ -103,11 +123,11 @@ class ScalarUnit:
                 f = flags.get(payload.key)
                 if f.set_at is None:
                     ins = self.stream[index]  # name the wait and its source line in a deadlock report
-                    self.blocked_on = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else "")
+                    self.waiting = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else ""), None
                     self.at = index
                     f.waiter, f.scalar_waits = env.event(), True
                     yield f.waiter
-                    self.blocked_on = None
+                    self.waiting = None
                 wait_end = max(t, f.set_at, env.now)
                 st.stall(payload.cause, wait_end - t)
                 t = wait_end
