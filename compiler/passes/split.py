@@ -18,17 +18,17 @@ separated chip each hand-over goes through a GM workspace with cross-core flags 
     v.… reads ub[F]                                                    v.… reads ub[F]
     set  v→fix  F.free                                                 set   v→mte2 F.free
 
-and the mirror image for V2C (AIV: MTE3 UB → ``ws_v2c``, ``set_cross mte3→mte2``; AIC: MTE2 ``ws_v2c`` →
-L1, then the coupled ``mte3→mte1`` flags become ``mte2→mte1``). Everything else goes to the side its
-pipe is on: MTE2 into L1/L0, MTE1, the Cube and FIXPIPE to the AIC; MTE2 into UB, the Vector unit and MTE3
-to the AIV. Derived from the coupled program, the split inherits its schedule: each workspace mirrors
-the on-chip buffer it stands for (``ws_c2v`` UB's staging buffers, ``ws_v2c`` L1's operand buffers, at
-the same offsets), so it has as many slots as the coupled kernel's buffers — double-buffered where they
-are. The on-chip slot's "free" flag now guards the consumer's load; the workspace slot is free once that
-load has read it (``set_cross mte2→fix``, kept only if the producer writes the slot again). Each coupled
-event id becomes one cross-core flag id per direction (cross flags count; one id per slot, so each
-slot's waits take its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the
-coupled program already uses on that pipe pair.
+and the mirror image for V2C (AIV: MTE3 UB → ``ws_v2c``, ``set_cross mte3→mte2``; AIC: MTE2 ``ws_v2c`` → L1,
+then the coupled ``mte3→mte1`` flags become ``mte2→mte1``). Everything else goes to the side its pipe is on:
+MTE2 into L1/L0, MTE1, the Cube and FIXPIPE to the AIC; MTE2 into UB, the Vector unit and MTE3 to the AIV.
+Derived from the coupled program, the split inherits its schedule: each workspace has one area per slot of the
+on-chip buffers it stands for (``ws_c2v`` UB's staging buffers, ``ws_v2c`` L1's operand buffers;
+:class:`_Layout`), so it has as many slots as the coupled kernel's buffers — double-buffered where they are.
+The on-chip slot's "free" flag now guards the consumer's load; the workspace slot is free once that load has
+read it (``set_cross mte2→fix``, kept only if the producer writes the slot again). Each coupled event id
+becomes one cross-core flag id per direction (cross flags count; one id per slot, so each slot's waits take
+its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the coupled program already
+uses on that pipe pair.
 
 Core ``c`` of the coupled program becomes group ``c``: core ``2c`` (AIC) and core ``2c + 1`` (its first
 AIV); the other AIVs of a group stay idle. The new streams list their instructions in an execution order
@@ -105,20 +105,22 @@ def side(ins: Instruction) -> str:
 
 def split(program: Program, target: Target) -> Split:
     """Split every core of the coupled ``program`` into an AIC core and an AIV core (see the module)."""
-    spans = {C2V: _span(program, True, target), V2C: _span(program, False, target)}
     ncores = program.ncores
     ids = _IdBase(program, target)
+    splitters = [_Splitter(g, ids, target) for g in range(ncores)]
+    for sp, core in zip(splitters, program.cores, strict=True):
+        sp.scan(core)
+    layout = _Layout(splitters, program, max(target.alignment.values()))
     streams: list[tuple[Instruction, ...]] = []
     moved: dict[tuple[str, bool], int] = {}
-    for g, core in enumerate(program.cores):
-        aic, aiv = _Splitter(g, spans, ids, target, moved).run(core)
-        streams += [aic, aiv]
+    for sp, core in zip(splitters, program.cores, strict=True):
+        streams += sp.run(core, layout, moved)
     tensors = list(program.tensors)
-    for name, (lo, hi) in spans.items():
-        if hi > lo:
-            tensors.append(TensorDecl(name, DType.I8, (ncores, hi - lo), TensorKind.SCRATCH))
+    for name, size in layout.size.items():
+        if size:
+            tensors.append(TensorDecl(name, DType.I8, (ncores, size), TensorKind.SCRATCH))
     note = "split for a separated chip: core 2g is group g's AIC, core 2g+1 its AIV; GM workspaces " + ", ".join(
-        f"{n} {ncores}×{hi - lo} B" for n, (lo, hi) in spans.items() if hi > lo
+        f"{n} {ncores}×{size} B" for n, size in layout.size.items() if size
     )
     out = Program(tuple(tensors), tuple(streams), program.chip, (*program.comments, note))
     traffic = tuple(Term(name, write, b) for (name, write), b in sorted(moved.items()))
@@ -130,23 +132,34 @@ def _extent(shape: tuple[int, ...], stride: int | None, dtype: DType) -> int:
     return ((rows - 1) * (stride or cols) + cols) * dtype.itemsize
 
 
-def _span(program: Program, c2v: bool, target: Target) -> tuple[int, int]:
-    """The on-chip byte range a workspace mirrors: UB written by FIXPIPE (C2V), L1 written by MTE3 (V2C)."""
-    lo, hi = None, 0
-    for core in program.cores:
-        for ins in core:
-            if c2v and type(ins) is Fixpipe and ins.dst.space is Space.UB:
-                at, n = ins.dst.offset, _extent(ins.shape, ins.dst_stride, ins.out_dtype)
-            elif not c2v and type(ins) is Copy and ins.route == (Space.UB, Space.L1):
-                at, n = ins.dst.offset, _extent(ins.shape, ins.dst_stride, ins.dtype)
-            else:
-                continue
-            lo = at if lo is None else min(lo, at)
-            hi = max(hi, at + n)
-    if lo is None:
-        return 0, 0
-    align = max(target.alignment.values())  # a workspace slot starts as aligned as the buffer it mirrors
-    return lo, lo + -(-(hi - lo) // align) * align
+class _Layout:
+    """Where each hand-over slot lives in its workspace: one area per (event id, on-chip offset) — a slot of a
+    staging buffer — as large as the largest tile written there, in one group's share of the workspace.
+
+    Two slots never share an area, even where the coupled kernel reuses the same on-chip bytes for buffers
+    whose lifetimes do not overlap: only the uses of one event id are ordered by its workspace releases."""
+
+    def __init__(self, splitters: list[_Splitter], program: Program, align: int) -> None:
+        extent: dict[str, dict[tuple[int, int], int]] = {C2V: {}, V2C: {}}
+        for sp, core in zip(splitters, program.cores, strict=True):
+            for h in sp.handovers:
+                for i, use in h.owner.items():
+                    ins = core[i]
+                    if h.carries(ins):
+                        key = (h.uses[use].event, ins.dst.offset)
+                        n = _extent(ins.shape, ins.dst_stride, ins.out_dtype if type(ins) is Fixpipe else ins.dtype)
+                        extent[h.ws][key] = max(extent[h.ws].get(key, 0), n)
+        self.at: dict[str, dict[tuple[int, int], int]] = {}
+        self.size: dict[str, int] = {}
+        for name, areas in extent.items():
+            at, end = {}, 0
+            for key in sorted(areas):
+                at[key] = end
+                end += -(-areas[key] // align) * align
+            self.at[name], self.size[name] = at, end
+
+    def addr(self, name: str, g: int, event: int, onchip: Addr) -> Addr:
+        return Addr(Space.GM, g * self.size[name] + self.at[name][(event, onchip.offset)], name)
 
 
 class _IdBase:
@@ -187,15 +200,8 @@ class _IdBase:
 class _Splitter:
     """One coupled core → (AIC stream, AIV stream) of group ``g``."""
 
-    def __init__(
-        self,
-        g: int,
-        spans: dict[str, tuple[int, int]],
-        ids: _IdBase,
-        target: Target,
-        moved: dict[tuple[str, bool], int],
-    ) -> None:
-        self.g, self.spans, self.ids, self.moved = g, spans, ids, moved
+    def __init__(self, g: int, ids: _IdBase, target: Target) -> None:
+        self.g, self.ids = g, ids
         self.c, self.v = 2 * g, 2 * g + 1
         self.aic: list[Instruction] = []
         self.aiv: list[Instruction] = []
@@ -206,13 +212,14 @@ class _Splitter:
             _HandOver(V2C, MTE3, MTE1, self.aiv, self.aic, self.v, self.c),
         )
 
-    def ws(self, name: str, onchip: Addr) -> Addr:
-        lo, hi = self.spans[name]
-        return Addr(Space.GM, self.g * (hi - lo) + onchip.offset - lo, name)
-
-    def run(self, core: tuple[Instruction, ...]) -> tuple[tuple[Instruction, ...], tuple[Instruction, ...]]:
+    def scan(self, core: tuple[Instruction, ...]) -> None:
         for h in self.handovers:
             h.scan(core)
+
+    def run(
+        self, core: tuple[Instruction, ...], layout: _Layout, moved: dict[tuple[str, bool], int]
+    ) -> tuple[tuple[Instruction, ...], tuple[Instruction, ...]]:
+        self.layout, self.moved = layout, moved
         for i in execution_order(core):
             ins = core[i]
             s = side(ins)
@@ -242,7 +249,7 @@ class _Splitter:
             use.started = True
             if use.n > 0:
                 h.p_out.append(WaitCross(MTE2, h.prod, self.ids.crossed(use.event), h.c_core))
-        ws = self.ws(h.ws, ins.dst)
+        ws = self.layout.addr(h.ws, self.g, use.event, ins.dst)
         h.p_out.append(replace(ins, dst=ws))
         dtype = ins.out_dtype if type(ins) is Fixpipe else ins.dtype
         n = _extent(ins.shape, None, dtype)
