@@ -26,14 +26,13 @@
 # Time: about 75 minutes. Labs 0 and 3 first (tiles, buffers and UB).
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Patch, Rectangle
 
 from compiler import BufferCapacityError, Schedule
-from dsasim import ALIGN, GraphBuilder, build, compile_and_run, fuse, plan_memory, run_graph
-from isa import DType, Space
+from dsasim import ALIGN, build, compile_and_run, fuse, plan_memory, run_graph
+from isa import Space
 from labs.checks import check
+from labs.support import lab04 as support  # this lab's plots and its deep MLP: labs/support/lab04.py
 from simulator import load_chip
 
 chip = load_chip("edu")
@@ -165,21 +164,7 @@ weights_tb = sum(aligned(tb, t.name) for t in tb.tensors if t.kind == "weight")
 print(f"naive: every tensor for the whole run  {naive_tb:>10,} B  (planner: {plan_memory(tb, 'naive').peak:,})")
 print(f"largest live set                       {max(live):>10,} B  at step {int(np.argmax(live)) - 1}")
 print(f"weights (live all the time)            {weights_tb:>10,} B")
-
-steps = np.arange(-1, len(tb.nodes) + 1)
-fig, ax = plt.subplots(figsize=(9, 3.8))
-ax.step(steps, np.array(live) / KiB, where="mid", color="C2", linewidth=2, label="live at this step")
-ax.axhline(naive_tb / KiB, color="C3", linestyle="--", label="naive: the sum of all tensors")
-ax.axhline(weights_tb / KiB, color="grey", linestyle=":", label="weights alone")
-for first, last, text in ((7, 14, "Q·Kᵀ\nheads"), (15, 20, "softmax"), (21, 28, "P·V\nheads"), (37, 42, "FFN")):
-    ax.axvspan(first - 0.5, last + 0.5, color="#eeeeee", zorder=0)
-    ax.text((first + last) / 2, naive_tb / KiB * 0.06, text, ha="center", va="bottom", fontsize=8)
-ax.set_xlabel("step (node index; -1: before the first kernel)")
-ax.set_ylabel("KiB")
-ax.set_ylim(0, naive_tb / KiB * 1.12)
-ax.set_title("transformer block, batch 2 × 64 tokens, hidden 128: GM bytes needed at each step")
-ax.legend(loc="upper left", ncols=3, fontsize=8)
-plt.show()
+support.plot_live_bytes(tb, live, naive_tb, weights_tb)
 
 # %% [markdown]
 # ## 2. A best-fit allocator
@@ -261,40 +246,13 @@ def best_fit(graph) -> dict[str, int]:
 check("4.3", best_fit)
 
 # %% [markdown]
-# Your plan of the transformer block, drawn: each tensor is a box from its first to its last step, at its
-# offset. Watch best fit drop new tensors into the holes that dead ones leave.
+# Your plan of the transformer block, drawn: each tensor is a box from its first to its last step (your
+# lifetimes), at your offset. Watch best fit drop new tensors into the holes that dead ones leave.
 
 # %%
-KIND_COLORS = {"input": "C0", "weight": "#9e9e9e", "const": "#bdbdbd", "activation": "C1"}
-
-
-def draw_arena(ax, graph, offsets: dict[str, int], title: str) -> int:
-    """One box per tensor (steps × bytes); returns the arena's peak."""
-    life = tensor_lifetimes(graph)
-    peak = max(offsets[n] + aligned(graph, n) for n in offsets)
-    for name, off in offsets.items():
-        first, last = life[name]
-        box = Rectangle((first - 0.5, off / KiB), last - first + 1, aligned(graph, name) / KiB)
-        box.set(facecolor=KIND_COLORS[graph.tensor(name).kind], edgecolor="white", linewidth=0.6)
-        ax.add_patch(box)
-    ax.set_xlim(-1.5, len(graph.nodes) + 0.5)
-    ax.set_ylim(0, peak / KiB * 1.05)
-    ax.set_xlabel("step")
-    ax.set_ylabel("arena offset (KiB)")
-    ax.set_title(title, fontsize=10)
-    return peak
-
-
 mine = best_fit(tb)
-fig, ax = plt.subplots(figsize=(9, 4.8))
-peak_mine = draw_arena(ax, tb, mine, "your best-fit arena of the transformer block (no in-place)")
-ax.set_ylim(0, peak_mine / KiB * 1.25)
-for y, color, text, va in ((peak_mine, "black", "your peak", "bottom"), (max(live), "C2", "largest live set", "top")):
-    ax.axhline(y / KiB, color=color, linestyle="--", linewidth=1)
-    ax.text(-1.3, y / KiB, text, va=va, fontsize=8, color=color)
-kinds = [k for k in KIND_COLORS if any(t.kind == k for t in tb.tensors)]
-ax.legend([Patch(facecolor=KIND_COLORS[k]) for k in kinds], kinds, loc="upper right", ncols=3, fontsize=8)
-plt.show()
+title = "your best-fit arena of the transformer block (no in-place)"
+peak_mine = support.plot_arena(tb, mine, tensor_lifetimes(tb), aligned, max(live), title)
 print(f"naive {naive_tb:,} B   your best fit {peak_mine:,} B   largest live set {max(live):,} B")
 
 # %% [markdown]
@@ -402,62 +360,25 @@ nets = {
 batches = {
     (net, p): [largest_batch(g, c * MiB, p) for c in caps] for net, g in nets.items() for p in ("naive", "reuse")
 }
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-for ax, net in zip(axes, nets):
-    for p, style in (("naive", "o-C3"), ("reuse", "s-C2")):
-        ax.plot(caps, batches[net, p], style[:2], color=style[2:], label=p)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
-    ax.yaxis.set_major_formatter(lambda v, _: f"{v:g}")
-    ax.set_xticks(caps, [f"{c} MiB" for c in caps])
-    ax.set_xlabel("GM capacity")
-    ax.set_ylabel("largest batch")
-    ax.set_title(net)
-    ax.legend()
-plt.tight_layout()
-plt.show()
+support.plot_largest_batch(caps, batches)
 for net in nets:
     print(f"{net:42} reuse / naive at {caps[-1]} MiB: {batches[net, 'reuse'][-1] / batches[net, 'naive'][-1]:.2f}×")
 
 # %% [markdown]
-# Does the gain depend on the network's **depth**? Build MLPs of `layers` linear layers (each a matmul, a
-# bias add and a GELU, 256 wide) and plan them:
-
+# Does the gain depend on the network's **depth**? `support.deep_mlp(layers)` builds an MLP of `layers` linear
+# layers (each a matmul, a bias add and a GELU, 256 wide; `support.deep_mlp??` shows it). Plan them:
 
 # %%
-def deep_mlp(layers: int = 4, batch: int = 64, width: int = 256, dtype: DType = DType.F16):
-    b = GraphBuilder(dtype)
-    x = b.tensor("x", (batch, width), "input")
-    for i in range(layers):
-        x = b.unary(f"l{i}.act", "gelu", b.linear(f"l{i}", x, width, bias=True))
-    params = {"layers": layers, "batch": batch, "width": width, "dtype": dtype}
-    return b.graph("deep-mlp", (x,), params, deep_mlp)
-
-
 depths = [1, 2, 4, 8, 16]
 act = {"naive": [], "reuse": []}
 gain = []
 for n in depths:
-    g = deep_mlp(n)
+    g = support.deep_mlp(n)
     w = sum(aligned(g, t.name) for t in g.tensors if t.kind == "weight")
     for p in act:
         act[p].append((plan_memory(g, p).peak - w) / KiB)
     gain.append(largest_batch(g, 16 * MiB, "reuse") / largest_batch(g, 16 * MiB, "naive"))
-
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
-ax1.plot(depths, act["naive"], "o-", color="C3", label="naive")
-ax1.plot(depths, act["reuse"], "s-", color="C2", label="reuse")
-ax1.set_xlabel("layers")
-ax1.set_ylabel("KiB")
-ax1.set_title("GM for everything but the weights, batch 64")
-ax1.legend()
-ax2.plot(depths, gain, "d-", color="C0")
-ax2.set_xlabel("layers")
-ax2.set_ylabel("largest batch, reuse / naive")
-ax2.set_title("batch gain of reuse in 16 MiB of GM")
-ax2.set_ylim(0, max(gain) * 1.1)
-plt.tight_layout()
-plt.show()
+support.plot_depth(depths, act, gain)
 
 # %% [markdown]
 # ### Question 4.6 — why depth helps reuse
@@ -558,42 +479,8 @@ need, cyc = {}, {}
 for s, op in ops.items():
     need[s], cyc[s] = zip(*(ub_and_cycles(op, r) for r in rows_list))
 ub_cap = chip.capacity(Space.UB)
-print(f"UB holds {ub_cap:,} B")
-print(f"{'rows':>4} | {'temporaries, B':^21} | {'UB needed, B':^21} | {'cycles':^21}")
-print(f"{'':>4} | " + " | ".join(f"{'shared':>10} {'unshared':>10}" for _ in range(3)))
-for i, r in enumerate(rows_list):
-    cells = [f"{temps[s][i]:>10,}" for s in ops] + [f"{need[s][i]:>10,}" for s in ops]
-    cells += [f"{cyc[s][i]:>10,}" if cyc[s][i] else f"{'no fit':>10}" for s in ops]
-    print(f"{r:>4} | {' '.join(cells[:2])} | {' '.join(cells[2:4])} | {' '.join(cells[4:])}")
-print(f"unfused, six kernels: {run_graph(g_rms, chip, fuse=False, timing_only=True).cycles:,} cycles")
-
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
-x = np.arange(len(rows_list))
-for j, (s, color) in enumerate((("shared", "C0"), ("unshared", "C1"))):
-    staged = np.array(need[s]) - np.array(temps[s])
-    ax1.bar(x + (j - 0.5) * 0.38, staged / KiB, 0.38, color="#bdbdbd", label="staged tiles" if j == 0 else None)
-    ax1.bar(x + (j - 0.5) * 0.38, np.array(temps[s]) / KiB, 0.38, bottom=staged / KiB, color=color,
-            label=f"temporaries, {s}")  # fmt: skip
-ax1.axhline(ub_cap / KiB, color="black", linestyle="--", linewidth=1)
-ax1.text(-0.6, ub_cap / KiB, " UB capacity", va="bottom", fontsize=8)
-ax1.set_xticks(x, [str(r) for r in rows_list])
-ax1.set_xlabel("rows per tile (× 1024 f16)")
-ax1.set_ylabel("KiB of UB")
-ax1.set_title("UB needed, 2 buffers per operand (left bar shared, right not)", fontsize=10)
-ax1.legend(loc="upper left", fontsize=8)
-for s, style in (("shared", "o-C0"), ("unshared", "s--C1")):
-    fit = [(r, c) for r, c in zip(rows_list, cyc[s]) if c is not None]
-    ax2.plot([r for r, _ in fit], [c / 1e3 for _, c in fit], style[:-2], color=style[-2:], label=f"UB {s}")
-ax2.set_xscale("log", base=2)
-ax2.set_xticks(rows_list, [str(r) for r in rows_list])
-ax2.set_xlim(1.6, 20)
-ax2.set_ylim(0, max(c for c in cyc["shared"] if c) / 1e3 * 1.15)
-ax2.set_xlabel("rows per tile (× 1024 f16); missing points do not fit")
-ax2.set_ylabel("thousand cycles")
-ax2.set_title("fused RMSNorm 128×1024 on edu", fontsize=10)
-ax2.legend(loc="lower left")
-plt.tight_layout()
-plt.show()
+unfused = run_graph(g_rms, chip, fuse=False, timing_only=True).cycles
+support.show_ub_sharing(rows_list, temps, need, cyc, ub_cap, unfused)
 
 # %% [markdown]
 # With the temporaries sharing bytes the tile can grow one more doubling before UB runs out, and the larger

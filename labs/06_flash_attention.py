@@ -30,27 +30,18 @@
 # %%
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from dsasim import Attention, AttentionSchedule, compile_and_run, plan_attention
-from isa import Pipe, Space
+from isa import Space
 from labs.checks import check
+from labs.support import lab06 as support
+from labs.support.lab06 import run
 from simulator import load_chip
 
 chip = load_chip("edu")
-
-
-def run(seq: int, algorithm: str = "flash", *, causal: bool = False, chip="edu", head_dim: int = 64, **knobs):
-    """Compile and simulate one head of f16 attention, timing only (knobs: tile_q, tile_kv, depth, ...).
-
-    This lab's flash reads K and V once per query tile, so a given ``tile_q`` is also its Q block
-    (``block_q``: the built-in kernel can keep several query tiles in L1 and read K and V once for all of
-    them — docs/attention.md)."""
-    if algorithm == "flash" and "tile_q" in knobs:
-        knobs.setdefault("block_q", knobs["tile_q"])
-    op = Attention(1, 1, seq, head_dim, causal)
-    return compile_and_run(op, AttentionSchedule(algorithm, **knobs), chip, timing_only=True)
+# run(seq, algorithm="flash", *, causal=False, chip="edu", head_dim=64, **knobs): one head of f16 attention,
+# simulated timing-only (knobs: tile_q, tile_kv, depth...). It and `support.`'s plots: labs/support/lab06.py.
 
 
 # %% [markdown]
@@ -88,8 +79,7 @@ print("* if q, k, v and o crossed GM exactly once")
 # GM, runs the softmax over them, writes the probabilities to GM, and multiplies those by `v`: `S²` numbers
 # written and read back, twice. **FlashAttention** (Dao et al., 2022) never forms the matrix: it walks over
 # the keys tile by tile and keeps the softmax *online*. Section 2 derives how.
-
-# %% [markdown]
+#
 # ## 2. Softmax, one key tile at a time
 #
 # Take one query: one row of scores `s_1 … s_N` (one per key) and the value rows `v_1 … v_N`. Its output is
@@ -129,9 +119,9 @@ print("* if q, k, v and o crossed GM exactly once")
 # `−inf` where masked), `v_tile` `(bk, d)`. Return `(m_new, ell_new, acc_new)`. No Python loop over rows is
 # needed: broadcast `m_new[:, None]` across a tile's columns.
 #
-# The check builds each state straight from the definitions above — over all the keys seen so far, with no
-# online trick — and compares your update with the definitions over one more tile: a first tile, maxima that
-# rise and fall, scores near 1000, rows wholly masked in a tile, a one-key tile, three tiles in a row.
+# The check compares your update with the state built straight from the definitions (over all the keys seen,
+# no online trick): a first tile, maxima that rise and fall, scores near 1000, rows wholly masked in a tile,
+# a one-key tile, three tiles in a row.
 
 
 # %%
@@ -214,8 +204,7 @@ check("6.2", flash_attention)
 sim = compile_and_run(Attention(1, 1, 256, 64, causal=True), AttentionSchedule("flash", tile_q=64, tile_kv=128), chip)
 q, k, v = (sim.inputs[name][0, 0].astype(np.float64) for name in "qkv")
 mine = flash_attention(q, k, v, 64, 128, True)
-chip_o = sim.outputs["o"][0, 0].astype(np.float64)
-err = np.abs(chip_o - mine)
+err = np.abs(sim.outputs["o"][0, 0].astype(np.float64) - mine)
 # the check's rule (compiler/check.py): an f16 ulp is 2⁻¹⁰ of |value| + the RMS of the output
 ulps = err / (2.0**-10 * (np.abs(mine) + np.sqrt(np.mean(mine**2))))
 print(f"chip vs your float64 flash_attention: largest difference {err.max():.2e}, {ulps.max():.1f} f16 ulps")
@@ -285,38 +274,17 @@ held = {
     a: [plan_attention(Attention(1, 1, S, 64), AttentionSchedule(a, tile_q=64), chip).peak_gm_bytes for S in long_s]
     for a in ("naive", "flash")
 }
-print(f"{'S':>5} {'naive B':>12} {'flash B':>12} {'naive/flash':>12} {'FLOP/B naive':>13} {'FLOP/B flash':>13}")
-for i, S in enumerate(measured_s):
-    n, f = measured["naive"][i], measured["flash"][i]
-    flops = Attention(1, 1, S, 64).flops
-    print(f"{S:5} {n:12,} {f:12,} {n / f:12.2f} {flops / n:13.1f} {flops / f:13.1f}")
+support.print_gm_table(measured_s, measured)  # bytes, their ratio, and FLOPs per byte of each
 for S in long_s[-3:]:
     print(f"S = {S}: naive / flash by your formula = {gm_bytes('naive', S, 64, 64) / gm_bytes('flash', S, 64, 64):.2f}")
-
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-for a, color, marker in (("naive", "C3", "o"), ("flash", "C0", "s")):
-    ax1.loglog(long_s, [gm_bytes(a, S, 64, 64) for S in long_s], "-", color=color, label=f"{a}, your formula")
-    ax1.loglog(measured_s, measured[a], marker, color=color, label=f"{a}, simulator")
-    ax2.loglog(long_s, held[a], marker + "-", color=color, label=a)
-ax1.loglog(long_s, [S * S * 2 for S in long_s], ":", color="grey", label="one S × S f16 matrix")
-ax1.set_title("GM bytes moved (d = 64, tile_q = 64, edu)")
-ax2.set_title("GM bytes held: q, k, v, o + workspaces")
-for ax in (ax1, ax2):
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(long_s, [str(S) for S in long_s])
-    ax.set_xlabel("sequence length S")
-    ax.set_ylabel("bytes")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-plt.show()
+support.plot_gm_bytes(long_s, measured_s, measured, held, gm_bytes)
 
 # %% [markdown]
 # Both lines of bytes *moved* have the slope of `S²`: flash reads all of `k` and `v` once per query tile, and
 # there are `S / tile_q` query tiles. What flash removes is the `S²` *workspace* — the right panel: what
 # naive must hold grows as `S²`, what flash holds as `S`. Question 6.7 asks what the ratio of bytes moved
 # tends to.
-
-# %% [markdown]
+#
 # ## 4. The Cube feeds the Vector unit: one buffer or two
 #
 # On a coupled core (Cube and Vector unit in one core, like `edu`), one flash **step** — one query tile
@@ -352,13 +320,7 @@ deep[2].timeline(window=(lo, lo + 4000), title=f"flash S=512, tile 64×128, dept
 # for FIXPIPE. Compare the waits of the Vector unit and of FIXPIPE:
 
 # %%
-print(f"{'':22}{'depth 1':>10}{'depth 2':>10}")
-print(f"{'cycles':22}{deep[1].cycles:>10,}{deep[2].cycles:>10,}")
-for pipe in (Pipe.V, Pipe.FIX):
-    stalls = [deep[depth].stats.cores[0][pipe].stalls for depth in (1, 2)]
-    for cause in sorted(set(stalls[0]) | set(stalls[1])):
-        if cause.startswith("flag:"):
-            print(f"{pipe.label + ' waits ' + cause:22}{stalls[0].get(cause, 0):>10,}{stalls[1].get(cause, 0):>10,}")
+support.print_flag_waits(deep)
 
 # %% [markdown]
 # ### Question 6.4 — what the second buffer buys
@@ -431,37 +393,13 @@ print(f"your causal_steps(256, 64, 64) = {causal_steps(256, 64, 64)}")
 
 # %% [markdown]
 # How much of the full work does the mask leave, as `S` grows? Your count against the measured bytes and
-# cycles of both schedules (tiles `64 × 64`):
+# cycles of both schedules (tiles `64 × 64`), each causal / no mask; for the bytes, flash's K and V only (`q`
+# and `o` are read and written once either way):
 
 # %%
 sizes = [64, 128, 192, 256, 384, 512]
-kept = {"K and V bytes, flash": [], "cycles, flash": [], "cycles, naive": []}
-for S in sizes:
-    full, masked_run = run(S, tile_q=64, tile_kv=64), run(S, causal=True, tile_q=64, tile_kv=64)
-    qo = 2 * S * 64 * 2  # q and o: read and written once either way
-    kept["K and V bytes, flash"].append((masked_run.stats.gm_bytes - qo) / (full.stats.gm_bytes - qo))
-    kept["cycles, flash"].append(masked_run.cycles / full.cycles)
-    naive_full, naive_masked = (
-        run(S, "naive", tile_q=64, tile_kv=64),
-        run(S, "naive", causal=True, tile_q=64, tile_kv=64),
-    )
-    kept["cycles, naive"].append(naive_masked.cycles / naive_full.cycles)
-formula_s = list(range(64, 2049, 64))
-fig, ax = plt.subplots(figsize=(7.5, 4.2))
-all_steps = [math.ceil(S / 64) ** 2 for S in formula_s]
-ax.plot(formula_s, [causal_steps(S, 64, 64)[0] / n for S, n in zip(formula_s, all_steps)], "-", color="grey",
-        label="steps processed (your causal_steps)")  # fmt: skip
-for (label, values), marker in zip(kept.items(), ("s", "o", "^")):
-    ax.plot(sizes, values, marker, label=f"{label} (simulator)", markersize=7)
-ax.axhline(0.5, color="grey", lw=0.8, ls=":")
-ax.set_xscale("log", base=2)
-ax.set_xticks([64, 128, 256, 512, 1024, 2048], ["64", "128", "256", "512", "1024", "2048"])
-ax.set_ylim(0, 1.15)
-ax.set_xlabel("sequence length S")
-ax.set_ylabel("causal / no mask")
-ax.set_title("what a causal mask leaves of the work (tiles 64×64, d = 64, edu)")
-ax.legend(fontsize=8, loc="lower left")
-plt.show()
+kept = support.causal_fractions(sizes)
+support.plot_causal(sizes, kept, causal_steps)
 
 # %% [markdown]
 # ## 6. Separate Cube and Vector cores
@@ -475,16 +413,7 @@ plt.show()
 
 # %%
 sep = {name: run(256, chip=name, tile_q=64, tile_kv=128) for name in ("edu", "edu-separated")}
-for name, r in sep.items():
-    print(f"{name}: {r.cycles:,} cycles, {r.stats.gm_bytes:,} GM bytes")
-    kinds = r.compiled.kinds
-    for c, pipes in enumerate(r.stats.cores):
-        busiest = max((p for p in pipes if p is not Pipe.S), key=lambda p: pipes[p].busy)
-        kind = f" ({kinds[c]})" if kinds[c] else ""
-        print(
-            f"  core {c}{kind}: busiest {busiest.label} {pipes[busiest].busy:,} cycles; "
-            f"VECTOR {pipes[Pipe.V].busy:,}, MTE2 {pipes[Pipe.MTE2].busy:,}"
-        )
+support.print_busiest(sep)  # per core: its busiest pipe, and how busy the Vector unit and MTE2 were
 print("\nedu-separated's GM traffic:")
 print(sep["edu-separated"].compiled.traffic.text())
 r = sep["edu-separated"]
@@ -580,13 +509,9 @@ mine = flash_kernel[(dsasim.cdiv(S7, BM7),)](q7, k7, v7, out7, 1 / math.sqrt(D7)
                                             BLOCK_N=BN7, cores=1, timing_only=True)  # fmt: skip
 builtin = compile_and_run(Attention(1, 1, S7, D7, precision="high"), AttentionSchedule("flash", tile_q=BM7,
                           tile_kv=BN7, block_q=BM7, cores=1), "edu", timing_only=True)  # fmt: skip
-for name, r in (("tile language", mine), ("built-in", builtin)):
-    busy = {p.label: r.stats.cores[0][p].busy for p in (Pipe.CUBE, Pipe.V, Pipe.MTE2)}
-    print(f"{name:>13}: {r.cycles:,} cycles, {r.stats.gm_bytes:,} GM bytes, busy {busy}")
+support.print_busy({"tile language": mine, "built-in": builtin})
 print(mine.by_line())
-for r in (mine, builtin):
-    lo = r.cycles // 3
-    r.timeline(window=(lo, lo + 5000))
+support.show_timelines((mine, builtin), 5000)
 
 # %% [markdown]
 # ### Question 6.11 — same algorithm, same tiles, a few more cycles
