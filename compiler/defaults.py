@@ -194,14 +194,14 @@ def _score(
     return None if best is None else (*best[:3], best[4])
 
 
-#: A matmul's residual: one tile per output tile, staged in UB for the epilogue.
-EPILOGUE_OPERAND = "r"
+#: A matmul's gate and residual: one tile per output tile, staged in UB for the epilogue.
+EPILOGUE_OPERANDS = ("g", "r")
 
 
 def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
-    """The given prefetch, or one less than the shallowest loaded operand's buffers (a matmul's residual
-    aside: ``pipeline`` prefetches it only as far as its own slots allow)."""
-    loaded = [d for n, d in depths.items() if n in loaded_operands(op) and n != EPILOGUE_OPERAND]
+    """The given prefetch, or one less than the shallowest loaded operand's buffers (a matmul's gate and
+    residual aside: ``pipeline`` prefetches it only as far as its own slots allow)."""
+    loaded = [d for n, d in depths.items() if n in loaded_operands(op) and n not in EPILOGUE_OPERANDS]
     return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
 
 
@@ -301,7 +301,7 @@ def _depth_options(
     if deep and (given is None or given.prefetch is None or given.prefetch >= 2):
         yield {**buffers, **dict.fromkeys(deep, 3)}
     yield buffers
-    outs = [n for n in free if n in ("c", "z", "y", EPILOGUE_OPERAND) and buffers[n] > 1]
+    outs = [n for n in free if n in ("c", "z", "y", *EPILOGUE_OPERANDS) and buffers[n] > 1]
     if outs:
         yield {**buffers, **dict.fromkeys(outs, 1)}
     if free:

@@ -184,11 +184,14 @@ def check_dtype(name: str, dtype: DType, allowed: tuple[DType, ...], what: str =
 
 @dataclass(frozen=True)
 class MatMul(Op):
-    """``c[m,n] = act(Σ_k a[m,k]·b[k,n] + bias[n]) + r[m,n]``: f16/bf16 inputs, f32 accumulation in L0C.
+    """``c[m,n] = act(Σ_k a[m,k]·b[k,n] + bias[n]) · g[m,n] + r[m,n]``: f16/bf16 inputs, f32 accumulation
+    in L0C.
 
     ``trans_b``: ``b`` is stored as ``[n, k]`` (the ``K`` of attention's ``Q·Kᵀ``) and transposed on its
-    way from L1 to L0B (MTE1), as DaVinci's LoadData does. ``residual``: a tensor ``r`` of the output's
-    shape and type is added after the activation (a residual connection folded into the epilogue).
+    way from L1 to L0B (MTE1), as DaVinci's LoadData does. ``gate``: the result is multiplied element by
+    element by a tensor ``g`` of the output's shape and type (a gated MLP's ``silu(x·W_gate) ⊙ x·W_up``,
+    folded into the up projection's epilogue). ``residual``: a tensor ``r`` of the output's shape and type
+    is added last (a residual connection folded into the epilogue).
     """
 
     m: int
@@ -200,6 +203,7 @@ class MatMul(Op):
     act: str | None = None  # None, "relu", "gelu" or "silu"
     trans_b: bool = False
     residual: bool = False
+    gate: bool = False
 
     unit: ClassVar[str] = "cube"
     ACTS: ClassVar[tuple[str, ...]] = ("relu", "gelu", "silu")
@@ -231,6 +235,8 @@ class MatMul(Op):
         ]
         if self.bias:
             ts.append(TensorSpec("bias", self.dtype, (self.n,), ("n",)))
+        if self.gate:
+            ts.append(TensorSpec("g", self.out_dtype, (self.m, self.n), ("m", "n")))
         if self.residual:
             ts.append(TensorSpec("r", self.out_dtype, (self.m, self.n), ("m", "n")))
         ts.append(TensorSpec("c", self.out_dtype, (self.m, self.n), ("m", "n"), output=True))
@@ -249,14 +255,22 @@ class MatMul(Op):
             c = gelu(c)
         elif self.act == "silu":
             c = silu(c)
+        if self.gate:
+            # the product of two tensors of the output type: the matmul's result is rounded to it first,
+            # as an unfused ``matmul → mul`` would store it
+            c = as_f32(c.astype(self.out_dtype.np)) * as_f32(inputs["g"]).reshape(self.m, self.n)
+            if self.residual:
+                c = as_f32(c.astype(self.out_dtype.np))
         if self.residual:
             c = c + as_f32(inputs["r"]).reshape(self.m, self.n)
         return self._out("c", c)
 
     def describe(self) -> str:
         body = ("Σ_k a[m,k]·b[n,k]" if self.trans_b else "Σ_k a[m,k]·b[k,n]") + (" + bias[n]" if self.bias else "")
-        text = f"c[m,n] = {self.act}({body})" if self.act else f"c[m,n] = {body}"
-        return text + (" + r[m,n]" if self.residual else "")
+        text = f"{self.act}({body})" if self.act else body
+        if self.gate:
+            text = f"({text}) · g[m,n]" if self.act is None else f"{text} · g[m,n]"
+        return "c[m,n] = " + text + (" + r[m,n]" if self.residual else "")
 
     @property
     def flops(self) -> int:

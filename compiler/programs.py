@@ -116,24 +116,34 @@ def gelu_epilogue(acc_dtype: DType, out_dtype: DType) -> TileProgram:
     return matmul_epilogue("gelu", False, acc_dtype, out_dtype)
 
 
-def matmul_epilogue(act: str | None, residual: bool, acc_dtype: DType, out_dtype: DType) -> TileProgram:
-    """Matmul epilogue on the Vector unit: ``Y = act(ACC) + R``, written in the output type.
+def matmul_epilogue(
+    act: str | None, residual: bool, acc_dtype: DType, out_dtype: DType, gate: bool = False
+) -> TileProgram:
+    """Matmul epilogue on the Vector unit: ``Y = act(ACC) · G + R``, written in the output type.
 
     ``ACC`` is the accumulator tile as FIXPIPE left it in UB: f32 for GELU and SiLU (computed in f32),
-    already cast to the output type otherwise (FIXPIPE converts on the fly). ``R``, the residual tile, is
-    added in the output type — the roundings of the unfused ``matmul → act → add``, in half the UB of an
-    f32 epilogue. Its name says what it does (``gelu``, ``relu+residual``...)."""
-    name = "+".join(([act] if act else []) + (["residual"] if residual else [])) or "copy"
-    b = Builder(name)
+    already cast to the output type otherwise (FIXPIPE converts on the fly). ``G``, the gate tile, multiplies
+    and ``R``, the residual tile, is added in the output type — the roundings of the unfused
+    ``matmul → act → mul → add``, in half the UB of an f32 epilogue. Its name says what it does (``gelu``,
+    ``relu+residual``, ``gate``...)."""
+    parts = ([act] if act else []) + (["gate"] if gate else []) + (["residual"] if residual else [])
+    b = Builder("+".join(parts) or "copy")
     x = b.inp("ACC", acc_dtype)
+    g = b.inp("G", out_dtype) if gate else None
     r = b.inp("R", out_dtype) if residual else None
     out = b.out("Y", out_dtype)
+    cur = x
     if act in ("gelu", "silu"):
         {"gelu": _gelu, "silu": _silu}[act](b, x, out)
+        cur = out
     elif act == "relu":
         b.op("relu", out, x)
+        cur = out
+    if g is not None:
+        b.op("mul", out, cur, g)
+        cur = out
     if r is not None:
-        b.op("add", out, out if act else x, r)
+        b.op("add", out, cur, r)
     return b.build()
 
 

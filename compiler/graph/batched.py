@@ -42,8 +42,8 @@ class BatchedMatMul(Op):
     unit = "cube"
 
     def __post_init__(self) -> None:
-        if self.inner.bias or self.inner.residual:
-            raise ValueError("BatchedMatMul takes a matmul without bias or residual operands")
+        if self.inner.bias or self.inner.residual or self.inner.gate:
+            raise ValueError("BatchedMatMul takes a matmul without bias, gate or residual operands")
 
     @property
     def name(self) -> str:
@@ -135,7 +135,11 @@ def batch_matmuls(graph: Graph, cores: int, *, select: Callable[[Node], bool] | 
 
     for node in graph.nodes:
         op = node.op
-        plain = type(op) is MatMul and not (op.bias or op.residual or op.act) and (select is None or select(node))
+        plain = (
+            type(op) is MatMul
+            and not (op.bias or op.residual or op.gate or op.act)
+            and (select is None or select(node))
+        )
         if plain and run and op == run[0].op and not _depends(node, run):
             run.append(node)
             continue

@@ -3,9 +3,10 @@
 ``fuse(graph)`` rewrites a graph in two steps (XLA's "output fusion", then its "loop" and "input" fusion):
 
 1. **Matmul epilogues.** A matmul (or conv2d) whose output is read only by a bias add (a row-broadcast
-   ``add``), then an activation (``relu``/``gelu``/``silu``), then a residual ``add`` — each optional, in
-   that order — takes them into its epilogue: the bias as a rank-1 update of the accumulator, the
-   activation and the residual on the way out of L0C. The intermediate tensors never reach GM.
+   ``add``), then an activation (``relu``/``gelu``/``silu``), then (matmul only) a ``mul`` by a tensor of
+   its shape — a gated MLP's ``silu(gate) ⊙ up`` —, then a residual ``add`` — each optional, in that
+   order — takes them into its epilogue: the bias as a rank-1 update of the accumulator, the activation,
+   the gate and the residual on the way out of L0C. The intermediate tensors never reach GM.
 2. **Vector chains.** Element-wise, per-row and row-reduction operators over the same rows join one
    :class:`~compiler.graph.fused.FusedVector` kernel, walking the graph in order: a node joins the group
    of the latest operator it reads from when the rows (and columns) match and no operator outside the
@@ -102,7 +103,8 @@ def _next_epilogue(
     if not all(_whole(graph, r, e.tensor(t)) for t, r in ebind.items()):
         return None
     bind = dict(node.bind)
-    stage = 3 if op.residual else 2 if op.act else 1 if op.bias else 0
+    gate = isinstance(op, MatMul) and op.gate  # a conv2d has no gate
+    stage = 4 if op.residual else 3 if gate else 2 if op.act else 1 if op.bias else 0
     if e.op == "add" and e.broadcast and stage == 0 and ebind["x"].tensor == out.tensor:
         if e.dtype is not op.dtype:
             return None
@@ -110,12 +112,16 @@ def _next_epilogue(
         new = replace(op, bias=True)
     elif not e.binary and e.op in EPILOGUE_ACTS and stage <= 1:
         new = replace(op, act=e.op)
-    elif e.op == "add" and not e.broadcast and stage <= 2:
-        other = ebind["y"] if ebind["x"].tensor == out.tensor else ebind["x"]
-        if other.tensor == out.tensor:
+    elif e.op in ("mul", "add") and not e.broadcast and stage <= (2 if e.op == "mul" else 3):
+        if e.op == "mul" and not isinstance(op, MatMul):
             return None
-        bind["r"] = other
-        new = replace(op, residual=True)
+        other = ebind["y"] if ebind["x"].tensor == out.tensor else ebind["x"]
+        # the other operand must be ready when the matmul runs: written by nodes before it
+        place = {n: i for i, n in enumerate(nodes)}
+        if other.tensor == out.tensor or any(place[w] > place[node.name] for w in writers.get(other.tensor, ())):
+            return None
+        bind["g" if e.op == "mul" else "r"] = other
+        new = replace(op, gate=True) if e.op == "mul" else replace(op, residual=True)
     else:
         return None
     bind[_out_name(op)] = ebind["z"]

@@ -247,7 +247,7 @@ class FreeBlocks:
 def inplace_pairs(op: Op) -> tuple[tuple[str, str], ...]:
     """``(output, input)`` pairs of ``op`` whose output may be written over the input: the kernel reads
     each tile of the input before it writes the same tile of the output, and no other tile. True of
-    element-wise and row-wise kernels (rows are whole in UB), and of a matmul's residual (read in the
+    element-wise and row-wise kernels (rows are whole in UB), and of a matmul's gate and residual (read in the
     epilogue of the very tile it is added to); never of a matmul's or conv's operands, which are re-read."""
     if isinstance(op, Elementwise):
         return (("z", "x"), ("z", "y")) if op.binary and not op.broadcast else (("z", "x"),)
@@ -255,8 +255,8 @@ def inplace_pairs(op: Op) -> tuple[tuple[str, str], ...]:
         return (("z", "x"),)
     if isinstance(op, Softmax | RMSNorm | LayerNorm):
         return (("y", "x"),)
-    if isinstance(op, MatMul) and op.residual:
-        return (("c", "r"),)
+    if isinstance(op, MatMul) and (op.residual or op.gate):
+        return (("c", "g"),) * op.gate + (("c", "r"),) * op.residual
     if isinstance(op, Conv2d) and op.residual:
         return (("y", "r"),)
     if isinstance(op, FusedVector):

@@ -99,7 +99,7 @@ def hoist(kernel: Kernel, panel: str | None = None, block: str | None = None) ->
     if kernel.stage != "order":
         raise ValueError(f"hoist expects an ordered kernel, got stage {kernel.stage!r}")
     op = kernel.op
-    if isinstance(op, MatMul) and block in ("a", "b") and panel in (None, "none"):
+    if isinstance(op, MatMul) and block in ("a", "b") and panel in (None, "none") and _blockable(kernel, block):
         kernel = block_k(kernel)
     else:
         block = None
@@ -158,8 +158,23 @@ def block_k(kernel: Kernel) -> Kernel:
     return kernel.with_(body=split(kernel.body), axes=axes)
 
 
+def _blockable(kernel: Kernel, operand: str) -> bool:
+    """Whether a k block of ``operand`` is reused: the loop over its other axis's tiles (m for a, n for b) runs
+    outside the k loop (or there is none), so that each block load serves the block's k steps. Otherwise its
+    tile is loaded at every k step anyway, and the k loop is left whole."""
+    levels, _ = _levels(kernel.body)
+    k_at = next((i for i, lv in enumerate(levels) if "k" in lv.axes and isinstance(lv.node, Loop)), None)
+    return k_at is not None and _pos(levels, {"m" if operand == "a" else "n"}) < k_at
+
+
 def _blocked(kernel: Kernel) -> bool:
     return any(a.name == BLOCK_AXIS for a in kernel.axes)
+
+
+def ub_epilogue(op: MatMul) -> bool:
+    """Whether a matmul's epilogue runs on the Vector unit, through UB (SiLU, GELU, a gate, a residual);
+    otherwise FIXPIPE writes the accumulator to GM itself (with its cast and ReLU)."""
+    return op.act in ("gelu", "silu") or op.residual or op.gate
 
 
 def epilogue_rows(kernel: Kernel, op: MatMul) -> int | None:
@@ -167,21 +182,21 @@ def epilogue_rows(kernel: Kernel, op: MatMul) -> int | None:
 
     The epilogue takes the accumulator tile through UB (``CUB``), the residual tile (``R``) and the result
     (``Y``), with the vector program's temporaries. An output tile whose epilogue does not fit UB even
-    single-buffered goes through in parts: the largest power-of-two share of the tile's rows (at least 16)
-    whose parts fit double-buffered. A tile that fits whole is left whole."""
-    if not (op.act in ("gelu", "silu") or op.residual):
+    single-buffered goes through in parts: ``16·2^j`` rows (a part's first row stays aligned in L0C), the
+    most whose parts fit double-buffered (at least 16). A tile that fits whole is left whole."""
+    if not ub_epilogue(op):
         return None
     tm, tn = kernel.axis("m").tile, kernel.axis("n").tile
     acc = epilogue_acc_dtype(op.act, op.out_dtype)
-    prog = matmul_epilogue(op.act, op.residual, acc, op.out_dtype)
-    staged = tn * (acc.itemsize + op.out_dtype.itemsize * (1 + op.residual))  # bytes per row, one slot each
+    prog = matmul_epilogue(op.act, op.residual, acc, op.out_dtype, op.gate)
+    staged = tn * (acc.itemsize + op.out_dtype.itemsize * (1 + op.residual + op.gate))  # bytes per row, one slot each
     temps = tn * sum(v.dtype.itemsize for v in prog.temps)
     ub = kernel.target.capacity[Space.UB]
     if tm * (staged + temps) <= ub:
         return None
-    rows = tm
-    while rows > 16 and rows * (2 * staged + temps) > ub:
-        rows = max(16, rows // 2)
+    rows = 16  # a part starts 16·2^j rows into the accumulator: the L0C alignment of any tile width
+    while rows * 2 < tm and rows * 2 * (2 * staged + temps) <= ub:
+        rows *= 2
     return rows if rows < tm else None
 
 
@@ -240,7 +255,7 @@ def _hoist_matmul(
         levels[p0].pre.append(mv)
 
     # c: the accumulator lives in L0C from its first k step to its last.
-    k_level = next((i for i, lv in enumerate(levels) if "k" in lv.axes), None)
+    k_level = next((i for i, lv in enumerate(levels) if {"k", BLOCK_AXIS} & set(lv.axes)), None)
     c_levels = [i for i, lv in enumerate(levels) if set(lv.axes) & {"m", "n"}]
     live_levels = [i for i in c_levels if k_level is not None and i > k_level]
     pc = k_level - 1 if live_levels else _pos(levels, {"m", "n"}, upto=k_level if k_level is not None else inner)
@@ -274,16 +289,16 @@ def _hoist_matmul(
             levels[pb].pre.append(Load("BIAS0", "bias"))
         init.append(Mmad("C0", "ONES0", "BIAS0", init="always"))
     store: list[Stmt]
-    if op.act in ("gelu", "silu") or op.residual:
-        # The epilogue goes through UB: FIXPIPE → UB, a vector program (act, + residual), MTE3 → GM.
+    if ub_epilogue(op):
+        # The epilogue goes through UB: FIXPIPE → UB, a vector program (act, · gate, + residual), MTE3 → GM.
         acc = epilogue_acc_dtype(op.act, op.out_dtype)  # FIXPIPE casts on its way to UB
-        epi = matmul_epilogue(op.act, op.residual, acc, op.out_dtype)
+        epi = matmul_epilogue(op.act, op.residual, acc, op.out_dtype, op.gate)
         programs[epi.name] = epi
-        res = ("R",) if op.residual else ()
+        res = (("G",) if op.gate else ()) + (("R",) if op.residual else ())
         store = [
             Alloc(("CUB", *res, "Y")),
             Move("CUB", "C0", Pipe.FIX),
-            *([Load("R", "r")] if op.residual else []),
+            *(Load(name, name.lower()) for name in res),
             Vec(epi.name, ("Y",), ("CUB", *res)),
             Store("c", "Y", Pipe.MTE3),
         ]
@@ -296,8 +311,10 @@ def _hoist_matmul(
             key, rows, own = PART_VAR, PART_AXIS, ""
         knobs = ("tile_m", "tile_n")
         bufs.append(Buffer("CUB", Space.UB, acc, (rows, "n"), Pipe.FIX, Pipe.V, own, key, knobs=knobs))
-        if op.residual:
-            bufs.append(Buffer("R", Space.UB, op.out_dtype, (rows, "n"), Pipe.MTE2, Pipe.V, "r", key, knobs=knobs))
+        for name in res:  # the gate and the residual: one tile per output tile (or part)
+            bufs.append(
+                Buffer(name, Space.UB, op.out_dtype, (rows, "n"), Pipe.MTE2, Pipe.V, name.lower(), key, knobs=knobs)
+            )
         bufs.append(Buffer("Y", Space.UB, op.out_dtype, (rows, "n"), Pipe.V, Pipe.MTE3, own, key, knobs=knobs))
     else:
         to = op.out_dtype if op.out_dtype is not F32 else None

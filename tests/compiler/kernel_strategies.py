@@ -66,6 +66,7 @@ def matmul_cases(draw, max_dim: int = 80) -> Case:
         act=draw(st.sampled_from((None, "relu", "gelu", "silu"))),
         trans_b=draw(st.booleans()),
         residual=draw(st.booleans()),
+        gate=draw(st.booleans()),
     )
     order = tuple(draw(st.permutations(("m", "n", "k"))))
     tm, tn = draw(st.sampled_from((16, 32, 48))), draw(st.sampled_from((16, 32, 64)))
@@ -86,6 +87,7 @@ def matmul_cases(draw, max_dim: int = 80) -> Case:
             prefetch=prefetch,
             cores=cores,
             parallel=parallel,
+            block=draw(st.sampled_from((None, "a", "b"))),
         ),
     )
 

@@ -28,12 +28,6 @@ def test_prefill_attention_spreads_over_the_cores():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="promised, not met: MTE2 is busier than the Cube (77% vs 69% of the step at 512 tokens, 84% vs "
-    "75% at 1024): with the 910B's ND->NZ load times a matmul tile's operand loads take as long as its "
-    "mmads (docs/llm.md, Prefill)",
-)
 @pytest.mark.parametrize("seq", [512, 1024])
 def test_prefill_at_512_tokens_and_more_is_cube_bound(seq):
     """The Cube is the busiest unit of the step (docs/llm.md's definition): each pipe's busy cycles on
