@@ -36,9 +36,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from compiler import MatMul, Schedule
 from dsasim import (
@@ -55,6 +53,7 @@ from dsasim import (
 from dsasim import cli_main as dsasim
 from isa import DType, Space
 from labs.checks import check
+from labs.support import lab07 as support  # this lab's tables and plots: labs/support/lab07.py
 from simulator import load_chip
 
 chip = load_chip("edu")
@@ -226,14 +225,7 @@ fixed_order = build_space(op, chip, dataclasses.replace(pinned, order=("m", "n",
 ladders = [space.knob(f"tile.{k}").choices for k in ("m", "n", "k", "k0")]
 tilings = {(tm, tn, tk, min(k0, tk)) for tm, tn, tk, k0 in itertools.product(*ladders)}
 yours = Counter(first_refusal(chip, op.m, op.n, op.k, *t) for t in tilings)
-print(f"{len(tilings)} distinct tilings with order m,n,k")
-for memory in ("L1", "L0A", "L0B", "L0C"):
-    tuner = fixed_order.pruned[f"do not fit {memory}"]
-    print(f"  do not fit {memory:4} {yours[memory]:4} by your function, {tuner:4} by the tuner")
-print(
-    f"  fit         {yours['fits']:4}; of these the budget prunes {fixed_order.pruned['exceed the instruction budget']}"
-)
-print(f"the tuner: {fixed_order.summary()}")
+support.print_pruning(yours, fixed_order, len(tilings))
 
 # %% [markdown]
 # ## 4. The ground truth: measure every candidate
@@ -252,19 +244,7 @@ median = float(np.median(list(cycles.values())))
 print(f"{len(cycles)} candidates: {good} within 5% of the optimum; the median is {median / optimum:.2f}× the optimum")
 
 # %%
-ranked = np.sort(np.array(list(cycles.values()), dtype=float)) / optimum
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.plot(np.arange(1, len(ranked) + 1), ranked, ".", ms=5, label="candidates, simulated")
-ax.axhline(1.05, ls="--", color="C2", lw=1, label="5% above the optimum")
-ax.axhline(bound / optimum, ls=":", color="C3", lw=1.5, label="the bound of section 1")
-ax.set_yscale("log")
-ax.set_yticks([0.5, 1, 2, 4], ["0.5", "1", "2", "4"])
-ax.yaxis.set_minor_formatter(NullFormatter())
-ax.set_xlabel("candidate, fastest first")
-ax.set_ylabel("cycles / optimum")
-ax.set_title(f"matmul 256³ on edu: all {len(ranked)} candidates")
-ax.legend(loc="upper left")
-plt.show()
+support.plot_candidates(list(cycles.values()), optimum, bound)
 
 # %% [markdown]
 # ## 5. Ranking without simulating: a cost model
@@ -320,52 +300,15 @@ check("7.3", roofline_cycles)
 # that: the **rank correlation** (Spearman's ρ: the correlation of the two rankings; 1 = the same order) with
 # the simulated cycles, and the best simulated schedule among the model's first five — what the model
 # strategy would find with five trials. Compare your roofline with the tuner's own model
-# (`candidate.prediction.cycles`, `compiler/tune/model.py`):
-
+# (`candidate.prediction.cycles`, `compiler/tune/model.py`). (`support.spearman??` shows how ρ is computed.)
 
 # %%
-def ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 0, 1, 2, ... of x; tied values share the mean of their ranks."""
-    r = np.empty(len(x))
-    r[np.argsort(x, kind="stable")] = np.arange(len(x))
-    _, tie, count = np.unique(x, return_inverse=True, return_counts=True)
-    return (np.bincount(tie, weights=r) / count)[tie]
-
-
-def spearman(x, y) -> float:
-    return float(np.corrcoef(ranks(np.asarray(x, float)), ranks(np.asarray(y, float)))[0, 1])
-
-
 simulated = np.array([cycles[c.key] for c in space], dtype=float)
 models = {
     "your roofline": np.array([roofline_cycles(chip, op, c.schedule.tile, c.prediction.gm_bytes) for c in space]),
     "the tuner's model": np.array([c.prediction.cycles for c in space]),
 }
-for name, estimate in models.items():
-    first5 = simulated[np.argsort(estimate, kind="stable")[:5]].min()
-    print(
-        f"{name:18} ρ = {spearman(estimate, simulated):.2f}; best of its first 5: {first5 / optimum:.3f}× the optimum"
-    )
-
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharex=True, sharey=True)
-lo = min(simulated.min(), *(e.min() for e in models.values())) / 1e3
-hi = max(simulated.max(), *(e.max() for e in models.values())) / 1e3
-for ax, (name, estimate) in zip(axes, models.items()):
-    ax.loglog(estimate / 1e3, simulated / 1e3, ".", ms=5, alpha=0.7, label="a candidate")
-    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="estimate = simulated")
-    ax.set_xlabel("estimated (thousand cycles)")
-    ax.set_title(f"{name}: ρ = {spearman(estimate, simulated):.2f}")
-    ax.legend(loc="lower right")
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_formatter("{x:g}")
-        axis.set_minor_formatter(NullFormatter())
-    ticks = [t for t in (2, 5, 10, 20, 50, 100) if lo <= t <= hi]
-    ax.set_xticks(ticks)
-    ax.set_yticks(ticks)
-axes[0].set_ylabel("simulated (thousand cycles)")
-fig.suptitle(f"matmul 256³ on edu, {len(simulated)} candidates")
-fig.tight_layout()
-plt.show()
+support.compare_models(models, simulated, optimum)
 
 # %% [markdown]
 # The tuner's model prices every pipe's work with the simulator's own timing rules — the start-up of every
@@ -452,42 +395,8 @@ curves = {
     "random (yours)": [curve(SeededRandom(seed)) for seed in range(40)],
     "tpe": [curve(make_strategy("tpe", seed)) for seed in range(10)],
 }
-
-fig, ax = plt.subplots(figsize=(8, 4.5))
-for i, (name, runs) in enumerate(curves.items()):
-    ys = np.array(runs, dtype=float)[:, :TRIALS] / optimum
-    x = np.arange(1, ys.shape[1] + 1)
-    label = name if len(runs) == 1 else f"{name}: median and middle half of {len(runs)} seeds"
-    ax.step(x, np.median(ys, axis=0), where="post", color=f"C{i}", label=label)
-    if len(runs) > 1:
-        low, high = np.percentile(ys, [25, 75], axis=0)
-        ax.fill_between(x, low, high, step="post", color=f"C{i}", alpha=0.15)
-ax.axhline(1.05, ls="--", color="gray", lw=1, label="5% above the optimum")
-ax.set_yscale("log")
-ax.set_yticks([1, 1.5, 2, 3, 5], ["1", "1.5", "2", "3", "5"])
-ax.yaxis.set_minor_formatter(NullFormatter())
-ax.set_xlim(0, TRIALS + 1)
-ax.set_xlabel("trials (simulations)")
-ax.set_ylabel("best so far / optimum")
-ax.set_title(f"tuning curves, matmul 256³ on edu ({len(space)} candidates)")
-ax.legend()
-plt.show()
-
-
-# %%
-def trials_to_within(curve: list, tol: float = 0.05) -> int | None:
-    """The first trial (counting from 1) after which the best so far is within tol of the optimum."""
-    return next((i + 1 for i, c in enumerate(curve) if c is not None and c <= (1 + tol) * optimum), None)
-
-
-for name, runs in curves.items():
-    needed = sorted(trials_to_within(c) or math.inf for c in runs)  # inf: not within the budget
-    middle = needed[(len(needed) - 1) // 2]  # the median run (the lower one of an even count)
-    text = f"{middle}" if middle < math.inf else f"more than {len(runs[0])}"
-    reached = sum(n < math.inf for n in needed)
-    print(
-        f"{name:15} trials to within 5%: median {text:>3} ({reached} of {len(runs)} runs within {len(runs[0])} trials)"
-    )
+support.plot_curves(curves, optimum, TRIALS, len(space))
+support.print_trials_to_within(curves, optimum)  # the median trials each strategy needed to get within 5%
 
 # %% [markdown]
 # ### Exercise 7.5 — how long random search takes
@@ -512,18 +421,8 @@ check("7.5", expected_trials)
 # Measure it: 200 seeds of your `SeededRandom`, each run until it gets within 5%:
 
 # %%
-needed = np.array([trials_to_within(curve(SeededRandom(seed), len(space))) for seed in range(200)])
-expected = expected_trials(len(space), good)
-fig, ax = plt.subplots(figsize=(7, 3.8))
-ax.hist(needed, bins=np.arange(0, needed.max() + 5, 4), color="C2", alpha=0.7, label="200 seeds of SeededRandom")
-ax.axvline(expected, color="k", ls="--", label=f"expected_trials({len(space)}, {good}) = {expected:.1f}")
-ax.axvline(needed.mean(), color="C3", label=f"measured mean = {needed.mean():.1f}")
-ax.set_xlabel("trials until within 5% of the optimum")
-ax.set_ylabel("seeds")
-ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-ax.set_title("random search on the lab's space")
-ax.legend()
-plt.show()
+needed = np.array([support.trials_to_within(curve(SeededRandom(seed), len(space)), optimum) for seed in range(200)])
+support.plot_trials_needed(needed, expected_trials(len(space), good), len(space), good)
 
 # %% [markdown]
 # ### Seeds and reproducibility
