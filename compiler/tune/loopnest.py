@@ -242,6 +242,7 @@ def schedule_from_json(op: Op, d: dict) -> Schedule:
         manual_sync=d.get("manual_sync", False),
         group_m=d.get("group_m"),
         panel=d.get("panel"),
+        block=d.get("block"),
     )
 
 
