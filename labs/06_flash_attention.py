@@ -40,8 +40,7 @@ from labs.support.lab06 import run
 from simulator import load_chip
 
 chip = load_chip("edu")
-# run(seq, algorithm="flash", *, causal=False, chip="edu", head_dim=64, **knobs): one head of f16 attention,
-# simulated timing-only (knobs: tile_q, tile_kv, depth...). It and `support.`'s plots: labs/support/lab06.py.
+# run(seq, algorithm, *, causal, chip, head_dim, **knobs): one head of f16 attention, timing only (`run??`).
 
 
 # %% [markdown]
@@ -119,9 +118,8 @@ print("* if q, k, v and o crossed GM exactly once")
 # `−inf` where masked), `v_tile` `(bk, d)`. Return `(m_new, ell_new, acc_new)`. No Python loop over rows is
 # needed: broadcast `m_new[:, None]` across a tile's columns.
 #
-# The check compares your update with the state built straight from the definitions (over all the keys seen,
-# no online trick): a first tile, maxima that rise and fall, scores near 1000, rows wholly masked in a tile,
-# a one-key tile, three tiles in a row.
+# The check compares your update with the state built from the definitions, over all the keys seen: a first tile,
+# maxima that rise and fall, scores near 1000, rows wholly masked in a tile, a one-key tile, three tiles in a row.
 
 
 # %%
@@ -149,9 +147,8 @@ for t in range(3):
     cols = slice(4 * t, 4 * t + 4)
     m_old = m
     m, ell, acc = online_softmax_update(m, ell, acc, s_row[:, cols], v_row[cols])
-    print(
-        f"tile {t}: max {s_row[0, cols].max():+.3f}   m {m[0]:+.3f}   α = exp(m_old − m) = {np.exp(m_old - m)[0]:.3f}"
-    )
+    alpha = np.exp(m_old - m)[0]
+    print(f"tile {t}: max {s_row[0, cols].max():+.3f}   m {m[0]:+.3f}   α = exp(m_old − m) = {alpha:.3f}")
 p = np.exp(s_row - s_row.max())
 print("online  :", np.round(acc[0] / ell[0], 6))
 print("softmax :", np.round((p / p.sum() @ v_row)[0], 6))
@@ -359,10 +356,9 @@ check("6.4", answer_6_4)
 #
 # ### Exercise 6.5 — the tiles a causal mask leaves
 #
-# Write `causal_steps(seq, tile_q, tile_kv)`: with a causal mask, how many (query tile, key tile) steps
-# flash processes for one head, and how many of those need the mask — a pair `(processed, masked)`. Tiles
-# need not be the same size, and the last query tile or key tile may be short. The check asks the compiler's
-# plan.
+# Write `causal_steps(seq, tile_q, tile_kv)`: with a causal mask, how many (query tile, key tile) steps flash
+# processes for one head, and how many of those need the mask — a pair `(processed, masked)`. Tiles need not be the
+# same size, and the last query tile or key tile may be short. The check asks the compiler's plan.
 
 
 # %%
@@ -392,9 +388,8 @@ print(r.compiled.traffic.text())
 print(f"your causal_steps(256, 64, 64) = {causal_steps(256, 64, 64)}")
 
 # %% [markdown]
-# How much of the full work does the mask leave, as `S` grows? Your count against the measured bytes and
-# cycles of both schedules (tiles `64 × 64`), each causal / no mask; for the bytes, flash's K and V only (`q`
-# and `o` are read and written once either way):
+# How much of the full work does the mask leave, as `S` grows? Your count against the measured bytes (flash's K
+# and V: `q` and `o` move once either way) and cycles of both schedules (tiles `64 × 64`), causal / no mask:
 
 # %%
 sizes = [64, 128, 192, 256, 384, 512]
@@ -404,19 +399,17 @@ support.plot_causal(sizes, kept, causal_steps)
 # %% [markdown]
 # ## 6. Separate Cube and Vector cores
 #
-# On the Ascend 910B the Cube and the Vector units sit in different cores: an **AIC** (MTE1, MTE2, Cube,
-# FIXPIPE; L1, L0A/B/C) and two **AIVs** (MTE2, MTE3, Vector; UB each), which share nothing but GM. The
-# preset `edu-separated` is `edu` split that way. There, flash hands every score tile from the AIC to the
-# AIVs, every probability tile back, and every partial output `Oᵀ_t` to the AIVs again — through GM
-# workspaces, with cross-core flags (`set_cross`/`wait_cross`) to order them. Each AIV takes half of each
-# query tile's columns.
+# On the Ascend 910B the Cube and the Vector units sit in different cores: an **AIC** (MTE1, MTE2, Cube, FIXPIPE; L1,
+# L0A/B/C) and two **AIVs** (MTE2, MTE3, Vector; UB each), which share nothing but GM. The preset `edu-separated` is
+# `edu` split that way. There, flash hands every score tile from the AIC to the AIVs, every probability tile back, and
+# every partial output `Oᵀ_t` to the AIVs again — through GM workspaces, with cross-core flags
+# (`set_cross`/`wait_cross`) to order them. Each AIV takes half of each query tile's columns.
 
 # %%
 sep = {name: run(256, chip=name, tile_q=64, tile_kv=128) for name in ("edu", "edu-separated")}
 support.print_busiest(sep)  # per core: its busiest pipe, and how busy the Vector unit and MTE2 were
-print("\nedu-separated's GM traffic:")
-print(sep["edu-separated"].compiled.traffic.text())
 r = sep["edu-separated"]
+print("\nedu-separated's GM traffic:\n" + r.compiled.traffic.text())
 lo = r.cycles // 3
 r.timeline(window=(lo, lo + 3000), title=f"flash S=256 on edu-separated: cycles {lo:,}–{lo + 3000:,}")
 
