@@ -9,9 +9,10 @@ few repetitions (these machines are shared and noisy; the two engines' runs alte
 - ``engine``: the discrete-event run alone (``Engine.run``), the part that scales with the kernel.
 
 With ``--old REV`` (default: the last commit with the single-module engine) the same program also runs on
-that revision's ``simulator/engine.py``, loaded from git into a temporary module, in the same process and
-on the same chip, so the two speeds are side by side (the old engine's cycles may differ where the timing
-model changed since). ``--old none`` skips it.
+that revision's engine — its ``simulator/engine.py`` and the GM bandwidth model it ran on,
+``simulator/bandwidth.py`` — loaded from git into temporary modules, in the same process and on the same
+chip, so the two speeds are side by side (the old engine's cycles may differ where the timing model changed
+since). ``--old none`` skips it.
 
 The command line is measured the same way, as a user meets it (a new process each time, best of
 ``--cli-repeat``; wall and CPU seconds, the CPU time being what a loaded machine distorts least):
@@ -67,16 +68,24 @@ CLI = {
 }
 
 
-def old_engine(rev: str) -> ModuleType:
-    """``simulator/engine.py`` at ``rev``, imported as the module ``engine_at_<rev>``."""
+def module_at(rev: str, path: str) -> ModuleType:
+    """The file ``path`` of the repository at ``rev``, imported as the module ``<name>_at_<rev>``."""
     text = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:simulator/engine.py"], capture_output=True, text=True, check=True
+        ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
     ).stdout
-    path = Path(tempfile.mkdtemp()) / f"engine_at_{rev}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
+    file = Path(tempfile.mkdtemp()) / f"{Path(path).stem}_at_{rev}.py"
+    file.write_text(text)
+    spec = importlib.util.spec_from_file_location(file.stem, file)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def old_engine(rev: str) -> ModuleType:
+    """The engine at ``rev``: its ``simulator/engine.py``, running on the GM bandwidth model of that revision
+    (``simulator/bandwidth.py``, part of the engine then as now) rather than today's."""
+    mod = module_at(rev, "simulator/engine.py")
+    mod.SharedBandwidth = module_at(rev, "simulator/bandwidth.py").SharedBandwidth
     return mod
 
 

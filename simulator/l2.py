@@ -71,36 +71,32 @@ class L2:
     """The L2's contents (GM views, least recently used first) and what it saw."""
 
     size: int
-    resident: OrderedDict[GmView, int] = field(default_factory=OrderedDict)
+    resident: OrderedDict[GmView | int, int] = field(default_factory=OrderedDict)
     used: int = 0
     stats: L2Stats = field(default_factory=L2Stats)
 
-    def access(self, view: GmView, nbytes: int, write: bool) -> bool:
-        """A transfer of ``nbytes`` on ``view``: True if it is served by the L2 (a read hit)."""
+    def access(self, view: GmView | int, nbytes: int, write: bool) -> bool:
+        """A transfer of ``nbytes`` on ``view`` (or the number the engine gave it): True if it is served by
+        the L2 (a read hit). One lookup per transfer, in the engine's hot path."""
         resident, st = self.resident, self.stats
-        if write:
-            st.write_bytes += nbytes
-            self._insert(view, nbytes)
-            return False
         if view in resident:
             resident.move_to_end(view)
+            if write:
+                st.write_bytes += nbytes
+                return False
             st.hits += 1
             st.hit_bytes += nbytes
             return True
-        st.misses += 1
-        st.miss_bytes += nbytes
-        self._insert(view, nbytes)
-        return False
-
-    def _insert(self, view: GmView, nbytes: int) -> None:
-        resident = self.resident
-        if view in resident:
-            resident.move_to_end(view)
-            return
+        if write:
+            st.write_bytes += nbytes
+        else:
+            st.misses += 1
+            st.miss_bytes += nbytes
         if nbytes > self.size:
-            return  # larger than the whole cache: streams through
+            return False  # larger than the whole cache: streams through
         resident[view] = nbytes
         self.used += nbytes
         while self.used > self.size:
             _, n = resident.popitem(last=False)
             self.used -= n
+        return False

@@ -4,15 +4,30 @@ A run of 100,000 instructions goes round SimPy's event loop about 150,000 times,
 spends a method call (``step``) and an exception frame on each. ``Clock.run`` does what ``step`` does —
 pop the next event, advance the time, call its callbacks, crash on a failed event nobody handled — in
 one loop. Everything else (events, processes, timeouts, their order) is SimPy's own.
+
+``call_later`` schedules a plain callback where ``env.timeout(delay).callbacks.append(fn)`` would, in the
+same place of the event queue, without building a ``Timeout`` nobody yields (a transfer's completion).
 """
 
 from __future__ import annotations
 
-from heapq import heappop
+from collections.abc import Callable
+from heapq import heappop, heappush
 from typing import Any
 
 import simpy
 from simpy.core import BoundClass
+from simpy.events import NORMAL
+
+
+class Call:
+    """A callback due at a later cycle: what the event loop reads of an event (``callbacks``, ``_ok``)."""
+
+    __slots__ = ("_ok", "callbacks")
+
+    def __init__(self, fn: Callable[[Call], None]) -> None:
+        self.callbacks = [fn]
+        self._ok = True
 
 
 class Clock(simpy.Environment):
@@ -42,3 +57,7 @@ class Clock(simpy.Environment):
                 exc.__cause__ = event._value
                 raise exc
         return None
+
+    def call_later(self, delay: int, fn: Callable[[Call], None]) -> None:
+        """Call ``fn`` ``delay`` cycles from now, ordered as a ``Timeout`` made now would be."""
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Call(fn)))

@@ -76,8 +76,9 @@ class Dma(NamedTuple):
     latency: int
     alone: int
     outstanding: int
-    #: its GM side, for the L2 (``simulator.l2.gm_view``), and whether it writes GM
-    view: GmView | None
+    #: its GM side, the L2's key (``simulator.l2.gm_view``, or its number among a run's views), and whether
+    #: it writes GM
+    view: GmView | int | None
     write: bool
 
 
@@ -147,18 +148,30 @@ def scalar_class(kind: Kind, pipe: Pipe) -> str:
     return "dma"
 
 
-def decode(ins: Instruction, chip: Chip, transfers: dict[Transfer, tuple] | None = None) -> Decoded:
+def decode(
+    ins: Instruction,
+    chip: Chip,
+    transfers: dict[Transfer, tuple] | None = None,
+    views: dict[GmView, int] | None = None,
+) -> Decoded:
     """The engine's view of ``ins`` on ``chip``, with what the scalar unit pays to issue it (``end``: nothing,
-    the scalar unit stops there); ``transfers`` as for ``engine_view``."""
-    kind, pipe, payload, cost, _ = d = engine_view(ins, chip, transfers)
+    the scalar unit stops there); ``transfers`` and ``views`` as for ``engine_view``."""
+    kind, pipe, payload, cost, _ = d = engine_view(ins, chip, transfers, views)
     if kind is Kind.END:
         return d
     return Decoded(kind, pipe, payload, cost, chip.issue_cost(scalar_class(kind, pipe)))
 
 
-def engine_view(ins: Instruction, chip: Chip, transfers: dict[Transfer, tuple] | None = None) -> Decoded:
+def engine_view(
+    ins: Instruction,
+    chip: Chip,
+    transfers: dict[Transfer, tuple] | None = None,
+    views: dict[GmView, int] | None = None,
+) -> Decoded:
     """How the engine runs ``ins`` on ``chip`` (its issue cost left 0: ``decode`` adds it). ``transfers``
-    keeps the timing of each ``Transfer`` seen, which does not depend on the addresses."""
+    keeps the timing of each ``Transfer`` seen, which does not depend on the addresses; ``views`` numbers
+    each distinct GM view, the L2's key then (a small integer hashes at once, a view's tuple at every
+    lookup)."""
     pipe = ins.pipe
     cls = type(ins)
     if cls is SetCross:
@@ -196,6 +209,8 @@ def engine_view(ins: Instruction, chip: Chip, transfers: dict[Transfer, tuple] |
                 if transfers is not None:
                     transfers[cost] = timing
             view, write = gm_view(ins) or (None, False)
+            if views is not None and view is not None:
+                view = views.setdefault(view, len(views))
             return Decoded(Kind.DMA, pipe, Dma(*timing, view, write), cost)
         return Decoded(Kind.FIXED, pipe, cost.cycles(path), cost)
     return Decoded(Kind.FIXED, pipe, cost, cost)
@@ -213,6 +228,7 @@ class Decoder:
         self.distinct: list[Instruction] = []
         self.records: list[Decoded] = []
         self.transfers: dict[Transfer, tuple] = {}  # each transfer's timing, whatever its addresses
+        self.views: dict[GmView, int] = {}  # each GM view's number, the L2's key
         #: per core of the program decoded by ``program``: its decoded stream and its numbers
         self.cores: list[tuple[list[Decoded], list[int]]] = []
 
@@ -224,8 +240,8 @@ class Decoder:
         new = list(islice(ids, len(self.distinct), None))
         self.distinct += new
         chip = self.chip
-        transfers = self.transfers
-        self.records += [decode(ins, chip, transfers) for ins in new]
+        transfers, views = self.transfers, self.views
+        self.records += [decode(ins, chip, transfers, views) for ins in new]
         return list(map(self.records.__getitem__, numbers)), numbers
 
     def program(self, program: Program) -> list[tuple[list[Decoded], list[int]]]:

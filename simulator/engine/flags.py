@@ -92,7 +92,9 @@ class CoreFlags:
 
     def set(self, key: FlagKey, at: int, index: int) -> None:
         """Instruction ``index`` sets ``key`` at cycle ``at``; wakes its waiter."""
-        f = self.get(key)
+        f = self.flags.get(key)
+        if f is None:
+            f = self.flags[key] = Flag()
         hooks = self.hooks
         if f.set_at is not None:
             if hooks is not None:  # sanitizing: report it and go on; the flag keeps its first set

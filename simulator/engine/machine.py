@@ -104,7 +104,9 @@ class Engine:
         out = []
         for c in self.cores:
             d = {Pipe.S: c.scalar.stats}
-            d.update({p: u.stats for p, u in c.pipes.items()})
+            for p, u in c.pipes.items():
+                u.stats.instructions = u.completed
+                d[p] = u.stats
             for st in d.values():
                 st.stall("drained", total - st.busy - st.idle)
             out.append(d)

@@ -70,6 +70,7 @@ class PipeUnit:
         self.space: simpy.Event | None = None  # the scalar unit waiting for a free slot
         self.drain: tuple[int, simpy.Event] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
+        #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
         self.completed = 0
         self.closed = False
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
@@ -203,7 +204,6 @@ class PipeUnit:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
                     flags.consume(payload.key, flag, index, end)
             end = env.now
-            st.instructions += 1
             st.last_end = end
             trace.append((cid, pipe, index, start, end))
             self.completed += 1
@@ -211,17 +211,17 @@ class PipeUnit:
                 d, self.drain = self.drain[1], None
                 d.succeed()
 
-    def _complete(self, _event: simpy.Event | None = None) -> None:
+    def _complete(self, _event: object = None) -> None:
         """The oldest transfer in flight is complete: its writes land, it retires."""
         f = self.inflight.popleft()
-        self._retire(f.index, f.writes)
+        if f.writes is not None or self.machine.sanitizer is not None:
+            self._retire(f.index, f.writes)
         self.stats.in_flight += f.done - f.start
         self._count(f.index, f.done, f.start)
 
     def _count(self, index: int, end: int, start: int | None = None) -> None:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
         st = self.stats
-        st.instructions += 1
         st.last_end = max(st.last_end, end)
         self.machine.trace.append((self.core, self.pipe, index, end if start is None else start, end))
         self.completed += 1
@@ -291,7 +291,7 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
-        env.timeout(done - now).callbacks.append(self._complete)
+        env.call_later(done - now, self._complete)
         return True
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:

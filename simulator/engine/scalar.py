@@ -71,11 +71,13 @@ class ScalarUnit:
         full = {p: f"queue:{p.value}" for p in pipes}
         t = self.start_at
         st.stall("jitter", t)
+        busy = 0  # issue cycles, added to the stats before each wait and at the end (not one write each)
         for index, (kind, pipe, payload, _, issue) in enumerate(self.decoded):
             if kind in queued:
                 unit = pipes[pipe]
                 queue = unit.queue
                 if len(queue) >= depth:
+                    st.busy, busy = st.busy + busy, 0
                     unit.space = env.event()
                     self.waiting, self.at = (FULL, pipe), index
                     yield unit.space
@@ -84,7 +86,7 @@ class ScalarUnit:
                         st.stall(full[pipe], env.now - t)
                         t = env.now
                 t += issue
-                st.busy += issue
+                busy += issue
                 # ``unit.push(index, t)``, inlined: this is once per instruction of the program.
                 queue.append((index, t))
                 unit.issued += 1
@@ -92,13 +94,14 @@ class ScalarUnit:
                     unit.wake_up()
             elif kind is SCALAR:
                 t += issue + payload
-                st.busy += issue + payload
+                busy += issue + payload
             elif kind is BARRIER:
                 t += issue
-                st.busy += issue
+                busy += issue
                 for p in payload:
                     unit = pipes[p]
                     if unit.completed < unit.issued:
+                        st.busy, busy = st.busy + busy, 0
                         unit.drain = (unit.issued, env.event())
                         self.waiting, self.at = (BARRIER_ON, p), index
                         yield unit.drain[1]
@@ -110,8 +113,9 @@ class ScalarUnit:
                     t = env.now
             elif kind is SSET:
                 t += issue
-                st.busy += issue
+                busy += issue
                 if flags.is_set(payload):
+                    st.busy, busy = st.busy + busy, 0
                     # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
                     # to its clock (and finish that cycle) before calling a second set an error.
                     yield env.timeout(max(0, t - env.now))
@@ -119,9 +123,10 @@ class ScalarUnit:
                 flags.set(payload, t, index)
             elif kind is SWAIT:
                 t += issue
-                st.busy += issue
+                busy += issue
                 f = flags.get(payload.key)
                 if f.set_at is None:
+                    st.busy, busy = st.busy + busy, 0
                     ins = self.stream[index]  # name the wait and its source line in a deadlock report
                     self.waiting = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else ""), None
                     self.at = index
@@ -134,6 +139,7 @@ class ScalarUnit:
                 flags.consume(payload.key, f, index, t)
             else:  # Kind.END
                 break
+        st.busy += busy
         st.instructions = len(self.decoded)
         st.last_end = t
         self.done = True

@@ -6,10 +6,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import simpy
-
 from simulator.bandwidth import SharedBandwidth
 from simulator.config import Chip
+from simulator.engine.clock import Clock
 from simulator.engine.flags import CrossFlags, Hooks
 from simulator.l2 import L2
 
@@ -20,7 +19,7 @@ class Machine:
     and writes with one). ``trace`` and ``flags`` hold ``TraceEntry`` and ``FlagEntry`` fields as plain
     tuples."""
 
-    env: simpy.Environment
+    env: Clock
     chip: Chip
     gm: SharedBandwidth
     cross: CrossFlags
