@@ -48,12 +48,9 @@ def wake_at(event: simpy.Event, at: int) -> None:
     """Trigger ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers
     in flight fires when they complete, and its waiter resumes then, without waking first to wait again."""
     env = event.env
-    if at <= env.now:
-        event.succeed()
-        return
     # ``Event.succeed`` with a delay: what ``simpy.Timeout`` does to itself, on an event made earlier.
     event._ok, event._value = True, None
-    env.schedule(event, NORMAL, at - env.now)
+    env.schedule(event, NORMAL, at - env.now if at > env.now else 0)
 
 
 class Flag:

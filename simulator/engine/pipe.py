@@ -89,7 +89,7 @@ class PipeUnit:
     def wake_up(self) -> None:
         """The pipe's process, waiting on an empty queue, resumes: something was queued."""
         w, self.wake = self.wake, None
-        w.succeed()
+        self.env.fire(w)
 
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
@@ -101,7 +101,7 @@ class PipeUnit:
     def _free_slot(self) -> None:
         if self.space is not None:  # a scalar unit blocked on this full queue must wake
             sp, self.space = self.space, None
-            sp.succeed()
+            self.env.fire(sp)
 
     # -- the pipe's process --------------------------------------------------------------------
     def run(self) -> Process:
