@@ -22,14 +22,16 @@ from simpy.core import BoundClass
 from simpy.events import NORMAL
 
 
-class Call:
-    """A callback due at a later cycle: what the event loop reads of an event (``callbacks``, ``_ok``)."""
+class Due:
+    """An event due at a known cycle, with only what the event loop and a waiting process read of one
+    (``callbacks``, ``_ok``, ``_value``): a ``Timeout`` without its constructor's checks and calls."""
 
-    __slots__ = ("_ok", "callbacks")
+    __slots__ = ("_ok", "_value", "callbacks")
 
-    def __init__(self, fn: Callable[[Call], None]) -> None:
-        self.callbacks = [fn]
+    def __init__(self, callbacks: list) -> None:
+        self.callbacks = callbacks
         self._ok = True
+        self._value = None
 
 
 class Clock(simpy.Environment):
@@ -60,9 +62,15 @@ class Clock(simpy.Environment):
                 raise exc
         return None
 
-    def call_later(self, delay: int, fn: Callable[[Call], None]) -> None:
+    def after(self, delay: int) -> Due:
+        """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""
+        due = Due([])
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), due))
+        return due
+
+    def call_later(self, delay: int, fn: Callable[[Due], None]) -> None:
         """Call ``fn`` ``delay`` cycles from now, ordered as a ``Timeout`` made now would be."""
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Call(fn)))
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Due([fn])))
 
     def fire(self, event: simpy.Event) -> None:
         """``event.succeed()`` for an event not yet triggered: it is processed after those already due now."""

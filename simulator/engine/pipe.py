@@ -22,6 +22,7 @@ from typing import NamedTuple
 import simpy
 
 from isa import Instruction, Pipe
+from simulator.engine.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
@@ -113,7 +114,7 @@ class PipeUnit:
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
-        timeout = env.timeout
+        timeout = env.after  # a Timeout without its checks: once per instruction
         pending_idle = 0
         while True:
             if not q:
@@ -234,7 +235,7 @@ class PipeUnit:
         env, inflight = self.env, self.inflight
         t0 = env.now
         while len(inflight) > limit:
-            yield env.timeout(inflight[len(inflight) - limit - 1].done - env.now)
+            yield env.after(inflight[len(inflight) - limit - 1].done - env.now)
         self.stats.stall("latency", env.now - t0)
 
     # -- one instruction, by kind --------------------------------------------------------------
@@ -255,12 +256,6 @@ class PipeUnit:
         san = self.machine.sanitizer
         if san is not None:
             san.end(self.core, self.pipe, index)
-
-    def _fixed(self, index: int, cycles: int, start: int) -> Process:
-        writes = self._execute(index, start)
-        yield self.env.timeout(cycles)
-        self.stats.busy += cycles
-        self._retire(index, writes)
 
     def _stream(self, dma: Dma) -> simpy.Event:
         """Start a transfer's bytes streaming (after its fixed cycles) on the link that serves it: HBM, or
@@ -297,7 +292,7 @@ class PipeUnit:
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
 
-    def _until_set(self, index: int, flag: Flag) -> simpy.Event:
+    def _until_set(self, index: int, flag: Flag) -> simpy.Event | Due:
         """What a ``wait_flag`` waits for: its flag set (the pipe is ``blocked`` on it meanwhile), or the
         cycle the flag, already set, fires."""
         env = self.env
@@ -305,9 +300,9 @@ class PipeUnit:
             self.blocked = index
             flag.waiter = env.event()
             return flag.waiter
-        return env.timeout(flag.set_at - env.now)
+        return env.after(flag.set_at - env.now)
 
-    def _until_visible(self, index: int, x: CrossFlag) -> simpy.Event | None:
+    def _until_visible(self, index: int, x: CrossFlag) -> simpy.Event | Due | None:
         """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
         meanwhile), or the oldest one's becoming visible; None if it is visible already."""
         env = self.env
@@ -316,7 +311,7 @@ class PipeUnit:
             x.waiter = env.event()
             return x.waiter
         if x.pending[0][0] > env.now:
-            return env.timeout(x.pending[0][0] - env.now)
+            return env.after(x.pending[0][0] - env.now)
         return None
 
     def _took_cross(self, index: int, wait: CrossWait, x: CrossFlag, start: int) -> None:
