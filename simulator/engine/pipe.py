@@ -76,6 +76,7 @@ class PipeUnit:
         self.closed = False
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
+        self.complete = self._complete  # bound once: scheduled once per transfer
         #: the Cube's results reach other pipes this many cycles after its mmads end (its flags fire later)
         self.result_latency = machine.chip.cube.result_latency if pipe is Pipe.CUBE else 0
 
@@ -213,12 +214,20 @@ class PipeUnit:
                 d.succeed()
 
     def _complete(self, _event: object = None) -> None:
-        """The oldest transfer in flight is complete: its writes land, it retires."""
-        f = self.inflight.popleft()
-        if f.writes is not None or self.machine.sanitizer is not None:
-            self._retire(f.index, f.writes)
-        self.stats.in_flight += f.done - f.start
-        self._count(f.index, f.done, f.start)
+        """The oldest transfer in flight is complete: its writes land, it retires. (``_count``, written out
+        here: once per transfer.)"""
+        index, start, done, writes = self.inflight.popleft()
+        if writes is not None or self.machine.sanitizer is not None:
+            self._retire(index, writes)
+        st = self.stats
+        st.in_flight += done - start
+        if done > st.last_end:
+            st.last_end = done
+        self.machine.trace.append((self.core, self.pipe, index, start, done))
+        self.completed += 1
+        if self.drain is not None and self.completed >= self.drain[0]:
+            d, self.drain = self.drain[1], None
+            d.succeed()
 
     def _count(self, index: int, end: int, start: int | None = None) -> None:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
@@ -286,7 +295,7 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
-        env.call_later(done - now, self._complete)
+        env.call_later(done - now, self.complete)
         return True
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
