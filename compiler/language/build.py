@@ -27,6 +27,8 @@ class BodyBuilder:
         self.segments: dict[str, Segment] = {}
         self.dots: dict[str, tuple[str, str]] = {}
         self.fixes: dict[str, tuple[str, Static, int]] = {}  # staging move site → (L0C buf, reader, input)
+        self.fix_to: dict[str, DType] = {}  # staging buffer → the type FIXPIPE converts to (Placement.fix_casts)
+        self.alias: dict[str, str] = {}  # statement folded into FIXPIPE's copy → that staging buffer
         self.staged: dict[str, tuple[str, Static, int]] = {}  # L1 buffer of a vector operand → (UB buf, dot, input)
         self.chunks: dict[str, tuple[Static, int]] = {}  # loop of L0 steps → (its dot, K step)
         self.l1_of: dict[tuple[str, tuple[str, ...]], str] = {}  # (UB buffer, loops) → its copy in L1 for dots
@@ -211,6 +213,13 @@ class BodyBuilder:
         outs: list[str] = []
         fills: dict[str, tuple[Static, int, float]] = {}
         for s in seg:
+            if s.sid in self.place.fix_casts:  # FIXPIPE casts on its way: its copy is the cast's tile
+                stage = self._stage(self.nest.reader_web(s, 0), s, 0, loops, out)
+                self.alias[s.sid] = stage
+                fills.setdefault(stage, (s, 0, 0.0))
+                if stage not in ins:
+                    ins.append(stage)
+                continue
             srcs = []
             for j in range(len(s.rec.ins)):
                 w = self.nest.reader_web(s, j)
@@ -234,7 +243,7 @@ class BodyBuilder:
 
     def _value(self, w: Web, inside: set[str], names: list[str], s: Static, out: bool = False) -> str:
         if self.place.is_local(w):
-            return f"t{w.members[0].sid}"
+            return self.alias.get(w.members[0].sid, f"t{w.members[0].sid}")
         if not w.buf:
             raise AssertionError(f"web of {w.members[0].sid} has no buffer")
         if w.buf not in names:
@@ -247,11 +256,14 @@ class BodyBuilder:
             return name
         info = self.nest.t.values[w.members[0].rec.out]  # type: ignore[index]
         r, c = info.shape
+        to = self.place.fix_casts.get(s.sid)
+        if to is not None:
+            self.fix_to[name] = to
         self.place.add(
             Buffer(
                 name,
                 Space.UB,
-                info.dtype,
+                to or info.dtype,
                 (self.place.axis(r), self.place.axis(c)),
                 Pipe.FIX,
                 Pipe.V,

@@ -304,6 +304,7 @@ class Traced:
                 addr(acc),
                 info.dtype,
                 _shape(m, n),
+                to=self.built.fix_to.get(stmt.buf),
                 dst_stride=width if m > 1 and n < width else None,
                 scale=info.scale,
             )

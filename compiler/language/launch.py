@@ -192,7 +192,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
 
 def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int, rewrite: bool) -> Compiled:
     if rewrite:
-        sums_on_cube(t)
+        sums_on_cube(t, half=not separated(target))
         choose_layouts(t, target)
     nest = Nest(t)
     place = Placement(nest, target)

@@ -37,6 +37,7 @@ class Placement:
             self._home(w)
         self._fold_stores()
         self._segments()
+        self.fix_casts = self._fix_casts()
         for i, w in enumerate(nest.webs):
             if w.home is Space.L0C and all(is_zero_dup(m) for m in w.members):
                 continue
@@ -150,6 +151,24 @@ class Placement:
                     self.segment_of[s.sid] = current
 
         walk(self.nest.root)
+
+    def _fix_casts(self) -> dict[str, DType]:
+        """Casts of a ``dot`` result to f16/bf16 that FIXPIPE does on its way from L0C to UB (statement id →
+        the type): the cast's tile lives in its run of vector statements only, so FIXPIPE's copy *is* it —
+        the Vector unit neither casts nor keeps the f32 copy (what the built-in flash kernel does with its
+        scores)."""
+        out: dict[str, DType] = {}
+        for s in self.nest.statics:
+            rec = s.rec
+            if rec.kind != "vec" or rec.op != "cast" or s.sid not in self.segment_of:
+                continue
+            to = DType(rec.attrs[0])
+            src = self.nest.reader_web(s, 0)
+            if to not in (DType.F16, DType.BF16) or src.home is not Space.L0C:
+                continue
+            if self.nest.t.values[rec.ins[0]].dtype is DType.F32 and self.is_local(self.nest.web_of[s.sid]):
+                out[s.sid] = to
+        return out
 
     def skipped(self, s: Static) -> bool:
         """A vector statement that emits nothing: folded into a FIXPIPE store, or a zero accumulator."""
