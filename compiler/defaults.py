@@ -205,6 +205,10 @@ def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
     return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
 
 
+#: Up to this many (m, n, k) points, every one is priced instead of descending (a small matmul's lattice is
+#: small, and a descent can stop in a local minimum: 4×128×129 on six 910B cores at k=48, 2.7× slower).
+EXHAUSTIVE = 64
+
 #: Moves of the descent over (m, n, k): one knob one choice up or down, or m and n in opposite directions
 #: (the same tile area, another aspect ratio).
 _STEPS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1), (1, -1, 0), (-1, 1, 0))
@@ -228,6 +232,10 @@ def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str
 
     if not points:
         return []
+    if len(points) <= EXHAUSTIVE:  # few tilings (a small matmul): price them all, no local minimum
+        for point in points:
+            best_at(point)
+        return priced
     by_volume = sorted(points, key=lambda v: (math.prod(v), v))
     by_shape = sorted(points, key=lambda v: (v[0] / v[1], -math.prod(v), v))
     seeds = dict.fromkeys(
