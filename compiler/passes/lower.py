@@ -135,11 +135,11 @@ class Emitter:
             if getattr(s, "site", None) is not None:  # a traced kernel's statement: it emits itself
                 self.out.extend(self.k.traced.emit(s, self.env, self.addr))
             elif t is Loop:
+                first = self.env.get(BLOCK_VAR, 0) * s.count if s.kind == "block" else 0  # ko: still the k tile
                 if s.kind == "traced":
                     n = self.k.traced.count(s.var, self.env)
-                elif s.kind == "block":  # the k tiles of one k block (``hoist.block_k``): ko stays the k tile
-                    self.walk_block(s)
-                    continue
+                elif s.kind == "block":  # the k tiles of k block kbo (``hoist.block_k``)
+                    n = min(s.count, self.axes["k"].count - first)
                 elif s.kind == "part":  # the parts of an output tile through UB: as many as the tile has rows for
                     n = -(-self.ext("m") // self.axes[PART_AXIS].tile)
                 else:
@@ -152,7 +152,7 @@ class Emitter:
                     self.rotated(s, n, *plan)
                     continue
                 for i in range(n):
-                    self.env[s.var] = i
+                    self.env[s.var] = first + i
                     self.walk(s.body)
                 self.env.pop(s.var, None)
             elif t is Parallel:
@@ -174,14 +174,6 @@ class Emitter:
                 self.out.extend(self.vec(s))
             elif t is Store:
                 self.out.append(self.store(s))
-
-    def walk_block(self, s: Loop) -> None:
-        """The k tiles ``kbo·B .. kbo·B + B`` of block ``kbo`` (fewer in the last block)."""
-        first = self.env.get(BLOCK_VAR, 0) * s.count
-        for i in range(min(s.count, self.axes["k"].count - first)):
-            self.env[s.var] = first + i
-            self.walk(s.body)
-        self.env.pop(s.var, None)
 
     def rotated(self, s: Loop, n: int, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
         """Emit loop ``s`` rotated (see :func:`rotation`): the ``ahead`` statements of step 0, then per step
@@ -233,9 +225,8 @@ class Emitter:
         if dim == "k0":
             k0 = self.axes["k0"].tile
             return min(k0, self.ext("k") - self.env.get("ki", 0) * k0)
-        if dim == PART_AXIS:
-            part = self.axes[PART_AXIS].tile
-            return min(part, self.ext("m") - self.env.get(PART_VAR, 0) * part)
+        if dim == PART_AXIS:  # rows of the m tile's current part
+            return min(self.axes[dim].tile, self.ext("m") - self.env.get(PART_VAR, 0) * self.axes[dim].tile)
         var, tile, extent = self.tiling[dim]  # as Axis.size
         return min(tile, extent - self.env.get(var, 0) * tile)
 
@@ -258,8 +249,8 @@ class Emitter:
         return Addr(b.space, b.offset + slot * b.slot_bytes)
 
     def gm_tile(self, tensor: str, view: tuple[str | None, ...] = ()) -> tuple[Addr, int, int, int | None]:
-        """(address, rows, cols, row stride or None) of the current tile of a GM tensor — as a buffer of dims
-        ``view`` stages it: a k block or an output tile's part where the buffer has one (``SUB_AXES``)."""
+        """(address, rows, cols, row stride or None) of the current tile of a GM tensor, as a buffer of dims
+        ``view`` stages it (a k block, an output tile's part: ``SUB_AXES``)."""
         t = self.tensors[tensor]
         dims = tuple(next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in t.dims)
         starts = [self.start(d) for d in dims]
@@ -318,11 +309,9 @@ class Emitter:
         rows, cols = self.ext(dst.dims[0]), self.ext(dst.dims[1])
         base = self.addr(s.src)
         es = src.dtype.itemsize
-        block = BLOCK_AXIS in src.dims
-        # elements along k from the start of the L1 tile (or k block) to this L0 step
-        kin = (self.env[s.sub] * self.axes["k0"].tile if s.sub else 0) + (
-            self.start("k") - self.start(BLOCK_AXIS) if block else 0
-        )
+        block = BLOCK_AXIS in src.dims  # kin: elements along k from the L1 tile's (or k block's) start
+        kin = self.env[s.sub] * self.axes["k0"].tile if s.sub else 0
+        kin += self.start("k") - self.start(BLOCK_AXIS) if block else 0
         if src.dims in (("n", "k"), ("n", BLOCK_AXIS)):  # trans_b: columns of a row-major [n × k] tile, transposed
             width = self.ext(src.dims[1])
             at = Addr(base.space, base.offset + kin * es)
