@@ -10,6 +10,7 @@ with row stride 0, a column ``[:, None]`` or a scalar is first spread along its 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -408,6 +409,9 @@ def _tensors(op: str, a: Tensor, b: Tensor) -> Tensor:
     dtype = promote(a.dtype, b.dtype)
     a, b = cast(a, dtype), cast(b, dtype)
     shape = broadcast(a.shape, b.shape)
+    if op == "div" and len(shape) == 2 and min(shape) > 1 and math.prod(b.shape) < math.prod(shape):
+        b, op = unary("recip", b), "mul"  # a divisor per row or column: its reciprocal once, then a multiply (v.div
+        # of the tile costs twice as much; the quotient may differ in its last bit, as x / 8.0 → x · 0.125 does)
     ea, ra = expand(a, shape)
     eb, rb = expand(b, shape)
     if ra and rb:

@@ -78,7 +78,7 @@ def zeros(s, d):
     return q, q, q
 
 
-@pytest.mark.parametrize(("s", "causal"), [(1024, False)])
+@pytest.mark.parametrize(("s", "causal"), [(1024, False), (1024, True)])
 def test_f16_scores_within_a_quarter_of_the_builtin_fast_kernel_on_edu(s, causal):
     _, run = f16_attention(*zeros(s, 64), causal, BLOCK_M=64, BLOCK_N=128, chip="edu", cores=1, timing_only=True)
     ratio = run.cycles / builtin_fast("edu", s, 64, 64, 128, causal).cycles
