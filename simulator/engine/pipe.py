@@ -214,20 +214,12 @@ class PipeUnit:
                 d.succeed()
 
     def _complete(self, _event: object = None) -> None:
-        """The oldest transfer in flight is complete: its writes land, it retires. (``_count``, written out
-        here: once per transfer.)"""
+        """The oldest transfer in flight is complete: its writes land, it retires."""
         index, start, done, writes = self.inflight.popleft()
         if writes is not None or self.machine.sanitizer is not None:
             self._retire(index, writes)
-        st = self.stats
-        st.in_flight += done - start
-        if done > st.last_end:
-            st.last_end = done
-        self.machine.trace.append((self.core, self.pipe, index, start, done))
-        self.completed += 1
-        if self.drain is not None and self.completed >= self.drain[0]:
-            d, self.drain = self.drain[1], None
-            d.succeed()
+        self.stats.in_flight += done - start
+        self._count(index, done, start)
 
     def _count(self, index: int, end: int, start: int | None = None) -> None:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
