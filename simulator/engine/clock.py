@@ -72,7 +72,12 @@ class Clock(simpy.Environment):
         """Call ``fn`` ``delay`` cycles from now, ordered as a ``Timeout`` made now would be."""
         heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Due([fn])))
 
-    def fire(self, event: simpy.Event) -> None:
+    def signal(self) -> Due:
+        """An event for a process to wait on until another ``fire``s it (``env.event()`` without its
+        constructor): the scalar unit waiting for room in a queue, a pipe for work."""
+        return Due([])
+
+    def fire(self, event: simpy.Event | Due) -> None:
         """``event.succeed()`` for an event not yet triggered: it is processed after those already due now."""
         event._ok, event._value = True, None
         heappush(self._queue, (self._now, NORMAL, next(self._eid), event))

@@ -67,8 +67,8 @@ class PipeUnit:
         self.pipe = pipe
         self.queue: deque[tuple[int, int]] = deque()  # (instruction index, issue cycle)
         self.stats = PipeStats()
-        self.wake: simpy.Event | None = None
-        self.space: simpy.Event | None = None  # the scalar unit waiting for a free slot
+        self.wake: Due | None = None
+        self.space: Due | None = None  # the scalar unit waiting for a free slot
         self.drain: tuple[int, simpy.Event] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
@@ -97,8 +97,7 @@ class PipeUnit:
         """Nothing more will be pushed: the process ends when the queue is empty."""
         self.closed = True
         if self.wake is not None:
-            w, self.wake = self.wake, None
-            w.succeed()
+            self.wake_up()
 
     def _free_slot(self) -> None:
         if self.space is not None:  # a scalar unit blocked on this full queue must wake
@@ -124,7 +123,7 @@ class PipeUnit:
                         yield from self._await_flights(0)
                     return
                 t0 = env.now
-                self.wake = env.event()
+                self.wake = env.signal()
                 yield self.wake
                 if not q:
                     continue  # closed

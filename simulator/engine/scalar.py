@@ -78,7 +78,7 @@ class ScalarUnit:
                 queue = unit.queue
                 if len(queue) >= depth:
                     st.busy, busy = st.busy + busy, 0
-                    unit.space = env.event()
+                    unit.space = env.signal()
                     self.waiting, self.at = (FULL, pipe), index
                     yield unit.space
                     self.waiting = None
