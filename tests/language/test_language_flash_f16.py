@@ -13,11 +13,10 @@ import flash_attention as fa
 import numpy as np
 import pytest
 from helpers import assert_close
+from test_language_flash_speed import builtin, zeros
 
 import dsasim
 import dsasim.language as tl
-from compiler.attention import Attention, AttentionSchedule
-from dsasim.api import compile_and_run
 
 LIMIT = 1.25
 
@@ -67,21 +66,10 @@ def f16_attention(q, k, v, causal=False, BLOCK_M=64, BLOCK_N=128, **launch):
     return out, run
 
 
-def builtin_fast(chip, s, d, bm, bn, causal):
-    op = Attention(1, 1, s, d, causal, precision="fast")
-    return compile_and_run(op, AttentionSchedule("flash", tile_q=bm, tile_kv=bn, block_q=bm, cores=1), chip,
-                           timing_only=True)  # fmt: skip
-
-
-def zeros(s, d):
-    q = np.zeros((1, s, d), np.float16)
-    return q, q, q
-
-
 @pytest.mark.parametrize(("s", "causal"), [(1024, False), (1024, True)])
 def test_f16_scores_within_a_quarter_of_the_builtin_fast_kernel_on_edu(s, causal):
     _, run = f16_attention(*zeros(s, 64), causal, BLOCK_M=64, BLOCK_N=128, chip="edu", cores=1, timing_only=True)
-    ratio = run.cycles / builtin_fast("edu", s, 64, 64, 128, causal).cycles
+    ratio = run.cycles / builtin("edu", s, 64, 64, 128, causal, "fast").cycles
     assert ratio <= LIMIT, f"{ratio:.3f}× the built-in flash kernel's cycles"
 
 

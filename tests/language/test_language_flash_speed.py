@@ -67,8 +67,8 @@ def exp2_attention(q, k, v, causal=False, BLOCK_M=64, BLOCK_N=128, **launch):
     return out, run
 
 
-def builtin(chip, s, d, bm, bn, causal):
-    op = Attention(1, 1, s, d, causal, precision="high")
+def builtin(chip, s, d, bm, bn, causal, precision="high"):
+    op = Attention(1, 1, s, d, causal, precision=precision)
     return compile_and_run(op, AttentionSchedule("flash", tile_q=bm, tile_kv=bn, block_q=bm, cores=1), chip,
                            timing_only=True)  # fmt: skip
 
