@@ -77,6 +77,13 @@ class Clock(simpy.Environment):
         constructor): the scalar unit waiting for room in a queue, a pipe for work."""
         return Due([])
 
+    def fire_at(self, event: simpy.Event | Due, at: int) -> None:
+        """Fire ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers in
+        flight fires when they complete, and its waiter resumes then. What a ``Timeout`` does to itself, on an
+        event made earlier."""
+        event._ok, event._value = True, None
+        heappush(self._queue, (at if at > self._now else self._now, NORMAL, next(self._eid), event))
+
     def fire(self, event: simpy.Event | Due) -> None:
         """``event.succeed()`` for an event not yet triggered: it is processed after those already due now."""
         event._ok, event._value = True, None

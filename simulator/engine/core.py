@@ -36,7 +36,7 @@ class Core:
         self.mem = mem
         #: every core of the run (a deadlock report follows a ``wait_cross`` to its setter's core)
         self.peers = cores
-        self.flags = CoreFlags(index, stream, machine.flags, machine.sanitizer)
+        self.flags = CoreFlags(machine.env, index, stream, machine.flags, machine.sanitizer)
         self.pipes: dict[Pipe, PipeUnit] = {
             p: PipeUnit(machine, index, stream, decoded, mem, self.flags, p) for p in EXEC_PIPES
         }

@@ -11,10 +11,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Protocol
 
-import simpy
-from simpy.events import NORMAL
-
 from isa import Instruction, Pipe, SyncError
+from simulator.engine.clock import Clock, Due
 from simulator.engine.decode import CrossKey, FlagKey
 from simulator.engine.trace import short
 
@@ -44,15 +42,6 @@ class Hooks(Protocol):
     def cross_consume(self, key: CrossKey, set_index: int, wait_index: int, at: int) -> None: ...
 
 
-def wake_at(event: simpy.Event, at: int) -> None:
-    """Trigger ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers
-    in flight fires when they complete, and its waiter resumes then, without waking first to wait again."""
-    env = event.env
-    # ``Event.succeed`` with a delay: what ``simpy.Timeout`` does to itself, on an event made earlier.
-    event._ok, event._value = True, None
-    env.schedule(event, NORMAL, at - env.now if at > env.now else 0)
-
-
 class Flag:
     """One flag: when and by which instruction it was set (``set_at is None``: not set), and the process
     waiting for it."""
@@ -62,7 +51,7 @@ class Flag:
     def __init__(self) -> None:
         self.set_at: int | None = None
         self.set_index = -1
-        self.waiter: simpy.Event | None = None
+        self.waiter: Due | None = None
         #: the waiter is the scalar unit (woken when the flag is set), not a pipe (woken when it fires)
         self.scalar_waits = False
 
@@ -70,7 +59,10 @@ class Flag:
 class CoreFlags:
     """The flags of core ``core``; hand-overs are logged to ``log`` as ``FlagEntry`` fields."""
 
-    def __init__(self, core: int, stream: Sequence[Instruction], log: list[tuple], hooks: Hooks | None) -> None:
+    def __init__(
+        self, clock: Clock, core: int, stream: Sequence[Instruction], log: list[tuple], hooks: Hooks | None
+    ) -> None:
+        self.clock = clock
         self.core = core
         self.stream = stream
         self.log = log
@@ -112,9 +104,9 @@ class CoreFlags:
             w, f.waiter = f.waiter, None
             if f.scalar_waits:  # the scalar unit keeps its own clock: it resumes now and counts to ``at``
                 f.scalar_waits = False
-                w.succeed()
-            else:
-                wake_at(w, at)
+                self.clock.fire(w)
+            else:  # a pipe resumes when the flag fires, without waking first to wait again
+                self.clock.fire_at(w, at)
 
     def consume(self, key: FlagKey, f: Flag, index: int, at: int) -> None:
         """``wait_flag`` ``index`` took flag ``key`` at ``at``."""
@@ -131,15 +123,21 @@ class CrossFlag:
 
     def __init__(self) -> None:
         self.pending: deque[tuple[int, int, int]] = deque()
-        self.waiter: simpy.Event | None = None
+        self.waiter: Due | None = None
 
 
 class CrossFlags:
     """Every cross-core flag of the chip; hand-overs are logged to ``log`` as ``CrossFlagEntry`` fields."""
 
     def __init__(
-        self, streams: Sequence[Sequence[Instruction]], latency: int, log: list[tuple], hooks: Hooks | None
+        self,
+        clock: Clock,
+        streams: Sequence[Sequence[Instruction]],
+        latency: int,
+        log: list[tuple],
+        hooks: Hooks | None,
     ) -> None:
+        self.clock = clock
         self.streams = streams
         self.latency = latency
         self.log = log
@@ -169,7 +167,7 @@ class CrossFlags:
             self.hooks.cross_set(key, index, at)
         if x.waiter is not None:  # it waited for this set: it resumes when the set is visible
             w, x.waiter = x.waiter, None
-            wake_at(w, at + self.latency)
+            self.clock.fire_at(w, at + self.latency)
 
     def consume(self, key: CrossKey, x: CrossFlag, index: int, at: int) -> None:
         """``wait_cross`` ``index`` of core ``key.dst_core`` took the oldest pending set at ``at``."""

@@ -41,7 +41,7 @@ class Engine:
         self.sanitizer = sanitizer
         self.env = Clock()
         self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
-        cross = CrossFlags(program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
+        cross = CrossFlags(self.env, program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
         self.machine = Machine(self.env, chip, SharedBandwidth(self.env, chip.gm_bandwidth), cross, sanitizer)
         if chip.l2 is not None:
             self.machine.l2 = L2(chip.l2.size)

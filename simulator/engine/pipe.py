@@ -298,7 +298,7 @@ class PipeUnit:
         env = self.env
         if flag.set_at is None:
             self.blocked = index
-            flag.waiter = env.event()
+            flag.waiter = env.signal()
             return flag.waiter
         return env.after(flag.set_at - env.now)
 
@@ -308,7 +308,7 @@ class PipeUnit:
         env = self.env
         if not x.pending:
             self.blocked = index
-            x.waiter = env.event()
+            x.waiter = env.signal()
             return x.waiter
         if x.pending[0][0] > env.now:
             return env.after(x.pending[0][0] - env.now)

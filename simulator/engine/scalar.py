@@ -130,7 +130,7 @@ class ScalarUnit:
                     ins = self.stream[index]  # name the wait and its source line in a deadlock report
                     self.waiting = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else ""), None
                     self.at = index
-                    f.waiter, f.scalar_waits = env.event(), True
+                    f.waiter, f.scalar_waits = env.signal(), True
                     yield f.waiter
                     self.waiting = None
                 wait_end = max(t, f.set_at, env.now)
