@@ -1,14 +1,16 @@
-"""The engine's clock: SimPy's environment, with its event loop in one function.
+"""The engine's clock: SimPy's environment, with its event loop in one function and light events.
 
 A run of 100,000 instructions goes round SimPy's event loop about 150,000 times, and ``Environment.run``
 spends a method call (``step``) and an exception frame on each. ``Clock.run`` does what ``step`` does —
 pop the next event, advance the time, call its callbacks, crash on a failed event nobody handled — in
-one loop. Everything else (events, processes, timeouts, their order) is SimPy's own.
+one loop.
 
-``fire`` triggers an event the way ``Event.succeed`` does (same place in the queue) in one call instead of
-two: the scalar unit and the pipes wake each other tens of thousands of times a run. ``call_later`` schedules
-a plain callback where ``env.timeout(delay).callbacks.append(fn)`` would, in the
-same place of the event queue, without building a ``Timeout`` nobody yields (a transfer's completion).
+The engine's processes wait on ``Due`` events, which carry only what the event loop and a waiting process
+read of an event. ``after`` (a ``Timeout``), ``signal`` (an ``Event``), ``fire`` (``succeed``), ``fire_at``
+(``succeed`` at a later cycle) and ``call_later`` (a timeout's callback) each put the event in the same place
+of the queue as SimPy's own would, without SimPy's constructor checks and nested calls, on the path of
+every instruction. The events run in the same order, so a run's cycles, stats and trace are SimPy's, byte
+for byte; processes, conditions and everything else stay SimPy's own.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from simpy.events import NORMAL
 
 
 class Due:
-    """An event due at a known cycle, with only what the event loop and a waiting process read of one
-    (``callbacks``, ``_ok``, ``_value``): a ``Timeout`` without its constructor's checks and calls."""
+    """An event with only what the event loop and a waiting process read of one (``callbacks``, ``_ok``,
+    ``_value``): scheduled at once (``after``, ``call_later``) or when fired (``signal``)."""
 
     __slots__ = ("_ok", "_value", "callbacks")
 
