@@ -86,7 +86,14 @@ def test_the_f16_score_tile_leaves_l0c_as_f16_transposed_and_is_summed_on_the_cu
     assert any(i.m == 1 for i in instrs if i.mnemonic == "mmad")  # 1ᵀ·Pᵀ
 
 
-CASES = [(77, False, "edu"), (145, True, "edu"), (200, False, "edu-separated"), (93, True, "edu-separated")]
+CASES = [
+    (77, False, "edu"),
+    (145, True, "edu"),
+    (130, True, "ascend910b-like"),
+    (200, False, "edu-separated"),
+    (93, True, "edu-separated"),
+    (70, True, "ascend910b-like-separated"),
+]
 
 
 @pytest.mark.parametrize(("s", "causal", "chip"), CASES)
