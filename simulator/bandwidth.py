@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 
-import simpy
+from simulator.clock import Clock, Due
 
 _EPS = 1e-6
 
@@ -20,7 +20,7 @@ _EPS = 1e-6
 class _Flow:
     __slots__ = ("cap", "done", "not_before", "rate", "remaining")
 
-    def __init__(self, nbytes: float, cap: float, done: simpy.Event, not_before: int) -> None:
+    def __init__(self, nbytes: float, cap: float, done: Due, not_before: int) -> None:
         self.remaining = float(nbytes)
         self.cap = cap
         self.rate = 0.0
@@ -31,7 +31,7 @@ class _Flow:
 class SharedBandwidth:
     """A link of ``bandwidth`` bytes/cycle; ``transfer(n, cap)`` returns an event fired when done."""
 
-    def __init__(self, env: simpy.Environment, bandwidth: float) -> None:
+    def __init__(self, env: Clock, bandwidth: float) -> None:
         self.env = env
         self.bandwidth = float(bandwidth)
         #: the flows streaming, in the order they started (the order their completions fire in)
@@ -44,23 +44,20 @@ class SharedBandwidth:
         #: (cycle, total bytes/cycle in use) at every change: the GM bandwidth counter of the trace.
         self.usage: list[tuple[int, float]] = []
 
-    def transfer(self, nbytes: float, cap: float, delay: int = 0, min_cycles: int = 0) -> simpy.Event:
+    def transfer(self, nbytes: float, cap: float, delay: int = 0, min_cycles: int = 0) -> Due:
         """An event fired when ``nbytes`` have streamed at up to ``cap`` bytes/cycle.
 
         Streaming starts ``delay`` cycles from now (a transfer's fixed start-up) and the event fires no
         earlier than ``min_cycles`` after streaming starts. One event for the caller, whatever happens.
         """
         env = self.env
-        done = env.event()
+        done = env.signal()
         flow = _Flow(nbytes, cap, done, env.now + delay + min_cycles)
         if delay:
-            env.timeout(delay, flow).callbacks.append(self._started)
+            env.call_later(delay, lambda _due: self._start(flow))
         else:
             self._start(flow)
         return done
-
-    def _started(self, event: simpy.Event) -> None:
-        self._start(event.value)
 
     def _start(self, flow: _Flow) -> None:
         if flow.remaining <= 0:
@@ -72,11 +69,11 @@ class SharedBandwidth:
         self._reallocate()
 
     def _finish(self, flow: _Flow) -> None:
-        wait = flow.not_before - self.env.now
-        if wait > 0:
-            self.env.timeout(wait, flow.done).callbacks.append(_fire)
+        # ``fire_at`` would put the event later in the queue than a timeout followed by ``succeed`` does
+        if flow.not_before > self.env.now:
+            self.env.call_later(flow.not_before - self.env.now, lambda _due: self.env.fire(flow.done))
         else:
-            flow.done.succeed()
+            self.env.fire(flow.done)
 
     def rate_alone(self, cap: float) -> float:
         """The rate a flow gets with no other traffic."""
@@ -110,10 +107,11 @@ class SharedBandwidth:
         if flows:
             finish = now + min([f.remaining / f.rate for f in flows])
             delay = max(0, math.ceil(finish - _EPS) - now)
-            self.env.timeout(delay, self._generation).callbacks.append(self._tick)
+            generation = self._generation
+            self.env.call_later(delay, lambda _due: self._tick(generation))
 
-    def _tick(self, event: simpy.Event) -> None:
-        if event.value != self._generation:
+    def _tick(self, generation: int) -> None:
+        if generation != self._generation:
             return  # a newer start or end rescheduled the wake-up
         self._advance()
         flows = self.flows
@@ -131,8 +129,3 @@ class SharedBandwidth:
 
 def _cap(flow: _Flow) -> float:
     return flow.cap
-
-
-def _fire(event: simpy.Event) -> None:
-    """A flow held back by its ``min_cycles`` is done now: fire the event its transfer returned."""
-    event.value.succeed()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from isa import Instruction, Pipe, SyncError
-from simulator.engine.clock import Clock, Due
+from simulator.clock import Clock, Due
 from simulator.engine.decode import CrossKey, FlagKey
 from simulator.engine.trace import short
 

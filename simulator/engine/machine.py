@@ -8,8 +8,8 @@ from collections import Counter
 
 from isa import DeadlockError, DsasimError, Instruction, Pipe, Program
 from simulator.bandwidth import SharedBandwidth
+from simulator.clock import Clock
 from simulator.config import Chip
-from simulator.engine.clock import Clock
 from simulator.engine.core import Core
 from simulator.engine.deadlock import explain
 from simulator.engine.decode import CrossKey, Decoded, Decoder

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import simpy
 
 from isa import Instruction, Pipe
-from simulator.engine.clock import Due
+from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass, field
 
 from simulator.bandwidth import SharedBandwidth
+from simulator.clock import Clock
 from simulator.config import Chip
-from simulator.engine.clock import Clock
 from simulator.engine.flags import CrossFlags, Hooks
 from simulator.l2 import L2
 
