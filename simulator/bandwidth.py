@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from bisect import insort
+from operator import attrgetter
 
 from simulator.clock import Clock, Due
 
 _EPS = 1e-6
+_CAP = attrgetter("cap")  # a flow's cap, the water-filling order
 
 
 class _Flow:
@@ -65,7 +67,7 @@ class SharedBandwidth:
             return
         self._advance()
         self.flows.append(flow)
-        insort(self._by_cap, flow, key=_cap)
+        insort(self._by_cap, flow, key=_CAP)
         self._reallocate()
 
     def _finish(self, flow: _Flow) -> None:
@@ -125,7 +127,3 @@ class SharedBandwidth:
             by_cap.remove(f)
             self._finish(f)
         self._reallocate()
-
-
-def _cap(flow: _Flow) -> float:
-    return flow.cap
