@@ -96,3 +96,38 @@ def test_division_by_a_column_is_a_reciprocal_and_a_multiply(m, n):
     np.testing.assert_allclose(got, x / y[:, None], rtol=2e-7)  # a last-bit difference from a true division
     ops = [i.mnemonic for i in instrs(run)]
     assert "v.recip" in ops and "v.div" not in ops
+
+
+@dsasim.jit
+def f16_rowsum_and_dot(A, B, C, S, M, N, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, WIDEN: tl.constexpr):
+    """An f16 tile a dot reads, summed along its rows: the sum goes to the Cube (1ᵀ·Aᵀ) — kept in f16 or
+    widened to f32."""
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    k = tl.arange(0, K)
+    a = tl.load(A + rows[:, None] * K + k[None, :], mask=rows[:, None] < M, other=0.0)
+    a = tl.exp(a * 0.5)  # an f16 vector value
+    b = tl.load(B + k[:, None] * N + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    c = tl.dot(a, b)
+    s = tl.sum(a, 1)
+    if WIDEN:
+        s = s.to(tl.float32) * 1.0
+    tl.store(C + rows[:, None] * N + cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
+    tl.store(S + rows, s, mask=rows < M)
+
+
+@pytest.mark.parametrize("widen", [False, True])
+def test_the_row_sum_of_an_f16_dot_operand_is_on_the_cube(widen):
+    m, n = 27, 48
+    a, b = operands(m, n, 64)
+    c = np.zeros((m, n), np.float32)
+    s = np.zeros(m, np.float32 if widen else np.float16)
+    (_, _, _, got, *_), (_, _, _, want, *_), run = both(
+        f16_rowsum_and_dot[(1,)], a, b, c, s, m, n, K=64, BM=32, BN=48, WIDEN=widen
+    )
+    expect = np.exp(a.astype(np.float32) * 0.5).astype(np.float16).astype(np.float32).sum(axis=1)
+    np.testing.assert_allclose(got.astype(np.float32), expect, rtol=2e-3)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3)
+    ops = instrs(run)
+    assert any(i.mnemonic == "mmad" and i.m == 1 for i in ops)
+    assert not any(i.mnemonic in ("v.rowsum", "v.add") for i in ops)
