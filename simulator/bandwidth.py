@@ -101,14 +101,20 @@ class SharedBandwidth:
         now = self.env.now
         total = self.bandwidth - left
         usage = self.usage
-        if usage and usage[-1][0] == now:
+        last = usage[-1] if usage else None
+        if last is not None and last[0] == now:
             usage[-1] = (now, total)
-        elif not usage or usage[-1][1] != total:
+        elif last is None or last[1] != total:
             usage.append((now, total))
         self._generation += 1
         if flows:
-            finish = now + min([f.remaining / f.rate for f in flows])
-            delay = max(0, math.ceil(finish - _EPS) - now)
+            if len(flows) == 1:  # the usual case, one transfer at a time: no list to build
+                finish = now + flows[0].remaining / flows[0].rate
+            else:
+                finish = now + min([f.remaining / f.rate for f in flows])
+            delay = math.ceil(finish - _EPS) - now
+            if delay < 0:
+                delay = 0
             generation = self._generation
             self.env.call_later(delay, lambda _due: self._tick(generation))
 
