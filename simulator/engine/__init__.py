@@ -13,6 +13,9 @@ Reads like the hardware diagram, one module per unit:
 - ``deadlock``: when waits are left that can never be met, the cycle of waits that caused it;
 - ``trace``: what a run records.
 
+They run on ``simulator.clock.Clock``, SimPy's environment with light events in the same queue order,
+which the GM bandwidth model (``simulator.bandwidth``) shares.
+
 Nothing orders two pipes except flags and barriers.
 """
 
