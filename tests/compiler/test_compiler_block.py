@@ -18,6 +18,7 @@ from compiler.schedule import Schedule, check
 from compiler.target import Target
 from compiler.tune.model import predict
 from dsasim.api import chip_for, compile_and_run
+from dsasim.cli import main as cli
 from isa import Copy, DType, Space
 
 EDU = "edu"
@@ -147,3 +148,12 @@ def test_the_default_search_takes_a_k_block_of_a_on_the_910b(ffn_up):
 
 def test_no_k_block_is_searched_on_a_chip_without_nd2nz_loads():
     assert default_schedule(MatMul(256, 256, 512), chip_for(EDU)).block is None
+
+
+def test_the_cli_takes_the_block_knob_and_refuses_it_off_a_matmul(capsys):
+    args = ["run", "matmul", "--shape", "128x256x256", "--tile", "m=64,n=64,k=64", "--block", "a", "--timing-only"]
+    assert cli(args) == 0
+    assert "block a" in capsys.readouterr().out
+    assert cli(["run", "add", "--shape", "64x64", "--block", "a"]) == 2
+    err = capsys.readouterr().err
+    assert "add has no k tiles to block" in err and "Traceback" not in err

@@ -45,6 +45,11 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
         choices=("a", "b", "none"),
         help="matmul's L1 block: keep a's (or b's) whole k panel in L1, reused by every tile of the other",
     )
+    g.add_argument(
+        "--block",
+        choices=("a", "b", "none"),
+        help="matmul's k block: load a's (or b's) L1 tile two k tiles wide, one larger GM→L1 load for two k steps",
+    )
     g.add_argument("--manual-sync", action="store_true", help="insert no flags (races!): for labs and --sanitize")
     p.add_argument("--chip", default="edu", metavar="NAME", help="chip preset or TOML file (default: edu)")
 
@@ -83,15 +88,20 @@ def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:
     )
     if op.name == "attention":
         return op, attention_schedule(args)
-    schedule = Schedule(
+    return op, schedule_of(args, op)
+
+
+def schedule_of(args: argparse.Namespace, op: Op) -> Schedule:
+    """The loop-nest schedule the knob options (``--tile``, ``--order``, ``--buffers``, …) ask for."""
+    return Schedule(
         tile=parse_pairs(args.tile, "--tile") if args.tile else {},
         order=parse_list(args.order) if args.order else (),
         buffers=parse_buffers(args.buffers, op) if args.buffers else {},
         prefetch=args.prefetch,
-        cores=args.cores,
+        cores=chip_cores(args),
         parallel=parse_list(args.parallel) if args.parallel else (),
         manual_sync=args.manual_sync,
         group_m=args.group_m,
         panel=args.panel,
+        block=args.block,
     )
-    return op, schedule

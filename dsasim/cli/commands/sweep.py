@@ -17,9 +17,8 @@ import argparse
 import json
 import sys
 
-from compiler import Schedule, make_op
-from compiler.schedule import parse_buffers, parse_list, parse_pairs
-from dsasim.cli.commands.kernel_args import add_kernel_options, chip_cores, dtype
+from compiler import make_op
+from dsasim.cli.commands.kernel_args import add_kernel_options, dtype, schedule_of
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from dsasim.sweep import MAX_RUNS, parse_vary, sweep
@@ -87,17 +86,7 @@ def main(args: argparse.Namespace) -> int:
     if sample_shape is None:
         raise DsasimError(f"{args.op}: no shape to run", hint="give --shape, or vary it: --vary shape=256x256x256,...")
     sample = make_op(args.op, sample_shape, **options)
-    schedule = Schedule(
-        tile=parse_pairs(args.tile, "--tile") if args.tile else {},
-        order=parse_list(args.order) if args.order else (),
-        buffers=parse_buffers(args.buffers, sample) if args.buffers else {},
-        prefetch=args.prefetch,
-        cores=chip_cores(args),
-        parallel=parse_list(args.parallel) if args.parallel else (),
-        manual_sync=args.manual_sync,
-        group_m=args.group_m,
-        panel=args.panel,
-    )
+    schedule = schedule_of(args, sample)
     if "dtype" in vary:
         options.pop("dtype")
     result = sweep(
