@@ -23,11 +23,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "kernels"))
-sys.path += [str(ROOT / "tests"), str(ROOT / "tests" / "language")]  # the f16-score variant lives in its test
 
 import flash_attention  # noqa: E402
 import matmul_gelu  # noqa: E402
-from test_language_flash_f16 import f16_attention  # noqa: E402
+from flash_attention_f16 import attention as f16_attention  # noqa: E402
 
 from benchmarks.doc_blocks import write_blocks  # noqa: E402
 from compiler.attention import Attention, AttentionSchedule  # noqa: E402
@@ -117,7 +116,7 @@ FLASH_F16 = (
 
 
 def flash_f16() -> Table:
-    """The variant with f16 scores (``tests/language/test_language_flash_f16.py``) against the built-in kernel's
+    """The variant with f16 scores (``examples/kernels/flash_attention_f16.py``) against the built-in kernel's
     precision ``fast`` (the same rounding of the scores), one core."""
     rows = []
     for chip, s, d, bm, bn in FLASH_F16:

@@ -12,58 +12,13 @@ import math
 import flash_attention as fa
 import numpy as np
 import pytest
+from flash_attention_f16 import attention as f16_attention
 from helpers import assert_close
 from test_language_flash_speed import builtin, zeros
 
-import dsasim
 import dsasim.language as tl
 
 LIMIT = 1.25
-
-
-@dsasim.jit
-def attn_f16(Q, K, V, Out, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-             CAUSAL: tl.constexpr):  # fmt: skip
-    start_m = tl.program_id(0)
-    base = tl.program_id(1) * N_CTX * HEAD_DIM
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    k_ptrs = K + base + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # Kᵀ: [HEAD_DIM, BLOCK_N]
-    v_ptrs = V + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    q = tl.load(Q + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < N_CTX, other=0.0)
-    hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX) if CAUSAL else N_CTX
-    for start_n in range(0, hi, BLOCK_N):
-        k = tl.load(k_ptrs, mask=(start_n + offs_n[None, :]) < N_CTX, other=0.0)
-        qk = (tl.dot(q, k) * sm_scale).to(tl.float16)  # scores rounded to f16
-        if CAUSAL:
-            qk = tl.where(offs_m[:, None] >= (start_n + offs_n[None, :]), qk, float("-inf"))
-        else:
-            qk = tl.where((start_n + offs_n[None, :]) < N_CTX, qk, float("-inf"))
-        m_ij = tl.maximum(m_i, tl.max(qk, 1).to(tl.float32))
-        p = tl.exp(qk - m_ij.to(tl.float16)[:, None])  # f16 probabilities
-        alpha = tl.exp(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(v_ptrs, mask=(start_n + offs_n[:, None]) < N_CTX, other=0.0)
-        acc = tl.dot(p, v, acc)
-        m_i = m_ij
-        k_ptrs += BLOCK_N * HEAD_DIM
-        v_ptrs += BLOCK_N * HEAD_DIM
-    acc = acc / l_i[:, None]
-    tl.store(Out + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], acc.to(tl.float16),
-             mask=offs_m[:, None] < N_CTX)  # fmt: skip
-
-
-def f16_attention(q, k, v, causal=False, BLOCK_M=64, BLOCK_N=128, **launch):
-    H, S, D = q.shape
-    out = np.zeros_like(q)
-    run = attn_f16[(tl.cdiv(S, BLOCK_M), H)](q, k, v, out, 1 / math.sqrt(D), S, HEAD_DIM=D, BLOCK_M=BLOCK_M,
-                                             BLOCK_N=BLOCK_N, CAUSAL=causal, **launch)  # fmt: skip
-    return out, run
 
 
 @pytest.mark.parametrize(("s", "causal"), [(1024, False), (1024, True)])

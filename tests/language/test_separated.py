@@ -195,6 +195,7 @@ def test_the_score_tile_single_buffered_does_not_deadlock():
 def _examples(chip: str) -> dict[str, tuple[np.ndarray, np.ndarray, object]]:
     """Every kernel of examples/kernels on ``chip``: (result, numpy's, run)."""
     import block_ptr_matmul
+    import flash_attention_f16
     import layernorm
     import matmul
     import rmsnorm
@@ -228,6 +229,8 @@ def _examples(chip: str) -> dict[str, tuple[np.ndarray, np.ndarray, object]]:
     for causal in (False, True):
         y, run = fa.attention(q, k, v, causal=causal, BLOCK_M=32, BLOCK_N=32, **kw)
         out[f"flash_attention causal={causal}"] = (y, fa.reference(q, k, v, causal=causal), run)
+        y, run = flash_attention_f16.attention(q, k, v, causal=causal, BLOCK_M=32, BLOCK_N=32, **kw)
+        out[f"flash_attention_f16 causal={causal}"] = (y, fa.reference(q, k, v, causal=causal), run)
     return out
 
 
