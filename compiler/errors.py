@@ -14,6 +14,15 @@ class ScheduleError(DsasimError):
         self.knob = knob
 
 
+class EventIdError(ScheduleError):
+    """A schedule that needs more event ids on one pipe pair than the chip has: the pair, the limit, and who
+    took them (``owners``: a flag group's name — its buffers' names joined by ``+`` — and its ids)."""
+
+    def __init__(self, message: str, *, pair: str, limit: int, owners: dict[str, int], knob: str, hint: str) -> None:
+        super().__init__(message, knob=knob, hint=hint)
+        self.pair, self.limit, self.owners = pair, limit, owners
+
+
 class BufferCapacityError(CapacityError):
     """A schedule whose tiles do not fit: the buffer, the bytes needed and available, and the knob.
 

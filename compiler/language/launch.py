@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from compiler.compile import Compiled
-from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.errors import BufferCapacityError, EventIdError, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel
@@ -219,7 +219,10 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     kernel = kernel.with_(traced=Traced(nest, place, built, arrays))
     k_buf = fit(kernel, place)
     k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
-    k_sync = sync(k_pipe)
+    try:
+        k_sync = sync(k_pipe)
+    except EventIdError as e:
+        raise event_id_error(e, kernel, place) from None
     program = lower(k_sync)
     comments = (
         f"{name}: tile-language kernel, grid {'x'.join(map(str, t.grid))}, {n} programs on {len(share)} "
@@ -308,4 +311,22 @@ def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> 
         f"the tiles do not fit: {fmt_bytes(e.need)} of {e.buffer} needed, {fmt_bytes(e.have)} available ({parts})",
         site=big,
         hint="lower the BLOCK sizes, or num_stages (each stage is one more copy of a loop's tiles)",
+    )
+
+
+def event_id_error(e: EventIdError, kernel: Kernel, place: Placement) -> LanguageError:
+    """The sync pass's "too many event ids" error, naming the kernel lines whose tiles take them: each stage of a
+    tile handed from one pipe to another takes one id on that pipe pair (and one back)."""
+    rows = []
+    for group, n in sorted(e.owners.items(), key=lambda o: -o[1]):
+        sites = [place.site_of[b] for b in group.split("+") if b in place.site_of]
+        where = ", ".join(dict.fromkeys(f"line {s.line}" for s in sites)) or "a tile of the compiler's own"
+        rows.append((n, where, sites[0] if sites else None))
+    parts = "; ".join(f"{where}: {n}" for n, where, _ in rows)
+    return LanguageError(
+        f"the kernel needs {sum(n for n, _, _ in rows)} event ids on {e.pair} but the chip has {e.limit} ({parts}): "
+        "each stage of a tile handed between two pipes takes its own id",
+        site=next((s for _, _, s in rows if s is not None), None),
+        hint="lower num_stages (fewer copies of the loop's tiles in flight), or hand fewer tiles between these pipes "
+        "in the loop",
     )

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiler.errors import ScheduleError
+from compiler.errors import EventIdError
 from compiler.ir import Alloc, Flag, Kernel, Load, Loop, Move, Parallel, SyncGroup, touches, walk
 from isa import Pipe
 
@@ -104,13 +104,18 @@ class EventIds:
         return tuple(range(start, start + n))
 
     def check(self) -> None:
-        """Raise ``ScheduleError`` if a pipe pair has more ids than the chip."""
+        """Raise ``EventIdError`` (a ``ScheduleError``) if a pipe pair has more ids than the chip."""
         for (src, dst), owners in self.owners.items():
             if len(owners) > self.limit:
-                share = ", ".join(f"{n} {owners.count(n)}" for n in dict.fromkeys(owners))
-                raise ScheduleError(
-                    f"the schedule needs {len(owners)} event ids on {src.label}→{dst.label} ({share}) but the chip "
+                counts = {n: owners.count(n) for n in dict.fromkeys(owners)}
+                share = ", ".join(f"{n} {c}" for n, c in counts.items())
+                pair = f"{src.label}→{dst.label}"
+                raise EventIdError(
+                    f"the schedule needs {len(owners)} event ids on {pair} ({share}) but the chip "
                     f"has {self.limit} per pipe pair",
+                    pair=pair,
+                    limit=self.limit,
+                    owners=counts,
                     knob=self.knob,
                     hint=self.hint,
                 )

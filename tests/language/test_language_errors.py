@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+import flash_attention as fa
 import numpy as np
 import pytest
 
@@ -183,3 +184,16 @@ def test_a_python_error_in_the_kernel_names_its_line():
     text = str(e.value)
     assert f"test_language_errors.py:{bad_line(python_mistake)}:" in text
     assert "AttributeError while tracing program (0,)" in text
+
+
+def test_too_many_event_ids_name_the_kernel_lines_and_num_stages():
+    """Three stages of every tile FlashAttention hands from MTE2 to MTE1 need 9 event ids on that pipe pair;
+    edu has 8. The error names the kernel's load lines and the knob (num_stages), not the compiler's buffers."""
+    q = np.zeros((1, 256, 64), np.float16)
+    with pytest.raises(DsasimError) as e:
+        fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=3, timing_only=True)
+    text = str(e.value)
+    assert "9 event ids on MTE2→MTE1 but the chip has 8" in text
+    assert text.startswith("flash_attention.py:") and "tl.load" in text and "L1_" not in text
+    assert "num_stages" in e.value.hint
+    fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=2, timing_only=True)  # two stages fit
