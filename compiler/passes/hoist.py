@@ -131,8 +131,8 @@ def block_k(kernel: Kernel) -> Kernel:
     rewrite (k in 4 tiles, blocks of 2)::
 
         for ko in 0..4:                  for kbo in 0..2:            # kb: blocks of 2 k tiles
-          ...                 ==>          for ko in 2·kbo..+2:      # block: ko is still the k tile
-                                             ...
+          <k step ko>         ==>          for ko in 2·kbo..+2:      # block: ko is still the k tile
+                                             <k step ko>
 
     The inner loop (``kind="block"``) keeps ``ko`` the k tile's index, so everything that reads k tiles
     is unchanged; ``lower`` runs it ``min(BLOCK_K_TILES, k tiles left)`` times. A k of one tile is left
