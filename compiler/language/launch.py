@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.compile import Compiled
+from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, EventIdError, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
