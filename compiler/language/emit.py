@@ -207,6 +207,7 @@ class Traced:
                     relu=stmt.relu,
                     src_stride=width if rows > 1 and cols < width else None,
                     dst_stride=dst_stride,
+                    scale=self.nest.t.values[vid].scale,  # a folded ``dot * s`` (compiler.language.fixscale)
                 )
             ]
         width = self.nest.t.values[rec.ins[0]].shape[1]
