@@ -1,0 +1,218 @@
+"""The naive schedule as three tile-language kernels, each compiled by the language's passes, joined per core.
+
+The built-in naive schedule (``compiler.attention.naive``) written in the tile language:
+
+1. :func:`scores_kernel` (Cube): ``S = q·kᵀ·scale`` tile by tile into the GM workspace ``s`` (f16, f32 with
+   ``precision="high"``) — every key tile, masked or not;
+2. :func:`softmax_kernel` (Vector): ``rows`` whole rows of ``S`` at a time into UB, the causal mask, the row
+   maximum and sum, ``P = exp(S - max) / sum`` into the GM workspace ``p`` (f16);
+3. :func:`pv_kernel` (Cube): ``o = P·v``, accumulating over the key tiles in L0C.
+
+Each is traced and compiled (``compiler.language.launch.compile_traced``: buffer → pipeline → sync → lower) over
+the same grid partition — program ``u`` is query tile ``u`` of the (batch, head) units, on core ``u mod cores`` in
+all three — so a core's softmax reads only scores its own kernel 1 wrote. The three programs of a core are then
+joined (:func:`join`): on a coupled chip kernel 1's stream, ``barrier all``, kernel 2's, ``barrier all``, kernel
+3's; on a separated chip (group ``g``: AIC core ``g·(1+v)``, AIV cores after it) kernels 1 and 3 run on the AIC and
+kernel 2 on the group's AIVs (each takes an equal share of every query tile's rows: the softmax grid has ``v``
+programs per unit), cross-core flags at the two boundaries: the AIC's FIXPIPE tells every AIV its scores are in GM,
+each AIV's MTE3 tells the AIC its probabilities are. ``Compiled.passes`` lists every kernel's passes, prefixed
+``scores:``, ``softmax:`` and ``pv:``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from compiler import language as tl
+from compiler.attention.defaults import default_attention_schedule
+from compiler.attention.op import Attention
+from compiler.attention.schedule import AttentionSchedule, check
+from compiler.compiled import Compiled
+from compiler.errors import ScheduleError
+from compiler.language.launch import compile_traced, trace
+from compiler.target import Target
+from compiler.traffic import Traffic
+from isa import Barrier, DType, Instruction, Pipe, Program, SetCross, SetFlag, TensorDecl, TensorKind, WaitCross, WaitFlag
+
+PHASES = ("scores", "softmax", "pv")
+
+
+def scores_kernel(q, k, s, sm_scale, SEQ, HEADS, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP, D,
+                  TILE_Q, TILE_KV, F16S):  # fmt: skip
+    """Kernel 1: one query tile's scores against every key tile, scaled, into ``s`` (``[b, h, seq, seq]``)."""
+    qi = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    offs_m = qi * TILE_Q + tl.arange(0, TILE_Q)
+    offs_d = tl.arange(0, D)
+    offs_n = tl.arange(0, TILE_KV)
+    q_base = b * Q_BATCH + h * Q_HEAD
+    kv_base = b * KV_BATCH + (h // GROUP) * KV_HEAD
+    s_base = (b * HEADS + h) * SEQ * SEQ
+    qt = tl.load(q + q_base + offs_m[:, None] * Q_ROW + offs_d[None, :], mask=offs_m[:, None] < SEQ, other=0.0)
+    k_ptrs = k + kv_base + offs_n[None, :] * KV_ROW + offs_d[:, None]  # Kᵀ: [D, TILE_KV]
+    for start_n in tl.range(0, SEQ, TILE_KV):
+        keys = start_n + offs_n
+        kt = tl.load(k_ptrs, mask=keys[None, :] < SEQ, other=0.0)
+        qk = tl.dot(qt, kt) * sm_scale
+        tl.store(s + s_base + offs_m[:, None] * SEQ + keys[None, :], qk.to(tl.float16) if F16S else qk,
+                 mask=(offs_m[:, None] < SEQ) & (keys[None, :] < SEQ))  # fmt: skip
+        k_ptrs += TILE_KV * KV_ROW
+
+
+def softmax_kernel(s, p, SEQ, HEADS, TILE_Q, PARTS, ROWS, CAUSAL, F16S):
+    """Kernel 2: part ``pid(0) mod PARTS`` of one query tile's rows, ``ROWS`` at a time: mask, softmax, into
+    ``p``."""
+    x = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    qi = x // PARTS
+    chunk = -(-TILE_Q // PARTS)
+    q0 = qi * TILE_Q
+    r0 = q0 + min(TILE_Q, (x % PARTS) * chunk)
+    r1 = min(q0 + min(TILE_Q, (x % PARTS) * chunk + chunk), SEQ)
+    base = (b * HEADS + h) * SEQ * SEQ
+    offs_r = tl.arange(0, ROWS)
+    offs_n = tl.arange(0, SEQ)
+    for row in tl.range(r0, r1, ROWS):
+        rows = row + offs_r
+        ptrs = base + rows[:, None] * SEQ + offs_n[None, :]
+        sc = tl.load(s + ptrs, mask=rows[:, None] < r1, other=0.0)
+        if CAUSAL:
+            sc = tl.where(offs_n[None, :] <= rows[:, None], sc, float("-inf"))
+        m = tl.max(sc, 1)
+        e = tl.exp(sc - m[:, None])
+        total = tl.sum(e.to(tl.float32), 1)
+        if F16S:
+            pr = e * (1.0 / total).to(tl.float16)[:, None]
+        else:
+            pr = (e * (1.0 / total)[:, None]).to(tl.float16)
+        tl.store(p + ptrs, pr, mask=rows[:, None] < r1)
+
+
+def pv_kernel(p, v, o, SEQ, HEADS, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP, D, TILE_Q, TILE_KV):
+    """Kernel 3: one query tile's ``o = P·v``, accumulated over every key tile in L0C."""
+    qi = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    offs_m = qi * TILE_Q + tl.arange(0, TILE_Q)
+    offs_d = tl.arange(0, D)
+    offs_n = tl.arange(0, TILE_KV)
+    q_base = b * Q_BATCH + h * Q_HEAD
+    kv_base = b * KV_BATCH + (h // GROUP) * KV_HEAD
+    p_ptrs = p + (b * HEADS + h) * SEQ * SEQ + offs_m[:, None] * SEQ + offs_n[None, :]
+    v_ptrs = v + kv_base + offs_n[:, None] * KV_ROW + offs_d[None, :]
+    acc = tl.zeros([TILE_Q, D], dtype=tl.float32)
+    for start_n in tl.range(0, SEQ, TILE_KV):
+        keys = start_n + offs_n
+        pt = tl.load(p_ptrs, mask=(offs_m[:, None] < SEQ) & (keys[None, :] < SEQ), other=0.0)
+        vt = tl.load(v_ptrs, mask=keys[:, None] < SEQ, other=0.0)
+        acc = tl.dot(pt, vt, acc)
+        p_ptrs += TILE_KV
+        v_ptrs += TILE_KV * KV_ROW
+    tl.store(o + q_base + offs_m[:, None] * Q_ROW + offs_d[None, :], acc.to(tl.float16), mask=offs_m[:, None] < SEQ)
+
+
+def strides(op: Attention) -> dict[str, int]:
+    """Element offsets one row, one head and one batch apart of q/o (``Q_*``) and of k/v (``KV_*``), read from
+    ``Attention.row`` (so both layouts and grouped-query heads come out right)."""
+    out = {}
+    for name, tensor, heads in (("Q", "q", 1), ("KV", "k", op.group)):
+        base = op.row(tensor, 0, 0)[0]
+        out[f"{name}_ROW"] = op.row(tensor, 0, 1)[0] - base
+        out[f"{name}_HEAD"] = op.row(tensor, heads, 0)[0] - base
+        out[f"{name}_BATCH"] = op.row(tensor, op.heads, 0)[0] - base
+    return out
+
+
+def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: object) -> Compiled:
+    """``op`` under the naive ``schedule`` (knobs left ``None`` chosen as the built-in naive chooses them): three
+    tile-language kernels compiled by the passes and joined per core (see the module)."""
+    target = Target.of(chip)
+    vpc = int(getattr(chip, "vector_per_cube", 0) or 0)
+    schedule = (schedule or AttentionSchedule("naive")).replace(algorithm="naive")
+    check(schedule)
+    s = default_attention_schedule(op, target, schedule, vpc)
+    parts = max(1, vpc)
+    f16s = op.precision == "fast"
+    shapes = {t.name: t.shape for t in op.tensors()}
+    arrays = {n: np.zeros(shape, np.float16) for n, shape in shapes.items()}
+    square = (op.batch, op.heads, op.seq, op.seq)
+    arrays["s"] = np.zeros(square, np.float16 if f16s else np.float32)
+    arrays["p"] = np.zeros(square, np.float16)
+    nq = -(-op.seq // s.tile_q)
+    common = dict(SEQ=op.seq, HEADS=op.heads, TILE_Q=s.tile_q)
+    cube = dict(common, GROUP=op.group, D=op.head_dim, TILE_KV=s.tile_kv, **strides(op))
+    launches = (
+        (scores_kernel, (nq, op.heads, op.batch), ("q", "k", "s"), dict(cube, sm_scale=op.scale, F16S=f16s), 1),
+        (softmax_kernel, (nq * parts, op.heads, op.batch), ("s", "p"),
+         dict(common, PARTS=parts, ROWS=s.rows, CAUSAL=op.causal, F16S=f16s), parts),
+        (pv_kernel, (nq, op.heads, op.batch), ("p", "v", "o"), cube, 1),
+    )  # fmt: skip
+    compiled = []
+    for (fn, grid, names, kwargs, per_core), phase in zip(launches, PHASES, strict=True):
+        tracer, traced = trace(fn, grid, tuple(arrays[n] for n in names), kwargs, False, s.depth)
+        compiled.append(compile_traced(phase, tracer, traced, chip, s.cores * per_core))
+    cores = join([c.program for c in compiled], parts if vpc else 0)
+    tensors = tuple(
+        TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
+    ) + workspaces(op)
+    kinds = tuple(("AIC" if i % (1 + vpc) == 0 else "AIV") for i in range(len(cores))) if vpc else ()
+    comments = (
+        f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
+        f"schedule: {s.text()}",
+        f"compiled by dsasim (the naive schedule as three tile-language kernels through the passes) for chip "
+        f"{target.name}",
+    )
+    program = Program(tensors, tuple(cores), target.name, comments)
+    passes = tuple((f"{phase}:{name}", k) for phase, c in zip(PHASES, compiled, strict=True) for name, k in c.passes)
+    traffic = Traffic(tuple(t for c in compiled for t in c.traffic.terms))
+    return replace(compiled[0], op=op, schedule=s, program=program, passes=passes, traffic=traffic, kinds=kinds)
+
+
+def workspaces(op: Attention) -> tuple[TensorDecl, ...]:
+    """The score and probability matrices, ``batch × heads × seq × seq`` each in GM, as the built-in declares them."""
+    square = (op.batch, op.heads, op.seq, op.seq)
+    sdt = DType.F16 if op.precision == "fast" else DType.F32
+    return TensorDecl("s", sdt, square, TensorKind.SCRATCH), TensorDecl("p", DType.F16, square, TensorKind.SCRATCH)
+
+
+def balanced(phase: str, core: int, stream: tuple[Instruction, ...]) -> None:
+    """Check that every flag ``stream`` sets is waited for in it, and the reverse: then a barrier (or a cross-core
+    hand-over) after it is a clean boundary, and the next kernel may take the same event ids."""
+    count: dict[tuple, int] = {}
+    for ins in stream:
+        if type(ins) in (SetFlag, WaitFlag):  # not the cross-core kinds
+            key = (ins.src, ins.dst, ins.event)
+            count[key] = count.get(key, 0) + (1 if type(ins) is SetFlag else -1)
+    left = {k: n for k, n in count.items() if n}
+    if left:
+        raise ScheduleError(
+            f"the {phase} kernel's program on core {core} leaves flags unbalanced {left}: it cannot be joined",
+            knob="--schedule",
+            hint="compile attention with the built-in naive schedule (compiler.attention.compile)",
+        )
+
+
+def join(programs: list[Program], vpc: int) -> list[tuple[Instruction, ...]]:
+    """Each core's three kernel programs as one stream (coupled: barriers between), or each group's AIC and AIV
+    streams with cross-core flags at the boundaries (separated, ``vpc`` AIVs per group)."""
+    k1, k2, k3 = (p.cores for p in programs)
+    for phase, cores in zip(PHASES, (k1, k2, k3), strict=True):
+        for i, core in enumerate(cores):
+            balanced(phase, i, core)
+    if not vpc:
+        return [(*a, Barrier(None), *b, Barrier(None), *c) for a, b, c in zip(k1, k2, k3, strict=True)]
+    out: list[tuple[Instruction, ...]] = []
+    for g, (a, c) in enumerate(zip(k1, k3, strict=True)):
+        aic = g * (1 + vpc)
+        aivs = range(aic + 1, aic + 1 + vpc)
+        ready = tuple(SetCross(Pipe.FIX, Pipe.MTE2, 0, v) for v in aivs)
+        done = tuple(WaitCross(Pipe.MTE3, Pipe.MTE2, 0, v) for v in aivs)
+        out.append((*a, Barrier(None), *ready, *done, *c))
+        for i in range(vpc):
+            b = k2[g * vpc + i] if g * vpc + i < len(k2) else ()
+            out.append((WaitCross(Pipe.FIX, Pipe.MTE2, 0, aic), *b, SetCross(Pipe.MTE3, Pipe.MTE2, 0, aic)))
+    return out
