@@ -21,6 +21,7 @@ each AIV's MTE3 tells the AIC its probabilities are. ``Compiled.passes`` lists e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -31,10 +32,23 @@ from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule, check
 from compiler.compiled import Compiled
 from compiler.errors import ScheduleError
+from compiler.language.errors import TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
 from compiler.target import Target
 from compiler.traffic import Traffic
-from isa import Barrier, DType, Instruction, Pipe, Program, SetCross, SetFlag, TensorDecl, TensorKind, WaitCross, WaitFlag
+from isa import (
+    Barrier,
+    DType,
+    Instruction,
+    Pipe,
+    Program,
+    SetCross,
+    SetFlag,
+    TensorDecl,
+    TensorKind,
+    WaitCross,
+    WaitFlag,
+)
 
 PHASES = ("scores", "softmax", "pv")
 
@@ -143,7 +157,7 @@ def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: objec
     arrays["s"] = np.zeros(square, np.float16 if f16s else np.float32)
     arrays["p"] = np.zeros(square, np.float16)
     nq = -(-op.seq // s.tile_q)
-    common = dict(SEQ=op.seq, HEADS=op.heads, TILE_Q=s.tile_q)
+    common = {"SEQ": op.seq, "HEADS": op.heads, "TILE_Q": s.tile_q}
     cube = dict(common, GROUP=op.group, D=op.head_dim, TILE_KV=s.tile_kv, **strides(op))
     launches = (
         (scores_kernel, (nq, op.heads, op.batch), ("q", "k", "s"), dict(cube, sm_scale=op.scale, F16S=f16s), 1),
@@ -151,10 +165,17 @@ def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: objec
          dict(common, PARTS=parts, ROWS=s.rows, CAUSAL=op.causal, F16S=f16s), parts),
         (pv_kernel, (nq, op.heads, op.batch), ("p", "v", "o"), cube, 1),
     )  # fmt: skip
-    compiled = []
-    for (fn, grid, names, kwargs, per_core), phase in zip(launches, PHASES, strict=True):
-        tracer, traced = trace(fn, grid, tuple(arrays[n] for n in names), kwargs, False, s.depth)
-        compiled.append(compile_traced(phase, tracer, traced, chip, s.cores * per_core))
+    compiled = [
+        compile_kernel(phase, fn, grid, tuple(arrays[n] for n in names), kwargs, chip, s.cores * per_core, s.depth)
+        for (fn, grid, names, kwargs, per_core), phase in zip(launches, PHASES, strict=True)
+        if phase != "softmax"
+    ]
+    fn, grid, names, kwargs, per_core = launches[1]
+    rows, softmax = softmax_rows(lambda r: compile_kernel("softmax", fn, grid, tuple(arrays[n] for n in names),
+                                                          dict(kwargs, ROWS=r), chip, s.cores * per_core, s.depth),
+                                 s.rows, s.depth)  # fmt: skip
+    s = s.replace(rows=rows)
+    compiled.insert(1, softmax)
     cores = join([c.program for c in compiled], parts if vpc else 0)
     tensors = tuple(
         TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
@@ -170,6 +191,38 @@ def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: objec
     passes = tuple((f"{phase}:{name}", k) for phase, c in zip(PHASES, compiled, strict=True) for name, k in c.passes)
     traffic = Traffic(tuple(t for c in compiled for t in c.traffic.terms))
     return replace(compiled[0], op=op, schedule=s, program=program, passes=passes, traffic=traffic, kinds=kinds)
+
+
+def compile_kernel(phase: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
+                   cores: int, depth: int) -> Compiled:  # fmt: skip
+    """One phase's kernel traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep."""
+    tracer, traced = trace(fn, grid, args, kwargs, False, depth)
+    return compile_traced(phase, tracer, traced, chip, cores)
+
+
+def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> tuple[int, Compiled]:
+    """The softmax kernel with the most rows per tile, at most ``rows`` (the built-in's choice), whose tiles fit UB
+    with every staged buffer ``depth`` deep. The language keeps the probability tile apart from the score tile (the
+    built-in overwrites one with the other), so at the built-in's ``rows`` its output may be single-buffered, the
+    Vector unit then waiting for each store: fewer rows, double-buffered, are faster. With no such ``rows``, the most
+    that fit at all."""
+    fallback: tuple[int, Compiled] | None = None
+    error: TilesDoNotFit | None = None
+    r = rows
+    while r >= 1:
+        try:
+            compiled = build(r)
+        except TilesDoNotFit as e:
+            error = error or e
+        else:
+            if all(b.depth >= depth for b in compiled.ir("buffer").buffers if not b.temp):
+                return r, compiled
+            fallback = fallback or (r, compiled)
+        r //= 2
+    if fallback is None:
+        assert error is not None
+        raise error
+    return fallback
 
 
 def workspaces(op: Attention) -> tuple[TensorDecl, ...]:

@@ -1,0 +1,136 @@
+"""The naive schedule written as three tile-language kernels (compiler/attention/naive_lang.py), each compiled by
+the language's passes and joined per core: it matches numpy on coupled and separated presets, causal or not, both
+precisions, grouped-query heads, the bshd layout, odd lengths and several cores; it is sanitizer-clean; its GM
+traffic is what it expects and what the built-in naive kernel moves; its passes show the three loop nests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_close
+
+from compiler import language as tl
+from compiler.attention import Attention, AttentionSchedule
+from compiler.attention.compile import compile_attention
+from compiler.attention.naive_lang import PHASES, balanced, compile_naive, join
+from compiler.errors import ScheduleError
+from compiler.language.launch import compile_traced, trace
+from isa import Barrier, Fixpipe, Pipe, Program, SetCross, SetFlag, TensorKind, WaitCross
+from simulator import load_chip
+from simulator.run import simulate
+
+CASES = [  # chip, op, cores
+    ("edu", Attention(1, 2, 150, 64), 1),
+    ("edu", Attention(1, 2, 150, 64, True, "high"), 2),
+    ("edu", Attention(2, 4, 77, 32, True, kv_heads=2, layout="bshd"), 3),
+    ("ascend910b-like", Attention(1, 2, 130, 128, True), 2),
+    ("ascend910b-like", Attention(1, 4, 100, 64, False, "high", kv_heads=1, layout="bshd"), 2),
+    ("edu-separated", Attention(1, 2, 150, 64, True), 1),
+    ("edu-separated", Attention(2, 4, 77, 32, False, "high", kv_heads=2, layout="bshd"), 3),
+    ("ascend910b-like-separated", Attention(2, 4, 77, 32, True, "high", kv_heads=2, layout="bshd"), 2),
+    ("ascend910b-like-separated", Attention(1, 2, 150, 64), 1),
+]
+
+
+def label(v: object) -> str:
+    if isinstance(v, Attention):
+        return v.shape_text() + (" causal" if v.causal else "") + " " + v.precision
+    return str(v)
+
+
+@pytest.mark.parametrize(("chip", "op", "cores"), CASES, ids=label)
+def test_the_naive_kernels_match_numpy_and_move_the_builtin_bytes(chip, op, cores):
+    c = load_chip(chip)
+    compiled = compile_naive(op, AttentionSchedule("naive", cores=cores), c)
+    rng = np.random.default_rng(0)
+    inputs = {t.name: rng.standard_normal(t.shape).astype(np.float16) for t in op.tensors() if not t.output}
+    run = simulate(compiled.program, c, inputs=inputs, cores=len(compiled.program.cores), sanitize=True)
+    assert run.sanitizer.clean, str(run.sanitizer)
+    expected = op.reference(inputs)["o"]
+    assert_close(run.outputs["o"].reshape(expected.shape), expected, ulps=op.check_ulps or 4, atol=2e-3)
+    moved = run.stats.gm_read + run.stats.gm_write
+    assert moved == compiled.gm_bytes_expected
+    builtin = compile_attention(op, compiled.schedule, c)
+    old = simulate(builtin.program, c, timing_only=True, cores=len(builtin.program.cores))
+    assert moved == old.stats.gm_read + old.stats.gm_write
+
+
+def test_passes_show_each_kernels_loop_nest():
+    c = load_chip("edu")
+    compiled = compile_naive(Attention(1, 2, 150, 64, True), AttentionSchedule("naive"), c)
+    assert [n for n, _ in compiled.passes] == [f"{p}:{n}" for p in PHASES for n in ("trace", "buffer", "pipeline",
+                                                                                      "sync")]  # fmt: skip
+    assert "for " in compiled.ir("scores:sync").text()
+    assert "v.tril" not in compiled.ir("softmax:sync").text()  # the mask is tl.where, in the vector program
+    assert "mte3" in compiled.ir("softmax:sync").text() and "cube" in compiled.ir("pv:sync").text()
+    assert compiled.schedule.algorithm == "naive" and compiled.schedule.resolved
+
+
+def test_workspaces_are_declared_as_the_builtin_declares_them():
+    c = load_chip("edu")
+    for precision in ("fast", "high"):
+        op = Attention(1, 2, 70, 32, precision=precision)
+        new = compile_naive(op, AttentionSchedule("naive"), c)
+        old = compile_attention(op, new.schedule, c)
+        assert new.program.tensors == old.program.tensors
+        assert {t.name for t in new.program.tensors if t.kind is TensorKind.SCRATCH} == {"s", "p"}
+
+
+def test_coupled_cores_run_the_three_kernels_between_barriers():
+    c = load_chip("edu")
+    compiled = compile_naive(Attention(1, 2, 150, 64), AttentionSchedule("naive", cores=2), c)
+    assert compiled.kinds == () and len(compiled.program.cores) == 2
+    for core in compiled.program.cores:
+        barriers = [i for i, ins in enumerate(core) if isinstance(ins, Barrier)]
+        assert len(barriers) == 2
+        first, mid, last = core[: barriers[0]], core[barriers[0] + 1 : barriers[1]], core[barriers[1] + 1 :]
+        assert {ins.pipe for ins in mid} <= {Pipe.MTE2, Pipe.V, Pipe.MTE3}  # softmax: Vector side only
+        assert any(isinstance(ins, Fixpipe) and ins.scale for ins in first)  # the scale folded onto FIXPIPE
+        assert any(isinstance(ins, Fixpipe) and ins.dst.tensor == "o" for ins in last)
+
+
+def test_separated_groups_hand_over_with_cross_core_flags():
+    c = load_chip("ascend910b-like-separated")
+    vpc = c.vector_per_cube
+    compiled = compile_naive(Attention(1, 2, 150, 64, True), AttentionSchedule("naive", cores=2), c)
+    cores = compiled.program.cores
+    assert len(cores) == 2 * (1 + vpc)
+    assert compiled.kinds == (("AIC",) + ("AIV",) * vpc) * 2
+    for g in range(2):
+        aic, aivs = cores[g * (1 + vpc)], cores[g * (1 + vpc) + 1 : (g + 1) * (1 + vpc)]
+        assert not any(ins.pipe is Pipe.V for ins in aic)
+        sets = [ins for ins in aic if isinstance(ins, SetCross)]
+        assert [(s.src, s.dst) for s in sets] == [(Pipe.FIX, Pipe.MTE2)] * vpc
+        for aiv in aivs:
+            assert isinstance(aiv[0], WaitCross) and isinstance(aiv[-1], SetCross)
+            assert not any(ins.pipe in (Pipe.CUBE, Pipe.MTE1, Pipe.FIX) for ins in aiv)
+
+
+def test_unbalanced_flags_are_refused_before_joining():
+    stream = (SetFlag(Pipe.MTE2, Pipe.V, 0),)
+    with pytest.raises(ScheduleError, match="softmax kernel's program on core 3 leaves flags unbalanced"):
+        balanced("softmax", 3, stream)
+    empty = Program((), ((),), "edu")
+    with pytest.raises(ScheduleError):
+        join([empty, Program((), (stream,), "edu"), empty], 0)
+
+
+def scaled_dot(a, b, c, M: tl.constexpr, K: tl.constexpr, N: tl.constexpr):
+    offs_m, offs_k, offs_n = tl.arange(0, M), tl.arange(0, K), tl.arange(0, N)
+    x = tl.load(a + offs_m[:, None] * K + offs_k[None, :])
+    y = tl.load(b + offs_k[:, None] * N + offs_n[None, :])
+    tl.store(c + offs_m[:, None] * N + offs_n[None, :], (tl.dot(x, y) * 0.125).to(tl.float16))
+
+
+def test_a_scaled_dot_stored_from_l0c_keeps_its_scale():
+    """``store((dot(x, y) * s).to(f16))`` is one FIXPIPE store from L0C, multiplying by ``s`` on the way."""
+    c = load_chip("edu")
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((32, 64), (64, 48)))
+    out = np.zeros((32, 48), np.float16)
+    t, traced = trace(scaled_dot, (1,), (a, b, out), {"M": 32, "K": 64, "N": 48}, False, 2)
+    compiled = compile_traced("scaled_dot", t, traced, c, 1)
+    assert any(isinstance(i, Fixpipe) and i.scale == 0.125 for i in compiled.program.cores[0])
+    run = simulate(compiled.program, c, inputs={"a": a, "b": b})
+    expected = a.astype(np.float32) @ b.astype(np.float32) * 0.125
+    assert_close(run.outputs["c"].reshape(expected.shape), expected.astype(np.float16), ulps=4, atol=2e-3)
