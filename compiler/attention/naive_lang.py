@@ -53,15 +53,16 @@ from isa import (
 PHASES = ("scores", "softmax", "pv")
 
 
+def unit(TILE_Q, TILE_KV, D):
+    """This program's head and batch, and the offsets of its query rows, of ``d`` and of a key tile (kernels 1, 3)."""
+    offs_m = tl.program_id(0) * TILE_Q + tl.arange(0, TILE_Q)
+    return tl.program_id(1), tl.program_id(2), offs_m, tl.arange(0, D), tl.arange(0, TILE_KV)
+
+
 def scores_kernel(q, k, s, sm_scale, SEQ, HEADS, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP, D,
                   TILE_Q, TILE_KV, F16S):  # fmt: skip
     """Kernel 1: one query tile's scores against every key tile, scaled, into ``s`` (``[b, h, seq, seq]``)."""
-    qi = tl.program_id(0)
-    h = tl.program_id(1)
-    b = tl.program_id(2)
-    offs_m = qi * TILE_Q + tl.arange(0, TILE_Q)
-    offs_d = tl.arange(0, D)
-    offs_n = tl.arange(0, TILE_KV)
+    h, b, offs_m, offs_d, offs_n = unit(TILE_Q, TILE_KV, D)
     q_base = b * Q_BATCH + h * Q_HEAD
     kv_base = b * KV_BATCH + (h // GROUP) * KV_HEAD
     s_base = (b * HEADS + h) * SEQ * SEQ
@@ -108,12 +109,7 @@ def softmax_kernel(s, p, SEQ, HEADS, TILE_Q, PARTS, ROWS, CAUSAL, F16S):
 
 def pv_kernel(p, v, o, SEQ, HEADS, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP, D, TILE_Q, TILE_KV):
     """Kernel 3: one query tile's ``o = P·v``, accumulated over every key tile in L0C."""
-    qi = tl.program_id(0)
-    h = tl.program_id(1)
-    b = tl.program_id(2)
-    offs_m = qi * TILE_Q + tl.arange(0, TILE_Q)
-    offs_d = tl.arange(0, D)
-    offs_n = tl.arange(0, TILE_KV)
+    h, b, offs_m, offs_d, offs_n = unit(TILE_Q, TILE_KV, D)
     q_base = b * Q_BATCH + h * Q_HEAD
     kv_base = b * KV_BATCH + (h // GROUP) * KV_HEAD
     p_ptrs = p + (b * HEADS + h) * SEQ * SEQ + offs_m[:, None] * SEQ + offs_n[None, :]
