@@ -167,10 +167,13 @@ def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: objec
         if phase != "softmax"
     ]
     fn, grid, names, kwargs, per_core = launches[1]
-    rows, softmax = softmax_rows(lambda r: compile_kernel("softmax", fn, grid, tuple(arrays[n] for n in names),
-                                                          dict(kwargs, ROWS=r), chip, s.cores * per_core, s.depth),
-                                 s.rows, s.depth)  # fmt: skip
+    args = tuple(arrays[n] for n in names)
+    # the rows per tile from one program (its tiles are every program's), then every program at those rows
+    one = (1, 1, 1)
+    rows = softmax_rows(lambda r: compile_kernel("softmax", fn, one, args, dict(kwargs, ROWS=r), chip, 1, s.depth),
+                        s.rows, s.depth)  # fmt: skip
     s = s.replace(rows=rows)
+    softmax = compile_kernel("softmax", fn, grid, args, dict(kwargs, ROWS=rows), chip, s.cores * per_core, s.depth)
     compiled.insert(1, softmax)
     cores = join([c.program for c in compiled], parts if vpc else 0)
     tensors = tuple(
@@ -196,13 +199,13 @@ def compile_kernel(phase: str, fn: Callable, grid: tuple[int, int, int], args: t
     return compile_traced(phase, tracer, traced, chip, cores)
 
 
-def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> tuple[int, Compiled]:
-    """The softmax kernel with the most rows per tile, at most ``rows`` (the built-in's choice), whose tiles fit UB
-    with every staged buffer ``depth`` deep. The language keeps the probability tile apart from the score tile (the
-    built-in overwrites one with the other), so at the built-in's ``rows`` its output may be single-buffered, the
-    Vector unit then waiting for each store: fewer rows, double-buffered, are faster. With no such ``rows``, the most
-    that fit at all."""
-    fallback: tuple[int, Compiled] | None = None
+def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int:
+    """The most rows per softmax tile (``build(rows)`` compiles the kernel), at most ``rows`` (the built-in's
+    choice), whose tiles fit UB with every staged buffer ``depth`` deep. The language keeps the probability tile apart
+    from the score tile (the built-in overwrites one with the other), so at the built-in's ``rows`` its output may be
+    single-buffered, the Vector unit then waiting for each store: fewer rows, double-buffered, are faster. With no
+    such ``rows``, the most that fit at all."""
+    fallback: int | None = None
     error: TilesDoNotFit | None = None
     r = rows
     while r >= 1:
@@ -212,8 +215,8 @@ def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> tup
             error = error or e
         else:
             if all(b.depth >= depth for b in compiled.ir("buffer").buffers if not b.temp):
-                return r, compiled
-            fallback = fallback or (r, compiled)
+                return r
+            fallback = fallback or r
         r //= 2
     if fallback is None:
         assert error is not None
