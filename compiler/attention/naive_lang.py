@@ -17,6 +17,15 @@ kernel 2 on the group's AIVs (each takes an equal share of every query tile's ro
 programs per unit), cross-core flags at the two boundaries: the AIC's FIXPIPE tells every AIV its scores are in GM,
 each AIV's MTE3 tells the AIC its probabilities are. ``Compiled.passes`` lists every kernel's passes, prefixed
 ``scores:``, ``softmax:`` and ``pv:``.
+
+The schedule's ``tile_q``, ``tile_kv``, ``depth`` (each loop's ``num_stages``) and ``cores`` are the built-in's
+(``compiler.attention.defaults``); where they differ from the built-in kernel:
+
+- ``rows``: the language keeps the probability tile apart from the score tile, so the softmax may take fewer rows
+  than the built-in to keep both double-buffered (:func:`softmax_rows`; the resolved schedule says which);
+- ``k0``: the language picks its own L0 step (whole operands when they fit L0A/L0B with their stages);
+- the cores: query tiles go round-robin (unit ``u`` on core ``u mod cores``), where the built-in gives each core a
+  contiguous run weighted by the causal key tiles — which the naive kernels compute all the same.
 """
 
 from __future__ import annotations
