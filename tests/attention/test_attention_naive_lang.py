@@ -16,7 +16,7 @@ from compiler.attention.naive_lang import PHASES, balanced, compile_naive, join,
 from compiler.errors import ScheduleError
 from compiler.language.errors import TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
-from isa import Barrier, Fixpipe, Pipe, Program, SetCross, SetFlag, TensorKind, WaitCross
+from isa import Barrier, Fixpipe, Pipe, Program, SetCross, SetFlag, TensorKind, WaitCross, format_program, parse
 from simulator import load_chip
 from simulator.run import simulate
 
@@ -105,6 +105,12 @@ def test_separated_groups_hand_over_with_cross_core_flags():
         for aiv in aivs:
             assert isinstance(aiv[0], WaitCross) and isinstance(aiv[-1], SetCross)
             assert not any(ins.pipe in (Pipe.CUBE, Pipe.MTE1, Pipe.FIX) for ins in aiv)
+
+
+@pytest.mark.parametrize("chip", ["edu", "ascend910b-like-separated"])
+def test_the_joined_program_round_trips_through_assembly(chip):
+    program = compile_naive(Attention(1, 2, 77, 32, True), AttentionSchedule("naive", cores=2), load_chip(chip)).program
+    assert parse(format_program(program)) == program
 
 
 def test_unbalanced_flags_are_refused_before_joining():
