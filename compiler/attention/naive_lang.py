@@ -149,6 +149,8 @@ def strides(op: Attention) -> dict[str, int]:
 def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: object) -> Compiled:
     """``op`` under the naive ``schedule`` (knobs left ``None`` chosen as the built-in naive chooses them): three
     tile-language kernels compiled by the passes and joined per core (see the module)."""
+    if chip is None:
+        raise TypeError("compile_naive() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
     vpc = int(getattr(chip, "vector_per_cube", 0) or 0)
     schedule = (schedule or AttentionSchedule("naive")).replace(algorithm="naive")

@@ -113,6 +113,11 @@ def test_the_joined_program_round_trips_through_assembly(chip):
     assert parse(format_program(program)) == program
 
 
+def test_a_missing_chip_is_a_clear_error():
+    with pytest.raises(TypeError, match="needs a chip"):
+        compile_naive(Attention(1, 1, 64, 32), AttentionSchedule("naive"), None)
+
+
 def test_unbalanced_flags_are_refused_before_joining():
     stream = (SetFlag(Pipe.MTE2, Pipe.V, 0),)
     with pytest.raises(ScheduleError, match="softmax kernel's program on core 3 leaves flags unbalanced"):
