@@ -30,11 +30,13 @@ becomes one cross-core flag id per direction (cross flags count; one id per slot
 its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the coupled program already
 uses on that pipe pair.
 
-Core ``c`` of the coupled program becomes group ``c``: core ``2c`` (AIC) and core ``2c + 1`` (its first
-AIV); the other AIVs of a group stay idle. The new streams list their instructions in an execution order
-of the coupled core (:func:`execution_order`: every wait after its set), the consumer's workspace loads at
-the producer's "ready" set, so every wait of the split program comes after its set in one order all its
-streams follow: the split cannot deadlock where the coupled program does not.
+Core ``g`` of the coupled program becomes group ``g``: core ``(1 + n)·g`` (AIC) and the ``n`` cores after it
+(its AIVs), numbered as the built-in attention numbers them. The group's Vector work is shared among its AIVs
+by independent chains (:mod:`compiler.passes.split_share`: ``n`` is the chip's ``vector_per_cube``, or fewer
+where no group has that many chains; one where the vector code is a single chain). The new streams list their
+instructions in an execution order of the coupled core (:func:`execution_order`: every wait after its set),
+the consumer's workspace loads at the producer's "ready" set, so every wait of the split program comes after
+its set in one order all its streams follow: the split cannot deadlock where the coupled program does not.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from compiler.errors import ScheduleError
+from compiler.passes.split_share import chains, share
 from compiler.target import Target
 from compiler.traffic import Term
 from isa import (
@@ -111,20 +114,52 @@ def split(program: Program, target: Target) -> Split:
     for sp, core in zip(splitters, program.cores, strict=True):
         sp.scan(core)
     layout = _Layout(splitters, program, max(target.alignment.values()))
-    streams: list[tuple[Instruction, ...]] = []
     moved: dict[tuple[str, bool], int] = {}
-    for sp, core in zip(splitters, program.cores, strict=True):
-        streams += sp.run(core, layout, moved)
+    parts = [sp.run(core, layout, moved) for sp, core in zip(splitters, program.cores, strict=True)]
+    found = [chains(aiv, (C2V, V2C)) for _, aiv in parts]
+    vpc = max(1, int(getattr(target.params, "vector_per_cube", 0) or 0))
+    nv = min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
+    streams: list[tuple[Instruction, ...]] = []
+    for g, ((aic, aiv), chain) in enumerate(zip(parts, found, strict=True)):
+        streams += _group(g, aic, aiv, share(aiv, chain, nv), nv)
     tensors = list(program.tensors)
     for name, size in layout.size.items():
         if size:
             tensors.append(TensorDecl(name, DType.I8, (ncores, size), TensorKind.SCRATCH))
-    note = "split for a separated chip: core 2g is group g's AIC, core 2g+1 its AIV; GM workspaces " + ", ".join(
+    cores = f"core {1 + nv}g is group g's AIC, cores {1 + nv}g+1…{1 + nv}g+{nv} its AIVs"
+    if nv == 1:
+        cores = "core 2g is group g's AIC, core 2g+1 its AIV"
+    note = f"split for a separated chip: {cores}; GM workspaces " + ", ".join(
         f"{n} {ncores}×{size} B" for n, size in layout.size.items() if size
     )
     out = Program(tuple(tensors), tuple(streams), program.chip, (*program.comments, note))
     traffic = tuple(Term(name, write, b) for (name, write), b in sorted(moved.items()))
-    return Split(out, (AIC, AIV) * ncores, traffic)
+    return Split(out, (AIC, *(AIV,) * nv) * ncores, traffic)
+
+
+def _group(
+    g: int, aic: tuple[Instruction, ...], aiv: tuple[Instruction, ...], owner: list[int | None], nv: int
+) -> list[tuple[Instruction, ...]]:
+    """Group ``g``'s streams, numbered as the built-in attention numbers them: its AIC, core ``(1 + nv)·g``, then
+    its ``nv`` AIVs; each AIV runs the single AIV stream's flags and its own share of the data instructions
+    (:func:`compiler.passes.split_share.share`), and the AIC's cross flags go to (come from) every AIV."""
+    base, c, v = (1 + nv) * g, 2 * g, 2 * g + 1  # the splitter numbered the group 2g, 2g+1
+    out: list[Instruction] = []
+    for ins in aic:
+        if type(ins) in (SetCross, WaitCross) and ins.core == v:
+            out += [replace(ins, core=base + 1 + j) for j in range(nv)]
+        else:
+            out.append(ins)
+    streams = [tuple(out)]
+    for j in range(nv):
+        streams.append(
+            tuple(
+                replace(ins, core=base) if type(ins) in (SetCross, WaitCross) and ins.core == c else ins
+                for ins, o in zip(aiv, owner, strict=True)
+                if o is None or o == j
+            )
+        )
+    return streams
 
 
 def _extent(shape: tuple[int, ...], stride: int | None, dtype: DType) -> int:

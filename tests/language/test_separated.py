@@ -1,6 +1,7 @@
 """Cube + Vector kernels on separated chips (``*-separated``: AIC and AIV cores sharing only GM): the coupled
-program is split into an AIC program and an AIV program per group, exchanging tiles through GM workspaces
-with cross-core flags — against numpy, sanitizer-clean, each side on its own kind of core."""
+program is split into an AIC program and AIV programs per group — the vector work shared among the group's
+AIVs —, exchanging tiles through GM workspaces with cross-core flags: against numpy, sanitizer-clean, each side
+on its own kind of core."""
 
 from __future__ import annotations
 
@@ -14,12 +15,30 @@ from hypothesis import strategies as st
 
 import dsasim
 import dsasim.language as tl
+from compiler.attention import Attention, AttentionSchedule
+from compiler.attention.lang import compile_flash
 from compiler.errors import ScheduleError
 from compiler.language import launch
 from compiler.passes.split import mixed, split
+from compiler.passes.split_share import chains, share
 from compiler.target import Target
-from isa import Copy, Fixpipe, Pipe, Program, SetCross, SetFlag, Space, WaitCross, WaitFlag
+from isa import (
+    Addr,
+    Copy,
+    DType,
+    Fixpipe,
+    Pipe,
+    Program,
+    SetCross,
+    SetFlag,
+    Space,
+    VBinary,
+    VDup,
+    WaitCross,
+    WaitFlag,
+)
 from simulator import load_chip
+from simulator.run import simulate
 
 RNG = np.random.default_rng(11)
 CUBE_SPACES = {Space.L0A, Space.L0B, Space.L0C, Space.L1}
@@ -30,23 +49,42 @@ def qkv(heads: int, s: int, d: int) -> tuple[np.ndarray, ...]:
     return tuple(RNG.standard_normal((heads, s, d)).astype(np.float16) for _ in range(3))
 
 
-def assert_split(run) -> None:
-    """Every AIC core runs no Vector-side instruction and every AIV core no Cube-side one; the hand-overs go
-    through the workspaces with cross-core flags, and GM moves what the compiler expects."""
-    program, kinds = run.compiled.program, run.compiled.kinds
+def assert_split(run, compiled=None, shared: bool = True) -> None:
+    """Every AIC core runs no Vector-side instruction and every AIV core no Cube-side one; each group is an AIC
+    followed by its AIVs (numbered as the built-in attention numbers them); the hand-overs go through the
+    workspaces with cross-core flags, GM moves what the compiler expects, and (``shared``) more than one AIV
+    of some group does vector work."""
+    compiled = compiled or run.compiled
+    program, kinds = compiled.program, compiled.kinds
     assert kinds and set(kinds) == {"AIC", "AIV"}, kinds
-    for core, kind in zip(program.cores, kinds, strict=True):
+    nv = kinds.index("AIC", 1) - 1 if kinds.count("AIC") > 1 else len(kinds) - 1
+    assert kinds == ("AIC", *("AIV",) * nv) * kinds.count("AIC"), kinds
+    for c, (core, kind) in enumerate(zip(program.cores, kinds, strict=True)):
         pipes = {i.pipe for i in core if not isinstance(i, SetFlag)}
         spaces = {r.addr.space for i in core for r in i.regions()}
         if kind == "AIC":
             assert Pipe.V not in pipes and Pipe.MTE3 not in pipes and Space.UB not in spaces
+            others = {i.core for i in core if isinstance(i, SetCross | WaitCross)}
+            assert others == set(range(c + 1, c + 1 + nv)), (c, others)  # its own AIVs, every one of them
         else:
             assert not pipes & {Pipe.CUBE, Pipe.MTE1, Pipe.FIX} and not spaces & CUBE_SPACES
+            group = c - c % (nv + 1)
+            assert {i.core for i in core if isinstance(i, SetCross | WaitCross)} == {group}
         assert any(isinstance(i, SetCross) for i in core) and any(isinstance(i, WaitCross) for i in core)
     names = {t.name for t in program.tensors}
     assert names & {"ws_c2v", "ws_v2c"}
     st = run.stats
-    assert st.gm_read + st.gm_write == run.compiled.gm_bytes_expected
+    assert st.gm_read + st.gm_write == compiled.gm_bytes_expected
+    if shared:
+        assert nv == load_chip(program.chip).vector_per_cube, kinds
+        assert max(vector_aivs(program, kinds, g) for g in range(kinds.count("AIC"))) > 1, kinds
+
+
+def vector_aivs(program: Program, kinds: tuple[str, ...], group: int) -> int:
+    """How many AIVs of ``group`` run vector instructions."""
+    starts = [c for c, k in enumerate(kinds) if k == "AIC"] + [len(kinds)]
+    cores = program.cores[starts[group] + 1 : starts[group + 1]]
+    return sum(any(i.pipe is Pipe.V for i in core) for core in cores)
 
 
 @pytest.mark.parametrize("chip", SEPARATED)
@@ -70,6 +108,11 @@ def test_flash_attention_on_a_separated_chip_is_the_coupled_program_split():
     cores = (coupled.compiled.program.cores[0], *sep.compiled.program.cores)
     mmads = [sum(type(i).__name__ == "Mmad" for i in c) for c in cores]
     assert mmads[0] == mmads[1] and mmads[2] == 0
+    assert sep.compiled.kinds == ("AIC", "AIV", "AIV")  # its three Q blocks shared by the group's two AIVs
+    aivs = sep.compiled.program.cores[1:]
+    assert all(any(i.pipe is Pipe.V for i in c) for c in aivs)
+    flags = [[i for i in c if not i.regions()] for c in aivs]
+    assert flags[0] == flags[1]  # every AIV runs every flag of the group's AIV stream, its own data only
 
 
 @pytest.mark.parametrize("chip", SEPARATED)
@@ -241,6 +284,8 @@ def test_every_example_kernel_runs_on_a_separated_chip(chip):
         assert_close(got.astype(np.float32), expect.astype(np.float32), atol=2e-3, ulps=64)
         split = bool(run.compiled.kinds)
         assert split == (name.startswith(("matmul_gelu", "flash"))), name  # only Cube + Vector kernels are split
+        if split:
+            assert_split(run)  # and more than one AIV of a group does vector work
 
 
 @pytest.mark.parametrize("chip", SEPARATED)
@@ -272,9 +317,72 @@ def test_the_language_tests_cube_vector_kernels_run_on_a_separated_chip(chip):
     a2, b2 = np.ascontiguousarray(a2), np.ascontiguousarray(b2)
     run = scaled_accumulation[(1,)](a2, b2, c, 19, 23, K, BM=32, BN=32, BK=32, chip=chip, sanitize=True)
     assert run.sanitizer.clean and run.compiled.kinds
+    assert run.compiled.kinds == ("AIC", "AIV")  # one chain (each step rescales the last): one AIV, as documented
     assert_close(c, expect, atol=1e-4, ulps=64)
     q, k, v = qkv(2, 45, 32)
     for causal in (False, True):
         out, run = exp2_attention(q, k, v, causal=causal, BLOCK_M=16, BLOCK_N=32, chip=chip, sanitize=True)
         assert run.sanitizer.clean and run.compiled.kinds
         assert_close(out.astype(np.float32), fa.reference(q, k, v, causal=causal).astype(np.float32), atol=2e-3, ulps=8)
+
+
+FLASH = [  # op, schedule (tile_q, tile_kv, k0, depth = num_stages), cores
+    (Attention(1, 2, 77, 32), (16, 32, 16, 2), 1),  # odd S: tails of 13 queries and 13 keys
+    (Attention(1, 2, 77, 32, True, "high"), (16, 32, 16, 2), 1),
+    (Attention(1, 2, 77, 32, True), (16, 32, 16, 1), 1),  # num_stages 1: single-buffered hand-overs
+    (Attention(1, 2, 45, 64, False, "high"), (32, 32, 32, 1), 2),
+    (Attention(2, 4, 45, 32, True, kv_heads=2, layout="bshd"), (16, 32, 16, 2), 2),  # grouped-query heads
+]
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+@pytest.mark.parametrize(
+    ("op", "tiles", "cores"), FLASH, ids=lambda v: v.shape_text() if isinstance(v, Attention) else str(v)
+)
+def test_the_attention_kernel_in_the_language_shares_its_vector_work(chip, op, tiles, cores):
+    """The built-in FlashAttention written in the tile language (``compile_flash``) on a separated chip: every AIV
+    of a group takes Q blocks of its own; numpy's answer, sanitizer-clean."""
+    tq, tk, k0, depth = tiles
+    c = load_chip(chip)
+    compiled = compile_flash(op, AttentionSchedule("flash", tq, tk, k0, depth, None, cores, tq), c)
+    rng = np.random.default_rng(5)
+    inputs = {t.name: rng.standard_normal(t.shape).astype(np.float16) for t in op.tensors() if not t.output}
+    run = simulate(compiled.program, c, inputs=inputs, cores=cores, sanitize=True)
+    assert run.sanitizer.clean, str(run.sanitizer)
+    expected = op.reference(inputs)["o"]
+    assert_close(run.outputs["o"].reshape(expected.shape), expected, ulps=op.check_ulps or 4, atol=2e-3)
+    assert_split(run, compiled)
+    assert all(vector_aivs(compiled.program, compiled.kinds, g) == 2 for g in range(cores))
+
+
+def _dup(at: int, n: int = 16) -> VDup:
+    return VDup(Addr(Space.UB, at), 0.0, DType.F32, (n,))
+
+
+def _add(dst: int, a: int, b: int, n: int = 16) -> VBinary:
+    return VBinary("add", Addr(Space.UB, dst), Addr(Space.UB, a), Addr(Space.UB, b), DType.F32, (n,))
+
+
+def test_chains_follow_the_values_not_the_buffers():
+    """Two values built in turn in the same UB bytes are two chains (each AIV has its own UB); a value read by a
+    later instruction ties that instruction to its chain; flags belong to no chain (every AIV runs them)."""
+    flag = SetFlag(Pipe.V, Pipe.MTE3, 0)
+    stream = [_dup(0), _add(0x40, 0, 0), flag, _dup(0), _add(0x80, 0, 0), _add(0x40, 0x40, 0x40)]
+    assert chains(stream) == [0, 0, None, 3, 3, 0]
+    assert share(stream, chains(stream), 2) == [0, 0, None, 1, 1, 0]
+    assert share(stream, chains(stream), 1) == [0, 0, None, 0, 0, 0]
+    partial = [_dup(0, 32), _dup(0, 16), _add(0x80, 0, 0, 32)]  # reads bytes of both writers: one chain
+    assert chains(partial) == [0, 0, 0]
+
+
+def test_gm_written_by_the_vector_side_keeps_its_order_on_one_aiv():
+    """A store and a later load of the same GM bytes (or a store over bytes an earlier chain read) stay on one AIV;
+    the workspaces of the hand-overs, ordered by their cross flags, do not tie chains."""
+    out = Addr(Space.GM, 0, "y")
+    store = Copy(out, Addr(Space.UB, 0), DType.F32, (16,))
+    load = Copy(Addr(Space.UB, 0x100), out, DType.F32, (16,))
+    ws = Addr(Space.GM, 0, "ws_v2c")
+    hand = Copy(ws, Addr(Space.UB, 0), DType.F32, (16,))
+    assert chains([_dup(0), store, _dup(0x100), load]) == [0, 0, 2, 0]
+    assert chains([_dup(0), hand, _dup(0), hand], ("ws_v2c",)) == [0, 0, 2, 2]
+    assert chains([_dup(0), hand, _dup(0), hand]) == [0, 0, 0, 0]
