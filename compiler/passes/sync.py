@@ -42,21 +42,24 @@ def sync(kernel: Kernel, manual: bool = False) -> Kernel:
     if manual:
         return kernel.with_(stage="sync")
     groups: list[SyncGroup] = []
+    seen: dict[str, SyncGroup] = {}
+    group_of: dict[str, str] = {}  # buffer → its group (every instance of a buffer is in the same group)
     ids = EventIds(
         kernel.target.event_ids, "buffers", "lower the buffer depth of some operands (each slot needs its own event id)"
     )
 
     def rewrite(body: tuple) -> tuple:
         body = tuple(replace(s, body=rewrite(s.body)) if isinstance(s, Loop | Parallel) else s for s in body)
-        allocs = [s for s in body if isinstance(s, Alloc)]
+        allocs = [(i, s) for i, s in enumerate(body) if isinstance(s, Alloc)]  # equal allocs may repeat
         if not allocs:
             return body
         before: dict[int, list[Flag]] = {}
         after: dict[int, list[Flag]] = {}
-        for alloc in allocs:
-            start = body.index(alloc)
-            for g, (p_idx, c_idx) in _groups(kernel, alloc, body, start):
+        for start, alloc in allocs:
+            for g, (p_idx, c_idx) in _groups(kernel, alloc, body, start, group_of):
                 name = "+".join(g)
+                if any(group_of.setdefault(b, name) != name for b in g):
+                    raise AssertionError(f"sync: the instances of {name} are grouped differently")
                 b0 = kernel.buffer(g[0])
                 prod, cons = b0.producer, b0.consumer
                 names = set(g)
@@ -64,10 +67,14 @@ def sync(kernel: Kernel, manual: bool = False) -> Kernel:
                     raise AssertionError(f"sync: group {name} is not produced before it is consumed")
                 aheads = [a for a in (_ahead(body[i], names) for i in p_idx) if a is not None]
                 ahead = max(aheads) if aheads else None
-                ready = ids.take(prod, cons, b0.depth, name)
-                free = ids.take(cons, prod, b0.depth, name)
-                gap = b0.depth if ahead is None else ahead + 1
-                groups.append(SyncGroup(name, tuple(g), prod, cons, b0.depth, ready, free, gap, ahead or 0))
+                if name in seen:  # another instance of the same buffers (allocated again): the same slots' ids
+                    ready, free = seen[name].ready_ids, seen[name].free_ids
+                else:
+                    ready = ids.take(prod, cons, b0.depth, name)
+                    free = ids.take(cons, prod, b0.depth, name)
+                    gap = b0.depth if ahead is None else ahead + 1
+                    seen[name] = SyncGroup(name, tuple(g), prod, cons, b0.depth, ready, free, gap, ahead or 0)
+                    groups.append(seen[name])
                 before.setdefault(p_idx[0], []).append(Flag(False, cons, prod, name, "free"))
                 after.setdefault(p_idx[-1], []).append(Flag(True, prod, cons, name, "ready"))
                 before.setdefault(c_idx[0], []).append(Flag(False, prod, cons, name, "ready"))
@@ -121,18 +128,26 @@ class EventIds:
                 )
 
 
-def _groups(kernel: Kernel, alloc: Alloc, body: tuple, start: int) -> list[tuple[list[str], tuple[list, list]]]:
+def _groups(
+    kernel: Kernel, alloc: Alloc, body: tuple, start: int, group_of: dict[str, str]
+) -> list[tuple[list[str], tuple[list, list]]]:
     """The buffers of one ``alloc`` that need flags, grouped: same producer, consumer and depth, and
     every producer statement of the group before every consumer statement (one pair of flags can then
-    cover them all). Each group comes with the body indices of its producer and consumer statements."""
+    cover them all). Each group comes with the body indices of its producer and consumer statements.
+
+    A buffer allocated again later in ``body`` (the copies of an unrolled loop taking turns in it) has this
+    instance's statements up to that ``alloc``, and groups only with buffers allocated at the same statements (and
+    as its earlier instances were, ``group_of``)."""
     out: list[tuple[tuple, list[str], list[int], list[int]]] = []
     for name in alloc.bufs:
         b = kernel.buffer(name)
         if b.producer is b.consumer:
             continue
-        key = (b.producer, b.consumer, b.depth)
-        p_idx = [i for i in range(start, len(body)) if touches(body[i], {name}, True, b.producer)]
-        c_idx = [i for i in range(start, len(body)) if touches(body[i], {name}, False, b.consumer)]
+        at = tuple(i for i, s in enumerate(body) if isinstance(s, Alloc) and name in s.bufs)
+        end = next((i for i in at if i > start), len(body))
+        key = (b.producer, b.consumer, b.depth, at, group_of.get(name))
+        p_idx = [i for i in range(start, end) if touches(body[i], {name}, True, b.producer)]
+        c_idx = [i for i in range(start, end) if touches(body[i], {name}, False, b.consumer)]
         for k, names, ps, cs in out:
             if k == key and max(ps + p_idx) < min(cs + c_idx):
                 names.append(name)
