@@ -39,7 +39,7 @@ class Loop:
     body: tuple[Stmt, ...]
     kind: str = "tile"  # "elem" | "tile" | "sub" | "traced" (trip count per program: Kernel.traced)
     #: ``lower`` may run the statements that do not wait for the Vector unit one step ahead, when the Cube
-    #: reads a vector result in the loop (``compiler.passes.lower.rotation``: FlashAttention's schedule)
+    #: reads a vector result in the loop (``compiler.passes.rotation.rotation``: FlashAttention's schedule)
     rotate: bool = False
 
 

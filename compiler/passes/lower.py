@@ -39,12 +39,9 @@ from compiler.ir import (
     Parallel,
     Store,
     Vec,
-    pipe_of,
-    reads,
-    walk,
-    writes,
 )
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
+from compiler.passes.rotation import alloc_turns, lagging, rotation
 from isa import (
     Addr,
     Copy,
@@ -180,7 +177,10 @@ class Emitter:
         ``i`` those of step ``i + 1`` followed by the rest of step ``i``. Each buffer allocated by the loop
         body's ``alloc`` takes its instance by the step a statement belongs to, so slots and flags stay
         those of that step. With ``lag`` (see :func:`lagging`), the rest of step ``i`` is its early part,
-        step ``i - 1``'s lagging statements, then the statements of step ``i`` that read what they write."""
+        step ``i - 1``'s lagging statements, then the statements of step ``i`` that read what they write.
+
+        A buffer allocated again in the body (the copies of an unrolled loop taking turns in it) has ``turns``
+        instances per step: a statement uses the one of its step allocated last before it."""
         alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
         behind, after = lag
         first = tuple(st for i, st in enumerate(s.body) if i in ahead)
@@ -192,12 +192,26 @@ class Emitter:
         late = tuple(s.body[i] for i in behind)
         then = tuple(s.body[i] for i in after)
         base = {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
+        turns, at = alloc_turns(s.body)
+        again = any(t > 1 for t in turns.values())
+        if again:  # each statement with its own instances: ``step`` walks them one by one (by index)
+            first, late, then = ahead, behind, after  # type: ignore[assignment]
+            rest = tuple(j for j in range(1, len(s.body)) if j not in ahead + behind + after)  # type: ignore[assignment]
 
         def step(i: int, body: tuple) -> None:
             self.env[s.var] = i
             for name in alloc.bufs:
-                self.inst[name] = base[name] + i
-            self.walk(body)
+                self.inst[name] = base[name] + i * turns[name]
+            if not again:
+                self.walk(body)
+                return
+            for j in body:
+                st = s.body[j]
+                if type(st) is Alloc:
+                    continue
+                for name, k in at[j].items():
+                    self.inst[name] = base[name] + i * turns[name] + k
+                self.walk((st,))
 
         step(0, first)
         for i in range(n):
@@ -210,7 +224,7 @@ class Emitter:
         if late:
             step(n - 1, late)
         for name in alloc.bufs:
-            self.inst[name] = base[name] + n - 1
+            self.inst[name] = base[name] + n * turns[name] - 1
         self.env.pop(s.var, None)
 
     # -- extents and addresses -----------------------------------------------------------------
@@ -371,134 +385,6 @@ class Emitter:
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:
     return (rows, cols) if rows > 1 else (cols,)
-
-
-# ------------------------------------------------------------------------------------ rotation
-
-#: Pipes of the statements that may run a loop step ahead: loads and the Cube's side (not the Vector unit's).
-AHEAD_PIPES = frozenset({Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX})
-
-
-def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
-    """Which statements of ``loop``'s body run one step ahead, or None — software pipelining of a loop where
-    the Cube and the Vector unit feed each other (Halide/TVM: a rotated loop; FlashAttention's schedule).
-    ``lower`` asks for loops marked ``rotate`` (the loops of the tile language).
-
-    In a loop whose Cube work reads a vector result (a UB → L1 move on MTE3: ``P·V`` after the softmax), the
-    Cube would wait for the Vector unit every step and the Vector unit for the Cube. The statements that do
-    not depend on the Vector unit — loads, the Cube's ``Q·Kᵀ``, its FIXPIPE copy to UB — are emitted one
-    step ahead: step ``i + 1``'s scores are computed while the Vector unit works on step ``i``::
-
-        for i in 0..n:                        first(0)
-          first(i)          ==>              for i in 0..n:
-          rest(i)                              first(i + 1)   (if i + 1 < n)
-                                               rest(i)
-
-    A statement is in ``first`` if it runs on MTE2, MTE1, the Cube or FIXPIPE, reads nothing the rest of the
-    body writes, and writes only buffers of this loop step (with two slots or more step ``i + 1`` writes one
-    slot while step ``i`` reads the other; with one, the writer of step ``i + 1`` waits on the flag its
-    reader of step ``i`` sets — the flags of the ``sync`` pass keep each buffer's order either way); the
-    writers of one sync group move together (one pair of flags covers them). A flag goes with its
-    statement: a ``wait`` with the statement after it, a ``set`` with the one before.
-    """
-    body = loop.body
-    if not body or type(body[0]) is not Alloc:
-        return None
-    leaves = [(i, list(walk((st,)))) for i, st in enumerate(body) if type(st) not in (Alloc, Flag)]
-    if not any(type(x) is Move and x.pipe is Pipe.MTE3 for _, ls in leaves for x in ls):
-        return None
-    own = {name for name in body[0].bufs if kernel.buffer(name).slots >= 2}
-    single = set(body[0].bufs) - own  # one slot: ahead only if every statement touching it goes ahead too
-    inner = {name for _, ls in leaves for x in ls if type(x) is Alloc for name in x.bufs}
-
-    def ok(ls: list) -> bool:
-        stmts = [x for x in ls if type(x) not in (Alloc, Flag, Loop)]
-        return all(pipe_of(x) in AHEAD_PIPES and set(writes(x)) <= own | inner | single for x in stmts)
-
-    first = {i for i, ls in leaves if ok(ls)}
-    by_index = dict(leaves)
-    writers = [  # the statements writing each sync group: one pair of flags covers them, so they move together
-        {i for i, ls in leaves for x in ls if set(writes(x)) & set(g.buffers)} for g in kernel.groups
-    ]
-    while True:
-        late = {b for i, ls in leaves if i not in first for x in ls for b in writes(x)}
-        drop = {i for i in first for x in by_index[i] if set(reads(x)) & late}
-        drop |= {i for w in writers if w - first for i in w & first}
-        if not drop:
-            break
-        first -= drop
-    if not first or len(first) == len(leaves):
-        return None
-    return with_flags(body, first)
-
-
-def with_flags(body: tuple, chosen: set[int]) -> tuple[int, ...]:
-    """``chosen`` statements of ``body`` with their flags: a wait goes with the statement after it, a set with
-    the one before."""
-    out = set(chosen)
-    for i, st in enumerate(body):
-        if type(st) is Flag:
-            j = i
-            step = 1 if not st.set else -1
-            while 0 <= j < len(body) and type(body[j]) is Flag:
-                j += step
-            if j in chosen:
-                out.add(i)
-    return tuple(sorted(out))
-
-
-def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Which vector statements of a rotated loop's step run one step late, and which statements follow them
-    — the Vector unit's side of FlashAttention's software pipeline (``acc += Oᵀ_t`` after the next step's
-    softmax, as the built-in flash kernel does it).
-
-    A step whose vector code ends by reading a FIXPIPE copy made in the same step (``acc + p·v``, ``p`` made
-    by the Vector unit earlier in that step) waits for the round trip UB → L1 → L0 → Cube → L0C → UB. Those
-    last vector statements (``behind``) are emitted after the next step's early part instead::
-
-        first(0)                                first(0)
-        for i in 0..n:                          for i in 0..n:
-          first(i + 1)            ==>             first(i + 1)
-          rest(i)                                 early(i);  behind(i - 1);  after(i)
-                                                behind(n - 1)
-
-    ``after`` holds the vector statements of the step that must keep their order with ``behind``: those
-    reading what it writes (``acc * alpha`` reads ``acc``), and those writing what an earlier one of them
-    reads or reading what it writes. Nothing is lagged (``((), ())``) unless the early part neither reads
-    what ``behind`` writes nor writes what it uses (FIXPIPE's copies excepted: their flags order them)."""
-    body = loop.body
-    none: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
-    leaves = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag) and i not in ahead]
-
-    def fix(i: int) -> bool:
-        return type(body[i]) is Move and body[i].pipe is Pipe.FIX
-
-    fixed = {b for i in leaves if fix(i) for b in writes(body[i])}
-    start = next((i for i in leaves if type(body[i]) is Vec and set(reads(body[i])) & fixed), None)
-    if start is None or not all(type(body[i]) is Vec or fix(i) for i in leaves if i >= start):
-        return none
-    behind = [i for i in leaves if i >= start and type(body[i]) is Vec]
-    bw = {b for i in behind for b in writes(body[i])}
-    br = {b for i in behind for b in reads(body[i])}
-    after: set[int] = set()
-    grown = True
-    while grown:
-        grown = False
-        for i in leaves:
-            if i >= start or i in after:
-                continue
-            rd, wr = set(reads(body[i])), set(writes(body[i]))
-            joins = rd & bw or any(j < i and (rd & set(writes(body[j])) or wr & set(reads(body[j]))) for j in after)
-            if joins:
-                after.add(i)
-                grown = True
-    if any(type(body[i]) is not Vec for i in after):
-        return none
-    early = [i for i in leaves if i not in after and i not in behind]
-    for i in early:
-        if set(reads(body[i])) & bw or (not fix(i) and set(writes(body[i])) & (br | bw)):
-            return none
-    return with_flags(body, set(behind)), with_flags(body, after)
 
 
 # ----------------------------------------------------------------------------------- placement

@@ -1,0 +1,152 @@
+"""Rotated loops for ``lower`` — Halide/TVM: a rotated loop, software pipelining of a loop where the Cube and the
+Vector unit feed each other (FlashAttention's schedule): which statements of a loop step run one step ahead
+(``rotation``), which vector statements one step late (``lagging``), and the instances a loop body's buffers take
+per step (``alloc_turns``)."""
+
+from __future__ import annotations
+
+from compiler.ir import Alloc, Flag, Kernel, Loop, Move, Vec, pipe_of, reads, walk, writes
+from isa import Pipe
+
+#: Pipes of the statements that may run a loop step ahead: loads and the Cube's side (not the Vector unit's).
+AHEAD_PIPES = frozenset({Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX})
+
+
+def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
+    """Which statements of ``loop``'s body run one step ahead, or None — software pipelining of a loop where
+    the Cube and the Vector unit feed each other (Halide/TVM: a rotated loop; FlashAttention's schedule).
+    ``lower`` asks for loops marked ``rotate`` (the loops of the tile language).
+
+    In a loop whose Cube work reads a vector result (a UB → L1 move on MTE3: ``P·V`` after the softmax), the
+    Cube would wait for the Vector unit every step and the Vector unit for the Cube. The statements that do
+    not depend on the Vector unit — loads, the Cube's ``Q·Kᵀ``, its FIXPIPE copy to UB — are emitted one
+    step ahead: step ``i + 1``'s scores are computed while the Vector unit works on step ``i``::
+
+        for i in 0..n:                        first(0)
+          first(i)          ==>              for i in 0..n:
+          rest(i)                              first(i + 1)   (if i + 1 < n)
+                                               rest(i)
+
+    A statement is in ``first`` if it runs on MTE2, MTE1, the Cube or FIXPIPE, reads nothing the rest of the
+    body writes, and writes only buffers of this loop step (with two slots or more step ``i + 1`` writes one
+    slot while step ``i`` reads the other; with one, the writer of step ``i + 1`` waits on the flag its
+    reader of step ``i`` sets — the flags of the ``sync`` pass keep each buffer's order either way); the
+    writers of one sync group move together (one pair of flags covers them). A flag goes with its
+    statement: a ``wait`` with the statement after it, a ``set`` with the one before.
+    """
+    body = loop.body
+    if not body or type(body[0]) is not Alloc:
+        return None
+    leaves = [(i, list(walk((st,)))) for i, st in enumerate(body) if type(st) not in (Alloc, Flag)]
+    if not any(type(x) is Move and x.pipe is Pipe.MTE3 for _, ls in leaves for x in ls):
+        return None
+    own = {name for name in body[0].bufs if kernel.buffer(name).slots >= 2}
+    single = set(body[0].bufs) - own  # one slot: ahead only if every statement touching it goes ahead too
+    inner = {name for _, ls in leaves for x in ls if type(x) is Alloc for name in x.bufs}
+    # a buffer allocated again in the step (copies taking turns) with fewer slots than instances per step: step
+    # i + 1's writer would wait for a reader of step i + 1 itself, so it goes ahead only with all its readers
+    short = {name for name, t in alloc_turns(body)[0].items() if t > kernel.buffer(name).slots}
+
+    def ok(ls: list) -> bool:
+        stmts = [x for x in ls if type(x) not in (Alloc, Flag, Loop)]
+        return all(pipe_of(x) in AHEAD_PIPES and set(writes(x)) <= own | inner | single for x in stmts)
+
+    first = {i for i, ls in leaves if ok(ls)}
+    by_index = dict(leaves)
+    writers = [  # the statements writing each sync group: one pair of flags covers them, so they move together
+        {i for i, ls in leaves for x in ls if set(writes(x)) & set(g.buffers)} for g in kernel.groups
+    ]
+    while True:
+        late = {b for i, ls in leaves if i not in first for x in ls for b in writes(x)}
+        drop = {i for i in first for x in by_index[i] if set(reads(x)) & late}
+        drop |= {i for w in writers if w - first for i in w & first}
+        behind_reads = {b for i, ls in leaves if i not in first for x in ls for b in reads(x)} & short
+        drop |= {i for i in first for x in by_index[i] if set(writes(x)) & behind_reads}
+        if not drop:
+            break
+        first -= drop
+    if not first or len(first) == len(leaves):
+        return None
+    return with_flags(body, first)
+
+
+def alloc_turns(body: tuple) -> tuple[dict[str, int], dict[int, dict[str, int]]]:
+    """Instances per step of each buffer of a loop body's ``alloc`` (more than one: allocated again in the body, the
+    copies of an unrolled loop taking turns), and per statement the instance it uses of those allocated again."""
+    turns: dict[str, int] = dict.fromkeys(body[0].bufs, 1) if body and type(body[0]) is Alloc else {}
+    at: dict[int, dict[str, int]] = {}
+    for j, st in enumerate(body):
+        if j and type(st) is Alloc:
+            for name in st.bufs:
+                turns[name] = turns.get(name, 1) + 1
+        at[j] = {name: t - 1 for name, t in turns.items() if t > 1}
+    return turns, at
+
+
+def with_flags(body: tuple, chosen: set[int]) -> tuple[int, ...]:
+    """``chosen`` statements of ``body`` with their flags: a wait goes with the statement after it, a set with
+    the one before."""
+    out = set(chosen)
+    for i, st in enumerate(body):
+        if type(st) is Flag:
+            j = i
+            step = 1 if not st.set else -1
+            while 0 <= j < len(body) and type(body[j]) is Flag:
+                j += step
+            if j in chosen:
+                out.add(i)
+    return tuple(sorted(out))
+
+
+def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Which vector statements of a rotated loop's step run one step late, and which statements follow them
+    — the Vector unit's side of FlashAttention's software pipeline (``acc += Oᵀ_t`` after the next step's
+    softmax, as the built-in flash kernel does it).
+
+    A step whose vector code ends by reading a FIXPIPE copy made in the same step (``acc + p·v``, ``p`` made
+    by the Vector unit earlier in that step) waits for the round trip UB → L1 → L0 → Cube → L0C → UB. Those
+    last vector statements (``behind``) are emitted after the next step's early part instead::
+
+        first(0)                                first(0)
+        for i in 0..n:                          for i in 0..n:
+          first(i + 1)            ==>             first(i + 1)
+          rest(i)                                 early(i);  behind(i - 1);  after(i)
+                                                behind(n - 1)
+
+    ``after`` holds the vector statements of the step that must keep their order with ``behind``: those
+    reading what it writes (``acc * alpha`` reads ``acc``), and those writing what an earlier one of them
+    reads or reading what it writes. Nothing is lagged (``((), ())``) unless the early part neither reads
+    what ``behind`` writes nor writes what it uses (FIXPIPE's copies excepted: their flags order them)."""
+    body = loop.body
+    none: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    leaves = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag) and i not in ahead]
+
+    def fix(i: int) -> bool:
+        return type(body[i]) is Move and body[i].pipe is Pipe.FIX
+
+    fixed = {b for i in leaves if fix(i) for b in writes(body[i])}
+    start = next((i for i in leaves if type(body[i]) is Vec and set(reads(body[i])) & fixed), None)
+    if start is None or not all(type(body[i]) is Vec or fix(i) for i in leaves if i >= start):
+        return none
+    behind = [i for i in leaves if i >= start and type(body[i]) is Vec]
+    bw = {b for i in behind for b in writes(body[i])}
+    br = {b for i in behind for b in reads(body[i])}
+    after: set[int] = set()
+    grown = True
+    while grown:
+        grown = False
+        for i in leaves:
+            if i >= start or i in after:
+                continue
+            rd, wr = set(reads(body[i])), set(writes(body[i]))
+            joins = rd & bw or any(j < i and (rd & set(writes(body[j])) or wr & set(reads(body[j]))) for j in after)
+            if joins:
+                after.add(i)
+                grown = True
+    if any(type(body[i]) is not Vec for i in after):
+        return none
+    early = [i for i in leaves if i not in after and i not in behind]
+    for i in early:
+        if set(reads(body[i])) & bw or (not fix(i) and set(writes(body[i])) & (br | bw)):
+            return none
+    return with_flags(body, set(behind)), with_flags(body, after)
