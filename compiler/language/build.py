@@ -77,8 +77,13 @@ class BodyBuilder:
         """The K step of each ``dot`` whose operands are moved to L0A/L0B in pieces (L0 steps, as the built-in
         matmul's ``k0``): none if every dot's whole operands fit with their stages; else each dot, smallest
         first, keeps its whole operands if they fit an equal share of what is left of L0A and L0B, or gets
-        that share for two pieces (ping-pong), in multiples of the Cube's K step."""
-        dots = [s for s in self.nest.statics if s.rec.kind == "dot"]
+        that share for two pieces (ping-pong), in multiples of the Cube's K step. The copies of one ``dot`` line
+        in a loop step (an unrolled loop) take turns in the same L0 buffers (``reuse``): they count once."""
+        copies: dict[tuple, list[Static]] = {}
+        for s in self.nest.statics:
+            if s.rec.kind == "dot":
+                copies.setdefault((s.loops, s.rec.site, s.rec.attrs[3], s.rec.attrs[4]), []).append(s)
+        dots = [c[0] for c in copies.values()]
         if not dots:
             return {}
         t = self.target
@@ -114,7 +119,7 @@ class BodyBuilder:
             room_a -= need(Space.L0A, (m, k0), es[s.sid], 2)
             room_b -= need(Space.L0B, (k0, n), es[s.sid], 2)
             if k0 < k:
-                out[s.sid] = k0
+                out.update((c.sid, k0) for c in copies[(s.loops, s.rec.site, s.rec.attrs[3], s.rec.attrs[4])])
         return out
 
     def _stages(self, loops: tuple[str, ...]) -> int:

@@ -27,12 +27,12 @@ from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
-from compiler.language.emit import Traced
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
 from compiler.language.fixscale import fold_scales
 from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
+from compiler.language.reuse import SharedTraced, Sharing
 from compiler.language.rewrite import split_vector_accumulators
 from compiler.language.tensor import Pointer
 from compiler.ops import Op, OpError, TensorSpec
@@ -197,7 +197,8 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     nest = Nest(t)
     place = Placement(nest, target)
     built = BodyBuilder(nest, place, target)
-    body = built.body(nest.root)
+    sharing = Sharing(place)
+    body = sharing.run(built.body(nest.root))
     used = [a for a in arrays if a.loaded or a.stored]
     specs = tuple(TensorSpec(a.name, a.dtype, (a.size,), ("programs",), output=a.stored) for a in used)
     op = LaunchOp(name, specs, t.grid)
@@ -216,7 +217,7 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
         plan=plan,
         stage="hoist",
     )
-    kernel = kernel.with_(traced=Traced(nest, place, built, arrays))
+    kernel = kernel.with_(traced=SharedTraced(nest, place, built, arrays, sharing))
     k_buf = fit(kernel, place)
     k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
     try:

@@ -78,7 +78,7 @@ def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
     """For each statement in ``statics`` (ids of their ``Static``; ``of``: record id → its ``Static``) inside a
     loop: copy its value at the end of every loop step — before the step's tail of lines reading Cube results
     (``cube_results_last``) when that tail reads nothing from before the step, so that the tail can run a step
-    late (``lower.lagging``) — and let every reader outside that step read the copy."""
+    late (``rotation.lagging``) — and let every reader outside that step read the copy."""
     for body in t.programs:
         places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(of.get(id(d))) in statics]
         for d, it in places:

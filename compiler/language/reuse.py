@@ -1,0 +1,229 @@
+"""Buffers shared by the copies of one line: an unrolled loop's copies take turns in one buffer.
+
+A kernel line run several times in one loop step — ``for i in tl.static_range(Q_TILES):`` inside the loop, or a
+helper function called twice — makes a value per copy, and ``placement`` gives each its own buffer. When copy
+``i`` is done with its value before copy ``i + 1`` makes its own (FlashAttention's score tile ``qk``, ``p``, their
+FIXPIPE and UB → L1 copies, the L0A/L0B operands of each ``tl.dot``), the copies share one buffer: each copy is a
+new instance of it (an ``alloc`` before the copy's first statement), so the buffer's ``num_stages`` slots rotate
+through the copies and the ``sync`` pass's ready/free flags of each slot order the reuse — the space and the event
+ids of one copy, whatever the number of copies. Values live at the same time (each copy's ``acc``, ``m``, ``l``)
+keep their buffers.
+
+rewrite (two copies of line 52's scores, ``S`` and ``S'``, in one loop step)::
+
+    for L0 in 0..n:                            for L0 in 0..n:
+      alloc K, S, S', F, F'                      alloc K, S, F
+      K ← mte2 k[…]                              K ← mte2 k[…]
+      S ← cube K·Q0           # line 52          S ← cube K·Q0
+      F ← fix S                                  F ← fix S
+      … = v(F)                       ==>         … = v(F)
+      S' ← cube K·Q1          # line 52          alloc S, F
+      F' ← fix S'                                S ← cube K·Q1
+      … = v(F')                                  F ← fix S
+                                                 … = v(F)
+
+Buffers share when they have the same home, type, shape, pipes and stages and are made for the same kernel line
+(the copies of one line run the same statements, so a shared buffer never mixes a statement the rotated loop runs
+a step ahead with one it does not). In one loop body, a value shares with an earlier one whose last use comes
+before its first; in loops that follow one another (the L0 steps of each copy's ``tl.dot``), the buffers of each
+loop step share outright.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from compiler.ir import Alloc, Buffer, Flag, Loop, Mmad, Move, Parallel, Stmt, Store, Vec, pipe_of, reads, walk, writes
+from compiler.ir import Load as LoadStmt
+from compiler.language.build import BodyBuilder
+from compiler.language.emit import Traced
+from compiler.language.nest import Nest
+from compiler.language.placement import Placement
+from isa import Addr, Instruction, Pipe
+
+
+class Sharing:
+    """Which buffer each shared one became (``alias``) and the statements as built (by site, for ``emit``)."""
+
+    def __init__(self, place: Placement) -> None:
+        self.place = place
+        self.alias: dict[str, str] = {}
+        self.original: dict[str, Stmt] = {}
+        self.statics = {x.sid: x for x in place.nest.statics}
+
+    def key(self, name: str) -> tuple:
+        b: Buffer = next(x for x in self.place.buffers if x.name == name)
+        site = self.place.site_of.get(name)
+        return (b.space, b.dtype, b.dims, b.producer, b.consumer, self.place.stages.get(name), site)
+
+    def run(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """``body`` with shared buffers renamed and new instances allocated; ``place.buffers`` loses the
+        buffers merged into others."""
+        for s in walk(body):
+            if getattr(s, "site", None) is not None:
+                self.original[s.site] = s  # type: ignore[union-attr]
+        keys = {b.name: self.key(b.name) for b in self.place.buffers}
+        out = self._body(body, keys)
+        self.place.buffers = [b for b in self.place.buffers if b.name not in self.alias]
+        return out
+
+    def _body(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
+        body = tuple(replace(s, body=self._body(s.body, keys)) if isinstance(s, Loop | Parallel) else s for s in body)
+        body = self._siblings(body, keys)
+        return self._turns(self._cube_early(body), keys)
+
+    def _line(self, site: str | None) -> int | None:
+        s = self.statics.get((site or "").partition(":")[0])
+        return s.rec.site.line if s is not None else None
+
+    def _cube_early(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """A copy's Cube work that waits for nothing of the Vector unit (its ``Q·Kᵀ``) moves up to just after the
+        FIXPIPE copy of the previous copy's result: the Cube computes copy ``i + 1``'s scores while the Vector
+        unit works on copy ``i``'s, and each copy's result still leaves L0C before the next is made (one buffer)."""
+        out = list(body)
+        i = 1
+        while i < len(out):
+            j = i  # one dot: its operand moves up to its mmad (or its loop of L0 steps)
+            while j < len(out) and _cube_side(out[j]):
+                j += 1
+                if any(isinstance(x, Mmad) for x in walk((out[j - 1],))):
+                    break
+            if j == i:
+                i += 1
+                continue
+            unit = out[i:j]
+            lines = {self._line(x.site) for x in walk(tuple(unit)) if isinstance(x, Mmad)}
+            made = {x.acc for k in range(1, i) for x in walk((out[k],)) if isinstance(x, Mmad)
+                    and self._line(x.site) in lines}  # fmt: skip
+            fixes = [k for k in range(1, i) if isinstance(out[k], Move) and out[k].pipe is Pipe.FIX
+                     and out[k].src in made]  # fmt: skip
+            fix = fixes[-1] if fixes else None
+            if fix is not None and fix + 1 < i and _independent(unit, out[fix + 1 : i]):
+                out[fix + 1 : j] = [*unit, *out[fix + 1 : i]]
+            i = j
+        return tuple(out)
+
+    def _siblings(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
+        """Loops that follow one another in ``body``: the buffers each allocates per step share by key."""
+        classes: dict[tuple, list[str]] = {}
+        out = []
+        for s in body:
+            if not (isinstance(s, Loop) and s.body and isinstance(s.body[0], Alloc)):
+                out.append(s)
+                continue
+            names: dict[str, str] = {}
+            used: dict[tuple, int] = {}
+            for name in s.body[0].bufs:
+                k = keys.get(name)
+                if k is None:
+                    continue
+                members = classes.setdefault(k, [])
+                n = used.get(k, 0)
+                used[k] = n + 1
+                if n < len(members):
+                    names[name] = members[n]
+                else:
+                    members.append(name)
+            out.append(self._rename(s, names) if names else s)
+        return tuple(out)
+
+    def _turns(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
+        """Buffers of ``body``'s own ``alloc`` whose uses in one step do not overlap take turns (best fit)."""
+        if not body or not isinstance(body[0], Alloc):
+            return body
+        span: dict[str, list[int]] = {}
+        made: dict[str, bool] = {}
+        for i, s in enumerate(body[1:], 1):
+            if isinstance(s, Alloc | Flag):
+                continue
+            for leaf in walk((s,)):
+                for name in (*writes(leaf), *reads(leaf)):
+                    if name in body[0].bufs:
+                        if name not in span:
+                            made[name] = name in writes(leaf) and name not in reads(leaf)
+                        span.setdefault(name, [i, i])[1] = i
+        open_: dict[tuple, list[tuple[str, int]]] = {}  # key → (buffer, index of its last use so far)
+        names: dict[str, str] = {}
+        starts: dict[int, list[str]] = {}
+        for name in sorted(span, key=lambda n: span[n][0]):
+            k = keys.get(name)
+            lo, hi = span[name]
+            free = [c for c in open_.get(k, []) if c[1] < lo] if k is not None and made[name] else []
+            if not free:
+                open_.setdefault(k, []).append((name, hi))  # type: ignore[arg-type]
+                continue
+            cls = max(free, key=lambda c: c[1])
+            open_[k][open_[k].index(cls)] = (cls[0], hi)  # type: ignore[index]
+            names[name] = cls[0]
+            # the new instance begins once the last one is done with: buffers of one copy freed together are
+            # allocated together, so ``sync`` covers them with one pair of flags as it did the first copy's
+            starts.setdefault(cls[1] + 1, []).append(cls[0])
+        if not names:
+            return body
+        out: list[Stmt] = [Alloc(tuple(n for n in body[0].bufs if n not in names))]
+        for i, s in enumerate(body[1:], 1):
+            if i in starts:
+                out.append(Alloc(tuple(starts[i])))
+            out.append(self._rename(s, names))
+        return tuple(out)
+
+    def _rename(self, s: Stmt, names: dict[str, str]) -> Stmt:
+        """``s`` with buffers renamed (``names``), recorded in ``alias`` (chains followed)."""
+        for old, new in names.items():
+            self.alias[old] = self.alias.get(new, new)
+            for k, v in list(self.alias.items()):
+                if v == old:
+                    self.alias[k] = self.alias[old]
+
+        def r(n: str) -> str:
+            return names.get(n, n)
+
+        return _renamed(s, r)
+
+
+def _cube_side(s: Stmt) -> bool:
+    """A statement of a ``dot``: operand moves to L0A/L0B and ``mmad`` (or a loop of L0 steps of them)."""
+    leaves = [x for x in walk((s,)) if not isinstance(x, Alloc | Loop)]
+    return bool(leaves) and all(pipe_of(x) in (Pipe.MTE1, Pipe.CUBE) for x in leaves)
+
+
+def _independent(unit: list[Stmt], between: list[Stmt]) -> bool:
+    """Whether ``unit`` may run before ``between``: neither reads what the other writes, nor both write one."""
+    uw = {b for x in walk(tuple(unit)) for b in writes(x)}
+    ur = {b for x in walk(tuple(unit)) for b in reads(x)}
+    bw = {b for x in walk(tuple(between)) for b in writes(x)}
+    br = {b for x in walk(tuple(between)) for b in reads(x)}
+    return not (uw & (bw | br) or ur & bw)
+
+
+def _renamed(s: Stmt, r) -> Stmt:
+    if isinstance(s, Loop | Parallel):
+        return replace(s, body=tuple(_renamed(x, r) for x in s.body))
+    if isinstance(s, Alloc):
+        return Alloc(tuple(dict.fromkeys(r(n) for n in s.bufs)))
+    if isinstance(s, LoadStmt | Store):
+        return replace(s, buf=r(s.buf))
+    if isinstance(s, Move):
+        return replace(s, buf=r(s.buf), src=r(s.src))
+    if isinstance(s, Mmad):
+        return replace(s, acc=r(s.acc), a=r(s.a), b=r(s.b))
+    if isinstance(s, Vec):
+        return replace(s, outs=tuple(r(n) for n in s.outs), ins=tuple(r(n) for n in s.ins))
+    return s
+
+
+class SharedTraced(Traced):
+    """``Traced`` for a kernel whose buffers ``Sharing`` merged: each statement emits as it was built (its
+    tables are keyed by the buffers it was built with), at the addresses of the buffers it now uses."""
+
+    def __init__(self, nest: Nest, place: Placement, built: BodyBuilder, args: list, sharing: Sharing) -> None:
+        super().__init__(nest, place, built, args)
+        self.alias = sharing.alias
+        self.original = sharing.original
+
+    def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
+        alias = self.alias
+        if not alias:
+            return super().emit(stmt, env, addr)
+        return super().emit(self.original[stmt.site], env, lambda n: addr(alias.get(n, n)))  # type: ignore[union-attr]
