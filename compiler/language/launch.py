@@ -37,6 +37,7 @@ from compiler.language.rewrite import split_vector_accumulators
 from compiler.language.tensor import Pointer
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
+from compiler.passes.buffer import alloc_counts
 from compiler.passes.split import Split, mixed, split
 from compiler.plan import TilingPlan
 from compiler.schedule import Schedule
@@ -276,7 +277,9 @@ def fit(kernel: Kernel, place: Placement) -> Kernel:
             ]
             if not own:
                 raise capacity_error(e, kernel, place) from None
-            big = max(own, key=lambda b: kernel.axis(b.dims[0]).tile * kernel.axis(b.dims[1]).tile * b.dtype.itemsize)
+            turns = alloc_counts(kernel)  # of equal size, the one allocated least often (not copies taking turns)
+            big = max(own, key=lambda b: (kernel.axis(b.dims[0]).tile * kernel.axis(b.dims[1]).tile * b.dtype.itemsize,
+                                          -turns.get(b.name, 1)))  # fmt: skip
             place.stages[big.name] = 1
 
 

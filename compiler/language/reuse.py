@@ -42,6 +42,10 @@ from compiler.language.nest import Nest
 from compiler.language.placement import Placement
 from isa import Addr, Instruction, Pipe
 
+#: how many copies ahead of the Vector unit the Cube may compute scores: a copy's ``Q·Kᵀ`` goes up to just after the
+#: FIXPIPE copy of the result this many copies back (so that many score tiles live at once)
+AHEAD = 1
+
 
 class Sharing:
     """Which buffer each shared one became (``alias``) and the statements as built (by site, for ``emit``)."""
@@ -98,9 +102,13 @@ class Sharing:
                     and self._line(x.site) in lines}  # fmt: skip
             fixes = [k for k in range(1, i) if isinstance(out[k], Move) and out[k].pipe is Pipe.FIX
                      and out[k].src in made]  # fmt: skip
-            fix = fixes[-1] if fixes else None
-            if fix is not None and fix + 1 < i and _independent(unit, out[fix + 1 : i]):
-                out[fix + 1 : j] = [*unit, *out[fix + 1 : i]]
+            if fixes:
+                to = i  # up to the FIXPIPE copy AHEAD copies back, but not above a statement it depends on
+                floor = fixes[-min(AHEAD, len(fixes))]
+                while to - 1 > floor and _independent(unit, [out[to - 1]]):
+                    to -= 1
+                if to < i:
+                    out[to:j] = [*unit, *out[to:i]]
             i = j
         return tuple(out)
 

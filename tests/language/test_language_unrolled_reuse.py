@@ -127,3 +127,43 @@ def builtin_cycles(chip, s, d, tile_q, q_tiles, tile_kv, causal, f16s):
     kind = {True: TensorKind.OUT, False: TensorKind.IN}
     decls = tuple(TensorDecl(x.name, x.dtype, x.shape, kind[x.output]) for x in op.tensors())
     return simulate(Program(decls, cores, t.name, ()), c, timing_only=True, cores=1).cycles
+
+
+@dsasim.jit
+def scaled_blocks(x, y, n, BLOCK: tl.constexpr, COPIES: tl.constexpr):
+    """Each program scales ``COPIES`` blocks in turn: the copies of lines 1–3 of the loop take turns in one buffer."""
+    pid = tl.program_id(0)
+    for i in tl.static_range(COPIES):
+        offs = (pid * COPIES + i) * BLOCK + tl.arange(0, BLOCK)
+        t = tl.load(x + offs, mask=offs < n)
+        tl.store(y + offs, t * 2.0 + 1.0, mask=offs < n)
+
+
+def scaled(copies, **launch):
+    x = np.arange(1000, dtype=np.float32) / 7
+    y = np.zeros_like(x)
+    run = scaled_blocks[(-(-1000 // (256 * copies)),)](x, y, 1000, BLOCK=256, COPIES=copies, **launch)
+    return x, y, run
+
+
+@pytest.mark.parametrize("copies", [1, 2, 4])
+def test_unrolled_copies_take_turns_in_one_buffer_with_the_same_event_ids(copies):
+    x, y, run = scaled(copies, chip="edu", sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(y, x * 2 + 1)
+    kernel = run.compiled.passes[-1][1]
+    staged = [b for b in kernel.buffers if not b.temp]
+    assert len(staged) == 2  # the loaded block and the result, whatever the number of copies
+    assert {(g.ready_ids, g.free_ids) for g in kernel.groups} == {((0, 1), (0, 1))}
+
+
+def test_the_two_level_flash_kernel_fits_where_copies_with_buffers_of_their_own_do_not():
+    q = np.zeros((1, 1024, 128), np.float16)
+    _, run = attention(q, q, q, False, True, 32, 4, 128, chip="ascend910b-like", timing_only=True)
+    kernel = run.compiled.passes[-1][1]
+    scores = [b for b in kernel.buffers if b.space.label == "L0C" and (b.rows, b.cols) == (128, 32)]
+    assert len(scores) <= 5  # one score tile for the 4 copies, and the 4 P·V results
+    per_pair: dict = {}
+    for g in kernel.groups:
+        per_pair[(g.producer, g.consumer)] = per_pair.get((g.producer, g.consumer), 0) + len(g.ready_ids)
+    assert max(per_pair.values()) <= 8
