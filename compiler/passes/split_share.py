@@ -120,7 +120,7 @@ class _Bytes:
         return [int(x) for x in u if x >= 0]
 
     def mark(self, r: Region, i: int) -> None:
-        if r.rows > 1 and r.stride < r.row_bytes and r.stride != r.row_bytes:  # rows overlap: one at a time
+        if r.rows > 1 and r.stride < r.row_bytes:  # rows overlap: one at a time
             for k in range(r.rows):
                 self.view(Region(r.addr._replace(offset=r.addr.offset + k * r.stride), 1, r.row_bytes, 0, True))[:] = i
             return
