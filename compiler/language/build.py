@@ -78,7 +78,8 @@ class BodyBuilder:
         matmul's ``k0``): none if every dot's whole operands fit with their stages; else each dot, smallest
         first, keeps its whole operands if they fit an equal share of what is left of L0A and L0B, or gets
         that share for two pieces (ping-pong), in multiples of the Cube's K step. The copies of one ``dot`` line
-        in a loop step (an unrolled loop) take turns in the same L0 buffers (``reuse``): they count once."""
+        in a loop step (an unrolled loop) take turns in the same L0 buffers (``reuse``): they count once. A tracer
+        with a ``k_step`` (the built-in attention's ``k0``) takes that step for every dot longer than it instead."""
         copies: dict[tuple, list[Static]] = {}
         for s in self.nest.statics:
             if s.rec.kind == "dot":
@@ -86,6 +87,9 @@ class BodyBuilder:
         dots = [c[0] for c in copies.values()]
         if not dots:
             return {}
+        cap = getattr(self.nest.t, "k_step", None)  # a caller's L0 step (the built-in attention's k0 knob)
+        if cap:
+            return {s.sid: cap for c in copies.values() for s in c if s.rec.attrs[4][1] > cap}
         t = self.target
 
         def need(space: Space, shape: tuple[int, int], es: int, stages: int) -> int:
