@@ -113,10 +113,11 @@ def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[
           rest(i)                                 early(i);  behind(i - 1);  after(i)
                                                 behind(n - 1)
 
-    ``after`` holds the vector statements of the step that must keep their order with ``behind``: those
-    reading what it writes (``acc * alpha`` reads ``acc``), and those writing what an earlier one of them
-    reads or reading what it writes. Nothing is lagged (``((), ())``) unless the early part neither reads
-    what ``behind`` writes nor writes what it uses (FIXPIPE's copies excepted: their flags order them)."""
+    ``after`` holds the statements of the step that must keep their order with ``behind``: those reading what
+    it writes (``acc * alpha`` reads ``acc``), and those touching what an earlier one of them writes, writing
+    what it reads, or running on its pipe after it (with an unrolled loop: the later copies' softmax and the
+    Cube work on it). Nothing is lagged (``((), ())``) unless the early part neither reads what ``behind``
+    writes nor writes what it uses (FIXPIPE's copies excepted: their flags order them)."""
     body = loop.body
     none: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
     leaves = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag) and i not in ahead]
@@ -131,6 +132,10 @@ def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[
     behind = [i for i in leaves if i >= start and type(body[i]) is Vec]
     bw = {b for i in behind for b in writes(body[i])}
     br = {b for i in behind for b in reads(body[i])}
+    # what each statement (a loop: all of it) reads, writes, and the pipes other than the Vector unit's it runs on
+    rds = {i: {b for x in walk((body[i],)) for b in reads(x)} for i in leaves}
+    wrs = {i: {b for x in walk((body[i],)) for b in writes(x)} for i in leaves}
+    pipes = {i: {pipe_of(x) for x in walk((body[i],))} - {None, Pipe.V} for i in leaves}
     after: set[int] = set()
     grown = True
     while grown:
@@ -138,13 +143,13 @@ def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[
         for i in leaves:
             if i >= start or i in after:
                 continue
-            rd, wr = set(reads(body[i])), set(writes(body[i]))
-            joins = rd & bw or any(j < i and (rd & set(writes(body[j])) or wr & set(reads(body[j]))) for j in after)
+            rd, wr = rds[i], wrs[i]
+            joins = rd & bw or any(
+                j < i and (rd & wrs[j] or wr & (rds[j] | wrs[j]) or pipes[i] & pipes[j]) for j in after
+            )  # a statement after one of them on its pipe stays after it too: each pipe keeps its order
             if joins:
                 after.add(i)
                 grown = True
-    if any(type(body[i]) is not Vec for i in after):
-        return none
     early = [i for i in leaves if i not in after and i not in behind]
     for i in early:
         if set(reads(body[i])) & bw or (not fix(i) and set(writes(body[i])) & (br | bw)):
