@@ -7,7 +7,8 @@ one ``p``, one FIXPIPE copy, one UB → L1 copy and one pair of L0A/L0B operands
 kernel fits L0C and the chip's 8 event ids per pipe pair, which copies with buffers of their own do not. Checked:
 equal to numpy (compiled, sanitizer-clean, and interpreted) on odd lengths, causal or not, f16 or f32 scores; the
 buffers and event ids do not grow with ``Q_TILES``; cycles within 10% of the built-in flash kernel at the same
-tiles.
+tiles where measured so (``WITHIN_10``; the causal and the f32-score cases of 4 query tiles on ascend910b-like are
+not: 1.15–1.34×, no step of the kv loop runs ahead when 4 copies take turns in 2 slots).
 """
 
 from __future__ import annotations
@@ -167,3 +168,22 @@ def test_the_two_level_flash_kernel_fits_where_copies_with_buffers_of_their_own_
     for g in kernel.groups:
         per_pair[(g.producer, g.consumer)] = per_pair.get((g.producer, g.consumer), 0) + len(g.ready_ids)
     assert max(per_pair.values()) <= 8
+
+
+# (chip, D, TILE_Q, Q_TILES, TILE_KV, causal, f16 scores): measured within 10% of the built-in flash kernel
+WITHIN_10 = [
+    ("ascend910b-like", 128, 32, 4, 128, False, True),
+    ("ascend910b-like", 128, 32, 2, 128, False, True),
+    ("ascend910b-like", 128, 32, 2, 128, True, False),
+    ("edu", 64, 32, 2, 64, False, False),
+    ("edu", 128, 32, 2, 32, False, True),
+    ("edu", 128, 32, 2, 32, False, False),
+]
+
+
+@pytest.mark.parametrize(("chip", "d", "tile_q", "q_tiles", "tile_kv", "causal", "f16s"), WITHIN_10)
+def test_two_level_flash_within_a_tenth_of_the_builtin(chip, d, tile_q, q_tiles, tile_kv, causal, f16s):
+    q = np.zeros((1, 1024, d), np.float16)
+    _, run = attention(q, q, q, causal, f16s, tile_q, q_tiles, tile_kv, chip=chip, cores=1, timing_only=True)
+    ratio = run.cycles / builtin_cycles(chip, 1024, d, tile_q, q_tiles, tile_kv, causal, f16s)
+    assert ratio <= 1.10, f"{ratio:.3f}× the built-in flash kernel's cycles"
