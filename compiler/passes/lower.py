@@ -25,6 +25,7 @@ number modulo the depth, a flag's event id is the id of its slot. Then:
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 
 from compiler.ir import (
@@ -404,9 +405,7 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
     released: dict[int, int] = {}  # instance → index of the consumer's "set free"
     guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
     readies: dict[tuple[str, int], int] = {}  # (group, instance) → index of its "ready" set
-    for i, it in enumerate(items):
-        if type(it) is not _FlagRef:
-            continue
+    for i, it in [(i, it) for i, it in enumerate(items) if type(it) is _FlagRef]:
         if it.set and it.role == "ready":
             readies[(it.group, it.instance)] = i
         if it.group == group:
@@ -420,8 +419,7 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
             guards.append(i)
     if 0 not in ends:
         return items
-    keys: list[tuple] = [(i, 0, 0) for i in range(len(items))]
-    counter = 0
+    blocks: list[tuple[int, int, int]] = []  # (anchor, start, end): items start..end go just after item anchor
     floor = ends[0]  # a block never moves above the (final place of the) block before it
     for inst in sorted(starts):
         if inst == 0 or inst not in ends:
@@ -440,11 +438,41 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
             floor = end
             continue
         floor = anchor
-        for j in range(start, end + 1):
-            counter += 1
-            keys[j] = (anchor, 1, counter)
-    order = sorted(range(len(items)), key=keys.__getitem__)
-    return [items[i] for i in order]
+        blocks.append((anchor, start, end))
+    return _moved(items, blocks)
+
+
+def _moved(items: list, blocks: list[tuple[int, int, int]]) -> list:
+    """``items`` with each block ``(anchor, start, end)`` taken out and put back just after item ``anchor``;
+    blocks sharing an anchor in the order given. Made of slices (a program has a few hundred thousand items);
+    blocks that overlap (a later one taking items of an earlier) fall back to a stable sort on a key per item."""
+    if not blocks:
+        return items
+    spans = sorted((start, end) for _, start, end in blocks)
+    if any(b[0] <= a[1] for a, b in itertools.pairwise(spans)):
+        keys: list[tuple] = [(i, 0, 0) for i in range(len(items))]
+        for n, (anchor, start, end) in enumerate(blocks):
+            for j in range(start, end + 1):
+                keys[j] = (anchor, 1, n, j)
+        return [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
+    at: dict[int, list[tuple[int, int]]] = {}
+    for anchor, start, end in blocks:
+        at.setdefault(anchor, []).append((start, end))
+    # walk the cuts in order: after an anchor (insert its blocks), at a block's start (skip the block)
+    cuts = sorted([(a + 1, 0, a) for a in at] + [(start, 1, end) for start, end in spans])
+    out: list = []
+    pos = 0
+    for p, skip, x in cuts:
+        if p > pos:
+            out += items[pos:p]
+            pos = p
+        if skip:
+            pos = x + 1
+        else:
+            for start, end in at[x]:
+                out += items[start : end + 1]
+    out += items[pos:]
+    return out
 
 
 # ----------------------------------------------------------------------------------- flags
