@@ -6,15 +6,14 @@ kernel) and the source line of the kernel on every instruction (``Instruction.lo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
-from compiler.language.core import Rec
+from compiler.language.core import Rec, located
 from compiler.language.errors import LanguageError, Site
 from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
-from isa import Addr, Copy, DType, Fixpipe, Instruction, SourceLoc, Space, TensorDecl, TensorKind
+from isa import Addr, Copy, DType, Fixpipe, Instruction, Space, TensorDecl, TensorKind
 from isa import Mmad as MmadIns
 
 
@@ -118,8 +117,7 @@ class Traced:
 
     @staticmethod
     def _loc(out: list[Instruction], site: Site) -> list[Instruction]:
-        loc = SourceLoc(site.file, site.line)
-        return [replace(i, loc=loc) for i in out]
+        return located(out, site)
 
     # -- statements -----------------------------------------------------------------------------
     def _load(self, stmt: Load, rec: Rec, addr: Callable[[str], Addr]) -> list[Instruction]:

@@ -40,18 +40,26 @@ class Site:
         return f"{self.file}:{self.line}"
 
 
+#: ``is_internal`` by file name: every traced operation asks it for each frame above it, and a kernel has few files.
+_KNOWN: dict[str, bool] = {}
+
+
 def internal_path(path: str) -> None:
     """Treat frames of ``path``'s directory as machinery (``dsasim.jit`` registers itself)."""
     global _INTERNAL
     d = os.path.dirname(os.path.abspath(path))
     if d not in _INTERNAL:
         _INTERNAL = (*_INTERNAL, d)
+        _KNOWN.clear()
 
 
 def is_internal(path: str) -> bool:
     """Whether ``path`` is a file of the language's machinery (or of the Python runtime), not the user's."""
-    full = os.path.abspath(path)
-    return full.startswith((*_INTERNAL, _STDLIB)) or f"{os.sep}site-packages{os.sep}" in full
+    known = _KNOWN.get(path)
+    if known is None:
+        full = os.path.abspath(path)
+        known = _KNOWN[path] = full.startswith((*_INTERNAL, _STDLIB)) or f"{os.sep}site-packages{os.sep}" in full
+    return known
 
 
 def user_site() -> Site:

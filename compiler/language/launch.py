@@ -44,6 +44,7 @@ from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
 from isa import DsasimError, DType, Pipe, Program
+from isa.gcpause import paused_gc
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -125,7 +126,7 @@ def trace(
         fn.__code__, {**fn.__globals__, "range": functions.range}, fn.__name__, fn.__defaults__, fn.__closure__
     )
     gx, gy, gz = t.grid
-    with tracing(t):
+    with tracing(t), paused_gc():  # many small acyclic objects (records, tiles): see isa.gcpause
         for z, y, x in itertools.product(range(gz), range(gy), range(gx)):
             t.begin_program((x, y, z))
             try:
@@ -186,9 +187,10 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     scratch in UB): a kernel whose tiles then do not fit raises :class:`TilesDoNotFit`, and ``dsasim.jit``
     traces it again and compiles it as written (``rewrite=False``: row-major, sums on the Vector unit)."""
     target = Target.of(chip)
-    split_vector_accumulators(t)
-    fold_scales(t)
-    return _compile(name, t, arrays, target, cores, rewrite)
+    with paused_gc():  # the passes make hundreds of thousands of small acyclic objects: see isa.gcpause
+        split_vector_accumulators(t)
+        fold_scales(t)
+        return _compile(name, t, arrays, target, cores, rewrite)
 
 
 def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int, rewrite: bool) -> Compiled:

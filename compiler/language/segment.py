@@ -10,10 +10,9 @@ start, saving and restoring the few elements before it (UB addresses are 32-byte
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from compiler.language.core import Rec
-from compiler.language.errors import Site
+from compiler.language.core import Rec, located
 from compiler.language.layout import fold
 from compiler.language.nest import Nest, Static
 from compiler.language.selects import SELECT_OPS, emit_select, scratch_of
@@ -23,7 +22,6 @@ from isa import (
     Addr,
     DType,
     Instruction,
-    SourceLoc,
     Space,
     VBinary,
     VBroadcast,
@@ -50,11 +48,6 @@ class SegmentOp:
         else:
             what = "/".join(str(a) for a in rec.attrs if a not in (False, None)) or rec.op
         return f"{self.dst} = {rec.op}[{what}]({', '.join(self.srcs)})    # line {rec.site.line}"
-
-
-def _at(out: list[Instruction], site: Site) -> list[Instruction]:
-    loc = SourceLoc(site.file, site.line)
-    return [replace(i, loc=loc) for i in out]
 
 
 def shp(rows: int, cols: int) -> tuple[int, ...]:
@@ -200,10 +193,10 @@ class Segment:
             rec = self.nest.inst[(reader.sid, key)]
             info = self.nest.t.values[rec.ins[j]]
             made = info.rec.site if info.rec is not None else rec.site  # the fill belongs to the load's line
-            out += _at(self._fill(at, name, info.shape, info.valid, fill), made)
+            out += located(self._fill(at, name, info.shape, info.valid, fill), made)
         for o in self.ops:
             rec = self.nest.inst[(o.static.sid, key)]
-            out += _at(self._op(o, rec, at), rec.site)
+            out += located(self._op(o, rec, at), rec.site)
         return out
 
     def _fill(self, at: dict, name: str, shape: tuple[int, int], valid: tuple[int, int], fill: float) -> list:

@@ -297,6 +297,8 @@ def is_number(x: object) -> bool:
 
 def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """numpy's broadcast of ``shapes``; a mismatch is the kernel's error."""
+    if all(s == shapes[0] for s in shapes):  # the common case, without numpy's machinery
+        return tuple(shapes[0])
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
