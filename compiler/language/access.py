@@ -48,16 +48,17 @@ def analyse(offs: np.ndarray, mask: np.ndarray | None, size: int, what: str, nam
     shape = np.shape(offs)
     r, c = rc(shape)
     o = np.asarray(offs, dtype=np.int64).reshape(r, c)
-    m = np.ones((r, c), bool) if mask is None else np.broadcast_to(np.asarray(mask, bool), shape).reshape(r, c)
-    kept = o[m]
+    m = None if mask is None else np.broadcast_to(np.asarray(mask, bool), shape).reshape(r, c)
+    whole = m is None or bool(m.all())  # most instances keep the whole tile: no reductions over the mask
+    kept = o if whole else o[m]
     if kept.size and (kept.min() < 0 or kept.max() >= size):
         bad = kept[(kept < 0) | (kept >= size)]
         raise LanguageError(
             f"{what} of {name}[{bad.min()}..{bad.max()}] is out of bounds: {name} has {size} elements",
             hint="add a mask (e.g. mask=offs < n) so that the tail of the tile is not accessed",
         )
-    vr, vc = int(m.any(axis=1).sum()), int(m.any(axis=0).sum())
-    if int(m.sum()) != vr * vc or not m[:vr, :vc].all():
+    vr, vc = (r, c) if whole else (int(m.any(axis=1).sum()), int(m.any(axis=0).sum()))
+    if not whole and (int(m.sum()) != vr * vc or not m[:vr, :vc].all()):
         raise LanguageError(
             f"the mask of this {what} does not keep a leading block of the tile",
             hint="masks must be bounds on offsets (offs < n, on each axis): a tile's tail is then a smaller transfer",

@@ -27,10 +27,13 @@ class Traced:
         self.args = args
         self.statics = {s.sid: s for s in nest.statics}
         self.dims: dict[int, tuple[int, int, int, bool]] = {}
-        for s in nest.statics:
-            if s.rec.kind == "dot":
-                for _, rec in nest.instances(s):
-                    self._dot_dims(rec)
+        dots: dict[str, list[Rec]] = {s.sid: [] for s in nest.statics if s.rec.kind == "dot"}
+        for (sid, _), rec in nest.inst.items():  # one pass over the instances (not one per dot line)
+            if sid in dots:
+                dots[sid].append(rec)
+        for recs in dots.values():  # line by line, as a dot may read an earlier dot's result
+            for rec in recs:
+                self._dot_dims(rec)
 
     def _dot_dims(self, rec: Rec) -> None:
         vals = self.nest.t.values

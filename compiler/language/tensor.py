@@ -145,7 +145,7 @@ class Tensor:
 
     def __init__(self, vid: int, shape: tuple[int, ...], dtype: DType, data: np.ndarray | None = None) -> None:
         self.vid = vid
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = tuple(map(int, shape))
         self.dtype = dtype
         self.data = data
         self.trans = False  # a transposed view of the stored value (tl.trans, a column-major load)
