@@ -25,10 +25,12 @@ Derived from the coupled program, the split inherits its schedule: each workspac
 on-chip buffers it stands for (``ws_c2v`` UB's staging buffers, ``ws_v2c`` L1's operand buffers;
 :class:`_Layout`), so it has as many slots as the coupled kernel's buffers — double-buffered where they are.
 The on-chip slot's "free" flag now guards the consumer's load; the workspace slot is free once that load has
-read it (``set_cross mte2→fix``, kept only if the producer writes the slot again). Each coupled event id
-becomes one cross-core flag id per direction (cross flags count; one id per slot, so each slot's waits take
-its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the coupled program already
-uses on that pipe pair.
+read it (``set_cross mte2→fix``, kept only if the producer writes the slot again). A "ready" flag that hands
+no tile over (it only orders the two sides, e.g. the turns of copies of an unrolled loop sharing one buffer)
+keeps its cross flag but takes no part in that back-pressure, which pairs the uses that hand tiles over.
+Each coupled event id becomes one cross-core flag id per direction (cross flags count; one id per slot, so
+each slot's waits take its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the
+coupled program already uses on that pipe pair.
 
 Core ``g`` of the coupled program becomes group ``g``: core ``(1 + n)·g`` (AIC) and the ``n`` cores after it
 (its AIVs), numbered as the built-in attention numbers them. The group's Vector work is shared among its AIVs
@@ -282,7 +284,7 @@ class _Splitter:
         use = h.uses[h.owner[i]]
         if not use.started:
             use.started = True
-            if use.n > 0:
+            if use.after:
                 h.p_out.append(WaitCross(MTE2, h.prod, self.ids.crossed(use.event), h.c_core))
         ws = self.layout.addr(h.ws, self.g, use.event, ins.dst)
         h.p_out.append(replace(ins, dst=ws))
@@ -327,7 +329,7 @@ class _Splitter:
         h.c_out.extend(use.frees)
         h.c_out.extend(use.loads)
         h.c_out.append(SetFlag(MTE2, h.cons, local))
-        if use.n + 1 < h.per_event[e]:
+        if use.again:
             h.c_out.append(SetCross(MTE2, h.prod, x, h.p_core))
 
     def free(self, h: _HandOver, i: int, e: int, is_set: bool) -> None:
@@ -350,6 +352,11 @@ class _Use:
     loads: list[Copy] = field(default_factory=list)
     frees: list[WaitFlag] = field(default_factory=list)
     started: bool = False
+    #: tiles handed over (0: the flag only orders the sides); whether an earlier use of the event handed tiles
+    #: over (the producer waits until they are read) and a later one will (the consumer says when they are)
+    tiles: int = 0
+    after: bool = False
+    again: bool = False
 
 
 @dataclass
@@ -393,6 +400,14 @@ class _HandOver:
                 if nxt is None:
                     raise AssertionError(f"split: '{ins.text().strip()}' has no ready flag after it")
                 self.owner[i] = nxt
+                if self.carries(ins):
+                    self.uses[nxt].tiles += 1
+        last: dict[int, _Use] = {}  # event → its last use that hands tiles over
+        for use in self.uses:
+            if use.tiles:
+                if use.event in last:
+                    last[use.event].again = use.after = True
+                last[use.event] = use
 
 
 def execution_order(core: tuple[Instruction, ...]) -> list[int]:

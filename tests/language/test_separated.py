@@ -326,12 +326,16 @@ def test_the_language_tests_cube_vector_kernels_run_on_a_separated_chip(chip):
         assert_close(out.astype(np.float32), fa.reference(q, k, v, causal=causal).astype(np.float32), atol=2e-3, ulps=8)
 
 
-FLASH = [  # op, schedule (tile_q, tile_kv, k0, depth = num_stages), cores
-    (Attention(1, 2, 77, 32), (16, 32, 16, 2), 1),  # odd S: tails of 13 queries and 13 keys
-    (Attention(1, 2, 77, 32, True, "high"), (16, 32, 16, 2), 1),
-    (Attention(1, 2, 77, 32, True), (16, 32, 16, 1), 1),  # num_stages 1: single-buffered hand-overs
-    (Attention(1, 2, 45, 64, False, "high"), (32, 32, 32, 1), 2),
-    (Attention(2, 4, 45, 32, True, kv_heads=2, layout="bshd"), (16, 32, 16, 2), 2),  # grouped-query heads
+FLASH = [  # op, schedule (tile_q, tile_kv, k0, depth = num_stages, block_q), cores
+    (Attention(1, 2, 77, 32), (16, 32, 16, 2, 16), 1),  # odd S: tails of 13 queries and 13 keys
+    (Attention(1, 2, 77, 32, True, "high"), (16, 32, 16, 2, 16), 1),
+    (Attention(1, 2, 77, 32, True), (16, 32, 16, 1, 16), 1),  # num_stages 1: single-buffered hand-overs
+    (Attention(1, 2, 45, 64, False, "high"), (32, 32, 32, 1, 32), 2),
+    (Attention(2, 4, 45, 32, True, kv_heads=2, layout="bshd"), (16, 32, 16, 2, 16), 2),  # grouped-query heads
+    # two and three query tiles per Q block: the tiles' copies take turns in one buffer, and some "ready"
+    # flags between the Cube and the Vector unit hand no tile over (they only order the turns)
+    (Attention(1, 2, 77, 32, True), (16, 32, 16, 2, 32), 1),
+    (Attention(1, 1, 77, 32), (16, 32, 16, 1, 48), 1),
 ]
 
 
@@ -342,9 +346,9 @@ FLASH = [  # op, schedule (tile_q, tile_kv, k0, depth = num_stages), cores
 def test_the_attention_kernel_in_the_language_shares_its_vector_work(chip, op, tiles, cores):
     """The built-in FlashAttention written in the tile language (``compile_flash``) on a separated chip: every AIV
     of a group takes Q blocks of its own; numpy's answer, sanitizer-clean."""
-    tq, tk, k0, depth = tiles
+    tq, tk, k0, depth, bq = tiles
     c = load_chip(chip)
-    compiled = compile_flash(op, AttentionSchedule("flash", tq, tk, k0, depth, None, cores, tq), c)
+    compiled = compile_flash(op, AttentionSchedule("flash", tq, tk, k0, depth, None, cores, bq), c)
     rng = np.random.default_rng(5)
     inputs = {t.name: rng.standard_normal(t.shape).astype(np.float16) for t in op.tensors() if not t.output}
     run = simulate(compiled.program, c, inputs=inputs, cores=cores, sanitize=True)
