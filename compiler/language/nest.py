@@ -98,6 +98,7 @@ class Nest:
         self.loops: dict[str, StaticLoop] = {}
         self.of: dict[int, Static] = {}  # id(rec) → its static
         self.inst: dict[tuple[str, tuple[int, ...]], Rec] = {}
+        self.instance_keys: dict[str, list[tuple[int, ...]]] = {}  # per statement: its keys in ``inst``, in order
         self.counts: dict[tuple[str, tuple[int, ...]], int] = {}
         for p, body in enumerate(t.programs):
             self._walk(self.root, body, (p,), p)
@@ -134,10 +135,11 @@ class Nest:
                     self._walk(s, it, (*key, n), pid)  # type: ignore[arg-type]
             else:
                 self.inst[(s.sid, key)] = d  # type: ignore[union-attr]
+                self.instance_keys.setdefault(s.sid, []).append(key)  # type: ignore[union-attr]
                 self.of[id(d)] = s  # type: ignore[assignment]
 
     def instances(self, s: Static) -> list[tuple[tuple[int, ...], Rec]]:
-        return [(k, r) for (sid, k), r in self.inst.items() if sid == s.sid]
+        return [(k, self.inst[(s.sid, k)]) for k in self.instance_keys.get(s.sid, ())]
 
     # -- 2. webs ------------------------------------------------------------------------------
     def producer(self, vid: int) -> Static:
@@ -193,7 +195,7 @@ class Nest:
             info = self.t.values[rec.out]  # type: ignore[index]
             for j in range(len(rec.ins)):
                 w = self.reader_web(s, j)
-                src = self.t.values[self.inst[next((sid, k) for sid, k in self.inst if sid == s.sid)].ins[j]]
+                src = self.t.values[self.inst[(s.sid, self.instance_keys[s.sid][0])].ins[j]]
                 if len(w.members) < 2 or (src.shape, src.dtype) != (info.shape, info.dtype):
                     continue
                 self.coalesced.append((s.sid, w.members[0].sid))
@@ -234,8 +236,7 @@ class Nest:
 
     def reader_web(self, s: Static, j: int) -> Web:
         """The web statement ``s`` reads at input ``j``."""
-        key = next(k for (sid, k) in self.inst if sid == s.sid)
-        return self.web_of[self.producer(self.inst[(s.sid, key)].ins[j]).sid]
+        return self.web_of[self.producer(self.inst[(s.sid, self.instance_keys[s.sid][0])].ins[j]).sid]
 
 
 def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:

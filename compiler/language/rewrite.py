@@ -81,14 +81,20 @@ def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
     late (``rotation.lagging``) — and let every reader outside that step read the copy."""
     for body in t.programs:
         places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(of.get(id(d))) in statics]
+        if not places:
+            continue
+        readers: dict[int, list[Rec]] = {}  # value → the records reading it (each once), found in one walk
+        for r in _all(body):
+            for v in dict.fromkeys(r.ins):
+                readers.setdefault(v, []).append(r)
         for d, it in places:
             info = t.values[d.out]
             copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
             copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
             it.insert(_tail_start(it), copy)
             mine = {id(r) for r in _all(it)}
-            for r in _all(body):
-                if id(r) not in mine and d.out in r.ins:
+            for r in readers.get(d.out, ()):
+                if id(r) not in mine:
                     r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
 
 
