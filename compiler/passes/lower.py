@@ -42,6 +42,7 @@ from compiler.ir import (
     Vec,
 )
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
+from compiler.passes.issue import issue_order
 from compiler.passes.rotation import alloc_turns, lagging, rotation
 from isa import (
     Addr,
@@ -91,7 +92,7 @@ def lower(kernel: Kernel) -> Program:
         for core in range(kernel.plan.ncores):
             items = Emitter(kernel, core, made).run()
             items = _place(kernel, items)
-            streams.append(tuple(_resolve(kernel, items, made)))
+            streams.append(issue_order(tuple(_resolve(kernel, items, made))))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
 
 
