@@ -145,7 +145,7 @@ class Emitter:
                     n = self._sub_count() if s.kind == "sub" else s.count
                 if id(s) not in self.rotations:
                     ahead = rotation(self.k, s) if s.rotate else None
-                    self.rotations[id(s)] = None if ahead is None else (ahead, lagging(s, ahead))
+                    self.rotations[id(s)] = None if ahead is None else (ahead, lagging(s, ahead, self.k))
                 plan = self.rotations[id(s)] if n > 1 else None
                 if plan is not None:
                     self.rotated(s, n, *plan)

@@ -56,18 +56,35 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
     writers = [  # the statements writing each sync group: one pair of flags covers them, so they move together
         {i for i, ls in leaves for x in ls if set(writes(x)) & set(g.buffers)} for g in kernel.groups
     ]
-    while True:
-        late = {b for i, ls in leaves if i not in first for x in ls for b in writes(x)}
-        drop = {i for i in first for x in by_index[i] if set(reads(x)) & late}
-        drop |= {i for w in writers if w - first for i in w & first}
-        behind_reads = {b for i, ls in leaves if i not in first for x in ls for b in reads(x)} & short
-        drop |= {i for i in first for x in by_index[i] if set(writes(x)) & behind_reads}
-        if not drop:
-            break
-        first -= drop
+
+    def settle(first: set[int]) -> set[int]:
+        while True:
+            late = {b for i, ls in leaves if i not in first for x in ls for b in writes(x)}
+            drop = {i for i in first for x in by_index[i] if set(reads(x)) & late}
+            drop |= {i for w in writers if w - first for i in w & first}
+            behind_reads = {b for i, ls in leaves if i not in first for x in ls for b in reads(x)} & short
+            drop |= {i for i in first for x in by_index[i] if set(writes(x)) & behind_reads}
+            if not drop:
+                return first
+            first = first - drop
+
+    first = settle(first)
     if not first or len(first) == len(leaves):
         return None
-    return with_flags(body, first)
+    ahead = with_flags(body, first)
+    # with the Cube's work on the vector result a step late, a FIXPIPE copy into a one-slot buffer stays in its
+    # step: ahead, FIXPIPE would take it before the late step's copies the Vector unit waits for
+    single = {
+        i
+        for i in first
+        for x in by_index[i]
+        if pipe_of(x) is Pipe.FIX and any(kernel.buffer(b).slots < 2 for b in writes(x))
+    }
+    if single and cube_lagging(kernel, loop, ahead) is not None:
+        kept = settle(first - single)
+        if kept and cube_lagging(kernel, loop, with_flags(body, kept)) is not None:
+            return with_flags(body, kept)
+    return ahead
 
 
 def alloc_turns(body: tuple) -> tuple[dict[str, int], dict[int, dict[str, int]]]:
@@ -98,7 +115,90 @@ def with_flags(body: tuple, chosen: set[int]) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def lagging(
+    loop: Loop, ahead: tuple[int, ...], kernel: Kernel | None = None
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Which statements of a rotated loop's step run one step late, and which statements follow them: the Cube's
+    work on the step's vector result with everything reading it (:func:`cube_lagging`, given the ``kernel``
+    for its buffers' slots), else the last vector statements reading the step's FIXPIPE copies
+    (:func:`adds_lagging`)."""
+    deep = cube_lagging(kernel, loop, ahead) if kernel is not None else None
+    return deep if deep is not None else adds_lagging(loop, ahead)
+
+
+def cube_lagging(kernel: Kernel, loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The Cube's side of a rotated loop's step that reads the step's vector result runs one step late — after
+    the next step's vector work — or None: FlashAttention's three-stage software pipeline, as the built-in flash
+    kernel orders it (``Q·Kᵀ`` of step ``i + 1``, the softmax of step ``i``, ``P·V`` of step ``i - 1``).
+
+    With only the loads and ``Q·Kᵀ`` ahead (:func:`rotation`), the scalar unit, which issues in program order,
+    reaches step ``i``'s ``P·V`` right after its softmax: the Cube's operand moves wait for the softmax, their
+    queue fills, and the next step's softmax is not issued until they have gone — the Vector unit waits for
+    the Cube every step. Here ``behind`` starts at the first statement off the Vector unit that reads a vector
+    result of the step (the UB → L1 move of ``p``) and holds every later statement off the Vector unit and
+    every statement reading what ``behind`` writes (the FIXPIPE copies of ``P·V`` and the adds reading them)::
+
+        first(0)                                first(0)
+        for i in 0..n:                          for i in 0..n:
+          first(i + 1)            ==>             first(i + 1)
+          rest(i)                                 early(i);  behind(i - 1);  after(i)
+                                                behind(n - 1)
+
+    ``after`` holds the other statements that must keep their order with ``behind`` (reading or writing what
+    it writes, writing what it reads — unless in a buffer of the step with two slots or more, which step
+    ``i`` and step ``i - 1`` use in turn —, or following one of them on a pipe other than the Vector unit's);
+    a statement moved before a ``behind`` statement of its own step must not touch what that one writes or
+    write what it reads. None unless some vector statement stays early (the softmax of step ``i``)."""
+    body = loop.body
+    if not body or type(body[0]) is not Alloc or int(getattr(kernel.target.params, "vector_per_cube", 0) or 0):
+        return None  # a separated chip's split hands the tiles over in the order of a step: not applied there
+    turns = alloc_turns(body)[0]
+    leaves = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag) and i not in ahead]
+    rds = {i: {b for x in walk((body[i],)) for b in reads(x)} for i in leaves}
+    wrs = {i: {b for x in walk((body[i],)) for b in writes(x)} for i in leaves}
+    pipes = {i: {pipe_of(x) for x in walk((body[i],))} - {None, Pipe.V} for i in leaves}
+    made: set[str] = set()  # written by the step's vector statements so far
+    start = None
+    for i in leaves:
+        if type(body[i]) is Vec or pipes[i] == {Pipe.MTE3}:  # the Vector unit's side: its results, to L1
+            made |= wrs[i]
+        elif pipes[i] and rds[i] & made:
+            start = i
+            break
+    if start is None:
+        return None
+    behind: list[int] = []
+    bw: set[str] = set()
+    for i in leaves:
+        if i >= start and ((type(body[i]) is not Vec and pipes[i] != {Pipe.MTE3}) or rds[i] & bw):
+            behind.append(i)
+            bw |= wrs[i]
+    br = {b for i in behind for b in rds[i]}
+    # buffers whose instances of step i and of step i - 1 take different slots (all of them: copies taking turns)
+    turned = {b for b in body[0].bufs if kernel.buffer(b).slots >= 2 * turns[b]}
+    after: list[int] = []
+    for i in leaves:
+        if i in behind:
+            continue
+        joins = (
+            rds[i] & bw
+            or (wrs[i] & (br | bw)) - turned
+            or any(rds[i] & wrs[j] or wrs[i] & (rds[j] | wrs[j]) or pipes[i] & pipes[j] for j in after)
+            or any(pipes[i] & pipes[j] for j in behind if j < i)
+        )
+        if joins:
+            after.append(i)
+    moved = [i for i in leaves if i not in behind]  # each now runs before the behind statements of its own step
+    for i in moved:
+        for j in behind:
+            if j < i and (wrs[i] & (rds[j] | wrs[j]) or rds[i] & wrs[j]):
+                return None
+    if not any(type(body[i]) is Vec and i < start for i in moved if i not in after):
+        return None
+    return with_flags(body, set(behind)), with_flags(body, set(after))
+
+
+def adds_lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Which vector statements of a rotated loop's step run one step late, and which statements follow them
     — the Vector unit's side of FlashAttention's software pipeline (``acc += Oᵀ_t`` after the next step's
     softmax, as the built-in flash kernel does it).
