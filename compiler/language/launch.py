@@ -267,7 +267,8 @@ def fit(kernel: Kernel, place: Placement) -> Kernel:
     """The ``buffer`` pass, with the stages the kernel asks for. If they do not fit, the buffers the compiler
     made on its own — dot results in L0C, their copies for vector code in UB, vector operands of ``dot`` in
     L1 — are single-buffered, largest first (as the built-in FlashAttention does with its score tiles);
-    the tiles of ``tl.load`` keep their ``num_stages``, and a kernel still too big gets the capacity error."""
+    then the tiles of ``tl.load`` loaded once for a whole loop (:func:`once_loaded`); the loop's tiles keep their
+    ``num_stages``, and a kernel still too big gets the capacity error."""
     while True:
         try:
             return buffer(kernel, place.stages)
@@ -277,12 +278,30 @@ def fit(kernel: Kernel, place: Placement) -> Kernel:
                 for b in kernel.buffers
                 if b.space.label == e.buffer and place.stages.get(b.name, 1) > 1 and b.producer is not Pipe.MTE2
             ]
+            turns = alloc_counts(kernel)  # of equal size, the one allocated least often (not copies taking turns)
+            if not own:  # then a tile loaded once for many steps of a loop (a Q block), loaded least often first
+                own = once_loaded(kernel, place, e.buffer, turns)
             if not own:
                 raise capacity_error(e, kernel, place) from None
-            turns = alloc_counts(kernel)  # of equal size, the one allocated least often (not copies taking turns)
             big = max(own, key=lambda b: (kernel.axis(b.dims[0]).tile * kernel.axis(b.dims[1]).tile * b.dtype.itemsize,
                                           -turns.get(b.name, 1)))  # fmt: skip
             place.stages[big.name] = 1
+
+
+def once_loaded(kernel: Kernel, place: Placement, space: str, turns: dict[str, int]) -> list:
+    """The multi-buffered ``tl.load`` tiles of ``space`` loaded fewer times than its most often loaded one (once
+    per program for a whole loop: a Q block), those loaded least often: their second slot only prefetches the
+    next program's tile, while the loop's tiles keep their ``num_stages`` (the built-in FlashAttention keeps its
+    Q block in one buffer for the room it leaves K and V)."""
+    loads = [
+        b
+        for b in kernel.buffers
+        if b.space.label == space and b.producer is Pipe.MTE2 and place.stages.get(b.name, 1) > 1
+    ]
+    most = max((turns.get(b.name, 1) for b in kernel.buffers if b.space.label == space and b.producer is Pipe.MTE2),
+               default=0)  # fmt: skip
+    fewest = min((turns.get(b.name, 1) for b in loads), default=most)
+    return [b for b in loads if turns.get(b.name, 1) == fewest < most]
 
 
 def traffic(nest: Nest, used: list[Arg]) -> Traffic:
