@@ -105,7 +105,7 @@ def traffic() -> Table:
     """GM bytes moved and GM bytes held, naive vs flash, as the sequence grows (formula = measured)."""
     chip = load_chip(CHIP)
     rows = []
-    for s in (256, 512, 1024, 2048, 4096, 8192, 16384):
+    for s in (256, 512, 1024, 2048, 4096, 8192):
         n = plan_attention(Attention(1, 1, s, D), AttentionSchedule("naive"), chip)
         f = plan_attention(Attention(1, 1, s, D), AttentionSchedule("flash"), chip)
         rows.append((s, _mb(n.traffic.total), _mb(f.traffic.total), f"{n.traffic.total / f.traffic.total:.2f}×",
@@ -237,7 +237,7 @@ def figures(runs: dict, mode_runs: dict) -> list[Path]:
     FIGURES.mkdir(exist_ok=True)
     out = []
     chip = load_chip(CHIP)
-    ss = (256, 512, 1024, 2048, 4096, 8192, 16384)
+    ss = (256, 512, 1024, 2048, 4096, 8192)
     plans = {
         a: [plan_attention(Attention(1, 1, s, D), AttentionSchedule(a), chip) for s in ss] for a in ("naive", "flash")
     }

@@ -1,9 +1,10 @@
 """Default attention schedules: the tile sizes that fit the chip and keep its busiest unit busiest.
 
-Every candidate (``tile_q × tile_kv × k0``, and ``rows`` for ``naive``) is first checked against the
-chip's buffers by the kernels' own layout code (the same that emits them, so a schedule chosen here
-always compiles), then scored with the simulator's timing rules — ``Mmad.cost``, the vector rule,
-``Transfer.cycles`` — assuming the units of a step overlap, so the busiest one sets the pace:
+Every candidate (``tile_q × tile_kv × k0``, and ``rows`` for ``naive``) is checked against the chip's
+buffers by the code that builds the kernel (flash: its own layout code; naive: the tile-language kernels
+compiled for one program), so a schedule chosen here always compiles; and scored with the simulator's
+timing rules — ``Mmad.cost``, the vector rule, ``Transfer.cycles`` — assuming the units of a step overlap,
+so the busiest one sets the pace:
 
     flash  ≈ steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE, GM share) per step
     naive  ≈ the same for each of its three kernels, one after another
@@ -22,12 +23,13 @@ from __future__ import annotations
 import math
 
 from compiler.attention.flash import FlashKernel
-from compiler.attention.naive import NaiveKernel
+from compiler.attention.naive_lang import naive_misfit, naive_rows
 from compiler.attention.op import Attention
-from compiler.attention.plan import blocks_of, columns, loads_nz, q_blocks, tiling
+from compiler.attention.plan import blocks_of, columns, loads_nz, q_blocks, tiling, units
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError
 from compiler.target import Target
 from isa import DType, Mmad, Space, Transfer
 from isa.timing import nd2nz_cycles, vector_cycles
@@ -62,13 +64,10 @@ def default_attention_schedule(
         tqs = tuple(t for t in tqs if schedule.block_q % t == 0) or (schedule.block_q,)
     error: Exception | None = None
 
-    def fits(cand: AttentionSchedule, parts: tuple[str, ...] = ("cube", "vector")) -> bool:
+    def fits(cand: AttentionSchedule) -> bool:
         nonlocal error
         try:
-            if flash:
-                FlashKernel(op, cand, target, vector_per_cube)  # its buffers and event ids
-            else:
-                NaiveKernel(op, cand, target, vector_per_cube, parts)
+            FlashKernel(op, cand, target, vector_per_cube)  # its buffers and event ids
         except (BufferCapacityError, ScheduleError) as e:
             error = error or e
             return False
@@ -76,18 +75,19 @@ def default_attention_schedule(
 
     for depth in depths:
         base = schedule.replace(depth=depth)
-        if not flash:  # naive's softmax rows depend on nothing else: choose them first
-            rows = [r for r in ((schedule.rows,) if schedule.rows else ROWS) if fits(base.replace(rows=r), ("vector",))]
-            if not rows:
-                continue
-            base = base.replace(rows=min(rows, key=lambda r: (_naive_softmax(op, r, target, vector_per_cube), -r)))
+        if not flash:
+            found = _best_naive(op, target, base, tqs, tks, k0s, vector_per_cube)
+            if isinstance(found, AttentionSchedule):
+                return found
+            error = error or found
+            continue
         # the best with one query tile per Q block, and the best with more (when the search may choose)
         best: dict[bool, tuple[float, int, int, AttentionSchedule]] = {}
         for tq in tqs:
             for tk in tks:
                 for k0 in k0s:
-                    for cand in _q_blocks(base.replace(tile_q=tq, tile_kv=tk, k0=k0), flash, cap):
-                        if not fits(cand, ("cube",) if not flash else ("cube", "vector")):
+                    for cand in _q_blocks(base.replace(tile_q=tq, tile_kv=tk, k0=k0), cap):
+                        if not fits(cand):
                             break  # a larger Q block needs more L1 and UB still
                         key = (estimate(op, cand, target, vector_per_cube), -(tq * tk * k0), -cand.q_tiles, cand)
                         blocked = cand.q_tiles > 1 and not schedule.block_q
@@ -102,11 +102,47 @@ def default_attention_schedule(
     raise error
 
 
-def _q_blocks(cand: AttentionSchedule, flash: bool, cap: int) -> list[AttentionSchedule]:
+def _best_naive(
+    op: Attention,
+    target: Target,
+    base: AttentionSchedule,
+    tqs: tuple[int, ...],
+    tks: tuple[int, ...],
+    k0s: tuple[int, ...],
+    vpc: int,
+) -> AttentionSchedule | Exception | None:
+    """The best naive schedule that fits, by the model, or why none does. The softmax's rows (if not given) depend
+    on nothing else: the most (up to the model's best) that keep its tiles double-buffered, from one traced program;
+    then the tiles, each better candidate compiled for one program to see that it fits."""
+    if not base.rows:
+        most = min(ROWS, key=lambda r: (_naive_softmax(op, r, target, vpc), -r))
+        try:
+            base = base.replace(rows=naive_rows(op, base.replace(tile_q=16, tile_kv=32), target, most))
+        except (LanguageError, BufferCapacityError, ScheduleError) as e:
+            need = str(e).split(": the tiles do not fit: ")[-1].split("\n")[0].split(" (")[0]
+            return ScheduleError(
+                f"the naive schedule's softmax holds whole rows of the {op.seq}-key score matrix in UB, and even one "
+                f"row with its probabilities and temporaries does not fit ({need}, depth {base.depth})",
+                knob="--schedule",
+                hint="use the flash schedule (it never holds a whole row), or a shorter sequence",
+            )
+    best, error = None, None
+    for tq in tqs:
+        for tk in tks:
+            for k0 in k0s:
+                cand = base.replace(tile_q=tq, tile_kv=tk, k0=k0)
+                key = (estimate(op, cand, target, vpc), -(tq * tk * k0), cand)
+                if best is None or key[:2] < best[:2]:
+                    why = naive_misfit(op, cand, target)
+                    if why is None:
+                        best = key
+                    error = error or why
+    return best[2] if best else error
+
+
+def _q_blocks(cand: AttentionSchedule, cap: int) -> list[AttentionSchedule]:
     """``cand`` with each Q block the search tries, smallest first: the given one, or 1 to
-    :data:`MAX_Q_TILES` query tiles while the block is no longer than the sequence (``naive``: none)."""
-    if not flash:
-        return [cand]
+    :data:`MAX_Q_TILES` query tiles while the block is no longer than the sequence."""
     if cand.block_q:
         return [cand]
     count = min(MAX_Q_TILES, max(1, cap // cand.tile_q))
@@ -159,7 +195,11 @@ def _mmads(target: Target, m: int, extent: int, n: int, k0: int) -> int:
 
 def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
     """Estimated cycles of ``op`` under a resolved schedule ``s`` (see the module docs)."""
-    blocks = blocks_of(tiling(op, s.tile_q, s.tile_kv, s.cores, s.q_tiles))
+    if s.algorithm == "flash":  # the built-in kernel's contiguous runs of Q blocks
+        blocks = blocks_of(tiling(op, s.tile_q, s.tile_kv, s.cores, s.q_tiles))
+    else:  # naive's programs, a query tile each, dealt round-robin
+        work = units(op, s.tile_q, s.tile_kv)
+        blocks = [work[c :: s.cores] for c in range(min(s.cores, len(work)))]
     busiest = max(blocks, key=lambda b: sum(len(u.kv_tiles) for u in b))
     nsteps = sum(len(u.kv_tiles) for u in busiest)
     if s.algorithm == "flash":

@@ -36,12 +36,11 @@ from dataclasses import replace
 import numpy as np
 
 from compiler import language as tl
-from compiler.attention.defaults import default_attention_schedule
 from compiler.attention.op import Attention
-from compiler.attention.schedule import AttentionSchedule, check
+from compiler.attention.schedule import AttentionSchedule
 from compiler.compiled import Compiled
-from compiler.errors import ScheduleError
-from compiler.language.errors import TilesDoNotFit
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
 from compiler.target import Target
 from compiler.traffic import Traffic
@@ -134,58 +133,19 @@ def pv_kernel(p, v, o, SEQ, HEADS, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_B
     tl.store(o + q_base + offs_m[:, None] * Q_ROW + offs_d[None, :], acc.to(tl.float16), mask=offs_m[:, None] < SEQ)
 
 
-def strides(op: Attention) -> dict[str, int]:
-    """Element offsets one row, one head and one batch apart of q/o (``Q_*``) and of k/v (``KV_*``), read from
-    ``Attention.row`` (so both layouts and grouped-query heads come out right)."""
-    out = {}
-    for name, tensor, heads in (("Q", "q", 1), ("KV", "k", op.group)):
-        base = op.row(tensor, 0, 0)[0]
-        out[f"{name}_ROW"] = op.row(tensor, 0, 1)[0] - base
-        out[f"{name}_HEAD"] = op.row(tensor, heads, 0)[0] - base
-        out[f"{name}_BATCH"] = op.row(tensor, op.heads, 0)[0] - base
-    return out
-
-
-def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: object) -> Compiled:
-    """``op`` under the naive ``schedule`` (knobs left ``None`` chosen as the built-in naive chooses them): three
+def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
+    """``op`` under a resolved naive ``schedule`` (``compiler.attention.default_attention_schedule``): three
     tile-language kernels compiled by the passes and joined per core (see the module)."""
     if chip is None:
         raise TypeError("compile_naive() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
     vpc = int(getattr(chip, "vector_per_cube", 0) or 0)
-    schedule = (schedule or AttentionSchedule("naive")).replace(algorithm="naive")
-    check(schedule)
-    s = default_attention_schedule(op, target, schedule, vpc)
+    s = schedule
     parts = max(1, vpc)
-    f16s = op.precision == "fast"
-    shapes = {t.name: t.shape for t in op.tensors()}
-    arrays = {n: np.zeros(shape, np.float16) for n, shape in shapes.items()}
-    square = (op.batch, op.heads, op.seq, op.seq)
-    arrays["s"] = np.zeros(square, np.float16 if f16s else np.float32)
-    arrays["p"] = np.zeros(square, np.float16)
-    nq = -(-op.seq // s.tile_q)
-    common = {"SEQ": op.seq, "HEADS": op.heads, "TILE_Q": s.tile_q}
-    cube = dict(common, GROUP=op.group, D=op.head_dim, TILE_KV=s.tile_kv, **strides(op))
-    launches = (
-        (scores_kernel, (nq, op.heads, op.batch), ("q", "k", "s"), dict(cube, sm_scale=op.scale, F16S=f16s), 1),
-        (softmax_kernel, (nq * parts, op.heads, op.batch), ("s", "p"),
-         dict(common, PARTS=parts, ROWS=s.rows, CAUSAL=op.causal, F16S=f16s), parts),
-        (pv_kernel, (nq, op.heads, op.batch), ("p", "v", "o"), cube, 1),
-    )  # fmt: skip
     compiled = [
-        compile_kernel(phase, fn, grid, tuple(arrays[n] for n in names), kwargs, chip, s.cores * per_core, s.depth)
-        for (fn, grid, names, kwargs, per_core), phase in zip(launches, PHASES, strict=True)
-        if phase != "softmax"
+        compile_kernel(phase, fn, grid, args, kwargs, chip, s.cores * per_core, s.depth, s.k0)
+        for phase, (fn, grid, args, kwargs, per_core) in zip(PHASES, launches(op, s, parts), strict=True)
     ]
-    fn, grid, names, kwargs, per_core = launches[1]
-    args = tuple(arrays[n] for n in names)
-    # the rows per tile from one program (its tiles are every program's), then every program at those rows
-    one = (1, 1, 1)
-    rows = softmax_rows(lambda r: compile_kernel("softmax", fn, one, args, dict(kwargs, ROWS=r), chip, 1, s.depth),
-                        s.rows, s.depth)  # fmt: skip
-    s = s.replace(rows=rows)
-    softmax = compile_kernel("softmax", fn, grid, args, dict(kwargs, ROWS=rows), chip, s.cores * per_core, s.depth)
-    compiled.insert(1, softmax)
     cores = join([c.program for c in compiled], parts if vpc else 0)
     tensors = tuple(
         TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
@@ -204,10 +164,66 @@ def compile_naive(op: Attention, schedule: AttentionSchedule | None, chip: objec
 
 
 def compile_kernel(phase: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
-                   cores: int, depth: int) -> Compiled:  # fmt: skip
-    """One phase's kernel traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep."""
+                   cores: int, depth: int, k0: int | None = None) -> Compiled:  # fmt: skip
+    """One phase's kernel traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep,
+    every ``dot`` longer than ``k0`` (if given) in L0 steps of ``k0``."""
     tracer, traced = trace(fn, grid, args, kwargs, False, depth)
+    tracer.k_step = k0
     return compile_traced(phase, tracer, traced, chip, cores)
+
+
+def launches(op: Attention, s: AttentionSchedule, parts: int) -> tuple[tuple, ...]:
+    """The three kernels under ``s``, each as (function, grid, arrays, constants, programs per core): program ``u``
+    is query tile ``u`` of its (batch, head) in kernels 1 and 3, and part ``u mod parts`` of its rows in kernel 2."""
+    f16s = op.precision == "fast"
+    arrays = {t.name: np.zeros(t.shape, np.float16) for t in op.tensors()}
+    square = (op.batch, op.heads, op.seq, op.seq)
+    arrays["s"] = np.zeros(square, np.float16 if f16s else np.float32)
+    arrays["p"] = np.zeros(square, np.float16)
+    nq = -(-op.seq // s.tile_q)
+    common = {"SEQ": op.seq, "HEADS": op.heads, "TILE_Q": s.tile_q}
+    cube = dict(common, GROUP=op.group, D=op.head_dim, TILE_KV=s.tile_kv, **op.strides())
+    grid = (nq, op.heads, op.batch)
+    return (
+        (scores_kernel, grid, (arrays["q"], arrays["k"], arrays["s"]), dict(cube, sm_scale=op.scale, F16S=f16s), 1),
+        (softmax_kernel, (nq * parts, op.heads, op.batch), (arrays["s"], arrays["p"]),
+         dict(common, PARTS=parts, ROWS=s.rows, CAUSAL=op.causal, F16S=f16s), parts),
+        (pv_kernel, grid, (arrays["p"], arrays["v"], arrays["o"]), cube, 1),
+    )  # fmt: skip
+
+
+def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
+    """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: each kernel compiled for one
+    program of a short sequence (every program's tiles are the same; the softmax's only with ``rows`` given).
+    Remembered per chip, head and tiles."""
+    proxy = replace(op, batch=1, heads=op.group, kv_heads=1, seq=min(op.seq, schedule.tile_q + schedule.tile_kv))
+    key = (target.name, proxy, schedule.replace(cores=1))
+    if key not in _MISFITS:
+        _MISFITS[key] = None
+        parts = max(1, int(getattr(target.params, "vector_per_cube", 0) or 0))
+        for phase, (fn, _, args, kwargs, _) in zip(PHASES, launches(proxy, schedule, parts), strict=True):
+            if phase == "softmax" and schedule.rows is None:
+                continue
+            try:
+                compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, schedule.depth, schedule.k0)
+            except (LanguageError, BufferCapacityError, ScheduleError) as e:
+                _MISFITS[key] = e
+                break
+    return _MISFITS[key]
+
+
+_MISFITS: dict[tuple, Exception | None] = {}
+
+
+def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
+    """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from one program."""
+    parts = max(1, int(getattr(target.params, "vector_per_cube", 0) or 0))
+    fn, _, args, kwargs, _ = launches(op, schedule.replace(rows=most), parts)[1]
+
+    def build(r: int) -> Compiled:
+        return compile_kernel("softmax", fn, (1, 1, 1), args, dict(kwargs, ROWS=r), target.params, 1, schedule.depth)
+
+    return softmax_rows(build, most, schedule.depth)
 
 
 def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int:
@@ -223,7 +239,7 @@ def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int
         try:
             compiled = build(r)
         except TilesDoNotFit as e:
-            error = error or e
+            error = e  # the last: the fewest rows
         else:
             if all(b.depth >= depth for b in compiled.ir("buffer").buffers if not b.temp):
                 return r

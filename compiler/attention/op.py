@@ -92,6 +92,17 @@ class Attention(Op):
             return ((b * heads + h) * self.seq + pos) * d, d
         return ((b * self.seq + pos) * heads + h) * d, heads * d
 
+    def strides(self) -> dict[str, int]:
+        """Element offsets one row, one head and one batch apart of q/o (``Q_*``) and of k/v (``KV_*``), read from
+        :meth:`row` (both layouts and grouped-query heads): the offsets the tile-language kernels use."""
+        out = {}
+        for name, tensor, heads in (("Q", "q", 1), ("KV", "k", self.group)):
+            base = self.row(tensor, 0, 0)[0]
+            out[f"{name}_ROW"] = self.row(tensor, 0, 1)[0] - base
+            out[f"{name}_HEAD"] = self.row(tensor, heads, 0)[0] - base
+            out[f"{name}_BATCH"] = self.row(tensor, self.heads, 0)[0] - base
+        return out
+
     @property
     def name(self) -> str:
         return "attention"

@@ -12,14 +12,21 @@ The simulator's measured ``gm_read + gm_write`` equals the total exactly (the te
 from __future__ import annotations
 
 from compiler.attention.op import Attention
+from compiler.attention.plan import units as plan_units
 from compiler.attention.schedule import AttentionSchedule
 from compiler.traffic import Term, Traffic
 
 
-def attention_traffic(op: Attention, schedule: AttentionSchedule, vector_per_cube: int, kernel: object) -> Traffic:
-    """The GM bytes of ``kernel`` (a ``FlashKernel`` or ``NaiveKernel`` after ``emit``), term by term."""
+def attention_traffic(
+    op: Attention, schedule: AttentionSchedule, vector_per_cube: int, kernel: object | None = None
+) -> Traffic:
+    """The GM bytes of ``op`` under a resolved ``schedule``, term by term: flash's steps are ``kernel``'s (a
+    ``FlashKernel``); naive's query tiles are the plan's (``kernel`` None)."""
     d, n = op.head_dim, op.seq
-    units = [u for block in kernel.blocks for u in block]
+    if kernel is None:
+        units = plan_units(op, schedule.tile_q, schedule.tile_kv)
+    else:
+        units = [u for block in kernel.blocks for u in block]
     q_bytes = sum(u.bq for u in units) * d * 2
     terms = [Term("q", False, q_bytes, why=f"{len(units)} query tiles, once each")]
     if schedule.algorithm == "flash":

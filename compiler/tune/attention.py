@@ -31,7 +31,7 @@ from typing import Any
 
 from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, estimate
 from compiler.attention.flash import FlashKernel
-from compiler.attention.naive import NaiveKernel
+from compiler.attention.naive_lang import naive_misfit
 from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
 from compiler.ops import Op
 from compiler.target import Target
@@ -105,7 +105,10 @@ class AttentionFamily(Family):
             rows=rows,
         )
         check(s)
-        (FlashKernel if algorithm == "flash" else NaiveKernel)(self.op, s, self.target, self.vpc)
+        if algorithm == "flash":
+            FlashKernel(self.op, s, self.target, self.vpc)  # raises if its buffers or event ids do not fit
+        elif (why := naive_misfit(self.op, s, self.target)) is not None:
+            raise why
         return s
 
     def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:

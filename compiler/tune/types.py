@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError
 from compiler.ops import Op, OpError
 from compiler.target import Target
 from compiler.tune.model import Prediction
 
-#: What the compiler raises for a schedule it refuses.
-REFUSED = (ScheduleError, BufferCapacityError, OpError)
+#: What the compiler raises for a schedule it refuses (a kernel built in the tile language: ``LanguageError``).
+REFUSED = (ScheduleError, BufferCapacityError, OpError, LanguageError)
 
 
 @dataclass(frozen=True)
