@@ -3,7 +3,7 @@
 The result is the ``Compiled`` of every operator (``program``, ``schedule``, ``text()``, ``traffic``,
 ``gm_bytes_expected``, ``summary()``), so ``dsasim.api.compile_and_run`` and ``dsasim run`` treat it
 alike. ``naive`` is three tile-language kernels compiled by the shared passes and joined per core
-(``naive_lang.py``): its ``passes`` hold each kernel's loop nest after every pass. ``flash`` is still written by
+(``naive.py``): its ``passes`` hold each kernel's loop nest after every pass. ``flash`` is still written by
 its own kernel writer (``flash.py``): its ``passes`` are empty, and ``plan_lines`` (shown by ``show_passes()``)
 describes the plan — units per core, steps, buffers. ``compiler.compile`` calls :func:`compile_attention` for an
 ``Attention``.
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from compiler.attention.defaults import default_attention_schedule
 from compiler.attention.flash import FlashKernel
-from compiler.attention.naive_lang import compile_naive
-from compiler.attention.naive_lang import workspaces as naive_workspaces
+from compiler.attention.naive import compile_naive
+from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
 from compiler.attention.plan import with_nd2nz
 from compiler.attention.schedule import AttentionSchedule, check

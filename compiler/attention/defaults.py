@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from compiler.attention.flash import FlashKernel
-from compiler.attention.naive_lang import naive_misfit, naive_rows
+from compiler.attention.naive import naive_misfit, naive_rows
 from compiler.attention.op import Attention
 from compiler.attention.plan import blocks_of, columns, loads_nz, q_blocks, tiling, units
 from compiler.attention.schedule import AttentionSchedule

@@ -31,7 +31,7 @@ from typing import Any
 
 from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, estimate
 from compiler.attention.flash import FlashKernel
-from compiler.attention.naive_lang import naive_misfit
+from compiler.attention.naive import naive_misfit
 from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
 from compiler.ops import Op
 from compiler.target import Target

@@ -1,4 +1,4 @@
-"""The naive schedule written as three tile-language kernels (compiler/attention/naive_lang.py), each compiled by
+"""The naive schedule written as three tile-language kernels (compiler/attention/naive.py), each compiled by
 the language's passes and joined per core: it matches numpy on coupled and separated presets, causal or not, both
 precisions, grouped-query heads, the bshd layout, odd lengths and several cores; it is sanitizer-clean; its GM
 traffic is what it expects and what the traffic formula counts; its passes show the three loop nests."""
@@ -12,7 +12,7 @@ from helpers import assert_close
 from compiler import language as tl
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
-from compiler.attention.naive_lang import PHASES, balanced, join, softmax_rows
+from compiler.attention.naive import PHASES, balanced, join, softmax_rows
 from compiler.attention.traffic import attention_traffic
 from compiler.errors import ScheduleError
 from compiler.language.errors import TilesDoNotFit
