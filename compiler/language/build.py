@@ -8,7 +8,9 @@ each carrying its ``site``, from which ``emit`` produces the instructions of eve
 
 from __future__ import annotations
 
-from compiler.ir import Alloc, Buffer, Loop, Mmad, Move, Parallel, Stmt, Store, Vec
+from dataclasses import replace
+
+from compiler.ir import Alloc, Buffer, Loop, Mmad, Move, Parallel, Stmt, Store, Vec, reads, walk, writes
 from compiler.ir import Load as LoadStmt
 from compiler.language.nest import Nest, Static, StaticLoop, Web
 from compiler.language.placement import Placement
@@ -32,6 +34,13 @@ class BodyBuilder:
         self.staged: dict[str, tuple[str, Static, int]] = {}  # L1 buffer of a vector operand → (UB buf, dot, input)
         self.chunks: dict[str, tuple[Static, int]] = {}  # loop of L0 steps → (its dot, K step)
         self.l1_of: dict[tuple[str, tuple[str, ...]], str] = {}  # (UB buffer, loops) → its copy in L1 for dots
+        self.step_var: dict[str, str] = {}  # dot → the loop of L0 steps it runs in (another dot's: shared moves)
+        lines: dict[tuple, list[str]] = {}
+        for s in nest.statics:
+            if s.rec.kind == "dot":
+                lines.setdefault((s.loops, s.rec.site), []).append(s.sid)
+        #: dots of a line traced more than once per step (an unrolled loop's copies, taking turns in buffers)
+        self.copied = {sid for sids in lines.values() if len(sids) > 1 for sid in sids}
         self.steps = self._l0_steps()
 
     def body(self, holder: StaticLoop) -> tuple[Stmt, ...]:
@@ -69,6 +78,7 @@ class BodyBuilder:
                     out.append(Store(rec.op, self.nest.reader_web(s, 0).buf, Pipe.MTE3, site=s.sid))
             elif rec.kind == "dot":
                 out += self._dot(s, loops, pre)
+                self._share_right(out)
         self._flush(seg, out, loops)
         allocs = self.place.alloc_at.get(loops, []) + list(pre)
         return ((Alloc(tuple(allocs)),) if allocs else ()) + tuple(out)
@@ -183,6 +193,68 @@ class BodyBuilder:
             return [*out, *steps]
         count = -(-s.rec.attrs[4][1] // k0)
         return [*out, Loop(step, step, count, (Alloc((a, b)), *steps), kind="traced")]
+
+    def _share_right(self, out: list[Stmt]) -> None:
+        """The loop of L0 steps just added to ``out`` joins an earlier one of the same body whose dot reads the
+        same right operand in the same pieces (FlashAttention's row sum on the Cube, ``1ᵀ·pᵀ``, beside
+        ``P·V``): one loop moves the shared piece to L0B once for both ``mmad``s, the earlier dot's work now at
+        the later one's place. Not when a statement in between reads the earlier dot's result or writes what
+        it reads, when the two dots' K differ in some instance (a tail), or for the copies of an unrolled loop
+        (they take turns in their buffers, allocated alike)::
+
+            for K1: a1 ← A1; b1 ← B; acc1 += a1 @ b1          (…)
+            (…)                                   ==>      for K1: a1 ← A1; b1 ← B; acc1 += a1 @ b1
+            for K2: a2 ← A2; b2 ← B; acc2 += a2 @ b2                  a2 ← A2; acc2 += a2 @ b1
+        """
+        late = out[-1]
+        if type(late) is not Loop or late.var not in self.chunks or len(late.body) != 4:
+            return
+        la, lb, lm = late.body[1:]
+        for i in range(len(out) - 2, -1, -1):
+            early = out[i]
+            if type(early) is not Loop or early.var not in self.chunks:
+                continue
+            if len(early.body) != 4:  # already shared with another dot
+                return
+            ea, eb, em = early.body[1:]
+            s1, k1 = self.chunks[early.var]
+            s2, k2 = self.chunks[late.var]
+            same = (
+                s1.sid not in self.copied
+                and s2.sid not in self.copied
+                and eb.src == lb.src  # type: ignore[attr-defined]
+                and k1 == k2
+                and early.count == late.count
+                and s1.loops == s2.loops
+                and s1.rec.ins[1] == s2.rec.ins[1]
+                and s1.rec.attrs[1] == s2.rec.attrs[1]
+                and s1.rec.attrs[4][1:] == s2.rec.attrs[4][1:]
+                and (ks := self._ks(s1)) is not None
+                and ks == self._ks(s2)
+            )
+            if not same:
+                return
+            between = out[i + 1 : -1]
+            used = {ea.src, eb.src, em.acc}  # type: ignore[attr-defined]
+            if any(set(reads(x)) & {em.acc} or set(writes(x)) & used for st in between for x in walk((st,))):  # type: ignore[attr-defined]
+                return
+            self.place.buffers = [b for b in self.place.buffers if b.name != lb.buf]  # type: ignore[attr-defined]
+            self.step_var[s2.sid] = early.var
+            body = (Alloc((ea.buf, eb.buf, la.buf)), ea, eb, em, la, replace(lm, b=eb.buf))  # type: ignore[attr-defined]
+            out[i:] = [*between, replace(early, body=body)]
+            return
+
+    def _ks(self, s: Static) -> dict[tuple[int, ...], int] | None:
+        """Each instance's K (as ``Traced`` finds it), or None where an operand is a dot's result (its valid
+        size known only then)."""
+        vals = self.nest.t.values
+        out = {}
+        for key, rec in self.nest.instances(s):
+            if any(vals[v].rec.kind == "dot" for v in rec.ins[:2]):
+                return None
+            va, vb = vals[rec.ins[0]].valid, vals[rec.ins[1]].valid
+            out[key] = min(va[0] if rec.attrs[0] else va[1], vb[1] if rec.attrs[1] else vb[0])
+        return out
 
     def _to_l1(self, w: Web, s: Static, j: int, loops: tuple[str, ...], out: list[Stmt]) -> str:
         """A ``dot`` operand computed on the Vector unit: UB → L1 on MTE3 (then L1 → L0A/L0B as any operand).

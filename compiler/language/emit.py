@@ -234,7 +234,7 @@ class Traced:
         if k0 is None:
             return None
         rec = self.nest.inst[(sid, self.key(self.statics[sid].loops, env))]
-        start = env[f"K{sid}"] * k0
+        start = env[self.built.step_var.get(sid, f"K{sid}")] * k0
         return start, min(k0, self.dims[id(rec)][1] - start)
 
     def _operand(
