@@ -35,12 +35,6 @@ class BodyBuilder:
         self.chunks: dict[str, tuple[Static, int]] = {}  # loop of L0 steps → (its dot, K step)
         self.l1_of: dict[tuple[str, tuple[str, ...]], str] = {}  # (UB buffer, loops) → its copy in L1 for dots
         self.step_var: dict[str, str] = {}  # dot → the loop of L0 steps it runs in (another dot's: shared moves)
-        lines: dict[tuple, list[str]] = {}
-        for s in nest.statics:
-            if s.rec.kind == "dot":
-                lines.setdefault((s.loops, s.rec.site), []).append(s.sid)
-        #: dots of a line traced more than once per step (an unrolled loop's copies, taking turns in buffers)
-        self.copied = {sid for sids in lines.values() if len(sids) > 1 for sid in sids}
         self.steps = self._l0_steps()
 
     def body(self, holder: StaticLoop) -> tuple[Stmt, ...]:
@@ -198,9 +192,10 @@ class BodyBuilder:
         """The loop of L0 steps just added to ``out`` joins an earlier one of the same body whose dot reads the
         same right operand in the same pieces (FlashAttention's row sum on the Cube, ``1ᵀ·pᵀ``, beside
         ``P·V``): one loop moves the shared piece to L0B once for both ``mmad``s, the earlier dot's work now at
-        the later one's place. Not when a statement in between reads the earlier dot's result or writes what
-        it reads, when the two dots' K differ in some instance (a tail), or for the copies of an unrolled loop
-        (they take turns in their buffers, allocated alike)::
+        the later one's place; the dot of the earlier source line keeps its L0B buffer and goes first, so the
+        copies of an unrolled loop, which take turns in their buffers, are shared alike whatever their order.
+        Not when a statement in between reads the earlier dot's result or writes what it reads, nor when the
+        two dots' K differ in some instance (a tail)::
 
             for K1: a1 ← A1; b1 ← B; acc1 += a1 @ b1          (…)
             (…)                                   ==>      for K1: a1 ← A1; b1 ← B; acc1 += a1 @ b1
@@ -220,9 +215,7 @@ class BodyBuilder:
             s1, k1 = self.chunks[early.var]
             s2, k2 = self.chunks[late.var]
             same = (
-                s1.sid not in self.copied
-                and s2.sid not in self.copied
-                and eb.src == lb.src  # type: ignore[attr-defined]
+                eb.src == lb.src  # type: ignore[attr-defined]
                 and k1 == k2
                 and early.count == late.count
                 and s1.loops == s2.loops
@@ -238,10 +231,14 @@ class BodyBuilder:
             used = {ea.src, eb.src, em.acc}  # type: ignore[attr-defined]
             if any(set(reads(x)) & {em.acc} or set(writes(x)) & used for st in between for x in walk((st,))):  # type: ignore[attr-defined]
                 return
-            self.place.buffers = [b for b in self.place.buffers if b.name != lb.buf]  # type: ignore[attr-defined]
-            self.step_var[s2.sid] = early.var
-            body = (Alloc((ea.buf, eb.buf, la.buf)), ea, eb, em, la, replace(lm, b=eb.buf))  # type: ignore[attr-defined]
-            out[i:] = [*between, replace(early, body=body)]
+            # the dot of the earlier line keeps its loop and L0B buffer (the copies of an unrolled loop alike)
+            (xl, xa, xb, xm, _), (_, ya, yb, ym, ys) = sorted(
+                [(early, ea, eb, em, s1), (late, la, lb, lm, s2)], key=lambda t: t[4].rec.site.line
+            )
+            self.place.buffers = [b for b in self.place.buffers if b.name != yb.buf]  # type: ignore[attr-defined]
+            self.step_var[ys.sid] = xl.var
+            body = (Alloc((xa.buf, xb.buf, ya.buf)), xa, xb, xm, ya, replace(ym, b=xb.buf))  # type: ignore[attr-defined]
+            out[i:] = [*between, replace(xl, body=body)]
             return
 
     def _ks(self, s: Static) -> dict[tuple[int, ...], int] | None:

@@ -43,7 +43,7 @@ from compiler.ir import (
 )
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.issue import issue_order
-from compiler.passes.rotation import alloc_turns, lagging, rotation
+from compiler.passes.rotation import alloc_turns, lagging, rotation, vector_first
 from isa import (
     Addr,
     Copy,
@@ -186,19 +186,24 @@ class Emitter:
         alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
         behind, after = lag
         first = tuple(st for i, st in enumerate(s.body) if i in ahead)
-        rest = tuple(
-            st
-            for i, st in enumerate(s.body)
-            if i not in ahead and i not in behind and i not in after and st is not alloc
+        order = vector_first(
+            s.body,
+            tuple(
+                i
+                for i, st in enumerate(s.body)
+                if i not in ahead and i not in behind and i not in after and st is not alloc
+            ),
         )
+        rest = tuple(s.body[i] for i in order)
         late = tuple(s.body[i] for i in behind)
         then = tuple(s.body[i] for i in after)
         base = {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
         turns, at = alloc_turns(s.body)
         again = any(t > 1 for t in turns.values())
+        multi = [name for name, t in turns.items() if t > 1]
         if again:  # each statement with its own instances: ``step`` walks them one by one (by index)
             first, late, then = ahead, behind, after  # type: ignore[assignment]
-            rest = tuple(j for j in range(1, len(s.body)) if j not in ahead + behind + after)  # type: ignore[assignment]
+            rest = order  # type: ignore[assignment]
 
         def step(i: int, body: tuple) -> None:
             self.env[s.var] = i
@@ -211,8 +216,8 @@ class Emitter:
                 st = s.body[j]
                 if type(st) is Alloc:
                     continue
-                for name, k in at[j].items():
-                    self.inst[name] = base[name] + i * turns[name] + k
+                for name in multi:  # the instance of its place in the body, whatever was walked before it
+                    self.inst[name] = base[name] + i * turns[name] + at[j].get(name, 0)
                 self.walk((st,))
 
         step(0, first)

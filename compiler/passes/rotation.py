@@ -255,3 +255,59 @@ def adds_lagging(loop: Loop, ahead: tuple[int, ...]) -> tuple[tuple[int, ...], t
         if set(reads(body[i])) & bw or (not fix(i) and set(writes(body[i])) & (br | bw)):
             return none
     return with_flags(body, set(behind)), with_flags(body, after)
+
+
+def vector_first(body: tuple, order: tuple[int, ...]) -> tuple[int, ...]:
+    """``order`` (indices of ``body``'s statements, as a rotated loop emits a group of them) with each vector
+    statement moved up past the statements before it that run off the Vector unit and share no buffer with it
+    (it reads nothing they write, writes nothing they touch) — list scheduling for the scalar unit, which issues
+    in program order and stops at a full pipe queue.
+
+    In a step of FlashAttention the Cube's ``P·V`` of one query tile waits for that tile's softmax: its operand
+    moves fill MTE1's queue and hold the scalar unit, and the vector statements written after them (the rescale
+    by ``alpha``, the next tile's softmax) wait to be issued though they need nothing from them::
+
+        softmax(0); mte3 p(0); for K: … P·V(0) …; alpha(0)      ==>      softmax(0); alpha(0); mte3 p(0); for K: …
+
+    Each pipe keeps the order of its statements (a vector statement passes none of the Vector unit's, nor an
+    ``alloc`` of a buffer it uses: a statement's instances are those of its place in the body); a flag goes
+    with its statement (a wait with the statement after it, a set with the one before), so the ``sync``
+    pass's flags keep pairing in each pipe's order."""
+    blocks: list[list[int]] = []
+    waits: list[int] = []
+    for j in order:
+        st = body[j]
+        if type(st) is Flag:
+            if st.set and blocks and not waits:
+                blocks[-1].append(j)
+            else:
+                waits.append(j)
+            continue
+        blocks.append([*waits, j])
+        waits = []
+    if waits:
+        blocks.append(waits)
+
+    def head(b: list[int]) -> object:
+        return next((body[j] for j in b if type(body[j]) is not Flag), None)
+
+    def touched(st: object) -> tuple[set[str], set[str], set]:
+        xs = list(walk((st,)))  # type: ignore[arg-type]
+        return {b for x in xs for b in reads(x)}, {b for x in xs for b in writes(x)}, {pipe_of(x) for x in xs}
+
+    out: list[list[int]] = []
+    for b in blocks:
+        st = head(b)
+        at = len(out)
+        if type(st) is Vec:
+            rd, wr = set(reads(st)), set(writes(st))
+            while at > 0:
+                prev = head(out[at - 1])
+                if prev is None or (type(prev) is Alloc and set(prev.bufs) & (rd | wr)):
+                    break
+                prd, pwr, pipes = touched(prev) if type(prev) is not Alloc else (set(), set(), set())
+                if Pipe.V in pipes or rd & pwr or wr & (prd | pwr):
+                    break
+                at -= 1
+        out.insert(at, b)
+    return tuple(j for b in out for j in b)

@@ -40,8 +40,8 @@ def test_the_row_sum_on_the_cube_shares_p_vs_moves_to_l0b():
     ins = [i for i in _instructions(run) if i.mnemonic == "mmad"]
     sums = [j for j, i in enumerate(ins) if i.m == 1]
     assert sums
-    for j in sums:  # 1ᵀ·pᵀ right after P·V's mmad of the same piece of p, in L0B
-        assert ins[j - 1].m == 64 and ins[j - 1].b == ins[j].b
+    for j in sums:  # 1ᵀ·pᵀ beside P·V's mmad of the same piece of p, in L0B
+        assert ins[j + 1].m == 64 and ins[j + 1].b == ins[j].b
 
 
 @pytest.mark.parametrize(
