@@ -1,4 +1,4 @@
-"""Compile time of FlashAttention as a tile-language kernel (``compiler.attention.lang.compile_flash``: trace →
+"""Compile time of FlashAttention as a tile-language kernel (``compiler.attention.flash_lang.compile_flash``: trace →
 rewrites → nest → passes → ``lower``) against the built-in emitter (``compiler.attention.flash.FlashKernel``), side
 by side in one run (the bar: the language within 1.5× of the built-in emitter). Attention is compiled inside
 every LLM graph run, so this is the time a user waits for before the simulation starts.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from compiler.attention import Attention, AttentionSchedule  # noqa: E402
 from compiler.attention.defaults import default_attention_schedule  # noqa: E402
-from compiler.attention.lang import compile_flash  # noqa: E402
+from compiler.attention.flash_lang import compile_flash  # noqa: E402
 from compiler.errors import BufferCapacityError  # noqa: E402
 from compiler.target import Target  # noqa: E402
 from isa import Program, TensorDecl, TensorKind  # noqa: E402

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
-from compiler.attention.lang import compile_flash
+from compiler.attention.flash_lang import compile_flash
 from compiler.language.errors import LanguageError
 from compiler.passes.issue import forward_waits, issue_order
 from isa import Program, parse

@@ -22,56 +22,9 @@ from helpers import assert_close
 
 import dsasim
 import dsasim.language as tl
+from compiler.attention.flash_lang import flash_kernel
 
-
-@dsasim.jit
-def flash2(q, k, v, o, sm_scale, SEQ, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP,
-           D, TILE_Q, Q_TILES, TILE_KV, CAUSAL, F16S):  # fmt: skip
-    """FlashAttention forward over one Q block of ``Q_TILES`` query tiles (compiler/attention/lang.py's kernel)."""
-    blk = tl.program_id(0)
-    h = tl.program_id(1)
-    b = tl.program_id(2)
-    q_base = b * Q_BATCH + h * Q_HEAD
-    kv_base = b * KV_BATCH + (h // GROUP) * KV_HEAD
-    offs_d = tl.arange(0, D)
-    offs_n = tl.arange(0, TILE_KV)
-    rows, qs, ms, ls, accs = [], [], [], [], []
-    for i in tl.static_range(Q_TILES):
-        offs_m = (blk * Q_TILES + i) * TILE_Q + tl.arange(0, TILE_Q)
-        rows.append(offs_m)
-        qs.append(tl.load(q + q_base + offs_m[:, None] * Q_ROW + offs_d[None, :], mask=offs_m[:, None] < SEQ,
-                          other=0.0))  # fmt: skip
-        ms.append(tl.zeros([TILE_Q], dtype=tl.float32) - float("inf"))
-        ls.append(tl.zeros([TILE_Q], dtype=tl.float32) + 1.0)
-        accs.append(tl.zeros([TILE_Q, D], dtype=tl.float32))
-    hi = min((blk + 1) * Q_TILES * TILE_Q, SEQ) if CAUSAL else SEQ
-    k_ptrs = k + kv_base + offs_n[None, :] * KV_ROW + offs_d[:, None]  # Kᵀ: [D, TILE_KV]
-    v_ptrs = v + kv_base + offs_n[:, None] * KV_ROW + offs_d[None, :]
-    for start_n in tl.range(0, hi, TILE_KV):
-        kt = tl.load(k_ptrs, mask=(start_n + offs_n[None, :]) < SEQ, other=0.0)
-        for i in tl.static_range(Q_TILES):
-            qk = tl.dot(qs[i], kt) * sm_scale
-            if F16S:
-                qk = qk.to(tl.float16)
-            if CAUSAL:
-                qk = tl.where(rows[i][:, None] >= (start_n + offs_n[None, :]), qk, float("-inf"))
-            else:
-                qk = tl.where((start_n + offs_n[None, :]) < SEQ, qk, float("-inf"))
-            m_ij = tl.maximum(ms[i], tl.max(qk, 1).to(tl.float32))
-            qk = qk - (m_ij.to(tl.float16) if F16S else m_ij)[:, None]
-            p = tl.exp(qk)
-            alpha = tl.exp(ms[i] - m_ij)
-            ls[i] = ls[i] * alpha + tl.sum(p, 1)
-            if i == 0:  # V after the first softmax, as the built-in kernel loads it
-                vt = tl.load(v_ptrs, mask=(start_n + offs_n[:, None]) < SEQ, other=0.0)
-            accs[i] = tl.dot(p.to(tl.float16), vt, accs[i] * alpha[:, None])
-            ms[i] = m_ij
-        k_ptrs += TILE_KV * KV_ROW
-        v_ptrs += TILE_KV * KV_ROW
-    for i in tl.static_range(Q_TILES):
-        out = accs[i] * (1.0 / ls[i])[:, None]
-        tl.store(o + q_base + rows[i][:, None] * Q_ROW + offs_d[None, :], out.to(tl.float16),
-                 mask=rows[i][:, None] < SEQ)  # fmt: skip
+flash2 = dsasim.jit(flash_kernel)  # compiler/attention/flash_lang.py: two levels of query tiles
 
 
 def attention(q, k, v, causal, f16s, tile_q, q_tiles, tile_kv, **launch):

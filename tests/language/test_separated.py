@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
-from compiler.attention.lang import compile_flash
+from compiler.attention.flash_lang import compile_flash
 from compiler.errors import ScheduleError
 from compiler.language import launch
 from compiler.passes.split import mixed, split

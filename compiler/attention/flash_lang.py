@@ -1,0 +1,152 @@
+"""The flash schedule as a tile-language kernel, compiled by the language's passes (trace → buffer → pipeline →
+sync → lower, and ``split`` on separated chips): a ``Compiled`` whose ``passes`` show the loop nest.
+
+Not yet the built-in: ``compile_attention`` still builds flash with its own writer (``flash.py``), which is faster
+(this kernel takes 1.2–2.1× its cycles at the built-in's default schedules, and its tiles do not fit at some of
+them: docs/attention.md, "Two builders"). :func:`compile_flash` is what the switch will call; the tests hold it
+to numpy on every preset and to the built-in's GM bytes, and ``benchmarks/attention_routes.py`` measures the gap.
+
+One program per Q block (``block_q`` rows: ``q_tiles`` query tiles of ``tile_q`` rows), per head, per batch. The
+block's query tiles are loaded once; every K/V tile of ``tile_kv`` keys is loaded once per block and used by each
+query tile in turn (a statically unrolled loop), each with its own online softmax — the two levels of query tiles
+that make flash's GM traffic fall as ``block_q`` grows. ``precision="fast"`` rounds the scaled scores to f16
+before the softmax (as the built-in kernel's FIXPIPE cast does); ``high`` keeps them f32. Layouts ``bhsd`` and
+``bshd`` and grouped-query heads change only the offsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from compiler import language as tl
+from compiler.attention.op import Attention
+from compiler.attention.schedule import AttentionSchedule
+from compiler.compiled import Compiled
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.language.launch import compile_traced, trace
+from compiler.target import Target
+from isa import Program, TensorDecl, TensorKind
+
+
+def flash_kernel(q, k, v, o, sm_scale, SEQ, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP,
+                 D, TILE_Q, Q_TILES, TILE_KV, CAUSAL, F16S):  # fmt: skip
+    """FlashAttention forward over one Q block of one head (the built-in flash schedule, in the tile language)."""
+    blk = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    q_base = b * Q_BATCH + h * Q_HEAD
+    kv_base = b * KV_BATCH + (h // GROUP) * KV_HEAD
+    offs_d = tl.arange(0, D)
+    offs_n = tl.arange(0, TILE_KV)
+    rows, qs, ms, ls, accs = [], [], [], [], []
+    for i in tl.static_range(Q_TILES):
+        offs_m = (blk * Q_TILES + i) * TILE_Q + tl.arange(0, TILE_Q)
+        rows.append(offs_m)
+        qs.append(tl.load(q + q_base + offs_m[:, None] * Q_ROW + offs_d[None, :], mask=offs_m[:, None] < SEQ,
+                          other=0.0))  # fmt: skip
+        ms.append(tl.zeros([TILE_Q], dtype=tl.float32) - float("inf"))
+        ls.append(tl.zeros([TILE_Q], dtype=tl.float32) + 1.0)
+        accs.append(tl.zeros([TILE_Q, D], dtype=tl.float32))
+    hi = min((blk + 1) * Q_TILES * TILE_Q, SEQ) if CAUSAL else SEQ
+    k_ptrs = k + kv_base + offs_n[None, :] * KV_ROW + offs_d[:, None]  # Kᵀ: [D, TILE_KV]
+    v_ptrs = v + kv_base + offs_n[:, None] * KV_ROW + offs_d[None, :]
+    for start_n in tl.range(0, hi, TILE_KV):
+        kt = tl.load(k_ptrs, mask=(start_n + offs_n[None, :]) < SEQ, other=0.0)
+        for i in tl.static_range(Q_TILES):
+            qk = tl.dot(qs[i], kt) * sm_scale
+            if F16S:
+                qk = qk.to(tl.float16)
+            if CAUSAL:
+                qk = tl.where(rows[i][:, None] >= (start_n + offs_n[None, :]), qk, float("-inf"))
+            else:
+                qk = tl.where((start_n + offs_n[None, :]) < SEQ, qk, float("-inf"))
+            m_ij = tl.maximum(ms[i], tl.max(qk, 1).to(tl.float32))
+            qk = qk - (m_ij.to(tl.float16) if F16S else m_ij)[:, None]
+            p = tl.exp(qk)
+            alpha = tl.exp(ms[i] - m_ij)
+            ls[i] = ls[i] * alpha + tl.sum(p, 1)
+            if i == 0:  # V after the first softmax, as the built-in kernel loads it
+                vt = tl.load(v_ptrs, mask=(start_n + offs_n[:, None]) < SEQ, other=0.0)
+            accs[i] = tl.dot(p.to(tl.float16), vt, accs[i] * alpha[:, None])
+            ms[i] = m_ij
+        k_ptrs += TILE_KV * KV_ROW
+        v_ptrs += TILE_KV * KV_ROW
+    for i in tl.static_range(Q_TILES):
+        out = accs[i] * (1.0 / ls[i])[:, None]
+        tl.store(o + q_base + rows[i][:, None] * Q_ROW + offs_d[None, :], out.to(tl.float16),
+                 mask=rows[i][:, None] < SEQ)  # fmt: skip
+
+
+def _launch(
+    op: Attention, schedule: AttentionSchedule, chip: object, grid: tuple[int, int, int] | None, retry: bool = True
+) -> Compiled:
+    """``op`` under a resolved flash ``schedule``, traced as :func:`flash_kernel` over ``grid`` (default: every
+    Q block of every head) and compiled by the language's passes; retried as written (row-major, sums on the
+    Vector unit) when the language's rewrites make the tiles too big, as ``dsasim.jit`` does."""
+    shapes = {t.name: t.shape for t in op.tensors()}
+    arrays = {n: np.zeros(shape, np.float16) for n, shape in shapes.items()}
+    grid = grid or (-(-op.seq // schedule.block_q), op.heads, op.batch)
+    kwargs = dict(
+        sm_scale=op.scale,
+        SEQ=op.seq,
+        GROUP=op.group,
+        D=op.head_dim,
+        TILE_Q=schedule.tile_q,
+        Q_TILES=schedule.q_tiles,
+        TILE_KV=schedule.tile_kv,
+        CAUSAL=op.causal,
+        F16S=op.precision == "fast",
+        **op.strides(),
+    )
+    args = (arrays["q"], arrays["k"], arrays["v"], arrays["o"])
+    cores = min(schedule.cores, grid[0] * grid[1] * grid[2])
+    try:
+        t, traced = trace(flash_kernel, grid, args, kwargs, False, schedule.depth)
+        t.k_step = schedule.k0
+        return compile_traced("attention", t, traced, chip, cores)
+    except TilesDoNotFit:
+        if not retry:
+            raise
+        t, traced = trace(flash_kernel, grid, args, kwargs, False, schedule.depth)
+        t.k_step = schedule.k0
+        return compile_traced("attention", t, traced, chip, cores, rewrite=False)
+
+
+def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
+    """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one Q
+    block of a short sequence compiled (every program's tiles are the same whatever the sequence's length).
+    Remembered per chip, head, precision, layout and tiles."""
+    proxy = replace(op, batch=1, heads=op.group, kv_heads=1, seq=min(op.seq, schedule.block_q + schedule.tile_kv))
+    key = (target.name, proxy, schedule.replace(cores=1))
+    if key not in _MISFITS:
+        try:
+            _launch(proxy, schedule, target.params, (1, 1, 1), retry=False)
+            _MISFITS[key] = None
+        except (LanguageError, BufferCapacityError, ScheduleError) as e:
+            _MISFITS[key] = e
+    return _MISFITS[key]
+
+
+_MISFITS: dict[tuple, Exception | None] = {}
+
+
+def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
+    """``op`` under a resolved flash ``schedule``: the tile-language kernel through the passes, on ``op``'s tensors."""
+    target = Target.of(chip)
+    compiled = _launch(op, schedule, chip, None)
+    p = compiled.program
+    shapes = {t.name for t in op.tensors()}
+    tensors = tuple(
+        TensorDecl(s.name, s.dtype, s.shape, TensorKind.OUT if s.output else TensorKind.IN) for s in op.tensors()
+    )
+    tensors += tuple(d for d in p.tensors if d.name not in shapes)  # a separated chip's hand-over workspaces
+    comments = (
+        f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
+        f"schedule: {schedule.text()}",
+        f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
+    )
+    program = Program(tensors, p.cores, p.chip, comments)
+    return replace(compiled, op=op, schedule=schedule, program=program)
