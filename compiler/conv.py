@@ -42,7 +42,7 @@ from compiler.knob_hints import Fits
 from compiler.ops import BF16, F16, F32, MatMul, Op, OpError, TensorSpec, as_f32, check_dims, check_dtype, gelu, silu
 from compiler.schedule import Schedule
 from compiler.target import Target
-from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
+from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space
 
 LAYOUTS = ("NHWC",)
 
@@ -277,9 +277,7 @@ def rewrite(program: Program, op: Conv2d) -> Program:
     """The GEMM's program on the conv's tensors: loads of ``a`` become im2col gathers from ``x``; ``b``,
     ``c`` (and ``bias``, ``r``) are ``w``, ``y`` (...) under another name and shape; nothing else changes."""
     rename = {"b": "w", "c": "y", "bias": "bias", "r": "r"}
-    tensors = tuple(
-        TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
-    )
+    tensors = op.decls()
     cores = []
     for stream in program.cores:
         out: list[Instruction] = []

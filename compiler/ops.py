@@ -21,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 
 from compiler.knob_hints import Fits, matmul_hints, vector_hints
-from isa import DsasimError, DType, Program
+from isa import DsasimError, DType, Program, TensorDecl, TensorKind
 
 F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
 #: √(2/π), the constant of the tanh form of GELU.
@@ -90,6 +90,12 @@ class Op(abc.ABC):
     def whole_axes(self) -> tuple[str, ...]:
         """Axes a tile must cover completely (a row operation needs its whole row in UB)."""
         return ()
+
+    def decls(self) -> tuple[TensorDecl, ...]:
+        """The operator's tensors as a program declares them: inputs ``in``, outputs ``out``."""
+        return tuple(
+            TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in self.tensors()
+        )
 
     @abc.abstractmethod
     def tensors(self) -> tuple[TensorSpec, ...]:

@@ -30,6 +30,7 @@ class Target:
     k0_bytes: int  # Cube fractal depth in bytes (16 f16 elements)
     bytes_per_repeat: int  # vector unit: bytes per repeat
     gm_bandwidth: float  # bytes/cycle shared by all cores (inf if unknown)
+    vector_per_cube: int  # separated chips: Vector cores (AIVs) per Cube core (AIC); 0 on a coupled chip
     params: ChipParams = field(compare=False, repr=False)
 
     @classmethod
@@ -47,6 +48,7 @@ class Target:
             k0_bytes=chip.cube.k0_bytes,
             bytes_per_repeat=chip.vector.bytes_per_repeat,
             gm_bandwidth=float(getattr(chip, "gm_bandwidth", float("inf"))),
+            vector_per_cube=int(getattr(chip, "vector_per_cube", 0) or 0),
             params=chip,
         )
 

@@ -25,7 +25,7 @@ from compiler.compiled import Compiled
 from compiler.errors import ScheduleError
 from compiler.target import Target
 from compiler.traffic import Traffic
-from isa import Program, TensorDecl, TensorKind
+from isa import Program
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def plan_attention(op: Attention, schedule: AttentionSchedule | None, chip: obje
     target = Target.of(chip)
     schedule = schedule or AttentionSchedule()
     check(schedule)
-    vpc = int(getattr(chip, "vector_per_cube", 0) or 0)
+    vpc = target.vector_per_cube
     resolved = default_attention_schedule(op, target, schedule, vpc)
     if resolved.algorithm == "naive":
         peak = sum(t.nbytes for t in op.tensors()) + sum(t.nbytes for t in naive_workspaces(op))
@@ -80,15 +80,13 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
     target = Target.of(chip)
     schedule = schedule or AttentionSchedule()
     check(schedule)
-    vpc = int(getattr(chip, "vector_per_cube", 0) or 0)
+    vpc = target.vector_per_cube
     resolved = default_attention_schedule(op, target, schedule, vpc)
     if resolved.algorithm == "naive":
         return compile_naive(op, resolved, chip)
     kernel = FlashKernel(op, resolved, target, vpc)
     extra, streams = kernel.emit()
-    tensors = tuple(
-        TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
-    )
+    tensors = op.decls()
     kinds = tuple(("AIC" if i % (1 + vpc) == 0 else "AIV") if vpc else "" for i in range(len(streams)))
     traffic = attention_traffic(op, resolved, vpc, kernel)
     comments = (

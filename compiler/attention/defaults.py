@@ -29,8 +29,8 @@ from compiler.attention.plan import blocks_of, columns, loads_nz, q_blocks, tili
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError
-from compiler.target import Target
+from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.target import Target, fmt_bytes
 from isa import DType, Mmad, Space, Transfer
 from isa.timing import nd2nz_cycles, vector_cycles
 from isa.types import Addr
@@ -116,16 +116,18 @@ def _best_naive(
     then the tiles, each better candidate compiled for one program to see that it fits."""
     if not base.rows:
         most = min(ROWS, key=lambda r: (_naive_softmax(op, r, target, vpc), -r))
-        try:
+        try:  # the softmax's tiles are whole rows: they do not depend on the Cube kernels' tiles
             base = base.replace(rows=naive_rows(op, base.replace(tile_q=16, tile_kv=32), target, most))
-        except (LanguageError, BufferCapacityError, ScheduleError) as e:
-            need = str(e).split(": the tiles do not fit: ")[-1].split("\n")[0].split(" (")[0]
+        except TilesDoNotFit as e:
             return ScheduleError(
                 f"the naive schedule's softmax holds whole rows of the {op.seq}-key score matrix in UB, and even one "
-                f"row with its probabilities and temporaries does not fit ({need}, depth {base.depth})",
+                f"row with its probabilities and temporaries does not fit ({fmt_bytes(e.need)} of {e.buffer} needed, "
+                f"{fmt_bytes(e.have)} available, depth {base.depth})",
                 knob="--schedule",
                 hint="use the flash schedule (it never holds a whole row), or a shorter sequence",
             )
+        except (LanguageError, ScheduleError) as e:
+            return e
     best, error = None, None
     for tq in tqs:
         for tk in tks:

@@ -21,14 +21,13 @@ from dataclasses import replace
 import numpy as np
 
 from compiler import language as tl
+from compiler.attention.lang import compile_kernel, misfit, short
 from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule
 from compiler.compiled import Compiled
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError, TilesDoNotFit
-from compiler.language.launch import compile_traced, trace
+from compiler.language.errors import TilesDoNotFit
 from compiler.target import Target
-from isa import Program, TensorDecl, TensorKind
+from isa import Program
 
 
 def flash_kernel(q, k, v, o, sm_scale, SEQ, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BATCH, KV_BATCH, GROUP,
@@ -104,33 +103,24 @@ def _launch(
     args = (arrays["q"], arrays["k"], arrays["v"], arrays["o"])
     cores = min(schedule.cores, grid[0] * grid[1] * grid[2])
     try:
-        t, traced = trace(flash_kernel, grid, args, kwargs, False, schedule.depth)
-        t.k_step = schedule.k0
-        return compile_traced("attention", t, traced, chip, cores)
+        return compile_kernel("attention", flash_kernel, grid, args, kwargs, chip, cores, schedule.depth, schedule.k0)
     except TilesDoNotFit:
         if not retry:
             raise
-        t, traced = trace(flash_kernel, grid, args, kwargs, False, schedule.depth)
-        t.k_step = schedule.k0
-        return compile_traced("attention", t, traced, chip, cores, rewrite=False)
+        return compile_kernel(
+            "attention", flash_kernel, grid, args, kwargs, chip, cores, schedule.depth, schedule.k0, rewrite=False
+        )
 
 
 def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
     """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one Q
     block of a short sequence compiled (every program's tiles are the same whatever the sequence's length).
     Remembered per chip, head, precision, layout and tiles."""
-    proxy = replace(op, batch=1, heads=op.group, kv_heads=1, seq=min(op.seq, schedule.block_q + schedule.tile_kv))
-    key = (target.name, proxy, schedule.replace(cores=1))
-    if key not in _MISFITS:
-        try:
-            _launch(proxy, schedule, target.params, (1, 1, 1), retry=False)
-            _MISFITS[key] = None
-        except (LanguageError, BufferCapacityError, ScheduleError) as e:
-            _MISFITS[key] = e
-    return _MISFITS[key]
-
-
-_MISFITS: dict[tuple, Exception | None] = {}
+    proxy = short(op, schedule.block_q + schedule.tile_kv)
+    return misfit(
+        (target.name, proxy, schedule.replace(cores=1)),
+        lambda: _launch(proxy, schedule, target.params, (1, 1, 1), retry=False),
+    )
 
 
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
@@ -139,9 +129,7 @@ def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     compiled = _launch(op, schedule, chip, None)
     p = compiled.program
     shapes = {t.name for t in op.tensors()}
-    tensors = tuple(
-        TensorDecl(s.name, s.dtype, s.shape, TensorKind.OUT if s.output else TensorKind.IN) for s in op.tensors()
-    )
+    tensors = op.decls()
     tensors += tuple(d for d in p.tensors if d.name not in shapes)  # a separated chip's hand-over workspaces
     comments = (
         f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",

@@ -1,6 +1,4 @@
-"""The naive schedule as three tile-language kernels, each compiled by the language's passes, joined per core.
-
-The built-in naive schedule (``compiler.attention.naive``) written in the tile language:
+"""The naive schedule as three tile-language kernels, each compiled by the language's passes, joined per core:
 
 1. :func:`scores_kernel` (Cube): ``S = q·kᵀ·scale`` tile by tile into the GM workspace ``s`` (f16, f32 with
    ``precision="high"``) — every key tile, masked or not;
@@ -18,14 +16,11 @@ programs per unit), cross-core flags at the two boundaries: the AIC's FIXPIPE te
 each AIV's MTE3 tells the AIC its probabilities are. ``Compiled.passes`` lists every kernel's passes, prefixed
 ``scores:``, ``softmax:`` and ``pv:``.
 
-The schedule's ``tile_q``, ``tile_kv``, ``depth`` (each loop's ``num_stages``) and ``cores`` are the built-in's
-(``compiler.attention.defaults``); where they differ from the built-in kernel:
-
-- ``rows``: the language keeps the probability tile apart from the score tile, so the softmax may take fewer rows
-  than the built-in to keep both double-buffered (:func:`softmax_rows`; the resolved schedule says which);
-- ``k0``: the language picks its own L0 step (whole operands when they fit L0A/L0B with their stages);
-- the cores: query tiles go round-robin (unit ``u`` on core ``u mod cores``), where the built-in gives each core a
-  contiguous run weighted by the causal key tiles — which the naive kernels compute all the same.
+The schedule's ``tile_q``, ``tile_kv``, ``depth`` (each loop's ``num_stages``), ``k0`` (each ``dot``'s L0 step,
+the tracer's ``k_step``), ``rows`` (the softmax's rows per tile) and ``cores`` are chosen by
+``compiler.attention.defaults``: ``rows`` are the most whose tiles stay double-buffered (:func:`naive_rows`), as
+the probability tile is kept apart from the score tile; query tiles go round-robin (unit ``u`` on core
+``u mod cores``), every core computing every key tile of its units, masked or not.
 """
 
 from __future__ import annotations
@@ -36,12 +31,12 @@ from dataclasses import replace
 import numpy as np
 
 from compiler import language as tl
+from compiler.attention.lang import compile_kernel, misfit, short
 from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule
 from compiler.compiled import Compiled
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError, TilesDoNotFit
-from compiler.language.launch import compile_traced, trace
+from compiler.errors import ScheduleError
+from compiler.language.errors import TilesDoNotFit
 from compiler.target import Target
 from compiler.traffic import Traffic
 from isa import (
@@ -139,7 +134,7 @@ def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     if chip is None:
         raise TypeError("compile_naive() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
-    vpc = int(getattr(chip, "vector_per_cube", 0) or 0)
+    vpc = target.vector_per_cube
     s = schedule
     parts = max(1, vpc)
     compiled = [
@@ -147,9 +142,7 @@ def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object) -> C
         for phase, (fn, grid, args, kwargs, per_core) in zip(PHASES, launches(op, s, parts), strict=True)
     ]
     cores = join([c.program for c in compiled], parts if vpc else 0)
-    tensors = tuple(
-        TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
-    ) + workspaces(op)
+    tensors = op.decls() + workspaces(op)
     kinds = tuple(("AIC" if i % (1 + vpc) == 0 else "AIV") for i in range(len(cores))) if vpc else ()
     comments = (
         f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
@@ -161,15 +154,6 @@ def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     passes = tuple((f"{phase}:{name}", k) for phase, c in zip(PHASES, compiled, strict=True) for name, k in c.passes)
     traffic = Traffic(tuple(t for c in compiled for t in c.traffic.terms))
     return replace(compiled[0], op=op, schedule=s, program=program, passes=passes, traffic=traffic, kinds=kinds)
-
-
-def compile_kernel(phase: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
-                   cores: int, depth: int, k0: int | None = None) -> Compiled:  # fmt: skip
-    """One phase's kernel traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep,
-    every ``dot`` longer than ``k0`` (if given) in L0 steps of ``k0``."""
-    tracer, traced = trace(fn, grid, args, kwargs, False, depth)
-    tracer.k_step = k0
-    return compile_traced(phase, tracer, traced, chip, cores)
 
 
 def launches(op: Attention, s: AttentionSchedule, parts: int) -> tuple[tuple, ...]:
@@ -196,28 +180,20 @@ def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
     """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: each kernel compiled for one
     program of a short sequence (every program's tiles are the same; the softmax's only with ``rows`` given).
     Remembered per chip, head and tiles."""
-    proxy = replace(op, batch=1, heads=op.group, kv_heads=1, seq=min(op.seq, schedule.tile_q + schedule.tile_kv))
-    key = (target.name, proxy, schedule.replace(cores=1))
-    if key not in _MISFITS:
-        _MISFITS[key] = None
-        parts = max(1, int(getattr(target.params, "vector_per_cube", 0) or 0))
+    proxy = short(op, schedule.tile_q + schedule.tile_kv)
+    parts = max(1, target.vector_per_cube)
+
+    def attempt() -> None:
         for phase, (fn, _, args, kwargs, _) in zip(PHASES, launches(proxy, schedule, parts), strict=True):
-            if phase == "softmax" and schedule.rows is None:
-                continue
-            try:
+            if phase != "softmax" or schedule.rows is not None:
                 compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, schedule.depth, schedule.k0)
-            except (LanguageError, BufferCapacityError, ScheduleError) as e:
-                _MISFITS[key] = e
-                break
-    return _MISFITS[key]
 
-
-_MISFITS: dict[tuple, Exception | None] = {}
+    return misfit((target.name, proxy, schedule.replace(cores=1)), attempt)
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
     """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from one program."""
-    parts = max(1, int(getattr(target.params, "vector_per_cube", 0) or 0))
+    parts = max(1, target.vector_per_cube)
     fn, _, args, kwargs, _ = launches(op, schedule.replace(rows=most), parts)[1]
 
     def build(r: int) -> Compiled:
@@ -227,11 +203,11 @@ def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most:
 
 
 def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int:
-    """The most rows per softmax tile (``build(rows)`` compiles the kernel), at most ``rows`` (the built-in's
-    choice), whose tiles fit UB with every staged buffer ``depth`` deep. The language keeps the probability tile apart
-    from the score tile (the built-in overwrites one with the other), so at the built-in's ``rows`` its output may be
-    single-buffered, the Vector unit then waiting for each store: fewer rows, double-buffered, are faster. With no
-    such ``rows``, the most that fit at all."""
+    """The most rows per softmax tile (``build(rows)`` compiles the kernel), at most ``rows`` (the cost model's
+    choice), whose tiles fit UB with every staged buffer ``depth`` deep. The probability tile is kept apart from the
+    score tile, so at the model's ``rows`` the output may be single-buffered, the Vector unit then waiting for each
+    store: fewer rows, double-buffered, are faster. With no such ``rows``, the most that fit at all; none: the
+    error for one row."""
     fallback: int | None = None
     error: TilesDoNotFit | None = None
     r = rows
@@ -252,7 +228,7 @@ def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int
 
 
 def workspaces(op: Attention) -> tuple[TensorDecl, ...]:
-    """The score and probability matrices, ``batch × heads × seq × seq`` each in GM, as the built-in declares them."""
+    """The score and probability matrices, ``batch × heads × seq × seq`` each in GM (scratch: no input, no output)."""
     square = (op.batch, op.heads, op.seq, op.seq)
     sdt = DType.F16 if op.precision == "fast" else DType.F32
     return TensorDecl("s", sdt, square, TensorKind.SCRATCH), TensorDecl("p", DType.F16, square, TensorKind.SCRATCH)
@@ -271,7 +247,7 @@ def balanced(phase: str, core: int, stream: tuple[Instruction, ...]) -> None:
         raise ScheduleError(
             f"the {phase} kernel's program on core {core} leaves flags unbalanced {left}: it cannot be joined",
             knob="--schedule",
-            hint="compile attention with the built-in naive schedule (compiler.attention.compile)",
+            hint="a compiler bug: please report it with the shape and the schedule (the flash schedule avoids it)",
         )
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from compiler.errors import ScheduleError
 from compiler.graph.ir import Graph, Node
 from compiler.ops import MatMul, Op, TensorSpec
-from isa import Addr, Barrier, Copy, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
+from isa import Addr, Barrier, Copy, Fixpipe, Instruction, Program, Space
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,7 @@ class BatchedMatMul(Op):
             if core:
                 core.append(Barrier())
             core.extend(_renamed(ins, i) for ins in stream)
-        decls = tuple(
-            TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in self.tensors()
-        )
+        decls = self.decls()
         return Program(decls, tuple(tuple(c) for c in cores), program.chip, program.comments)
 
     def program_notes(self) -> tuple[str, ...]:

@@ -260,7 +260,7 @@ def split_program(program: Program, target: Target, nest: Nest) -> Split:
 
 def separated(target: Target) -> bool:
     """Whether ``target``'s Cube and Vector units are separate cores (AIC and AIV: ``*-separated``)."""
-    return bool(int(getattr(target.params, "vector_per_cube", 0) or 0))
+    return bool(target.vector_per_cube)
 
 
 def fit(kernel: Kernel, place: Placement) -> Kernel:
@@ -336,6 +336,9 @@ def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> 
         f"the tiles do not fit: {fmt_bytes(e.need)} of {e.buffer} needed, {fmt_bytes(e.have)} available ({parts})",
         site=big,
         hint="lower the BLOCK sizes, or num_stages (each stage is one more copy of a loop's tiles)",
+        buffer=e.buffer,
+        need=e.need,
+        have=e.have,
     )
 
 

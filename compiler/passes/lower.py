@@ -54,8 +54,6 @@ from isa import (
     Program,
     SetFlag,
     Space,
-    TensorDecl,
-    TensorKind,
     WaitFlag,
 )
 from isa import Mmad as MmadIns
@@ -81,9 +79,7 @@ def lower(kernel: Kernel) -> Program:
     if kernel.stage != "sync":
         raise ValueError(f"lower expects a synchronised kernel, got stage {kernel.stage!r}")
     op = kernel.op
-    tensors = tuple(
-        TensorDecl(t.name, t.dtype, t.shape, TensorKind.OUT if t.output else TensorKind.IN) for t in op.tensors()
-    )
+    tensors = op.decls()
     if kernel.traced is not None:  # a traced kernel's arrays may be read and written (inout)
         tensors = kernel.traced.tensor_decls()
     streams = []

@@ -150,7 +150,7 @@ def cube_lagging(kernel: Kernel, loop: Loop, ahead: tuple[int, ...]) -> tuple[tu
     a statement moved before a ``behind`` statement of its own step must not touch what that one writes or
     write what it reads. None unless some vector statement stays early (the softmax of step ``i``)."""
     body = loop.body
-    if not body or type(body[0]) is not Alloc or int(getattr(kernel.target.params, "vector_per_cube", 0) or 0):
+    if not body or type(body[0]) is not Alloc or kernel.target.vector_per_cube:
         return None  # a separated chip's split hands the tiles over in the order of a step: not applied there
     turns = alloc_turns(body)[0]
     leaves = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag) and i not in ahead]

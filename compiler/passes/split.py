@@ -119,7 +119,7 @@ def split(program: Program, target: Target) -> Split:
     moved: dict[tuple[str, bool], int] = {}
     parts = [sp.run(core, layout, moved) for sp, core in zip(splitters, program.cores, strict=True)]
     found = [chains(aiv, (C2V, V2C)) for _, aiv in parts]
-    vpc = max(1, int(getattr(target.params, "vector_per_cube", 0) or 0))
+    vpc = max(1, target.vector_per_cube)
     nv = min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
     streams: list[tuple[Instruction, ...]] = []
     for g, ((aic, aiv), chain) in enumerate(zip(parts, found, strict=True)):

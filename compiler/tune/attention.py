@@ -54,7 +54,7 @@ class AttentionFamily(Family):
         if fixed.algorithm is not None:
             check(fixed)
         super().__init__(op, target, fixed)
-        self.vpc = int(getattr(target.params, "vector_per_cube", 0) or 0)
+        self.vpc = target.vector_per_cube
 
     def baseline(self) -> Any:
         return self.fixed.replace(algorithm=self.fixed.algorithm or "flash")  # the compiler's default algorithm
