@@ -26,6 +26,7 @@ import pytest
 
 from compiler.check import EPS, TINY, compare_array, type_name
 from isa import DType
+from simulator import simulate
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("DSASIM_UPDATE_GOLDEN", "") not in ("", "0")
@@ -114,3 +115,16 @@ def make_chip(patch: dict | None = None, preset: str = "edu"):
     from simulator.config import chip_from_dict
 
     return chip_from_dict(merge(chip_data(preset), patch or {}), source="test")
+
+
+def run_attention(compiled, chip, seed: int = 0, cores: int | None = None):
+    """Run a compiled attention kernel on random f16 inputs (seeded), sanitizer on: assert it is clean and its ``o``
+    matches numpy's (``op.check_ulps``, else 4 ulps; atol 2e-3). Returns the run."""
+    op = compiled.op
+    rng = np.random.default_rng(seed)
+    inputs = {t.name: rng.standard_normal(t.shape).astype(np.float16) for t in op.tensors() if not t.output}
+    run = simulate(compiled.program, chip, inputs=inputs, cores=cores or len(compiled.program.cores), sanitize=True)
+    assert run.sanitizer.clean, str(run.sanitizer)
+    expected = op.reference(inputs)["o"]
+    assert_close(run.outputs["o"].reshape(expected.shape), expected, ulps=op.check_ulps or 4, atol=2e-3)
+    return run

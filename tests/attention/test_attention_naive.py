@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_close
+from helpers import assert_close, run_attention
 
 from compiler import language as tl
 from compiler.attention import Attention, AttentionSchedule
@@ -44,12 +44,7 @@ def label(v: object) -> str:
 def test_the_naive_kernels_match_numpy_and_move_the_bytes_of_the_formula(chip, op, cores):
     c = load_chip(chip)
     compiled = compile_attention(op, AttentionSchedule("naive", cores=cores), c)
-    rng = np.random.default_rng(0)
-    inputs = {t.name: rng.standard_normal(t.shape).astype(np.float16) for t in op.tensors() if not t.output}
-    run = simulate(compiled.program, c, inputs=inputs, cores=len(compiled.program.cores), sanitize=True)
-    assert run.sanitizer.clean, str(run.sanitizer)
-    expected = op.reference(inputs)["o"]
-    assert_close(run.outputs["o"].reshape(expected.shape), expected, ulps=op.check_ulps or 4, atol=2e-3)
+    run = run_attention(compiled, c)
     moved = run.stats.gm_read + run.stats.gm_write
     assert moved == compiled.gm_bytes_expected
     assert moved == attention_traffic(op, compiled.schedule, c.vector_per_cube).total

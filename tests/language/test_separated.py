@@ -9,7 +9,7 @@ import flash_attention as fa
 import matmul_gelu
 import numpy as np
 import pytest
-from helpers import assert_close
+from helpers import assert_close, run_attention
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,7 +38,6 @@ from isa import (
     WaitFlag,
 )
 from simulator import load_chip
-from simulator.run import simulate
 
 RNG = np.random.default_rng(11)
 CUBE_SPACES = {Space.L0A, Space.L0B, Space.L0C, Space.L1}
@@ -349,12 +348,7 @@ def test_the_attention_kernel_in_the_language_shares_its_vector_work(chip, op, t
     tq, tk, k0, depth, bq = tiles
     c = load_chip(chip)
     compiled = compile_flash(op, AttentionSchedule("flash", tq, tk, k0, depth, None, cores, bq), c)
-    rng = np.random.default_rng(5)
-    inputs = {t.name: rng.standard_normal(t.shape).astype(np.float16) for t in op.tensors() if not t.output}
-    run = simulate(compiled.program, c, inputs=inputs, cores=cores, sanitize=True)
-    assert run.sanitizer.clean, str(run.sanitizer)
-    expected = op.reference(inputs)["o"]
-    assert_close(run.outputs["o"].reshape(expected.shape), expected, ulps=op.check_ulps or 4, atol=2e-3)
+    run = run_attention(compiled, c, seed=5, cores=cores)
     assert_split(run, compiled)
     assert all(vector_aivs(compiled.program, compiled.kinds, g) == 2 for g in range(cores))
 
