@@ -138,8 +138,24 @@ def _best_naive(
                     why = naive_misfit(op, cand, target)
                     if why is None:
                         best = key
-                    error = error or why
+                    elif error is None:
+                        error = _in_attention_terms(why, cand)
     return best[2] if best else error
+
+
+def _in_attention_terms(e: Exception, schedule: AttentionSchedule) -> Exception:
+    """A tile-language kernel's "tiles do not fit" as the attention schedule's capacity error: its knobs, not the
+    kernel's ``BLOCK`` sizes."""
+    if not isinstance(e, TilesDoNotFit):
+        return e
+    return BufferCapacityError(
+        buffer=e.buffer,
+        need=e.need,
+        have=e.have,
+        knob="tile_q, tile_kv or k0 (--tile q=,kv=,k0=), the softmax's rows (--tile r=) or --depth",
+        what=f"schedule {schedule.text()}",
+        parts=e.parts or str(e),
+    )
 
 
 def _q_blocks(cand: AttentionSchedule, cap: int) -> list[AttentionSchedule]:

@@ -178,17 +178,21 @@ def launches(op: Attention, s: AttentionSchedule, parts: int) -> tuple[tuple, ..
 
 def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
     """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: each kernel compiled for one
-    program of a short sequence (every program's tiles are the same; the softmax's only with ``rows`` given).
-    Remembered per chip, head and tiles."""
-    proxy = short(op, schedule.tile_q + schedule.tile_kv)
+    program (every program's tiles are the same) — the Cube kernels over a short sequence, the softmax (only with
+    ``rows`` given) over the real one, as its tiles are whole rows. Remembered per chip, head, length and tiles."""
+    proxy = short(op, schedule.tile_q + schedule.tile_kv)  # the Cube kernels' tiles: any length will do
+    rows = short(op, op.seq)  # the softmax's tiles are whole rows: the real length
     parts = max(1, target.vector_per_cube)
 
     def attempt() -> None:
         for phase, (fn, _, args, kwargs, _) in zip(PHASES, launches(proxy, schedule, parts), strict=True):
-            if phase != "softmax" or schedule.rows is not None:
-                compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, schedule.depth, schedule.k0)
+            if phase == "softmax":
+                if schedule.rows is None:
+                    continue
+                fn, _, args, kwargs, _ = launches(rows, schedule, parts)[1]
+            compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, schedule.depth, schedule.k0)
 
-    return misfit((target.name, proxy, schedule.replace(cores=1)), attempt)
+    return misfit((target.name, proxy, rows.seq, schedule.replace(cores=1)), attempt)
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:

@@ -85,11 +85,12 @@ class LanguageError(DsasimError):
 
 class TilesDoNotFit(LanguageError):
     """A kernel whose tiles do not fit a buffer of the chip (the compiler may retry with fewer tiles of its own):
-    ``buffer`` (its space's label), the bytes it would ``need`` and ``have``."""
+    ``buffer`` (its space's label), the bytes it would ``need`` and ``have``, and ``parts`` (its largest tiles, by
+    kernel line)."""
 
     def __init__(
         self, message: str, *, site: Site | None = None, hint: str | None = None, buffer: str = "", need: int = 0,
-        have: int = 0,
+        have: int = 0, parts: str = "",
     ) -> None:  # fmt: skip
         super().__init__(message, site=site, hint=hint)
-        self.buffer, self.need, self.have = buffer, need, have
+        self.buffer, self.need, self.have, self.parts = buffer, need, have, parts

@@ -339,6 +339,7 @@ def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> 
         buffer=e.buffer,
         need=e.need,
         have=e.have,
+        parts=parts,
     )
 
 

@@ -14,7 +14,7 @@ from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
 from compiler.attention.naive import PHASES, balanced, join, softmax_rows
 from compiler.attention.traffic import attention_traffic
-from compiler.errors import ScheduleError
+from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
 from isa import Barrier, DType, Fixpipe, Pipe, Program, SetCross, SetFlag, TensorKind, WaitCross, format_program, parse
@@ -151,7 +151,7 @@ def test_softmax_rows_keep_every_staged_tile_double_buffered():
     compiled = compile_attention(op, AttentionSchedule("naive"), c)
     assert compiled.schedule.rows == 4
     assert all(b.depth == 2 for b in compiled.ir("softmax:buffer").buffers if not b.temp)
-    with pytest.raises(TilesDoNotFit):
+    with pytest.raises(BufferCapacityError, match=r"--tile r="):
         compile_attention(op, AttentionSchedule("naive", rows=64), c)  # a given rows is kept: 64 rows do not fit
 
 
