@@ -81,6 +81,8 @@ class LanguageError(DsasimError):
         where = f"{site.short}: " + (f"`{text}`: " if text else "")
         super().__init__(where + message, hint=hint)
         self.site = site
+        #: the message without its kernel line: for callers that say where in their own terms
+        self.reason = message
 
 
 class TilesDoNotFit(LanguageError):
