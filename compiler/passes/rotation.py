@@ -13,6 +13,21 @@ AHEAD_PIPES = frozenset({Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX})
 
 
 def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
+    """Which statements of ``loop``'s body run one step ahead, or None (see :func:`rotation_of`), with none that
+    would wait for a release the rotated order emits after it on its own pipe (:func:`waits_behind`): such a
+    statement stays in its step, and the choice is made again without it."""
+    kept: set[int] = set()
+    while True:
+        ahead = rotation_of(kernel, loop, frozenset(kept))
+        if ahead is None:
+            return None
+        bad = waits_behind(kernel, loop, ahead, lagging(loop, ahead, kernel))
+        if not bad:
+            return ahead
+        kept |= bad
+
+
+def rotation_of(kernel: Kernel, loop: Loop, kept: frozenset[int] = frozenset()) -> tuple[int, ...] | None:
     """Which statements of ``loop``'s body run one step ahead, or None — software pipelining of a loop where
     the Cube and the Vector unit feed each other (Halide/TVM: a rotated loop; FlashAttention's schedule).
     ``lower`` asks for loops marked ``rotate`` (the loops of the tile language).
@@ -32,7 +47,8 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
     slot while step ``i`` reads the other; with one, the writer of step ``i + 1`` waits on the flag its
     reader of step ``i`` sets — the flags of the ``sync`` pass keep each buffer's order either way); the
     writers of one sync group move together (one pair of flags covers them). A flag goes with its
-    statement: a ``wait`` with the statement after it, a ``set`` with the one before.
+    statement: a ``wait`` with the statement after it, a ``set`` with the one before. The statements in ``kept``
+    stay in their step.
     """
     body = loop.body
     if not body or type(body[0]) is not Alloc:
@@ -51,7 +67,7 @@ def rotation(kernel: Kernel, loop: Loop) -> tuple[int, ...] | None:
         stmts = [x for x in ls if type(x) not in (Alloc, Flag, Loop)]
         return all(pipe_of(x) in AHEAD_PIPES and set(writes(x)) <= own | inner | single for x in stmts)
 
-    first = {i for i, ls in leaves if ok(ls)}
+    first = {i for i, ls in leaves if ok(ls) and i not in kept}
     by_index = dict(leaves)
     writers = [  # the statements writing each sync group: one pair of flags covers them, so they move together
         {i for i, ls in leaves for x in ls if set(writes(x)) & set(g.buffers)} for g in kernel.groups
@@ -98,6 +114,64 @@ def alloc_turns(body: tuple) -> tuple[dict[str, int], dict[int, dict[str, int]]]
                 turns[name] = turns.get(name, 1) + 1
         at[j] = {name: t - 1 for name, t in turns.items() if t > 1}
     return turns, at
+
+
+def waits_behind(
+    kernel: Kernel, loop: Loop, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]
+) -> set[int]:
+    """The statements of ``ahead`` that would deadlock the rotated loop: each writes a buffer of the step whose
+    slot it waits for while the statement releasing that slot depends, through the step's buffers or a pipe's
+    order, on a statement emitted after it on its own pipe.
+
+    The writer of step ``i + 1`` (emitted before the rest of step ``i``, and with ``lag`` before the lagging
+    statements of step ``i - 1``) waits for the slot's instance ``g`` steps back (``g``: the buffer's slots per
+    instance a step takes). With ``g = 1`` that is released by step ``i``'s rest, with ``g = 2`` and a lagging
+    reader by step ``i - 1``'s lagging part — both emitted after the writer. If what releases it waits for a
+    statement on the writer's pipe that is emitted after the writer (``V`` moved to L0A ahead into one slot,
+    ``P·V`` reading it after the move of ``p`` on the same MTE1), each pipe waits for the other::
+
+        first(i + 1):  wait cube→mte1 A.free(i);  A(i+1) ← mte1 …      MTE1 stops here …
+        rest(i):       B(i) ← mte1 p(i);  mmad A(i) @ B(i);  set A.free  … so B(i) never moves, nor the mmad
+    """
+    body = loop.body
+    if not body or type(body[0]) is not Alloc:
+        return set()
+    behind = set(lag[0])
+    turns = alloc_turns(body)[0]
+    stmts = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag)]
+    rds = {i: {b for x in walk((body[i],)) for b in reads(x)} for i in stmts}
+    wrs = {i: {b for x in walk((body[i],)) for b in writes(x)} for i in stmts}
+    pipes = {i: {pipe_of(x) for x in walk((body[i],))} - {None} for i in stmts}
+    rest = [i for i in stmts if i not in ahead]
+
+    def before(r: int, among: list[int]) -> set:
+        """The pipes of ``r`` and of every statement of ``among`` it waits for (buffers, pipe order), transitively."""
+        seen, todo, out = {r}, [r], set(pipes[r])
+        while todo:
+            k = todo.pop()
+            for j in among:
+                if j < k and j not in seen and (
+                    pipes[j] & pipes[k] or wrs[j] & (rds[k] | wrs[k]) or rds[j] & wrs[k]
+                ):
+                    seen.add(j)
+                    todo.append(j)
+                    out |= pipes[j]
+        return out
+
+    bad = set()
+    for w in stmts:
+        if w not in ahead:
+            continue
+        for b in wrs[w] & set(body[0].bufs):
+            g = kernel.buffer(b).slots // turns.get(b, 1)
+            if g >= 3:
+                continue
+            for r in rest:
+                if b not in rds[r] | wrs[r] or (g == 2 and r not in behind):
+                    continue
+                if pipes[w] & before(r, [j for j in rest if j in behind] if g == 2 else rest):
+                    bad.add(w)
+    return bad
 
 
 def with_flags(body: tuple, chosen: set[int]) -> tuple[int, ...]:
