@@ -183,12 +183,14 @@ class Nest:
         self.webs = list(webs.values())
 
     def _coalesce(self) -> None:
-        """An element-wise statement on a value a loop carries (``acc = acc * alpha[:, None]``) writes into the
-        loop's buffer when no later read needs the old value (register coalescing): one UB tile, not two."""
+        """An element-wise statement on a value a loop carries (``acc = acc * alpha[:, None]``, or after the loop
+        ``out = acc / l[:, None]``) writes into the loop's buffer when no later read needs the old value (register
+        coalescing): one UB tile, not two — after the loop, not a temporary of its tile program beside the
+        accumulator (FlashAttention's normalisation of each query tile's accumulator, in place)."""
         for s in self.statics:
             rec = s.rec
             mine = self.web_of.get(s.sid)
-            if rec.kind != "vec" or rec.op not in ("bin", "scal", "un") or not s.loops or len(mine.members) != 1:
+            if rec.kind != "vec" or rec.op not in ("bin", "scal", "un") or len(mine.members) != 1:
                 continue
             if any(r.loops[: len(s.loops)] != s.loops for r, _ in mine.readers):
                 continue  # read after its loop: left alone
@@ -198,6 +200,10 @@ class Nest:
                 src = self.t.values[self.inst[(s.sid, self.instance_keys[s.sid][0])].ins[j]]
                 if len(w.members) < 2 or (src.shape, src.dtype) != (info.shape, info.dtype):
                     continue
+                if not s.loops and (
+                    not any(m.loops for m in w.members) or any(m.rec.kind == "dot" for m in w.members)
+                ):
+                    continue  # outside loops: only into a vector value a loop carried (an accumulator, normalised)
                 self.coalesced.append((s.sid, w.members[0].sid))
                 self._webs()
                 if self._conflicts():

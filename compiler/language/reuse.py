@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import pairwise
 
 from compiler.ir import Alloc, Buffer, Flag, Loop, Mmad, Move, Parallel, Stmt, Store, Vec, pipe_of, reads, walk, writes
 from compiler.ir import Load as LoadStmt
@@ -40,7 +41,7 @@ from compiler.language.build import BodyBuilder
 from compiler.language.emit import Traced
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
-from isa import Addr, Instruction, Pipe
+from isa import Addr, Instruction, Pipe, Space
 
 #: how many copies ahead of the Vector unit the Cube may compute scores: a copy's ``Q·Kᵀ`` goes up to just after the
 #: FIXPIPE copy of the result this many copies back (so that many score tiles live at once)
@@ -75,7 +76,7 @@ class Sharing:
     def _body(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
         body = tuple(replace(s, body=self._body(s.body, keys)) if isinstance(s, Loop | Parallel) else s for s in body)
         body = self._siblings(body, keys)
-        return self._turns(self._cube_early(body), keys)
+        return self._turns(self._results_in_turn(self._cube_early(body), keys), keys)
 
     def _line(self, site: str | None) -> int | None:
         s = self.statics.get((site or "").partition(":")[0])
@@ -111,6 +112,54 @@ class Sharing:
                     out[to:j] = [*unit, *out[to:i]]
             i = j
         return tuple(out)
+
+    def _results_in_turn(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
+        """The copies of a ``dot`` line whose results (in L0C) are all read later in the step take turns in one
+        L0C buffer: each copy's FIXPIPE copy of its result, with the vector statements reading it, moves up to
+        just before the next copy's ``dot`` (FlashAttention's ``P·V`` of each query tile of a Q block, copied
+        out and added to its accumulator while the Cube computes the next tile's — as the built-in kernel keeps
+        one ``P·V`` tile in L0C). Not past a statement the moved ones depend on (then the copies keep their
+        buffers)::
+
+            Oᵀ0 ← cube p0·V;  Oᵀ1 ← cube p1·V          Oᵀ0 ← cube p0·V;  F ← fix Oᵀ0;  acc0 += F
+            F0 ← fix Oᵀ0;  acc0 += F0         ==>      Oᵀ1 ← cube p1·V;  F' ← fix Oᵀ1;  acc1 += F'
+            F1 ← fix Oᵀ1;  acc1 += F1
+        """
+        if not body or not isinstance(body[0], Alloc):
+            return body
+        classes: dict[tuple, list[str]] = {}
+        for name in body[0].bufs:
+            k = keys.get(name)
+            if k is not None and k[0] is Space.L0C:
+                classes.setdefault(k, []).append(name)
+        late = {k: n for k, n in classes.items() if len(n) > 1 and self._read_late(body, n)}
+        if self._l0c_bytes(classes, late) <= self.place.target.capacity[Space.L0C]:
+            return body  # they fit as they are: the Vector unit's adds stay at the step's end
+        out = list(body)
+        for names in late.values():
+            first = {n: _first_write(out, n) for n in names}
+            order = sorted((n for n in names if first[n] is not None), key=lambda n: first[n])  # type: ignore[arg-type,return-value]
+            for cur, nxt in pairwise(order):
+                out = _consumed_before(out, cur, nxt)
+        return tuple(out)
+
+    def _read_late(self, body: tuple[Stmt, ...], names: list[str]) -> bool:
+        """Whether some copy's result is copied out by FIXPIPE only after the next copy's ``dot`` writes."""
+        first = sorted((i, n) for n in names if (i := _first_write(list(body), n)) is not None)
+        fixes = {n: [i for i, s in enumerate(body) if isinstance(s, Move) and s.pipe is Pipe.FIX and s.src == n]
+                 for n in names}  # fmt: skip
+        return any(fixes[n] and max(fixes[n]) > j for (_, n), (j, _) in pairwise(first))
+
+    def _l0c_bytes(self, classes: dict[tuple, list[str]], late: dict[tuple, list[str]]) -> int:
+        """L0C taken by the step's dot results at one slot each: a class taking turns counts once, one read late
+        (``late``) once per copy."""
+        tiles = {a.name: a.tile or a.extent for a in self.place.axes.values()}
+        total = 0
+        for k, names in classes.items():
+            b = next(x for x in self.place.buffers if x.name == names[0])
+            size = self.place.target.align(Space.L0C, tiles[b.dims[0]] * tiles[b.dims[1]] * b.dtype.itemsize)
+            total += size * (len(names) if k in late else 1)
+        return total
 
     def _siblings(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
         """Loops that follow one another in ``body``: the buffers each allocates per step share by key."""
@@ -188,6 +237,36 @@ class Sharing:
             return names.get(n, n)
 
         return _renamed(s, r)
+
+
+def _first_write(body: list[Stmt], name: str) -> int | None:
+    """Index of the first statement of ``body`` (a loop: anything in it) writing ``name``."""
+    return next((i for i, s in enumerate(body) if any(name in writes(x) for x in walk((s,)))), None)
+
+
+def _consumed_before(body: list[Stmt], cur: str, nxt: str) -> list[Stmt]:
+    """``body`` with the FIXPIPE copies of ``cur`` and the vector statements reading them (in order, and those
+    reading what they write) moved up to just before the first statement writing ``nxt``, when they may."""
+    at = _first_write(body, nxt)
+    if at is None:
+        return body
+    fixes = [i for i, s in enumerate(body) if isinstance(s, Move) and s.pipe is Pipe.FIX and s.src == cur]
+    if not fixes or min(fixes) < at:
+        return body
+    if any(cur in reads(x) for i, s in enumerate(body) if i not in fixes for x in walk((s,))):
+        return body  # read by something other than its FIXPIPE copies: left where it is
+    unit = set(fixes)
+    made = {b for i in fixes for b in writes(body[i])}
+    for i in range(min(fixes) + 1, len(body)):
+        s = body[i]
+        if isinstance(s, Vec) and set(s.ins) & made:
+            unit.add(i)
+            made |= set(s.outs)
+    moved = [body[i] for i in sorted(unit)]
+    between = [body[i] for i in range(at, max(unit) + 1) if i not in unit]
+    if not _independent(moved, between):
+        return body
+    return [*body[:at], *moved, *between, *body[max(unit) + 1 :]]
 
 
 def _cube_side(s: Stmt) -> bool:
