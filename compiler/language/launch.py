@@ -221,13 +221,22 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
         stage="hoist",
     )
     kernel = kernel.with_(traced=SharedTraced(nest, place, built, arrays, sharing))
-    k_buf = fit(kernel, place)
-    k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
-    try:
-        k_sync = sync(k_pipe)
-    except EventIdError as e:
-        raise event_id_error(e, kernel, place) from None
-    program = lower(k_sync)
+    while True:  # a kernel whose event ids run out gives up the second slot of its once-loaded tiles first
+        k_buf = fit(kernel, place)
+        k_pipe = pipeline(k_buf, {b: s - 1 for b, s in place.stages.items()})
+        try:
+            k_sync = sync(k_pipe)
+        except EventIdError as e:
+            if fewer_ids(kernel, place):
+                continue
+            raise event_id_error(e, kernel, place) from None
+        program = lower(k_sync)
+        parts = None
+        if separated(target) and mixed(program):  # Cube and Vector work in one core: AIC + AIV through GM
+            parts = split_program(program, target, nest, lambda: fewer_ids(kernel, place))
+            if parts is None:
+                continue
+        break
     comments = (
         f"{name}: tile-language kernel, grid {'x'.join(map(str, t.grid))}, {n} programs on {len(share)} "
         f"core{'s' if len(share) > 1 else ''}",
@@ -236,19 +245,23 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))
     moved = traffic(nest, used)
     kinds: tuple[str, ...] = ()
-    if separated(target) and mixed(program):  # Cube and Vector work in one core: AIC + AIV through GM
-        parts = split_program(program, target, nest)
+    if parts is not None:
         program, kinds = parts.program, parts.kinds
         moved = Traffic(moved.terms + parts.traffic)
     return Compiled(op, schedule, target, program, passes, moved, kinds)
 
 
-def split_program(program: Program, target: Target, nest: Nest) -> Split:
+def split_program(
+    program: Program, target: Target, nest: Nest, fewer: Callable[[], bool] = lambda: False
+) -> Split | None:
     """``compiler.passes.split.split``; what it cannot split is a :class:`LanguageError` at the kernel's first
-    ``tl.dot`` (the Cube side that would have to meet the Vector side other than through GM)."""
+    ``tl.dot`` (the Cube side that would have to meet the Vector side other than through GM). None if its
+    hand-overs ran out of event ids and ``fewer()`` took some slots away (compile again)."""
     try:
         return split(program, target)
     except ScheduleError as e:
+        if e.knob == "num_stages" and fewer():
+            return None
         dots = [s for s in nest.statics if s.rec.kind == "dot"]
         raise LanguageError(
             f"on chip {target.name} the Cube and the Vector unit are separate cores (AIC and AIV, sharing only GM), "
@@ -302,6 +315,19 @@ def once_loaded(kernel: Kernel, place: Placement, space: str, turns: dict[str, i
                default=0)  # fmt: skip
     fewest = min((turns.get(b.name, 1) for b in loads), default=most)
     return [b for b in loads if turns.get(b.name, 1) == fewest < most]
+
+
+def fewer_ids(kernel: Kernel, place: Placement) -> bool:
+    """Whether tiles of ``tl.load`` loaded once for a whole loop (:func:`once_loaded`: a Q block) could go to one
+    slot — they do — for a kernel whose event ids run out: each slot of a tile handed from one pipe to another
+    takes an id each way, and their second slot only prefetches the next program's tiles (the built-in
+    FlashAttention keeps its Q block in one buffer for the same reason)."""
+    turns = alloc_counts(kernel)
+    spaces = dict.fromkeys(b.space.label for b in kernel.buffers)
+    own = [b for space in spaces for b in once_loaded(kernel, place, space, turns)]
+    for b in own:
+        place.stages[b.name] = 1
+    return bool(own)
 
 
 def traffic(nest: Nest, used: list[Arg]) -> Traffic:
