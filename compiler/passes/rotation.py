@@ -143,14 +143,17 @@ def waits_behind(
     wrs = {i: {b for x in walk((body[i],)) for b in writes(x)} for i in stmts}
     pipes = {i: {pipe_of(x) for x in walk((body[i],))} - {None} for i in stmts}
     rest = [i for i in stmts if i not in ahead]
+    first = [i for i in stmts if i in ahead]
 
-    def before(r: int, among: list[int]) -> set:
-        """The pipes of ``r`` and of every statement of ``among`` it waits for (buffers, pipe order), transitively."""
+    def before(r: int, w: int, late: list[int]) -> set:
+        """The pipes of ``r`` and of every statement it waits for (buffers, pipe order), transitively, among the
+        rest of the step and the statements of ``late`` (ahead ones emitted after ``w`` and before ``r``)."""
+        pos = {j: (0, j) for j in late if j != w} | {j: (1, j) for j in rest}
         seen, todo, out = {r}, [r], set(pipes[r])
         while todo:
             k = todo.pop()
-            for j in among:
-                if j < k and j not in seen and (
+            for j in pos:
+                if pos[j] < pos[k] and j not in seen and (
                     pipes[j] & pipes[k] or wrs[j] & (rds[k] | wrs[k]) or rds[j] & wrs[k]
                 ):
                     seen.add(j)
@@ -159,9 +162,7 @@ def waits_behind(
         return out
 
     bad = set()
-    for w in stmts:
-        if w not in ahead:
-            continue
+    for w in first:
         for b in wrs[w] & set(body[0].bufs):
             g = kernel.buffer(b).slots // turns.get(b, 1)
             if g >= 3:
@@ -169,7 +170,10 @@ def waits_behind(
             for r in rest:
                 if b not in rds[r] | wrs[r] or (g == 2 and r not in behind):
                     continue
-                if pipes[w] & before(r, [j for j in rest if j in behind] if g == 2 else rest):
+                # released after the whole next step's ahead part (one slot, lagging reader), else after the ahead
+                # statements emitted after ``w`` in its own part
+                late = first if g == 1 and r in behind else [j for j in first if j > w]
+                if pipes[w] & before(r, w, late):
                     bad.add(w)
     return bad
 

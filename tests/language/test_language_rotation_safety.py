@@ -5,6 +5,10 @@ FlashAttention with ``head_dim=128`` and ``k0=64`` puts ``Vᵀ`` in L0A in one s
 the rest). ``Vᵀ``'s move reads only the V tile, so it could run a step ahead — but the slot it waits for is
 released by step ``i``'s ``P·V``, which waits for the move of ``p`` on the same MTE1, emitted after it: MTE1
 waits for the Cube and the Cube for MTE1. The move stays in its step, and the kernel runs.
+
+With ``depth=1`` the V tile's load of step ``i + 1`` (MTE2, one L1 slot) waits for step ``i``'s lagging ``P·V``
+moves on MTE1, which come after step ``i + 2``'s ``Q·Kᵀ`` moves, which wait for step ``i + 2``'s K load —
+behind the V load on MTE2. That load stays in its step too.
 """
 
 from __future__ import annotations
@@ -30,6 +34,13 @@ def test_flash_with_v_in_one_l0a_slot_runs_and_matches_numpy():
     chip = load_chip("edu")
     compiled = compile_flash(OP, SCHEDULE, chip)
     run_attention(compiled, chip)  # a deadlock raises here; the sanitizer is clean and o matches numpy
+
+
+def test_flash_with_one_slot_per_tile_runs_and_matches_numpy():
+    chip = load_chip("edu")
+    op = Attention(1, 1, 512, 64)
+    compiled = compile_flash(op, AttentionSchedule("flash", tile_q=64, block_q=64, tile_kv=128, k0=32, depth=1), chip)
+    run_attention(compiled, chip)
 
 
 def test_the_move_into_a_one_slot_buffer_released_behind_its_pipe_stays_in_its_step():
