@@ -24,10 +24,12 @@ place: whatever is held is issued before it, as written.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Sequence
 
-from isa import Instruction, Pipe, SetFlag, WaitFlag
+from isa import Barrier, Instruction, Pipe, SetFlag, WaitFlag
+from isa.timing import ChipParams, Transfer
 
 Key = tuple[Pipe, Pipe, int]
 
@@ -128,3 +130,165 @@ class _Order:
         for _, x in rest:
             self.emit(x)
         self.ready.clear()
+
+
+def list_schedule(stream: tuple[Instruction, ...], chip: ChipParams) -> tuple[Instruction, ...]:
+    """``stream`` reordered by list scheduling for the scalar unit, which issues in program order, pays each
+    instruction's issue cost and stops at a full pipe queue; each pipe keeps the order of its instructions.
+
+    An instruction that will wait (a Cube operand move waiting for the Vector unit's ``p``, a FIXPIPE copy
+    waiting for the Cube) stays in its pipe's queue; the pipe's later instructions fill the queue behind it,
+    the scalar unit stops, and the work written after them — on pipes that could run — is not issued though
+    it depends on nothing pending. Here the scalar unit's issue is played with estimated times: at each step
+    the candidates are the next instruction of each pipe; of those that could start by the time the scalar
+    unit issues them it takes the first in stream order, and when none could, the one that starts first::
+
+        wait_flag mte3 -> mte1, 0   (p: ready at 900)          v.add …        (ready at 100)
+        mte1.copy … p …             (900)           ==>        v.exp …        (140)
+        v.add …                     (100)                      wait_flag mte3 -> mte1, 0
+        v.exp …                     (140)                      mte1.copy … p …
+
+    An instruction's time is its ``cost`` on ``chip`` (a transfer alone on its path, its data usable after the
+    path's latency), a ``set_flag`` fires when everything before it on its pipe is done, a ``wait_flag`` starts
+    at its set's time; the issue cost and the queue depth are the chip's (``issue_cost``, ``queue_depth``).
+    Legal whatever the estimate: each pipe's instructions keep their order, so each wait takes the set it
+    took; a wait is a candidate only once its set has been placed, so stays after it in the stream (and a
+    stream with every wait after its set always has one: the first of the pipes' next instructions). A
+    scalar-unit instruction (``barrier``, ``scalar``, a flag of ``s``) keeps its place: the instructions
+    between two of them are reordered among themselves.
+    """
+    n = len(stream)
+    if n < 3:
+        return stream
+    return tuple(stream[i] for i in _Issue(stream, chip).order) or stream
+
+
+class _Issue:
+    """The scalar unit's issue played over estimated times (see :func:`list_schedule`)."""
+
+    def __init__(self, stream: tuple[Instruction, ...], chip: ChipParams) -> None:
+        self.stream = stream
+        self.chip = chip
+        self.depth = getattr(chip, "queue_depth", 0) or len(stream)
+        self.known: dict[int, tuple[Pipe, int, int, int]] = {}  # by identity: pipe, issue, hold, until done
+        self.t = 0  # the scalar unit's clock
+        self.free: dict[Pipe, int] = {}  # when each pipe can start its next instruction
+        self.done: dict[Pipe, int] = {}  # when all issued to each pipe is done (a set_flag fires then)
+        self.sets: dict[Key, deque[int]] = {}  # per flag: the times of the sets placed and not yet taken
+        self.queued: dict[Pipe, deque[int]] = {}  # per pipe: start times of instructions issued, not started
+        self.order: list[int] = []
+        a = 0
+        n = len(stream)
+        while a < n:
+            b = a
+            while b < n and self.info(stream[b])[0] is not Pipe.S:
+                b += 1
+            self.segment(a, b)
+            if b < n:
+                self.scalar(b)
+            a = b + 1
+
+    def info(self, x: Instruction) -> tuple[Pipe, int, int, int]:
+        got = self.known.get(id(x))
+        if got is None:
+            got = self.known[id(x)] = _timing(x, self.chip)
+        return got
+
+    def scalar(self, i: int) -> None:
+        """A scalar-unit instruction, in its place: a barrier waits for the pipes to drain, a wait for its set."""
+        x = self.stream[i]
+        _, issue, hold, _ = self.info(x)
+        t = type(x)
+        if t is Barrier:
+            pipes = [x.target] if x.target is not None else list(self.done)
+            self.t = max(self.t, *(self.done.get(p, 0) for p in pipes))
+        elif t is WaitFlag:
+            q = self.sets.get((x.src, x.dst, x.event))
+            if q:
+                self.t = max(self.t, q.popleft())
+        elif t is SetFlag:
+            self.sets.setdefault((x.src, x.dst, x.event), deque()).append(self.t)
+        self.t += issue + hold
+        self.order.append(i)
+
+    def segment(self, a: int, b: int) -> None:
+        """Place the instructions ``a..b-1`` (none of them the scalar unit's)."""
+        stream = self.stream
+        lanes: dict[Pipe, deque[int]] = {}
+        for i in range(a, b):
+            lanes.setdefault(self.info(stream[i])[0], deque()).append(i)
+        ready: list[int] = []  # heap of stream positions: candidates that can start by the scalar unit's clock
+        later: list[tuple[int, int]] = []  # heap of (start, position): candidates that start later
+        blocked: dict[Key, Pipe] = {}  # a pipe whose next instruction waits for a set not placed yet
+        free, done, sets = self.free, self.done, self.sets
+
+        def consider(p: Pipe) -> None:
+            i = lanes[p][0]
+            x = stream[i]
+            t = type(x)
+            r = free.get(p, 0)
+            if t is WaitFlag:
+                q = sets.get(k := (x.src, x.dst, x.event))
+                if not q:
+                    blocked[k] = p
+                    return
+                r = max(r, q[0])
+            elif t is SetFlag:
+                r = max(r, done.get(p, 0))
+            heapq.heappush(later, (r, i))
+
+        for p in lanes:
+            consider(p)
+        while ready or later:
+            while later and later[0][0] <= self.t:
+                heapq.heappush(ready, heapq.heappop(later)[1])
+            i = heapq.heappop(ready) if ready else heapq.heappop(later)[1]
+            x = stream[i]
+            p, issue, hold, last = self.info(x)
+            q = self.queued.setdefault(p, deque())
+            while q and q[0] <= self.t:
+                q.popleft()
+            if len(q) >= self.depth:  # the queue is full: the scalar unit waits for its oldest to start
+                self.t = q.popleft()
+            self.t += issue
+            s = max(self.t, free.get(p, 0))
+            t = type(x)
+            if t is WaitFlag:
+                s = max(s, sets[(x.src, x.dst, x.event)].popleft())
+            elif t is SetFlag:
+                s = max(s, done.get(p, 0))
+                sets.setdefault(k := (x.src, x.dst, x.event), deque()).append(s)
+                w = blocked.pop(k, None)
+                if w is not None:
+                    consider(w)
+            q.append(s)
+            free[p] = s + hold
+            if s + last > done.get(p, 0):
+                done[p] = s + last
+            self.order.append(i)
+            lanes[p].popleft()
+            if lanes[p]:
+                consider(p)
+        # a wait whose set never comes (a cycle through the pipes' orders: the stream deadlocks whatever its
+        # order) — what is left keeps its stream order, for the deadlock report to name
+        self.order.extend(sorted(i for lane in lanes.values() for i in lane))
+
+
+def _timing(x: Instruction, chip: ChipParams) -> tuple[Pipe, int, int, int]:
+    """An instruction's pipe, the scalar unit's cycles to issue it, the cycles it holds its pipe (a scalar
+    instruction: the scalar unit), and the cycles until its result is usable."""
+    p = x.pipe
+    t = type(x)
+    cost = getattr(chip, "issue_cost", None)
+    if t is SetFlag or t is WaitFlag or t is Barrier:
+        return p, cost("sync") if cost else 1, 0, 0
+    c = x.cost(chip)
+    if p is Pipe.S:
+        return p, cost("scalar") if cost else 1, int(c), int(c)
+    cls = "cube" if p is Pipe.CUBE else "vector" if p is Pipe.V else "dma"
+    issue = cost(cls) if cost else getattr(chip, "issue_cycles", 1)
+    if isinstance(c, Transfer):
+        path = chip.path(c.src, c.dst)
+        hold = c.occupancy(path)
+        return p, issue, hold, hold + getattr(path, "latency", 0)
+    return p, issue, int(c), int(c)

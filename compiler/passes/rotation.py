@@ -153,8 +153,10 @@ def waits_behind(
         while todo:
             k = todo.pop()
             for j in pos:
-                if pos[j] < pos[k] and j not in seen and (
-                    pipes[j] & pipes[k] or wrs[j] & (rds[k] | wrs[k]) or rds[j] & wrs[k]
+                if (
+                    pos[j] < pos[k]
+                    and j not in seen
+                    and (pipes[j] & pipes[k] or wrs[j] & (rds[k] | wrs[k]) or rds[j] & wrs[k])
                 ):
                     seen.add(j)
                     todo.append(j)
