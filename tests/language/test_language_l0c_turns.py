@@ -12,11 +12,13 @@ import math
 import flash_attention as fa
 import numpy as np
 import pytest
-from helpers import assert_close
+from helpers import assert_close, run_attention
 
 import dsasim
-from compiler.attention.flash_lang import flash_kernel
+from compiler.attention import Attention, AttentionSchedule
+from compiler.attention.flash_lang import compile_flash, flash_kernel
 from isa import Space
+from simulator import load_chip
 
 flash2 = dsasim.jit(flash_kernel)
 
@@ -49,3 +51,23 @@ def test_the_copies_of_p_v_take_turns_in_one_l0c_buffer_and_match_numpy(causal, 
     assert len(l0c_results(run, 128, 32)) == 1  # one P·V buffer for the 4 query tiles, not one each
     kernel = run.compiled.passes[-1][1]
     assert sum(b.slot_bytes * b.slots for b in kernel.buffers if b.space is Space.L0C) <= 64 * 1024
+
+
+@pytest.mark.parametrize(
+    ("chip", "op", "block_q"),
+    [
+        ("edu", Attention(1, 1, 400, 128, True), 128),  # the built-in's default tiles at 1×1×1024×128 causal
+        ("edu-separated", Attention(1, 1, 400, 128, True, "high"), 96),  # and at 1×1×1024×128 causal high
+    ],
+    ids=["edu", "edu-separated"],
+)
+def test_the_flash_schedules_the_builtin_ran_compile_and_match_numpy(chip, op, block_q):
+    """Q blocks of 4 (3) query tiles of 32 rows, 192 keys per step, k0=16: refused before (88 and 72 KiB of L0C
+    needed, 64 KiB available); now one L0C buffer of P·V for the copies, sanitizer-clean and equal to numpy."""
+    c = load_chip(chip)
+    schedule = AttentionSchedule("flash", tile_q=32, tile_kv=192, k0=16, depth=2, cores=1, block_q=block_q)
+    compiled = compile_flash(op, schedule, c)
+    run_attention(compiled, c, cores=len(compiled.program.cores))
+    kernel = compiled.passes[-1][1]
+    assert sum(b.slot_bytes * b.slots for b in kernel.buffers if b.space is Space.L0C) <= 64 * 1024
+    assert len([b for b in kernel.buffers if b.space is Space.L0C and {b.rows, b.cols} == {128, 32}]) == 1
