@@ -15,6 +15,9 @@ written (Triton's ``tl.sum`` keeps the element type); the Cube's f32 sum is roun
 or, when its only reader widens it back (``l_i * alpha + tl.sum(p, 1)``, an f32 expression), that reader
 takes the f32 sum as it is: no rounding, no cast.
 
+The row of ones is made where the sum was; ``compiler.language.fills`` then makes it once per program, before the
+loop (as the built-in kernel fills its row once), not in every step.
+
 rewrite (in every loop step, or the kernel's body, that holds both)::
 
     l = sum(p, axis=1)                 ones = full([1, N], 1.0, f16)

@@ -28,6 +28,7 @@ from compiler.language.build import BodyBuilder, parallel
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
+from compiler.language.fills import fold_fills, hoist_fills
 from compiler.language.fixscale import fold_scales
 from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
@@ -197,6 +198,8 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     if rewrite:
         sums_on_cube(t, half=not separated(target))
         choose_layouts(t, target)
+    fold_fills(t)
+    hoist_fills(t)
     nest = Nest(t)
     place = Placement(nest, target)
     built = BodyBuilder(nest, place, target)

@@ -1,0 +1,177 @@
+"""Constant tiles: folded into one fill, and filled once rather than in every loop step.
+
+A constant tile costs the Vector unit a ``v.dup``; arithmetic on it costs more instructions that compute what the
+tracer already knows. FlashAttention starts its running maximum at ``tl.zeros([M], tl.float32) - float("inf")`` (a
+``v.dup`` and a ``v.adds`` per program), and a row sum moved to the Cube (``compiler.language.cubesum``) multiplies
+by a row of ones made in the loop step that needs it — a ``v.dup`` per step where the built-in flash kernel fills
+that row once. Two rewrites of the traced records, each decided per kernel line (every instance of a line, in
+every program and loop step, is rewritten or none is, so that the programs still merge into one nest):
+
+- ``fold_fills``: a scalar step (``+ c``, ``* c``, ``max``/``min`` with ``c``) or a cast of a fill is a fill of
+  the value it computes (in f32, rounded once to the result type, as the Vector unit computes it: bit for bit
+  the same); a fill nothing reads any more goes.
+- ``hoist_fills``: a fill in a loop step that every step makes alike (same value, type and shape) and that only
+  that step reads — not as a ``tl.dot`` accumulator, which the Cube writes — is made once before the loop (the
+  Halide/TVM loop-invariant code motion), and out of every enclosing loop the same way: once per program.
+
+rewrite::
+
+    m = dup(0.0)                            m = dup(-inf)
+    m = adds(m, -inf)                       ones = dup(1.0)
+    for n in 0..N:               ==>        for n in 0..N:
+      ones = dup(1.0)                         l = dot(ones, trans(p16))
+      l = dot(ones, trans(p16))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from compiler.language.core import LoopRec, Rec, Tracer, drop, records
+from compiler.language.errors import Site
+from compiler.language.tensor import SCALAR, rounded
+from isa import DType
+
+
+def is_fill(r: Rec) -> bool:
+    """A ``v.dup`` of one number into a tile (``tl.zeros``, ``tl.full``), reading nothing."""
+    return r.kind == "vec" and r.op == "dup" and not r.ins
+
+
+def fold_fills(t: Tracer) -> None:
+    """Rewrite every scalar step and cast of a fill into the fill of its result (module docs)."""
+    recs = [r for body in t.programs for r in records(body)]
+    folded: dict[Site, list[tuple[Rec, float]]] = {}
+    vetoed: set[Site] = set()
+    for r in recs:  # in program order: a step of a step of a fill is decided once its source is
+        value = _folded(t, r)
+        if value is None:
+            if r.kind == "vec" and r.op in ("scal", "cast"):
+                vetoed.add(r.site)
+            continue
+        folded.setdefault(r.site, []).append((r, value))
+    sources: set[int] = set()
+    for site, found in folded.items():
+        if site in vetoed:
+            continue
+        for r, value in found:
+            sources.add(r.ins[0])
+            r.op, r.ins, r.attrs, r.params = "dup", (), (), (value,)
+    if sources:
+        _drop_unread(t, sources)
+
+
+def _folded(t: Tracer, r: Rec) -> float | None:
+    """The number a scalar step or cast of a fill fills its tile with, or None if ``r`` is not one."""
+    if r.kind != "vec" or r.op not in ("scal", "cast") or len(r.ins) != 1:
+        return None
+    src = t.values[r.ins[0]]
+    made = src.rec
+    if made is None or not is_fill(made) or src.transposed:
+        return None
+    out = t.values[r.out]  # type: ignore[index]
+    if out.shape != src.shape or out.valid != src.valid or out.transposed:
+        return None
+    c = rounded(np.float32(made.params[0]), src.dtype).astype(np.float32)
+    if r.op == "cast":
+        return float(rounded(c, DType(r.attrs[0])))
+    if r.attrs[0] not in SCALAR:
+        return None
+    with np.errstate(all="ignore"):
+        return float(rounded(SCALAR[r.attrs[0]](c, np.float32(r.params[0])), out.dtype))
+
+
+def _drop_unread(t: Tracer, vids: set[int]) -> None:
+    """Drop the fills making ``vids`` that nothing reads, by line: every instance unread, or none dropped."""
+    read = {v for body in t.programs for r in records(body) for v in r.ins}
+    by_site: dict[Site, list[Rec]] = {}
+    for body in t.programs:
+        for r in records(body):
+            if is_fill(r) and r.out in vids:
+                by_site.setdefault(r.site, []).append(r)
+    gone: set[int] = set()
+    for fills in by_site.values():
+        if all(r.out not in read for r in fills):
+            gone |= {id(r) for r in fills}
+    if gone:
+        for body in t.programs:
+            drop(body, gone)
+
+
+def hoist_fills(t: Tracer) -> None:
+    """Make each fill that qualifies (module docs) once before its loop, out of every loop it can leave."""
+    while True:
+        readers: dict[int, list[tuple[Rec, int]]] = {}
+        for body in t.programs:
+            for r in records(body):
+                for j, v in enumerate(r.ins):
+                    readers.setdefault(v, []).append((r, j))
+        found = [(items, depth, loop) for body in t.programs for items, depth, loop in _loops(body, 0)]
+        ok: dict[tuple[Site, int], bool] = {}  # (loop line, position in its step): every instance qualifies
+        for _, _, loop in found:
+            for k in range(len(loop.iters[0]) if loop.iters else 0):
+                key = (loop.site, k)
+                ok[key] = ok.get(key, True) and _invariant(t, loop, k, readers)
+        depths: dict[Site, set[int]] = {}
+        for _, depth, loop in found:
+            depths.setdefault(loop.site, set()).add(depth)
+        for _, _, loop in found:  # a loop of no steps (nothing there to hoist), or a loop line at two depths: kept
+            if not loop.iters or len(depths[loop.site]) > 1:
+                for key in [key for key in ok if key[0] == loop.site]:
+                    ok[key] = False
+        todo = {key for key, good in ok.items() if good}
+        if not todo:
+            return
+        deepest = max(depth for _, depth, loop in found if any(site == loop.site for site, _ in todo))
+        for items, depth, loop in found:  # the innermost loops first: hoisting changes the steps around them
+            ks = sorted(k for site, k in todo if site == loop.site)
+            if ks and depth == deepest:
+                _hoist(t, items, loop, ks, readers)
+
+
+def _loops(items: list, depth: int) -> Iterator[tuple[list, int, LoopRec]]:
+    """Every loop of a program with the list holding it and its depth (0: not inside a loop)."""
+    for d in items:
+        if isinstance(d, LoopRec):
+            yield items, depth, d
+            for it in d.iters:
+                yield from _loops(it, depth + 1)
+
+
+def _invariant(t: Tracer, loop: LoopRec, k: int, readers: dict[int, list[tuple[Rec, int]]]) -> bool:
+    """Whether record ``k`` of every step of ``loop`` is the same fill, read only in its own step and not as a
+    ``tl.dot`` accumulator."""
+    first = loop.iters[0][k]
+    if not isinstance(first, Rec) or not is_fill(first):
+        return False
+    info = t.values[first.out]  # type: ignore[index]
+    shape = (info.shape, info.dtype, info.valid, info.transposed)
+    for it in loop.iters:
+        r = it[k] if k < len(it) else None
+        if not isinstance(r, Rec) or not is_fill(r) or r.site != first.site or r.params != first.params:
+            return False
+        i = t.values[r.out]  # type: ignore[index]
+        if (i.shape, i.dtype, i.valid, i.transposed) != shape:
+            return False
+        mine = {id(x) for x in records(it)}
+        for x, j in readers.get(r.out, []):  # type: ignore[arg-type]
+            if id(x) not in mine or (x.kind == "dot" and j == 2):
+                return False
+    return True
+
+
+def _hoist(t: Tracer, items: list, loop: LoopRec, ks: list[int], readers: dict[int, list[tuple[Rec, int]]]) -> None:
+    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers read it."""
+    kept = [loop.iters[0][k] for k in ks]
+    for it in loop.iters[1:]:
+        for k, keep in zip(ks, kept, strict=True):
+            old = it[k].out
+            for x, _ in readers.get(old, []):
+                x.ins = tuple(keep.out if v == old else v for v in x.ins)
+    for it in loop.iters:
+        gone = {id(it[k]) for k in ks}
+        it[:] = [d for d in it if id(d) not in gone]
+    at = next(i for i, d in enumerate(items) if d is loop)
+    items[at:at] = kept
