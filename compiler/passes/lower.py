@@ -41,6 +41,7 @@ from compiler.ir import (
     Store,
     Vec,
 )
+from compiler.passes.across import LeadIn, lead_in, takes_turns
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.issue import issue_order
 from compiler.passes.rotation import alloc_turns, lagging, rotation, vector_first
@@ -86,10 +87,20 @@ def lower(kernel: Kernel) -> Program:
     made: dict[tuple, Instruction] = {}  # shared by the cores: an instruction equal to one made is that one
     with paused_gc():
         for core in range(kernel.plan.ncores):
-            items = Emitter(kernel, core, made).run()
-            items = _place(kernel, items)
-            streams.append(issue_order(tuple(_resolve(kernel, items, made))))
+            streams.append(core_stream(kernel, core, made))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
+
+
+def core_stream(kernel: Kernel, core: int, made: dict[tuple, Instruction]) -> tuple[Instruction, ...]:
+    """One core's instructions in issue order. Where its programs overlap (``across``) and a flag's sets and waits
+    no longer take turns (a cycle through the pipes' queues, or a set of a flag still set), it is emitted again
+    with its programs one after the other."""
+    emitter = Emitter(kernel, core, made)
+    stream = issue_order(tuple(_resolve(kernel, _place(kernel, emitter.run()), made)))
+    if emitter.overlapped and not takes_turns(stream):
+        emitter = Emitter(kernel, core, made, overlap=False)
+        stream = issue_order(tuple(_resolve(kernel, _place(kernel, emitter.run()), made)))
+    return stream
 
 
 # ------------------------------------------------------------------------------------ emission
@@ -104,7 +115,9 @@ class Emitter:
     everything downstream (validation, decoding, pricing).
     """
 
-    def __init__(self, kernel: Kernel, core: int, made: dict[tuple, Instruction] | None = None) -> None:
+    def __init__(
+        self, kernel: Kernel, core: int, made: dict[tuple, Instruction] | None = None, overlap: bool = True
+    ) -> None:
         self.k = kernel
         self.core = core
         self.made: dict[tuple, Instruction] = {} if made is None else made
@@ -119,6 +132,14 @@ class Emitter:
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
         self.rotations: dict[int, tuple[int, ...] | None] = {}
+        #: programs overlapped (``across.lead_in``): the pid body's rotated loop, the program after this one
+        #: (its pid, the body, the lead-in), and what of this program the one before emitted (pre, first step)
+        self.overlap = overlap
+        self.lead_loop: Loop | None = None
+        self.successor: tuple[tuple[int, ...], Parallel, LeadIn] | None = None
+        self.led = (False, False)
+        self.skip_first = False
+        self.overlapped = False  # some program's lead-in was emitted in the one before
 
     def run(self) -> list[Instruction | _FlagRef]:
         self.walk(self.k.body)
@@ -142,7 +163,8 @@ class Emitter:
                 if id(s) not in self.rotations:
                     ahead = rotation(self.k, s) if s.rotate else None
                     self.rotations[id(s)] = None if ahead is None else (ahead, lagging(s, ahead, self.k))
-                plan = self.rotations[id(s)] if n > 1 else None
+                lead = s is self.lead_loop and n > 0  # a program's loop overlapped with its neighbours': rotated
+                plan = self.rotations[id(s)] if n > 1 or lead else None
                 if plan is not None:
                     self.rotated(s, n, *plan)
                     continue
@@ -151,9 +173,7 @@ class Emitter:
                     self.walk(s.body)
                 self.env.pop(s.var, None)
             elif t is Parallel:
-                for idx in self.k.plan.assignment[self.core]:
-                    self.env.update(zip(s.vars, idx))
-                    self.walk(s.body)
+                self.programs(s)
             elif t is Alloc:
                 for name in s.bufs:
                     self.inst[name] = self.inst.get(name, -1) + 1
@@ -170,7 +190,56 @@ class Emitter:
             elif t is Store:
                 self.out.append(self.store(s))
 
-    def rotated(self, s: Loop, n: int, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    def programs(self, s: Parallel) -> None:
+        """The core's share of ``s``'s programs, one after the other; with a lead-in (``across.lead_in``) a program's
+        loads before its loop and its loop's first step are emitted in the previous program's last step."""
+        share = self.k.plan.assignment[self.core]
+        plan = lead_in(self.k, s) if self.overlap and len(share) > 1 else None
+        self.lead_loop = s.body[plan.at] if plan is not None else None  # type: ignore[assignment]
+        self.led = (False, False)
+        for j, idx in enumerate(share):
+            self.env.update(zip(s.vars, idx))
+            if plan is None:
+                self.walk(s.body)
+                continue
+            self.successor = (share[j + 1], s, plan) if j + 1 < len(share) else None
+            (pre, self.skip_first), self.led = self.led, (False, False)
+            self.walk(tuple(st for i, st in enumerate(s.body) if not (pre and i in plan.pre)))
+        self.lead_loop = self.successor = None
+
+    def lead_next(self, step_base: dict[str, int]) -> None:
+        """Emit the next program's ``pre`` statements and its loop's first step (``across``), with that program's
+        indices and buffer instances (``step_base``: its loop's first step's), then go back to this one."""
+        idx, par, plan = self.successor  # type: ignore[misc]
+        loop = par.body[plan.at]
+        env, inst = dict(self.env), dict(self.inst)
+        own = par.body[0].bufs if type(par.body[0]) is Alloc else ()
+        self.env.update(zip(par.vars, idx))
+        self.env.pop(loop.var, None)
+        for name in own:
+            self.inst[name] = inst.get(name, -1) + 1
+        self.overlapped = True
+        self.walk(tuple(par.body[i] for i in plan.pre))
+        n = self.k.traced.count(loop.var, self.env) if loop.kind == "traced" else loop.count
+        if n > 0:
+            self.rotated(loop, n, *self.rotations[id(loop)], head=step_base)  # type: ignore[misc]
+        self.led = (True, n > 0)
+        self.env.clear()
+        self.env.update(env)
+        for name in (*own, *step_base):
+            if name in inst:
+                self.inst[name] = inst[name]
+            else:
+                self.inst.pop(name, None)
+
+    def rotated(
+        self,
+        s: Loop,
+        n: int,
+        ahead: tuple[int, ...],
+        lag: tuple[tuple[int, ...], tuple[int, ...]],
+        head: dict[str, int] | None = None,
+    ) -> None:
         """Emit loop ``s`` rotated (see :func:`rotation`): the ``ahead`` statements of step 0, then per step
         ``i`` those of step ``i + 1`` followed by the rest of step ``i``. Each buffer allocated by the loop
         body's ``alloc`` takes its instance by the step a statement belongs to, so slots and flags stay
@@ -178,7 +247,12 @@ class Emitter:
         step ``i - 1``'s lagging statements, then the statements of step ``i`` that read what they write.
 
         A buffer allocated again in the body (the copies of an unrolled loop taking turns in it) has ``turns``
-        instances per step: a statement uses the one of its step allocated last before it."""
+        instances per step: a statement uses the one of its step allocated last before it.
+
+        Programs overlapped (``across``): in the loop of a program with a successor, the last step emits the next
+        program's lead-in (:meth:`lead_next`) where step ``n``'s ``ahead`` statements would be; with ``head`` (the
+        step's first instances) only the ``ahead`` statements of step 0 are emitted (that lead-in); a program led
+        in by its predecessor skips them."""
         alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
         behind, after = lag
         first = tuple(st for i, st in enumerate(s.body) if i in ahead)
@@ -193,7 +267,7 @@ class Emitter:
         rest = tuple(s.body[i] for i in order)
         late = tuple(s.body[i] for i in behind)
         then = tuple(s.body[i] for i in after)
-        base = {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
+        base = head if head is not None else {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
         turns, at = alloc_turns(s.body)
         again = any(t > 1 for t in turns.values())
         multi = [name for name, t in turns.items() if t > 1]
@@ -216,10 +290,18 @@ class Emitter:
                     self.inst[name] = base[name] + i * turns[name] + at[j].get(name, 0)
                 self.walk((st,))
 
-        step(0, first)
+        if head is not None:
+            step(0, first)
+            return
+        lead = s is self.lead_loop
+        if not (lead and self.skip_first):
+            step(0, first)
+        self.skip_first = False
         for i in range(n):
             if i + 1 < n:
                 step(i + 1, first)
+            elif lead and self.successor is not None:
+                self.lead_next({name: base[name] + n * turns[name] for name in alloc.bufs})
             step(i, rest)
             if late and i > 0:
                 step(i - 1, late)
