@@ -24,7 +24,7 @@ from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, EventIdError, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
-from compiler.language.build import BodyBuilder, parallel
+from compiler.language.build import BodyBuilder, parallel, shares
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
@@ -209,7 +209,7 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     specs = tuple(TensorSpec(a.name, a.dtype, (a.size,), ("programs",), output=a.stored) for a in used)
     op = LaunchOp(name, specs, t.grid)
     n = len(t.programs)
-    share = tuple(tuple((p,) for p in range(c, n, cores)) for c in range(min(cores, n)))
+    share = shares(nest, cores)
     plan = TilingPlan(op, tuple(place.axes.values()), (), ("pid",), share)
     schedule = Schedule(cores=cores, parallel=())
     kernel = Kernel(
