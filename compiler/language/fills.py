@@ -41,26 +41,34 @@ def is_fill(r: Rec) -> bool:
 
 
 def fold_fills(t: Tracer) -> None:
-    """Rewrite every scalar step and cast of a fill into the fill of its result (module docs)."""
+    """Rewrite every scalar step and cast of a fill into the fill of its result (module docs), and of that fill,
+    and so on (``tl.zeros(...).to(tl.float16) + 0.5``: one fill)."""
+    while _fold_once(t):
+        pass
+
+
+def _fold_once(t: Tracer) -> bool:
+    """One round of ``fold_fills``: the steps whose source is a fill now; whether any was folded."""
     recs = [r for body in t.programs for r in records(body)]
-    folded: dict[Site, list[tuple[Rec, float]]] = {}
-    vetoed: set[Site] = set()
-    for r in recs:  # in program order: a step of a step of a fill is decided once its source is
+    folded: dict[tuple, list[tuple[Rec, float]]] = {}  # by statement: its line, step and static attributes
+    vetoed: set[tuple] = set()
+    for r in recs:
         value = _folded(t, r)
         if value is None:
             if r.kind == "vec" and r.op in ("scal", "cast"):
-                vetoed.add(r.site)
+                vetoed.add((r.site, r.op, r.attrs))
             continue
-        folded.setdefault(r.site, []).append((r, value))
+        folded.setdefault((r.site, r.op, r.attrs), []).append((r, value))
     sources: set[int] = set()
-    for site, found in folded.items():
-        if site in vetoed:
+    for key, found in folded.items():
+        if key in vetoed:
             continue
         for r, value in found:
             sources.add(r.ins[0])
             r.op, r.ins, r.attrs, r.params = "dup", (), (), (value,)
     if sources:
         _drop_unread(t, sources)
+    return bool(sources)
 
 
 def _folded(t: Tracer, r: Rec) -> float | None:

@@ -59,6 +59,19 @@ def carried_fill(X, Out, STEPS: tl.constexpr, BN: tl.constexpr):
     tl.store(Out + cols, x)
 
 
+@dsasim.jit
+def nested_fill(X, Out, N, BN: tl.constexpr, OUTER: tl.constexpr):
+    """A half-precision fill (a cast of a fill, plus a number) in the inner of two loops: made once per program."""
+    cols = tl.arange(0, BN)
+    acc = tl.zeros([BN], dtype=tl.float32)
+    for _ in range(OUTER):
+        for start in range(0, N, BN):
+            x = tl.load(X + start + cols)
+            halves = tl.zeros([BN], dtype=tl.float32).to(tl.float16) + 0.5
+            acc = acc + x * halves
+    tl.store(Out + cols, acc)
+
+
 def instrs(run) -> list:
     return [i for core in run.program.cores for i in core]
 
@@ -94,6 +107,17 @@ def test_a_fill_read_by_the_next_step_stays_in_its_step():
     (_, got), (_, want), _ = both(carried_fill[(1,)], x, out, STEPS=4, BN=64)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, x + 3.0, rtol=1e-6)
+
+
+def test_a_fill_leaves_every_loop_it_can():
+    x = RNG.standard_normal(256).astype(np.float16)
+    out = np.zeros(64, np.float32)
+    (_, got, _), (_, want, _), run = both(nested_fill[(1,)], x, out, 256, BN=64, OUTER=3)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, 3 * 0.5 * x.astype(np.float32).reshape(4, 64).sum(axis=0), rtol=1e-3)
+    assert [(i.scalar, i.dtype) for i in dups(run)] == [(0.0, tl.float32), (0.5, tl.float16)]
+    assert not [i for i in instrs(run) if i.mnemonic == "v.adds"]
+    assert not [i for i in instrs(run) if i.mnemonic == "v.cast" and i.to is tl.float16]
 
 
 flash = dsasim.jit(flash_kernel)  # compiler/attention/flash_lang.py
