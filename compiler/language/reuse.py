@@ -133,8 +133,6 @@ class Sharing:
             if k is not None and k[0] is Space.L0C:
                 classes.setdefault(k, []).append(name)
         late = {k: n for k, n in classes.items() if len(n) > 1 and self._read_late(body, n)}
-        if self._l0c_bytes(classes, late) <= self.place.target.capacity[Space.L0C]:
-            return body  # they fit as they are: the Vector unit's adds stay at the step's end
         out = list(body)
         for names in late.values():
             first = {n: _first_write(out, n) for n in names}
@@ -149,17 +147,6 @@ class Sharing:
         fixes = {n: [i for i, s in enumerate(body) if isinstance(s, Move) and s.pipe is Pipe.FIX and s.src == n]
                  for n in names}  # fmt: skip
         return any(fixes[n] and max(fixes[n]) > j for (_, n), (j, _) in pairwise(first))
-
-    def _l0c_bytes(self, classes: dict[tuple, list[str]], late: dict[tuple, list[str]]) -> int:
-        """L0C taken by the step's dot results at one slot each: a class taking turns counts once, one read late
-        (``late``) once per copy."""
-        tiles = {a.name: a.tile or a.extent for a in self.place.axes.values()}
-        total = 0
-        for k, names in classes.items():
-            b = next(x for x in self.place.buffers if x.name == names[0])
-            size = self.place.target.align(Space.L0C, tiles[b.dims[0]] * tiles[b.dims[1]] * b.dtype.itemsize)
-            total += size * (len(names) if k in late else 1)
-        return total
 
     def _siblings(self, body: tuple[Stmt, ...], keys: dict[str, tuple]) -> tuple[Stmt, ...]:
         """Loops that follow one another in ``body``: the buffers each allocates per step share by key."""
