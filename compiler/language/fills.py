@@ -12,7 +12,8 @@ every program and loop step, is rewritten or none is, so that the programs still
   the same); a fill nothing reads any more goes.
 - ``hoist_fills``: a fill in a loop step that every step makes alike (same value, type and shape) and that only
   that step reads — not as a ``tl.dot`` accumulator, which the Cube writes — is made once before the loop (the
-  Halide/TVM loop-invariant code motion), and out of every enclosing loop the same way: once per program.
+  Halide/TVM loop-invariant code motion), and out of every enclosing loop the same way: once per program (also in a
+  program whose loop runs no step, where nothing reads it: every program runs the same statements).
 
 rewrite::
 
@@ -125,18 +126,20 @@ def hoist_fills(t: Tracer) -> None:
         depths: dict[Site, set[int]] = {}
         for _, depth, loop in found:
             depths.setdefault(loop.site, set()).add(depth)
-        for _, _, loop in found:  # a loop of no steps (nothing there to hoist), or a loop line at two depths: kept
-            if not loop.iters or len(depths[loop.site]) > 1:
+        for _, _, loop in found:  # a loop line at two depths (a helper's loop called in and out of a loop): kept
+            if len(depths[loop.site]) > 1:
                 for key in [key for key in ok if key[0] == loop.site]:
                     ok[key] = False
         todo = {key for key, good in ok.items() if good}
         if not todo:
             return
+        made = {(loop.site, k): loop.iters[0][k] for _, _, loop in found if loop.iters for site, k in todo
+                if site == loop.site}  # fmt: skip
         deepest = max(depth for _, depth, loop in found if any(site == loop.site for site, _ in todo))
         for items, depth, loop in found:  # the innermost loops first: hoisting changes the steps around them
             ks = sorted(k for site, k in todo if site == loop.site)
             if ks and depth == deepest:
-                _hoist(t, items, loop, ks, readers)
+                _hoist(t, items, loop, [made[(loop.site, k)] for k in ks], ks, readers)
 
 
 def _loops(items: list, depth: int) -> Iterator[tuple[list, int, LoopRec]]:
@@ -170,9 +173,16 @@ def _invariant(t: Tracer, loop: LoopRec, k: int, readers: dict[int, list[tuple[R
     return True
 
 
-def _hoist(t: Tracer, items: list, loop: LoopRec, ks: list[int], readers: dict[int, list[tuple[Rec, int]]]) -> None:
-    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers read it."""
-    kept = [loop.iters[0][k] for k in ks]
+def _hoist(
+    t: Tracer, items: list, loop: LoopRec, like: list[Rec], ks: list[int], readers: dict[int, list[tuple[Rec, int]]]
+) -> None:
+    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers read it.
+    A loop of no steps in this program gets the fill all the same (``like``: one of another program's), unread,
+    so that every program still runs the same statements."""
+    if not loop.iters:
+        kept = [_copy(t, r) for r in like]
+    else:
+        kept = [loop.iters[0][k] for k in ks]
     for it in loop.iters[1:]:
         for k, keep in zip(ks, kept, strict=True):
             old = it[k].out
@@ -183,3 +193,11 @@ def _hoist(t: Tracer, items: list, loop: LoopRec, ks: list[int], readers: dict[i
         it[:] = [d for d in it if id(d) not in gone]
     at = next(i for i, d in enumerate(items) if d is loop)
     items[at:at] = kept
+
+
+def _copy(t: Tracer, r: Rec) -> Rec:
+    """A new fill like ``r``, making a value of its own."""
+    info = t.values[r.out]  # type: ignore[index]
+    c = Rec("vec", "dup", r.site, (), None, (), r.params)
+    c.out = t.new_value(info.shape, info.dtype, c, valid=info.valid, transposed=info.transposed)
+    return c

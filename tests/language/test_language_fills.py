@@ -72,6 +72,19 @@ def nested_fill(X, Out, N, BN: tl.constexpr, OUTER: tl.constexpr):
     tl.store(Out + cols, acc)
 
 
+@dsasim.jit
+def steps_per_program(X, Out, BN: tl.constexpr):
+    """Program ``p`` runs ``p`` steps (program 0 none): the fill is made once in each program all the same."""
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BN)
+    acc = tl.zeros([BN], dtype=tl.float32)
+    for start in range(0, pid * BN, BN):
+        x = tl.load(X + start + cols)
+        twos = tl.full([BN], 2.0, tl.float32)
+        acc = acc + x * twos
+    tl.store(Out + pid * BN + cols, acc)
+
+
 def instrs(run) -> list:
     return [i for core in run.program.cores for i in core]
 
@@ -118,6 +131,16 @@ def test_a_fill_leaves_every_loop_it_can():
     assert [(i.scalar, i.dtype) for i in dups(run)] == [(0.0, tl.float32), (0.5, tl.float16)]
     assert not [i for i in instrs(run) if i.mnemonic == "v.adds"]
     assert not [i for i in instrs(run) if i.mnemonic == "v.cast" and i.to is tl.float16]
+
+
+def test_a_fill_is_hoisted_when_some_program_runs_no_step():
+    x = RNG.standard_normal(256).astype(np.float32)
+    out = np.zeros(256, np.float32)
+    (_, got), (_, want), run = both(steps_per_program[(4,)], x, out, BN=64)
+    np.testing.assert_array_equal(got, want)
+    sums = np.cumsum(np.concatenate([np.zeros((1, 64)), 2 * x.reshape(4, 64)[:3]]), axis=0)
+    np.testing.assert_allclose(got.reshape(4, 64), sums, rtol=1e-6)
+    assert [i.scalar for i in dups(run)].count(2.0) == 4  # once per program, steps or not
 
 
 flash = dsasim.jit(flash_kernel)  # compiler/attention/flash_lang.py
