@@ -14,11 +14,14 @@ from compiler.language.launch import compile_traced, trace
 
 
 def compile_kernel(name: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
-                   cores: int, depth: int, k0: int | None = None, rewrite: bool = True) -> Compiled:  # fmt: skip
+                   cores: int, depth: int, k0: int | None = None, rewrite: bool = True,
+                   round_robin: bool = False) -> Compiled:  # fmt: skip
     """``fn`` traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep, every ``dot``
-    longer than ``k0`` (if given) in L0 steps of ``k0``; ``rewrite=False``: as written (``compile_traced``)."""
+    longer than ``k0`` (if given) in L0 steps of ``k0``; ``rewrite=False``: as written (``compile_traced``);
+    ``round_robin``: program ``p`` on core ``p mod cores`` (else the language deals them by their work)."""
     tracer, traced = trace(fn, grid, args, kwargs, False, depth)
     tracer.k_step = k0
+    tracer.round_robin = round_robin
     return compile_traced(name, tracer, traced, chip, cores, rewrite)
 
 
@@ -37,6 +40,11 @@ def misfit(key: tuple, attempt: Callable[[], object]) -> Exception | None:
         except (LanguageError, BufferCapacityError, ScheduleError) as e:
             _MISFITS[key] = e
     return _MISFITS[key]
+
+
+def remember(key: tuple, why: Exception) -> None:
+    """Record that the compile ``key`` stands for was refused (``why``): :func:`misfit` answers it from now on."""
+    _MISFITS[key] = why
 
 
 _MISFITS: dict[tuple, Exception | None] = {}

@@ -138,7 +138,7 @@ def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     s = schedule
     parts = max(1, vpc)
     compiled = [
-        compile_kernel(phase, fn, grid, args, kwargs, chip, s.cores * per_core, s.depth, s.k0)
+        compile_kernel(phase, fn, grid, args, kwargs, chip, s.cores * per_core, s.depth, s.k0, round_robin=True)
         for phase, (fn, grid, args, kwargs, per_core) in zip(PHASES, launches(op, s, parts), strict=True)
     ]
     cores = join([c.program for c in compiled], parts if vpc else 0)

@@ -92,7 +92,7 @@ class BodyBuilder:
         dots = [c[0] for c in copies.values()]
         if not dots:
             return {}
-        cap = getattr(self.nest.t, "k_step", None)  # a caller's L0 step (the built-in attention's k0 knob)
+        cap = self.nest.t.k_step  # a caller's L0 step (the built-in attention's k0 knob)
         if cap:
             return {s.sid: cap for c in copies.values() for s in c if s.rec.attrs[4][1] > cap}
         t = self.target

@@ -158,6 +158,11 @@ class Tracer:
         self._loops: list[LoopRec] = []
         self.pid: tuple[int, int, int] = (0, 0, 0)
         self.grid: tuple[int, int, int] = (1, 1, 1)
+        #: an L0 step for every dot longer than it (compiler.attention's k0); None: the compiler chooses
+        self.k_step: int | None = None
+        #: programs dealt round robin (program p on core p mod cores) rather than by their work: for kernels run
+        #: one after another on the same partition (naive attention's three)
+        self.round_robin = False
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:

@@ -209,7 +209,8 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     specs = tuple(TensorSpec(a.name, a.dtype, (a.size,), ("programs",), output=a.stored) for a in used)
     op = LaunchOp(name, specs, t.grid)
     n = len(t.programs)
-    share = shares(nest, cores)
+    share = tuple(tuple((p,) for p in range(c, n, cores)) for c in range(min(cores, n))) if t.round_robin else \
+        shares(nest, cores)  # fmt: skip
     plan = TilingPlan(op, tuple(place.axes.values()), (), ("pid",), share)
     schedule = Schedule(cores=cores, parallel=())
     kernel = Kernel(
