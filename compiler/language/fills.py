@@ -33,7 +33,6 @@ import numpy as np
 from compiler.language.core import LoopRec, Rec, Tracer, drop, records
 from compiler.language.errors import Site
 from compiler.language.tensor import SCALAR, rounded
-from isa import DType
 
 
 def is_fill(r: Rec) -> bool:
@@ -83,9 +82,11 @@ def _folded(t: Tracer, r: Rec) -> float | None:
     out = t.values[r.out]  # type: ignore[index]
     if out.shape != src.shape or out.valid != src.valid or out.transposed:
         return None
+    if not (src.dtype.is_float and out.dtype.is_float):  # a float → integer v.cast rounds to nearest and saturates
+        return None
     c = rounded(np.float32(made.params[0]), src.dtype).astype(np.float32)
     if r.op == "cast":
-        return float(rounded(c, DType(r.attrs[0])))
+        return float(rounded(c, out.dtype))
     if r.attrs[0] not in SCALAR:
         return None
     with np.errstate(all="ignore"):
