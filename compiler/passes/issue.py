@@ -149,8 +149,9 @@ def list_schedule(stream: tuple[Instruction, ...], chip: ChipParams) -> tuple[In
         v.exp …                     (140)                      mte1.copy … p …
 
     An instruction's time is its ``cost`` on ``chip`` (a transfer alone on its path, its data usable after the
-    path's latency), a ``set_flag`` fires when everything before it on its pipe is done, a ``wait_flag`` starts
-    at its set's time; the issue cost and the queue depth are the chip's (``issue_cost``, ``queue_depth``).
+    path's latency), a ``set_flag`` fires when everything before it on its pipe is done (the pipe going on
+    meanwhile), a ``wait_flag`` starts at its set's time; the issue cost and the queue depth are the chip's
+    (``issue_cost``, ``queue_depth``).
     Legal whatever the estimate: each pipe's instructions keep their order, so each wait takes the set it
     took; a wait is a candidate only once its set has been placed, so stays after it in the stream (and a
     stream with every wait after its set always has one: the first of the pipes' next instructions). A
@@ -233,8 +234,6 @@ class _Issue:
                     blocked[k] = p
                     return
                 r = max(r, q[0])
-            elif t is SetFlag:
-                r = max(r, done.get(p, 0))
             heapq.heappush(later, (r, i))
 
         for p in lanes:
@@ -255,9 +254,8 @@ class _Issue:
             t = type(x)
             if t is WaitFlag:
                 s = max(s, sets[(x.src, x.dst, x.event)].popleft())
-            elif t is SetFlag:
-                s = max(s, done.get(p, 0))
-                sets.setdefault(k := (x.src, x.dst, x.event), deque()).append(s)
+            elif t is SetFlag:  # fires once all before it on its pipe is done; the pipe goes on meanwhile
+                sets.setdefault(k := (x.src, x.dst, x.event), deque()).append(max(s, done.get(p, 0)))
                 w = blocked.pop(k, None)
                 if w is not None:
                     consider(w)

@@ -12,21 +12,19 @@ rewrite (one iteration of a vector kernel, double-buffered, tile 8×1024 f16)::
 
 The nest is walked with concrete tile indices for each core's share of the parallel tiles: tile
 extents come from the plan (tails are just smaller tiles), a buffer instance's slot is its instance
-number modulo the depth, a flag's event id is the id of its slot. Then:
+number modulo the depth, a flag's event id is the id of its slot. Then (``compiler/passes/place.py``):
 
 - *placement* (software pipelining): the load block of instance i of a prefetched group (its ``wait``,
   loads and ``set``) moves up to just after the consumer released instance ``i-p-1`` — but never above a
   read-after-write wait on its own pipe, which may guard the data it reads;
 - *flag resolution*: the ``free`` wait of instance i waits for instance ``i-g`` (``g = p+1`` for loads,
   the depth otherwise); waits with nothing before them and sets nobody waits for are dropped, so every
-  ``set_flag`` has exactly one ``wait_flag``.
+  ``set_flag`` has exactly one ``wait_flag``;
+- *issue order* (``compiler/passes/issue.py``): every ``wait_flag`` after its ``set_flag``, then list
+  scheduling — work that depends on nothing pending is issued before instructions that will wait.
 """
 
 from __future__ import annotations
-
-import bisect
-import itertools
-from dataclasses import dataclass
 
 from compiler.ir import (
     Alloc,
@@ -43,7 +41,8 @@ from compiler.ir import (
 )
 from compiler.passes.across import LeadIn, lead_in, takes_turns
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
-from compiler.passes.issue import issue_order
+from compiler.passes.issue import forward_waits, issue_order, list_schedule
+from compiler.passes.place import FlagRef, place, resolve
 from compiler.passes.rotation import alloc_turns, lagging, rotation, vector_first
 from isa import (
     Addr,
@@ -53,26 +52,12 @@ from isa import (
     Instruction,
     Pipe,
     Program,
-    SetFlag,
     Space,
-    WaitFlag,
 )
 from isa import Mmad as MmadIns
 from isa.gcpause import paused_gc
 
 F32 = DType.F32
-
-
-@dataclass
-class _FlagRef:
-    """A flag before event ids are known: its group, role, and the instance it belongs to."""
-
-    set: bool
-    src: Pipe
-    dst: Pipe
-    group: str
-    role: str
-    instance: int
 
 
 def lower(kernel: Kernel) -> Program:
@@ -94,20 +79,25 @@ def lower(kernel: Kernel) -> Program:
 def core_stream(kernel: Kernel, core: int, made: dict[tuple, Instruction]) -> tuple[Instruction, ...]:
     """One core's instructions in issue order. Where its programs overlap (``across``) and a flag's sets and waits
     no longer take turns (a cycle through the pipes' queues, or a set of a flag still set), it is emitted again
-    with its programs one after the other."""
+    with its programs one after the other; where a wait still comes before its set (a cycle no issue order
+    breaks: a rotated loop's), again without rotated loops — so no queue depth can deadlock the core. Last, the
+    stream is list-scheduled (``issue.list_schedule``)."""
     emitter = Emitter(kernel, core, made)
-    stream = issue_order(tuple(_resolve(kernel, _place(kernel, emitter.run()), made)))
+    stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
     if emitter.overlapped and not takes_turns(stream):
         emitter = Emitter(kernel, core, made, overlap=False)
-        stream = issue_order(tuple(_resolve(kernel, _place(kernel, emitter.run()), made)))
-    return stream
+        stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+    if forward_waits(stream):  # a wait whose set no order reaches (a cycle through the pipes): loops not rotated
+        emitter = Emitter(kernel, core, made, overlap=False, rotate=False)
+        stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+    return list_schedule(stream, kernel.target.params)
 
 
 # ------------------------------------------------------------------------------------ emission
 
 
 class Emitter:
-    """Walks the nest for one core and emits its instructions (flags still as ``_FlagRef``).
+    """Walks the nest for one core and emits its instructions (flags still as ``FlagRef``).
 
     ``made`` interns the instructions: a compiled kernel repeats a few thousand distinct instructions
     hundreds of thousands of times (the same flags, ping-pong addresses and mmads), so each is built once,
@@ -116,12 +106,17 @@ class Emitter:
     """
 
     def __init__(
-        self, kernel: Kernel, core: int, made: dict[tuple, Instruction] | None = None, overlap: bool = True
+        self,
+        kernel: Kernel,
+        core: int,
+        made: dict[tuple, Instruction] | None = None,
+        overlap: bool = True,
+        rotate: bool = True,
     ) -> None:
         self.k = kernel
         self.core = core
         self.made: dict[tuple, Instruction] = {} if made is None else made
-        self.out: list[Instruction | _FlagRef] = []
+        self.out: list[Instruction | FlagRef] = []
         self.env: dict[str, int] = {}
         self.inst: dict[str, int] = {}
         self.bufs = {b.name: b for b in kernel.buffers}
@@ -132,6 +127,7 @@ class Emitter:
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
         self.rotations: dict[int, tuple[int, ...] | None] = {}
+        self.rotate = rotate  # False: every loop emitted in program order (see ``core_stream``)
         #: programs overlapped (``across.lead_in``): the pid body's rotated loop, the program after this one
         #: (its pid, the body, the lead-in), and what of this program the one before emitted (pre, first step)
         self.overlap = overlap
@@ -141,7 +137,7 @@ class Emitter:
         self.skip_first = False
         self.overlapped = False  # some program's lead-in was emitted in the one before
 
-    def run(self) -> list[Instruction | _FlagRef]:
+    def run(self) -> list[Instruction | FlagRef]:
         self.walk(self.k.body)
         return self.out
 
@@ -161,7 +157,7 @@ class Emitter:
                 else:
                     n = self._sub_count() if s.kind == "sub" else s.count
                 if id(s) not in self.rotations:
-                    ahead = rotation(self.k, s) if s.rotate else None
+                    ahead = rotation(self.k, s) if s.rotate and self.rotate else None
                     self.rotations[id(s)] = None if ahead is None else (ahead, lagging(s, ahead, self.k))
                 lead = s is self.lead_loop and n > 0  # a program's loop overlapped with its neighbours': rotated
                 plan = self.rotations[id(s)] if n > 1 or lead else None
@@ -178,7 +174,7 @@ class Emitter:
                 for name in s.bufs:
                     self.inst[name] = self.inst.get(name, -1) + 1
             elif t is Flag:
-                self.out.append(_FlagRef(s.set, s.src, s.dst, s.group, s.role, self.inst[self.group_head[s.group]]))
+                self.out.append(FlagRef(s.set, s.src, s.dst, s.group, s.role, self.inst[self.group_head[s.group]]))
             elif t is Load:
                 self.out.append(self.load(s))
             elif t is Move:
@@ -470,129 +466,3 @@ class Emitter:
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:
     return (rows, cols) if rows > 1 else (cols,)
-
-
-# ----------------------------------------------------------------------------------- placement
-
-
-def _place(kernel: Kernel, items: list) -> list:
-    """Move each prefetched group's load blocks up, as far as their prefetch distance allows."""
-    for g in kernel.groups:
-        if g.ahead > 0:
-            items = _place_group(items, g.name, g.producer, g.ahead)
-    return items
-
-
-def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
-    starts: dict[int, int] = {}  # instance → index of its "wait free"
-    ends: dict[int, int] = {}  # instance → index of its "set ready"
-    released: dict[int, int] = {}  # instance → index of the consumer's "set free"
-    guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
-    readies: dict[tuple[str, int], int] = {}  # (group, instance) → index of its "ready" set
-    for i, it in [(i, it) for i, it in enumerate(items) if type(it) is _FlagRef]:
-        if it.set and it.role == "ready":
-            readies[(it.group, it.instance)] = i
-        if it.group == group:
-            if not it.set and it.role == "free":
-                starts[it.instance] = i
-            elif it.set and it.role == "ready":
-                ends[it.instance] = i
-            elif it.set and it.role == "free":
-                released[it.instance] = i
-        elif not it.set and it.role == "ready" and it.dst is pipe:
-            guards.append(i)
-    if 0 not in ends:
-        return items
-    blocks: list[tuple[int, int, int]] = []  # (anchor, start, end): items start..end go just after item anchor
-    floor = ends[0]  # a block never moves above the (final place of the) block before it
-    for inst in sorted(starts):
-        if inst == 0 or inst not in ends:
-            continue
-        start, end = starts[inst], ends[inst]
-        anchor = released.get(inst - ahead - 1, ends[0]) if inst > ahead else ends[0]
-        g = bisect.bisect_left(guards, start) - 1
-        if g >= 0:
-            anchor = max(anchor, guards[g])
-        anchor = max(anchor, floor)
-        for j in range(start, end + 1):  # a block that waits for another group's data stays after its "ready"
-            it = items[j]
-            if type(it) is _FlagRef and not it.set and it.role == "ready" and it.group != group:
-                anchor = max(anchor, readies.get((it.group, it.instance), -1))
-        if anchor >= start - 1:
-            floor = end
-            continue
-        floor = anchor
-        blocks.append((anchor, start, end))
-    return _moved(items, blocks)
-
-
-def _moved(items: list, blocks: list[tuple[int, int, int]]) -> list:
-    """``items`` with each block ``(anchor, start, end)`` taken out and put back just after item ``anchor``;
-    blocks sharing an anchor in the order given. Made of slices (a program has a few hundred thousand items);
-    blocks that overlap (a later one taking items of an earlier) fall back to a stable sort on a key per item."""
-    if not blocks:
-        return items
-    spans = sorted((start, end) for _, start, end in blocks)
-    if any(b[0] <= a[1] for a, b in itertools.pairwise(spans)):
-        keys: list[tuple] = [(i, 0, 0) for i in range(len(items))]
-        for n, (anchor, start, end) in enumerate(blocks):
-            for j in range(start, end + 1):
-                keys[j] = (anchor, 1, n, j)
-        return [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
-    at: dict[int, list[tuple[int, int]]] = {}
-    for anchor, start, end in blocks:
-        at.setdefault(anchor, []).append((start, end))
-    # walk the cuts in order: after an anchor (insert its blocks), at a block's start (skip the block)
-    cuts = sorted([(a + 1, 0, a) for a in at] + [(start, 1, end) for start, end in spans])
-    out: list = []
-    pos = 0
-    for p, skip, x in cuts:
-        if p > pos:
-            out += items[pos:p]
-            pos = p
-        if skip:
-            pos = x + 1
-        else:
-            for start, end in at[x]:
-                out += items[start : end + 1]
-    out += items[pos:]
-    return out
-
-
-# ----------------------------------------------------------------------------------- flags
-
-
-def _resolve(kernel: Kernel, items: list, made: dict[tuple, Instruction] | None = None) -> list[Instruction]:
-    """Event ids for every flag; drop the waits with nothing to wait for and the unwaited sets. Each distinct
-    flag instruction is made once (``made``, as for :class:`Emitter`)."""
-    made = {} if made is None else made
-
-    def flag(cls: type[SetFlag] | type[WaitFlag], src: Pipe, dst: Pipe, event: int) -> Instruction:
-        key = (cls, src, dst, event)
-        ins = made.get(key)
-        if ins is None:
-            ins = made[key] = cls(src, dst, event)
-        return ins
-
-    groups = {g.name: g for g in kernel.groups}
-    last: dict[str, int] = {}
-    for it in items:
-        if type(it) is _FlagRef:
-            last[it.group] = max(last.get(it.group, -1), it.instance)
-    out: list[Instruction] = []
-    for it in items:
-        if type(it) is not _FlagRef:
-            out.append(it)
-            continue
-        g = groups[it.group]
-        gap = g.gap
-        if it.role == "ready":
-            out.append(flag(SetFlag if it.set else WaitFlag, it.src, it.dst, g.ready_ids[it.instance % g.slots]))
-        elif it.set:  # "free" after the consumer's last use of instance j: waited by instance j + gap
-            if it.instance + gap <= last[it.group]:
-                out.append(flag(SetFlag, it.src, it.dst, g.free_ids[it.instance % g.slots]))
-        else:  # the producer of instance i waits until instance i - gap is free
-            j = it.instance - gap
-            if j >= 0:
-                out.append(flag(WaitFlag, it.src, it.dst, g.free_ids[j % g.slots]))
-    return out

@@ -137,7 +137,7 @@ def waits_behind(
     if not body or type(body[0]) is not Alloc:
         return set()
     behind = set(lag[0])
-    turns = alloc_turns(body)[0]
+    turns, at = alloc_turns(body)
     stmts = [i for i, st in enumerate(body) if type(st) not in (Alloc, Flag)]
     rds = {i: {b for x in walk((body[i],)) for b in reads(x)} for i in stmts}
     wrs = {i: {b for x in walk((body[i],)) for b in writes(x)} for i in stmts}
@@ -145,9 +145,15 @@ def waits_behind(
     rest = [i for i in stmts if i not in ahead]
     first = [i for i in stmts if i in ahead]
 
+    # what each statement reads and writes, a buffer taking turns in the step named with the turn it uses
+    rk = {i: {(b, at[i].get(b, 0)) for b in rds[i]} for i in stmts}
+    wk = {i: {(b, at[i].get(b, 0)) for b in wrs[i]} for i in stmts}
+
     def before(r: int, w: int, late: list[int]) -> set:
-        """The pipes of ``r`` and of every statement it waits for (buffers, pipe order), transitively, among the
-        rest of the step and the statements of ``late`` (ahead ones emitted after ``w`` and before ``r``)."""
+        """The pipes of ``r`` and of every statement it waits for, transitively: in its step, one before it on a
+        pipe it runs on or touching what it writes, or writing what it reads; of ``late`` (ahead statements of a
+        later step emitted after ``w`` and before ``r``: other instances of the step's buffers), one before it on
+        a pipe it runs on."""
         pos = {j: (0, j) for j in late if j != w} | {j: (1, j) for j in rest}
         seen, todo, out = {r}, [r], set(pipes[r])
         while todo:
@@ -156,7 +162,7 @@ def waits_behind(
                 if (
                     pos[j] < pos[k]
                     and j not in seen
-                    and (pipes[j] & pipes[k] or wrs[j] & (rds[k] | wrs[k]) or rds[j] & wrs[k])
+                    and (pipes[j] & pipes[k] or (pos[j][0] == pos[k][0] and (wk[j] & (rk[k] | wk[k]) or rk[j] & wk[k])))
                 ):
                     seen.add(j)
                     todo.append(j)
@@ -166,14 +172,17 @@ def waits_behind(
     bad = set()
     for w in first:
         for b in wrs[w] & set(body[0].bufs):
-            g = kernel.buffer(b).slots // turns.get(b, 1)
+            # the instance the writer waits for: ``slots`` instances back, a step taking ``turns`` of them
+            slots, t = kernel.buffer(b).slots, turns.get(b, 1)
+            tw = at[w].get(b, 0)
+            g, turn = -((tw - slots) // t), (tw - slots) % t  # steps back, and that instance's turn in its step
             if g >= 3:
                 continue
             for r in rest:
-                if b not in rds[r] | wrs[r] or (g == 2 and r not in behind):
+                if b not in rds[r] | wrs[r] or at[r].get(b, 0) != turn or (g == 2 and r not in behind):
                     continue
-                # released after the whole next step's ahead part (one slot, lagging reader), else after the ahead
-                # statements emitted after ``w`` in its own part
+                # released after the whole next step's ahead part (one step back, lagging reader), else after the
+                # ahead statements emitted after ``w`` in its own part
                 late = first if g == 1 and r in behind else [j for j in first if j > w]
                 if pipes[w] & before(r, w, late):
                     bad.add(w)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from helpers import run_attention
 
+import compiler.passes.rotation as rotation_module
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.flash_lang import compile_flash
 from compiler.ir import Loop, Move, walk
+from compiler.passes.issue import forward_waits
 from compiler.passes.rotation import lagging, rotation, rotation_of, waits_behind
 from isa import Pipe, Space
 from simulator import load_chip
@@ -66,3 +68,13 @@ def test_the_move_into_a_one_slot_buffer_released_behind_its_pipe_stays_in_its_s
     ahead = rotation(kernel, loop)
     assert ahead is not None and not moved & set(ahead)
     assert not waits_behind(kernel, loop, ahead, lagging(loop, ahead, kernel))
+
+
+def test_a_cycle_the_rotation_misses_is_emitted_again_without_rotated_loops(monkeypatch):
+    """The last guard (``lower.core_stream``): a stream with a wait before its set after the issue order is
+    emitted again with its loops in program order — here with the rotation's own check switched off."""
+    monkeypatch.setattr(rotation_module, "waits_behind", lambda *args: set())
+    chip = load_chip("edu")
+    compiled = compile_flash(OP, SCHEDULE, chip)
+    assert all(forward_waits(stream) == [] for stream in compiled.program.cores)
+    run_attention(compiled, chip)

@@ -8,21 +8,21 @@
     mte2.copy   ub[0x2000], y_ptr[0x0000], f32[1024]
     set_flag    mte2 -> v, 0
     mte2.copy   ub[0x1000], x_ptr[0x1000], f32[1024]
-    mte2.copy   ub[0x3000], y_ptr[0x1000], f32[1024]
-    set_flag    mte2 -> v, 1
     wait_flag   mte2 -> v, 0
     v.add       ub[0x4000], ub[0x0000], ub[0x2000], f32[1024]
+    mte2.copy   ub[0x3000], y_ptr[0x1000], f32[1024]
     set_flag    v -> mte2, 0
-    wait_flag   v -> mte2, 0
-    mte2.copy   ub[0x0000], x_ptr[0x2000], f32[452]
-    mte2.copy   ub[0x2000], y_ptr[0x2000], f32[452]
-    set_flag    mte2 -> v, 0
     set_flag    v -> mte3, 0
     wait_flag   v -> mte3, 0
     mte3.copy   out_ptr[0x0000], ub[0x4000], f32[1024]
+    set_flag    mte2 -> v, 1
+    wait_flag   v -> mte2, 0
+    mte2.copy   ub[0x0000], x_ptr[0x2000], f32[452]
     set_flag    mte3 -> v, 0
+    mte2.copy   ub[0x2000], y_ptr[0x2000], f32[452]
     wait_flag   mte2 -> v, 1
     v.add       ub[0x5000], ub[0x1000], ub[0x3000], f32[1024]
+    set_flag    mte2 -> v, 0
     set_flag    v -> mte3, 1
     wait_flag   v -> mte3, 1
     mte3.copy   out_ptr[0x1000], ub[0x5000], f32[1024]

@@ -10,28 +10,27 @@
     mte2.copy   l1[0x0800], a[0x0040], f16[32,32], src_stride=90
     mte2.copy   l1[0x1000], a[0x0080], f16[32,26], src_stride=90
     set_flag    mte2 -> mte1, 2
-    wait_flag   mte2 -> mte1, 2
     mte2.copy   l1[0x1800], b[0x0000], f16[32,32], src_stride=70
+    wait_flag   mte2 -> mte1, 2
     set_flag    mte2 -> mte1, 0
     mte2.copy   l1[0x2000], b[0x1180], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[32,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x1800], f16[16,32]
     set_flag    mte1 -> cube, 0
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32, init
+    set_flag    mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x2300], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
@@ -39,18 +38,18 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    set_flag    mte2 -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x0040], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -58,22 +57,21 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
+    set_flag    mte2 -> mte1, 1
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x11c0], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 0
     wait_flag   cube -> fix, 0
     fixpipe     c[0x0000], l0c[0x0000], f32[32,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 0
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[32,16], src_stride=32
@@ -81,18 +79,19 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32, init
+    set_flag    fix -> cube, 0
+    set_flag    mte2 -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x2340], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
@@ -100,18 +99,18 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    set_flag    mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x0080], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -119,22 +118,21 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
+    set_flag    mte2 -> mte1, 0
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x1200], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 1
     wait_flag   cube -> fix, 1
     fixpipe     c[0x0040], l0c[0x1000], f32[32,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 1
     wait_flag   fix -> cube, 0
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
@@ -143,18 +141,19 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6, init
+    set_flag    fix -> cube, 1
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
+    set_flag    mte2 -> mte1, 1
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x2380], f16[26,6], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
@@ -162,18 +161,18 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6
+    set_flag    mte2 -> mte1, 0
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x0000], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -181,30 +180,31 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x18c0], f16[10,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x18c0], f16[10,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
-    wait_flag   mte1 -> mte2, 0
-    mte2.copy   l1[0x1800], b[0x1180], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    mte1 -> mte2, 2
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 0
     wait_flag   cube -> fix, 0
     fixpipe     c[0x0080], l0c[0x0000], f32[32,6], to=f16, dst_stride=70
+    wait_flag   fix -> cube, 1
+    set_flag    mte2 -> mte1, 1
+    wait_flag   mte1 -> mte2, 0
+    mte2.copy   l1[0x1800], b[0x1180], f16[32,32], src_stride=70
     set_flag    fix -> cube, 0
-    set_flag    mte1 -> mte2, 2
+    set_flag    mte2 -> mte1, 0
     wait_flag   mte1 -> mte2, 2
     mte2.copy   l1[0x0000], a[0x1680], f16[32,32], src_stride=90
     mte2.copy   l1[0x0800], a[0x16c0], f16[32,32], src_stride=90
     mte2.copy   l1[0x1000], a[0x1700], f16[32,26], src_stride=90
     set_flag    mte2 -> mte1, 2
     wait_flag   mte2 -> mte1, 2
-    wait_flag   fix -> cube, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[32,16], src_stride=32
@@ -212,37 +212,36 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x2300], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
+    set_flag    cube -> mte1, 1
     mte1.copy   l0b[0x0000], l1[0x1800], f16[16,32]
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
+    set_flag    cube -> mte1, 1
+    set_flag    mte2 -> mte1, 1
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x0040], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -250,22 +249,21 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    set_flag    mte2 -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x11c0], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 1
     wait_flag   cube -> fix, 1
     fixpipe     c[0x1180], l0c[0x1000], f32[32,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 1
     wait_flag   fix -> cube, 0
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
@@ -274,37 +272,38 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte2 -> mte1, 1
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x2340], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    fix -> cube, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x2000], f16[16,32]
+    set_flag    mte2 -> mte1, 0
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x0080], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -312,42 +311,42 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
-    wait_flag   mte1 -> mte2, 0
-    mte2.copy   l1[0x1800], b[0x1200], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 0
     wait_flag   cube -> fix, 0
     fixpipe     c[0x11c0], l0c[0x0000], f32[32,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 0
     wait_flag   fix -> cube, 1
+    set_flag    mte2 -> mte1, 1
+    wait_flag   mte1 -> mte2, 0
+    mte2.copy   l1[0x1800], b[0x1200], f16[32,6], src_stride=70
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[32,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x2000], f16[16,6]
+    set_flag    fix -> cube, 0
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6, init
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
+    set_flag    mte2 -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x2380], f16[26,6], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
@@ -355,18 +354,18 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6
+    set_flag    mte2 -> mte1, 1
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x0000], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -374,30 +373,31 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x20c0], f16[10,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x20c0], f16[10,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
-    wait_flag   mte1 -> mte2, 1
-    mte2.copy   l1[0x2000], b[0x1180], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    mte1 -> mte2, 2
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 1
     wait_flag   cube -> fix, 1
     fixpipe     c[0x1200], l0c[0x1000], f32[32,6], to=f16, dst_stride=70
+    wait_flag   fix -> cube, 0
+    set_flag    mte2 -> mte1, 0
+    wait_flag   mte1 -> mte2, 1
+    mte2.copy   l1[0x2000], b[0x1180], f16[32,32], src_stride=70
     set_flag    fix -> cube, 1
-    set_flag    mte1 -> mte2, 2
+    set_flag    mte2 -> mte1, 1
     wait_flag   mte1 -> mte2, 2
     mte2.copy   l1[0x0000], a[0x2d00], f16[32,32], src_stride=90
     mte2.copy   l1[0x0800], a[0x2d40], f16[32,32], src_stride=90
     mte2.copy   l1[0x1000], a[0x2d80], f16[32,26], src_stride=90
     set_flag    mte2 -> mte1, 2
     wait_flag   mte2 -> mte1, 2
-    wait_flag   fix -> cube, 0
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[32,16], src_stride=32
@@ -405,37 +405,36 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x2300], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
+    set_flag    cube -> mte1, 1
     mte1.copy   l0b[0x0000], l1[0x2000], f16[16,32]
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
+    set_flag    cube -> mte1, 1
+    set_flag    mte2 -> mte1, 0
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x0040], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -443,22 +442,21 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    set_flag    mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x11c0], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 0
     wait_flag   cube -> fix, 0
     fixpipe     c[0x2300], l0c[0x0000], f32[32,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 0
     wait_flag   fix -> cube, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
@@ -467,37 +465,38 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte2 -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x2340], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    fix -> cube, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x1800], f16[16,32]
+    set_flag    mte2 -> mte1, 1
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x0080], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -505,42 +504,42 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
-    wait_flag   mte1 -> mte2, 1
-    mte2.copy   l1[0x2000], b[0x1200], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 1
     wait_flag   cube -> fix, 1
     fixpipe     c[0x2340], l0c[0x1000], f32[32,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 1
     wait_flag   fix -> cube, 0
+    set_flag    mte2 -> mte1, 0
+    wait_flag   mte1 -> mte2, 1
+    mte2.copy   l1[0x2000], b[0x1200], f16[32,6], src_stride=70
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[32,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x1800], f16[16,6]
+    set_flag    fix -> cube, 1
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6, init
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
+    set_flag    mte2 -> mte1, 1
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x2380], f16[26,6], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16], src_stride=32
@@ -548,18 +547,18 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[32,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6
+    set_flag    mte2 -> mte1, 0
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x0000], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[32,16], src_stride=26
@@ -567,30 +566,31 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[32,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x18c0], f16[10,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=6
     set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0400], l1[0x18c0], f16[10,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=32, k=10, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
-    wait_flag   mte1 -> mte2, 0
-    mte2.copy   l1[0x1800], b[0x1180], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    mte1 -> mte2, 2
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 0
     wait_flag   cube -> fix, 0
     fixpipe     c[0x2380], l0c[0x0000], f32[32,6], to=f16, dst_stride=70
+    wait_flag   fix -> cube, 1
+    set_flag    mte2 -> mte1, 1
+    wait_flag   mte1 -> mte2, 0
+    mte2.copy   l1[0x1800], b[0x1180], f16[32,32], src_stride=70
     set_flag    fix -> cube, 0
-    set_flag    mte1 -> mte2, 2
+    set_flag    mte2 -> mte1, 0
     wait_flag   mte1 -> mte2, 2
     mte2.copy   l1[0x0000], a[0x4380], f16[4,32], src_stride=90
     mte2.copy   l1[0x0800], a[0x43c0], f16[4,32], src_stride=90
     mte2.copy   l1[0x1000], a[0x4400], f16[4,26], src_stride=90
     set_flag    mte2 -> mte1, 2
     wait_flag   mte2 -> mte1, 2
-    wait_flag   fix -> cube, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[4,16], src_stride=32
@@ -598,37 +598,36 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[4,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=4, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x2300], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[4,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x1800], f16[16,32]
+    set_flag    cube -> mte1, 1
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[4,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=4, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
+    set_flag    cube -> mte1, 1
+    set_flag    mte2 -> mte1, 1
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x0040], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[4,16], src_stride=26
@@ -636,23 +635,23 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[4,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte2 -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=4, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x11c0], f16[32,32], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 1
     wait_flag   cube -> fix, 1
     fixpipe     c[0x3480], l0c[0x1000], f32[4,32], to=f16, dst_stride=70
-    set_flag    fix -> cube, 1
     wait_flag   fix -> cube, 0
+    set_flag    fix -> cube, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[4,16], src_stride=32
@@ -660,37 +659,37 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[4,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte2 -> mte1, 1
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=4, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> mte2, 0
     mte2.copy   l1[0x1800], b[0x2340], f16[26,32], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[4,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x2000], f16[16,32]
+    set_flag    mte2 -> mte1, 0
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[4,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x2400], f16[16,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=4, k=16, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x0080], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x1000], f16[4,16], src_stride=26
@@ -698,22 +697,22 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[4,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=32
+    mte1.copy   l0b[0x0400], l1[0x1c00], f16[10,32]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x0000], l0a[0x0400], l0b[0x0400], f16, m=4, k=10, n=32
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 0
-    wait_flag   mte1 -> mte2, 0
-    mte2.copy   l1[0x1800], b[0x1200], f16[32,6], src_stride=70
-    set_flag    mte2 -> mte1, 0
+    set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 0
     wait_flag   cube -> fix, 0
     fixpipe     c[0x34c0], l0c[0x0000], f32[4,32], to=f16, dst_stride=70
     wait_flag   fix -> cube, 1
+    set_flag    mte2 -> mte1, 1
+    wait_flag   mte1 -> mte2, 0
+    mte2.copy   l1[0x1800], b[0x1200], f16[32,6], src_stride=70
     wait_flag   mte2 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0000], f16[4,16], src_stride=32
@@ -721,30 +720,31 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0020], f16[4,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=6, init
+    mte1.copy   l0b[0x0400], l1[0x20c0], f16[16,6]
     set_flag    cube -> mte1, 0
+    set_flag    mte2 -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=4, k=16, n=6
-    set_flag    cube -> mte1, 1
     set_flag    mte1 -> mte2, 1
     wait_flag   mte1 -> mte2, 1
     mte2.copy   l1[0x2000], b[0x2380], f16[26,6], src_stride=70
-    set_flag    mte2 -> mte1, 1
+    set_flag    cube -> mte1, 1
     wait_flag   mte2 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0000], l1[0x0800], f16[4,16], src_stride=32
     mte1.copy   l0b[0x0000], l1[0x1800], f16[16,6]
+    set_flag    mte2 -> mte1, 1
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x0820], f16[4,16], src_stride=32
-    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=6
+    mte1.copy   l0b[0x0400], l1[0x18c0], f16[16,6]
     set_flag    cube -> mte1, 0
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=4, k=16, n=6
     set_flag    cube -> mte1, 1
@@ -755,10 +755,10 @@
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0400], l1[0x1020], f16[4,10], src_stride=26
-    mte1.copy   l0b[0x0400], l1[0x20c0], f16[10,6]
-    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0000], l0b[0x0000], f16, m=4, k=16, n=6
+    mte1.copy   l0b[0x0400], l1[0x20c0], f16[10,6]
+    set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0400], f16, m=4, k=10, n=6
     set_flag    cube -> fix, 1

@@ -8,13 +8,13 @@
 .core 0
     mte2.copy   ub[0x2580], gamma[0x0000], f16[300]
     set_flag    mte2 -> v, 2
-    wait_flag   mte2 -> v, 2
     mte2.copy   ub[0x0000], x[0x0000], f16[8,300]
+    wait_flag   mte2 -> v, 2
     set_flag    mte2 -> v, 0
     mte2.copy   ub[0x12c0], x[0x12c0], f16[8,300]
-    set_flag    mte2 -> v, 1
     wait_flag   mte2 -> v, 0
     v.cast      ub[0x4d60], ub[0x0000], f16[8,300], to=f32
+    set_flag    mte2 -> v, 1
     v.mul       ub[0x4d60], ub[0x4d60], ub[0x4d60], f32[8,300]
     v.rowsum    ub[0x72e0], ub[0x4d60], f32[8,300]
     v.muls      ub[0x72e0], ub[0x72e0], 0.0033333333333333335, f32[8]
@@ -44,9 +44,9 @@
 .core 1
     mte2.copy   ub[0x2580], gamma[0x0000], f16[300]
     set_flag    mte2 -> v, 2
-    wait_flag   mte2 -> v, 2
     mte2.copy   ub[0x0000], x[0x2580], f16[4,300]
     set_flag    mte2 -> v, 0
+    wait_flag   mte2 -> v, 2
     wait_flag   mte2 -> v, 0
     v.cast      ub[0x4d60], ub[0x0000], f16[4,300], to=f32
     v.mul       ub[0x4d60], ub[0x4d60], ub[0x4d60], f32[4,300]

@@ -22,9 +22,9 @@
     set_flag    v -> mte3, 0
     wait_flag   v -> mte3, 0
     mte3.copy   y[0x0000], ub[0x0320], f16[4,100]
-    set_flag    mte3 -> v, 0
     wait_flag   v -> mte2, 0
     mte2.copy   ub[0x0000], x[0x0320], f16[4,100]
+    set_flag    mte3 -> v, 0
     set_flag    mte2 -> v, 0
     wait_flag   mte2 -> v, 0
     wait_flag   mte3 -> v, 0
@@ -42,10 +42,10 @@
     set_flag    v -> mte3, 0
     wait_flag   v -> mte3, 0
     mte3.copy   y[0x0320], ub[0x0320], f16[4,100]
-    set_flag    mte3 -> v, 0
     wait_flag   v -> mte2, 0
     mte2.copy   ub[0x0000], x[0x0640], f16[100]
     set_flag    mte2 -> v, 0
+    set_flag    mte3 -> v, 0
     wait_flag   mte2 -> v, 0
     wait_flag   mte3 -> v, 0
     v.cast      ub[0x0640], ub[0x0000], f16[100], to=f32

@@ -1,0 +1,157 @@
+"""The two last steps of ``lower`` before the issue order, on a core's emitted items (instructions, and flags as
+:class:`FlagRef` — event ids not known yet):
+
+- *placement* (software pipelining, :func:`place`): the load block of instance i of a prefetched group (its
+  ``wait``, loads and ``set``) moves up to just after the consumer released instance ``i-p-1`` — but never above
+  a read-after-write wait on its own pipe, which may guard the data it reads;
+- *flag resolution* (:func:`resolve`): the ``free`` wait of instance i waits for instance ``i-g`` (``g = p+1``
+  for loads, the depth otherwise); waits with nothing before them and sets nobody waits for are dropped, so
+  every ``set_flag`` has exactly one ``wait_flag``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from dataclasses import dataclass
+
+from compiler.ir import Kernel
+from isa import Instruction, Pipe, SetFlag, WaitFlag
+
+
+@dataclass
+class FlagRef:
+    """A flag before event ids are known: its group, role, and the instance it belongs to."""
+
+    set: bool
+    src: Pipe
+    dst: Pipe
+    group: str
+    role: str
+    instance: int
+
+
+# ----------------------------------------------------------------------------------- placement
+
+
+def place(kernel: Kernel, items: list) -> list:
+    """Move each prefetched group's load blocks up, as far as their prefetch distance allows."""
+    for g in kernel.groups:
+        if g.ahead > 0:
+            items = _place_group(items, g.name, g.producer, g.ahead)
+    return items
+
+
+def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
+    starts: dict[int, int] = {}  # instance → index of its "wait free"
+    ends: dict[int, int] = {}  # instance → index of its "set ready"
+    released: dict[int, int] = {}  # instance → index of the consumer's "set free"
+    guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
+    readies: dict[tuple[str, int], int] = {}  # (group, instance) → index of its "ready" set
+    for i, it in [(i, it) for i, it in enumerate(items) if type(it) is FlagRef]:
+        if it.set and it.role == "ready":
+            readies[(it.group, it.instance)] = i
+        if it.group == group:
+            if not it.set and it.role == "free":
+                starts[it.instance] = i
+            elif it.set and it.role == "ready":
+                ends[it.instance] = i
+            elif it.set and it.role == "free":
+                released[it.instance] = i
+        elif not it.set and it.role == "ready" and it.dst is pipe:
+            guards.append(i)
+    if 0 not in ends:
+        return items
+    blocks: list[tuple[int, int, int]] = []  # (anchor, start, end): items start..end go just after item anchor
+    floor = ends[0]  # a block never moves above the (final place of the) block before it
+    for inst in sorted(starts):
+        if inst == 0 or inst not in ends:
+            continue
+        start, end = starts[inst], ends[inst]
+        anchor = released.get(inst - ahead - 1, ends[0]) if inst > ahead else ends[0]
+        g = bisect.bisect_left(guards, start) - 1
+        if g >= 0:
+            anchor = max(anchor, guards[g])
+        anchor = max(anchor, floor)
+        for j in range(start, end + 1):  # a block that waits for another group's data stays after its "ready"
+            it = items[j]
+            if type(it) is FlagRef and not it.set and it.role == "ready" and it.group != group:
+                anchor = max(anchor, readies.get((it.group, it.instance), -1))
+        if anchor >= start - 1:
+            floor = end
+            continue
+        floor = anchor
+        blocks.append((anchor, start, end))
+    return _moved(items, blocks)
+
+
+def _moved(items: list, blocks: list[tuple[int, int, int]]) -> list:
+    """``items`` with each block ``(anchor, start, end)`` taken out and put back just after item ``anchor``;
+    blocks sharing an anchor in the order given. Made of slices (a program has a few hundred thousand items);
+    blocks that overlap (a later one taking items of an earlier) fall back to a stable sort on a key per item."""
+    if not blocks:
+        return items
+    spans = sorted((start, end) for _, start, end in blocks)
+    if any(b[0] <= a[1] for a, b in itertools.pairwise(spans)):
+        keys: list[tuple] = [(i, 0, 0) for i in range(len(items))]
+        for n, (anchor, start, end) in enumerate(blocks):
+            for j in range(start, end + 1):
+                keys[j] = (anchor, 1, n, j)
+        return [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
+    at: dict[int, list[tuple[int, int]]] = {}
+    for anchor, start, end in blocks:
+        at.setdefault(anchor, []).append((start, end))
+    # walk the cuts in order: after an anchor (insert its blocks), at a block's start (skip the block)
+    cuts = sorted([(a + 1, 0, a) for a in at] + [(start, 1, end) for start, end in spans])
+    out: list = []
+    pos = 0
+    for p, skip, x in cuts:
+        if p > pos:
+            out += items[pos:p]
+            pos = p
+        if skip:
+            pos = x + 1
+        else:
+            for start, end in at[x]:
+                out += items[start : end + 1]
+    out += items[pos:]
+    return out
+
+
+# ----------------------------------------------------------------------------------- flags
+
+
+def resolve(kernel: Kernel, items: list, made: dict[tuple, Instruction] | None = None) -> list[Instruction]:
+    """Event ids for every flag; drop the waits with nothing to wait for and the unwaited sets. Each distinct
+    flag instruction is made once (``made``, as for :class:`Emitter`)."""
+    made = {} if made is None else made
+
+    def flag(cls: type[SetFlag] | type[WaitFlag], src: Pipe, dst: Pipe, event: int) -> Instruction:
+        key = (cls, src, dst, event)
+        ins = made.get(key)
+        if ins is None:
+            ins = made[key] = cls(src, dst, event)
+        return ins
+
+    groups = {g.name: g for g in kernel.groups}
+    last: dict[str, int] = {}
+    for it in items:
+        if type(it) is FlagRef:
+            last[it.group] = max(last.get(it.group, -1), it.instance)
+    out: list[Instruction] = []
+    for it in items:
+        if type(it) is not FlagRef:
+            out.append(it)
+            continue
+        g = groups[it.group]
+        gap = g.gap
+        if it.role == "ready":
+            out.append(flag(SetFlag if it.set else WaitFlag, it.src, it.dst, g.ready_ids[it.instance % g.slots]))
+        elif it.set:  # "free" after the consumer's last use of instance j: waited by instance j + gap
+            if it.instance + gap <= last[it.group]:
+                out.append(flag(SetFlag, it.src, it.dst, g.free_ids[it.instance % g.slots]))
+        else:  # the producer of instance i waits until instance i - gap is free
+            j = it.instance - gap
+            if j >= 0:
+                out.append(flag(WaitFlag, it.src, it.dst, g.free_ids[j % g.slots]))
+    return out
