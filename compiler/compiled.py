@@ -2,11 +2,9 @@
 
 It carries the ISA program (``.program``, ``.text()`` for assembly), the resolved schedule, the kernel
 after every pass (``.passes``, ``.show_passes()``), the tiling plan (``.plan``: which tile of which
-tensor each step and core touches) and the analytic GM traffic (``.traffic``, ``.gm_bytes_expected``)
-that a run's measured ``gm_read + gm_write`` must equal.
-
-Attention's kernels are still written by its own generators (``compiler.attention``), not by the passes:
-its ``passes`` are empty and ``plan_lines`` describes its plan instead (units per core, buffers).
+tensor each step and core touches) and the GM traffic (``.traffic``, ``.gm_bytes_expected``) that a run's
+measured ``gm_read + gm_write`` must equal. Every operator is built by the passes — tile-language kernels
+(attention's, ``dsasim.jit``'s) too, their passes starting at ``trace``.
 """
 
 from __future__ import annotations
@@ -34,23 +32,15 @@ class Compiled:
     traffic: Traffic
     #: program core index → "AIC"/"AIV" on a separated chip; empty on a coupled one
     kinds: tuple[str, ...] = ()
-    #: a kernel not built by the passes (attention) describes its plan here, one line each
-    plan_lines: tuple[str, ...] = ()
-    #: the tiling plan of a kernel not built by the passes (attention); the others' is their kernel's
-    tiling: TilingPlan | None = None
 
     @property
     def kernel(self) -> Kernel:
         """The kernel ``lower`` turned into the program."""
-        if not self.passes:
-            raise ValueError(f"{self.op.name} is not built by the passes: see .plan_lines")
         return self.passes[-1][1]
 
     @property
     def plan(self) -> TilingPlan:
         """Where the tiles go: which tile of which tensor each step of each core touches."""
-        if not self.passes and self.tiling is not None:
-            return self.tiling
         return self.kernel.plan
 
     @property
@@ -86,17 +76,12 @@ class Compiled:
         raise KeyError(f"no pass {name!r}; passes: {', '.join(n for n, _ in self.passes) or 'none'}")
 
     def show_passes(self, upto_lines: int = 60) -> str:
-        """The loop nest after each pass (or the plan of a kernel not built by them), then the start of
-        the program ``lower`` emitted."""
+        """The loop nest after each pass, then the start of the program ``lower`` emitted."""
         parts = []
         for name, k in self.passes:
             title = "before any pass" if name == "spec" else f"after {name}"
             parts.append(f"==== {title} " + "=" * max(0, 70 - len(title)) + "\n" + k.text())
-        if self.plan_lines:
-            tiling = self.tiling.describe() + "\n" if self.tiling is not None else ""
-            parts.append("==== plan " + "=" * 66 + "\n" + "\n".join(self.plan_lines) + "\n" + tiling)
-        title = "==== after lower " + "=" * 59 if self.passes else "==== program " + "=" * 63
-        parts.append(title + "\n" + self.summary() + "\n" + _head(self.program, upto_lines))
+        parts.append("==== after lower " + "=" * 59 + "\n" + self.summary() + "\n" + _head(self.program, upto_lines))
         return "\n".join(parts)
 
     def summary(self) -> str:
@@ -106,7 +91,8 @@ class Compiled:
             f"{p.instruction_count:,} instructions on {p.ncores} core{'s' if p.ncores > 1 else ''} ({per_core}); "
             f"GM traffic {self.gm_bytes_expected:,} B expected"
         )
-        return text + (f"; GM tensors {fmt_bytes(self.peak_gm_bytes)}" if self.plan_lines else "")
+        workspaces = self.peak_gm_bytes - sum(t.nbytes for t in self.op.tensors())
+        return text + (f"; GM tensors {fmt_bytes(self.peak_gm_bytes)}" if workspaces > 0 else "")
 
     def text(self) -> str:
         """The program as assembly (``dsasim run-asm`` reads it back)."""

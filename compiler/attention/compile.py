@@ -1,36 +1,35 @@
-"""``compile_attention(op, schedule, chip)``: the attention kernel as a ``compiler.Compiled``, with its plan.
+"""``compile_attention(op, schedule, chip)``: the attention kernel as a ``compiler.Compiled``, built by the passes.
 
-The result is the ``Compiled`` of every operator (``program``, ``schedule``, ``text()``, ``traffic``,
-``gm_bytes_expected``, ``summary()``), so ``dsasim.api.compile_and_run`` and ``dsasim run`` treat it
-alike. ``naive`` is three tile-language kernels compiled by the shared passes and joined per core
-(``naive.py``): its ``passes`` hold each kernel's loop nest after every pass. ``flash`` is still written by
-its own kernel writer (``flash.py``): its ``passes`` are empty, and ``plan_lines`` (shown by ``show_passes()``)
-describes the plan — units per core, steps, buffers. ``compiler.compile`` calls :func:`compile_attention` for an
-``Attention``.
+The result is the ``Compiled`` of every operator (``program``, ``schedule``, ``passes``, ``text()``, ``traffic``,
+``gm_bytes_expected``, ``summary()``), so ``dsasim.api.compile_and_run`` and ``dsasim run`` treat it alike. Both
+schedules are tile-language kernels compiled by the shared passes (trace → buffer → pipeline → sync → lower, and
+``split`` on a separated chip): ``flash`` is one kernel (``flash_lang.py``), ``naive`` three joined per core
+(``naive.py``); ``passes`` holds each kernel's loop nest after every pass. ``compiler.compile`` calls
+:func:`compile_attention` for an ``Attention``; :func:`plan_attention` gives the resolved schedule, GM traffic and
+footprint without compiling the whole kernel (cheap at any sequence length).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.attention.defaults import default_attention_schedule
-from compiler.attention.flash import FlashKernel
+from compiler.attention.defaults import default_attention_schedule, in_attention_terms
+from compiler.attention.flash_lang import compile_flash, flash_refused, flash_workspace_bytes
 from compiler.attention.naive import compile_naive
 from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
-from compiler.attention.plan import with_nd2nz
 from compiler.attention.schedule import AttentionSchedule, check
 from compiler.attention.traffic import attention_traffic
 from compiler.compiled import Compiled
-from compiler.errors import ScheduleError
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError
 from compiler.target import Target
 from compiler.traffic import Traffic
-from isa import Program
 
 
 @dataclass(frozen=True)
 class AttentionPlan:
-    """What a schedule costs in GM, without emitting the program (cheap at any sequence length)."""
+    """What a schedule costs in GM, without compiling the whole program (cheap at any sequence length)."""
 
     schedule: AttentionSchedule
     traffic: Traffic
@@ -41,16 +40,14 @@ class AttentionPlan:
 def plan_attention(op: Attention, schedule: AttentionSchedule | None, chip: object) -> AttentionPlan:
     """The resolved schedule, the GM traffic by formula and the GM footprint of ``op`` on ``chip``."""
     target = Target.of(chip)
-    schedule = schedule or AttentionSchedule()
-    check(schedule)
+    resolved = _resolve(op, schedule, target)
     vpc = target.vector_per_cube
-    resolved = default_attention_schedule(op, target, schedule, vpc)
+    peak = sum(t.nbytes for t in op.tensors())
     if resolved.algorithm == "naive":
-        peak = sum(t.nbytes for t in op.tensors()) + sum(t.nbytes for t in naive_workspaces(op))
-        return AttentionPlan(resolved, attention_traffic(op, resolved, vpc), peak)
-    kernel = FlashKernel(op, resolved, target, vpc)
-    peak = sum(t.nbytes for t in op.tensors()) + sum(t.nbytes for t in kernel.workspaces())
-    return AttentionPlan(resolved, attention_traffic(op, resolved, vpc, kernel), peak)
+        peak += sum(t.nbytes for t in naive_workspaces(op))
+    else:
+        peak += flash_workspace_bytes(op, resolved, target)
+    return AttentionPlan(resolved, attention_traffic(op, resolved, vpc), peak)
 
 
 def as_attention_schedule(schedule: object) -> AttentionSchedule | None:
@@ -78,22 +75,21 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
     if chip is None:
         raise TypeError("compile_attention() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
+    while True:
+        resolved = _resolve(op, schedule, target)
+        if resolved.algorithm == "naive":
+            return compile_naive(op, resolved, chip)
+        try:
+            return compile_flash(op, resolved, chip)
+        except (LanguageError, BufferCapacityError, ScheduleError) as e:
+            # the defaults checked a short proxy; the whole kernel needs more (a tail's tiles, event ids): refused
+            # from now on, so the defaults choose again — or, for a schedule given whole, the user's error
+            flash_refused(op, resolved, target, e)
+            if schedule is not None and schedule.replace(cores=resolved.cores) == resolved:
+                raise in_attention_terms(e, resolved) from None
+
+
+def _resolve(op: Attention, schedule: AttentionSchedule | None, target: Target) -> AttentionSchedule:
     schedule = schedule or AttentionSchedule()
     check(schedule)
-    vpc = target.vector_per_cube
-    resolved = default_attention_schedule(op, target, schedule, vpc)
-    if resolved.algorithm == "naive":
-        return compile_naive(op, resolved, chip)
-    kernel = FlashKernel(op, resolved, target, vpc)
-    extra, streams = kernel.emit()
-    tensors = op.decls()
-    kinds = tuple(("AIC" if i % (1 + vpc) == 0 else "AIV") if vpc else "" for i in range(len(streams)))
-    traffic = attention_traffic(op, resolved, vpc, kernel)
-    comments = (
-        f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
-        f"schedule: {resolved.text()}",
-        f"compiled by dsasim for chip {target.name}; GM traffic {traffic.total:,} B expected",
-    )
-    cores = tuple(tuple(with_nd2nz(target, ins) for ins in s.finish()) for s in streams)
-    program = Program(tensors + extra, cores, target.name, comments)
-    return Compiled(op, resolved, target, program, (), traffic, kinds, tuple(kernel.describe()), kernel.plan)
+    return default_attention_schedule(op, target, schedule, target.vector_per_cube)

@@ -1,17 +1,20 @@
 """Default attention schedules: the tile sizes that fit the chip and keep its busiest unit busiest.
 
-Every candidate (``tile_q × tile_kv × k0``, and ``rows`` for ``naive``) is checked against the chip's
-buffers by the code that builds the kernel (flash: its own layout code; naive: the tile-language kernels
-compiled for one program), so a schedule chosen here always compiles; and scored with the simulator's
-timing rules — ``Mmad.cost``, the vector rule, ``Transfer.cycles`` — assuming the units of a step overlap,
-so the busiest one sets the pace:
+Every candidate (``tile_q × tile_kv × k0``, the Q block for ``flash``, ``rows`` for ``naive``) is scored with
+the simulator's timing rules — ``Mmad.cost``, the vector rule, ``Transfer.cycles`` — assuming the units of a step
+overlap, so the busiest one sets the pace:
 
     flash  ≈ steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE, GM share) per step
     naive  ≈ the same for each of its three kernels, one after another
 
 For flash, a Q block of ``q_tiles`` query tiles shares each K/V load among its tiles (MTE2 and the GM
 share per step fall by about ``q_tiles``) but brings each tile's ``Qᵀ`` into L0B at every step (MTE1),
-and costs L1 and UB; ``q_tiles`` is tried from 1 up to :data:`MAX_Q_TILES` while the buffers fit.
+and costs L1 and UB; ``q_tiles`` is tried from 1 up to :data:`MAX_Q_TILES`.
+
+Candidates are then tried best first: each is compiled for one program of a short sequence (the tile-language
+kernels of ``flash_lang.py`` and ``naive.py``: every program has the same tiles) to see that its buffers, stages
+and event ids fit the chip, so a schedule chosen here always compiles. A candidate at least as large as one that
+did not fit in every tile knob (same ``k0``) is skipped without compiling.
 
 A Q block of several query tiles must earn its place: it is taken when the model predicts at least 5% fewer
 cycles than the best schedule with one query tile per block (:data:`Q_BLOCK_GAIN`). Knobs already given
@@ -22,12 +25,11 @@ from __future__ import annotations
 
 import math
 
-from compiler.attention.flash import FlashKernel
+from compiler.attention.flash_lang import flash_misfit
 from compiler.attention.naive import naive_misfit, naive_rows
 from compiler.attention.op import Attention
-from compiler.attention.plan import blocks_of, columns, loads_nz, q_blocks, tiling, units
+from compiler.attention.plan import loads_nz, q_blocks, units
 from compiler.attention.schedule import AttentionSchedule
-from compiler.attention.tiles import pitch
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.target import Target, fmt_bytes
@@ -63,43 +65,82 @@ def default_attention_schedule(
     if flash and schedule.block_q:  # a given Q block: query tiles that divide it
         tqs = tuple(t for t in tqs if schedule.block_q % t == 0) or (schedule.block_q,)
     error: Exception | None = None
-
-    def fits(cand: AttentionSchedule) -> bool:
-        nonlocal error
-        try:
-            FlashKernel(op, cand, target, vector_per_cube)  # its buffers and event ids
-        except (BufferCapacityError, ScheduleError) as e:
-            error = error or e
-            return False
-        return True
-
     for depth in depths:
         base = schedule.replace(depth=depth)
-        if not flash:
-            found = _best_naive(op, target, base, tqs, tks, k0s, vector_per_cube)
-            if isinstance(found, AttentionSchedule):
-                return found
-            error = error or found
-            continue
-        # the best with one query tile per Q block, and the best with more (when the search may choose)
-        best: dict[bool, tuple[float, int, int, AttentionSchedule]] = {}
-        for tq in tqs:
-            for tk in tks:
-                for k0 in k0s:
-                    for cand in _q_blocks(base.replace(tile_q=tq, tile_kv=tk, k0=k0), cap):
-                        if not fits(cand):
-                            break  # a larger Q block needs more L1 and UB still
-                        key = (estimate(op, cand, target, vector_per_cube), -(tq * tk * k0), -cand.q_tiles, cand)
-                        blocked = cand.q_tiles > 1 and not schedule.block_q
-                        if blocked not in best or key[:3] < best[blocked][:3]:
-                            best[blocked] = key
-        if best:
-            one, blocked = best.get(False), best.get(True)
-            if blocked is not None and (one is None or blocked[0] <= Q_BLOCK_GAIN * one[0]):
-                return blocked[3]
-            return (one or blocked)[3]
+        found = (_best_flash if flash else _best_naive)(op, target, base, tqs, tks, k0s, vector_per_cube)
+        if isinstance(found, AttentionSchedule):
+            return found
+        error = error or found
     assert error is not None
     raise error
+
+
+def _best_flash(
+    op: Attention,
+    target: Target,
+    base: AttentionSchedule,
+    tqs: tuple[int, ...],
+    tks: tuple[int, ...],
+    k0s: tuple[int, ...],
+    vpc: int,
+) -> AttentionSchedule | Exception:
+    """The best flash schedule that fits, by the model, or why none does: the best with one query tile per Q block
+    and the best with more (when the Q block is not given), each the first of its kind, in the model's order, that
+    compiles; the Q block is taken when it earns :data:`Q_BLOCK_GAIN`."""
+    cap = -(-op.seq // 16) * 16
+    cands = []
+    for tq in tqs:
+        for tk in tks:
+            for k0 in k0s:
+                for cand in _q_blocks(base.replace(tile_q=tq, tile_kv=tk, k0=k0), cap):
+                    cands.append((estimate(op, cand, target, vpc), -(tq * tk * k0), -cand.q_tiles, cand))
+    cands.sort(key=lambda key: key[:3])
+    best: dict[bool, tuple] = {}
+    refused: list[tuple[AttentionSchedule, str]] = []
+    error: Exception | None = None
+
+    def misfit(cand: AttentionSchedule) -> bool:
+        nonlocal error
+        if any(_covers(cand, r, space) for r, space in refused):
+            return True
+        why = flash_misfit(op, cand, target)
+        if why is not None:
+            refused.append((cand, getattr(why, "buffer", "")))
+            error = error or in_attention_terms(why, cand)
+        return why is not None
+
+    for key in cands:
+        cand = key[3]
+        blocked = cand.q_tiles > 1 and not base.block_q
+        if blocked in best or any(_covers(cand, r, space) for r, space in refused):
+            continue
+        # one query tile per block first: if that does not fit, no larger block of the same tiles does
+        if (blocked and misfit(cand.replace(block_q=cand.tile_q))) or misfit(cand):
+            continue
+        best[blocked] = key
+        if len(best) == 2:
+            break
+    if not best:
+        return error or ScheduleError("no flash schedule to try", knob="--tile")
+    one, blocked = best.get(False), best.get(True)
+    if blocked is not None and (one is None or blocked[0] <= Q_BLOCK_GAIN * one[0]):
+        return blocked[3]
+    return (one or blocked)[3]
+
+
+def _covers(cand: AttentionSchedule, refused: AttentionSchedule, space: str) -> bool:
+    """Whether ``cand`` needs at least what ``refused`` (a schedule that did not fit in ``space``) needed: the same
+    depth, no smaller query tile, key tile or Q block, and — unless L1, L0C or UB was short, which ``k0`` does not
+    change — no smaller ``k0`` (L0A/L0B), or the same tiles (event ids, which grow with the Q block)."""
+    if cand.depth != refused.depth or cand.block_q < refused.block_q:
+        return False
+    if cand.tile_q < refused.tile_q or cand.tile_kv < refused.tile_kv:
+        return False
+    if space in ("L1", "L0C", "UB"):
+        return True
+    if space in ("L0A", "L0B"):
+        return cand.k0 >= refused.k0
+    return (cand.tile_q, cand.tile_kv, cand.k0) == (refused.tile_q, refused.tile_kv, refused.k0)
 
 
 def _best_naive(
@@ -139,23 +180,31 @@ def _best_naive(
                     if why is None:
                         best = key
                     elif error is None:
-                        error = _in_attention_terms(why, cand)
+                        error = in_attention_terms(why, cand)
     return best[2] if best else error
 
 
-def _in_attention_terms(e: Exception, schedule: AttentionSchedule) -> Exception:
-    """A tile-language kernel's "tiles do not fit" as the attention schedule's capacity error: its knobs, not the
-    kernel's ``BLOCK`` sizes."""
+def in_attention_terms(e: Exception, schedule: AttentionSchedule) -> Exception:
+    """A tile-language kernel's refusal in the attention schedule's terms: "tiles do not fit" as its capacity error,
+    any other (event ids, a split the chip cannot make) as a ``ScheduleError`` — its knobs, not the kernel's
+    ``BLOCK`` sizes or lines."""
+    knob = f"tile_q, tile_kv or k0 (--tile q=,kv=,k0=), {_KNOB[schedule.algorithm]} or --depth"
+    if isinstance(e, LanguageError) and not isinstance(e, TilesDoNotFit):
+        return ScheduleError(f"schedule {schedule.text()} does not fit this chip: {e.reason}", knob=knob,
+                             hint=f"lower {knob}")  # fmt: skip
     if not isinstance(e, TilesDoNotFit):
         return e
     return BufferCapacityError(
         buffer=e.buffer,
         need=e.need,
         have=e.have,
-        knob="tile_q, tile_kv or k0 (--tile q=,kv=,k0=), the softmax's rows (--tile r=) or --depth",
+        knob=knob,
         what=f"schedule {schedule.text()}",
         parts=e.parts or str(e),
     )
+
+
+_KNOB = {"naive": "the softmax's rows (--tile r=)", "flash": "the Q block (--tile qb=)"}
 
 
 def _q_blocks(cand: AttentionSchedule, cap: int) -> list[AttentionSchedule]:
@@ -170,6 +219,12 @@ def _q_blocks(cand: AttentionSchedule, cap: int) -> list[AttentionSchedule]:
 # ------------------------------------------------------------------------------------- the model
 
 
+def pitch(cols: int, dtype: DType, align: int = 32) -> int:
+    """Row pitch in elements: ``cols`` rounded up so that every row starts ``align``-byte aligned (UB)."""
+    per = max(1, align // dtype.itemsize)
+    return -(-cols // per) * per
+
+
 def _vec(target: Target, op: str, dtype: DType, rows: int, cols: int, dense: bool = True) -> int:
     """Cycles of one vector instruction over a ``rows × cols`` tile (the vector rule, isa.instructions.vector)."""
     v = target.params.vector
@@ -180,7 +235,7 @@ def _vec(target: Target, op: str, dtype: DType, rows: int, cols: int, dense: boo
 
 
 def _bcast(target: Target, op: str, dtype: DType, rows: int, cols: int) -> int:
-    """Cycles of ``tiles.broadcast_op``: a row operand replicated to fill whole repeats when it can be."""
+    """Cycles of a vector op with a row operand broadcast, replicated to fill whole repeats when it can be."""
     dense = pitch(cols, dtype) == cols
     k = min(target.bytes_per_repeat // (cols * dtype.itemsize), rows) if dense else 1
     if k < 2:
@@ -213,16 +268,17 @@ def _mmads(target: Target, m: int, extent: int, n: int, k0: int) -> int:
 
 def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
     """Estimated cycles of ``op`` under a resolved schedule ``s`` (see the module docs)."""
-    if s.algorithm == "flash":  # the built-in kernel's contiguous runs of Q blocks
-        blocks = blocks_of(tiling(op, s.tile_q, s.tile_kv, s.cores, s.q_tiles))
-    else:  # naive's programs, a query tile each, dealt round-robin
-        work = units(op, s.tile_q, s.tile_kv)
-        blocks = [work[c :: s.cores] for c in range(min(s.cores, len(work)))]
-    busiest = max(blocks, key=lambda b: sum(len(u.kv_tiles) for u in b))
-    nsteps = sum(len(u.kv_tiles) for u in busiest)
+    # the programs — a Q block each for flash, a query tile each for naive — dealt round-robin to the cores
+    work = q_blocks(units(op, s.tile_q, s.tile_kv), s.q_tiles if s.algorithm == "flash" else 1)
+    blocks = [[u for qb in work[c :: s.cores] for u in qb] for c in range(min(s.cores, len(work)))]
     if s.algorithm == "flash":
-        # K/V loads: one per key tile of each Q block (its last query tile attends to the most keys)
-        loads = sum(len(qb[-1].kv_tiles) for qb in q_blocks(busiest, s.q_tiles))
+        # every query tile of a Q block (a tail block's too) runs every key tile the block needs (its last tile
+        # attends to the most keys), and K/V are loaded once per key tile of the block
+        def steps(b: list) -> tuple[int, int]:
+            loads = sum(len(qb[-1].kv_tiles) for qb in q_blocks(b, s.q_tiles))
+            return s.q_tiles * loads, loads
+
+        nsteps, loads = max(steps(b) for b in blocks)
         return (nsteps + s.depth) * _flash_step(op, s, target, vpc, len(blocks), loads / nsteps)
     return _naive(op, s, target, vpc, blocks)
 
@@ -231,7 +287,7 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
     """Cycles of one step of the busiest unit; ``share``: K/V loads per step (1 without Q blocks)."""
     d, bq, bk, k0 = op.head_dim, s.tile_q, s.tile_kv, s.k0
     sdt = F16 if op.precision == "fast" else F32
-    bqv = columns(bq, max(1, vpc), 0)[1]
+    bqv = bq
     cube = _mmads(t, bk, d, bq, k0) + _mmads(t, d + 1, bk, bq, k0)
     sd, od = pitch(bqv, sdt) == bqv, pitch(bqv, F32) == bqv
     fold, w = 0, bk
@@ -244,6 +300,8 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
     vector += _bcast(t, "mul", F32, d + 1, bqv) + _vec(t, "add", F32, d + 1, bqv, od)
     if sdt is F32:
         vector += _vec(t, "cast", F32, bk, bqv, sd)
+    if vpc:  # a separated chip's AIVs take a Q block's query tiles (its independent chains) in turns
+        vector *= math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
     mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0A, bk, k0 * 2)
     mte1 += math.ceil(bk / k0) * (
         _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
@@ -260,13 +318,21 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
         aiv = _move(t, Space.GM, Space.UB, bk, bqv * es) + _move(t, Space.GM, Space.UB, d + 1, bqv * 4)
         mte3 = _move(t, Space.UB, Space.GM, bk, bqv * 2)
         gm_bytes += 2 * (bk * bq * (es + 2) + (d + 1) * bq * 4)
-        others = (fix, mte2, aiv, mte3)
+        spread = math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
+        others = (fix, mte2, aiv * spread, mte3 * spread)
     else:
         fix = _move(t, Space.L0C, Space.UB, 1, bk * bq * es) + _move(t, Space.L0C, Space.UB, 1, (d + 1) * bq * 4)
         mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
         others = (fix, mte2, mte3)
     gm = gm_bytes * cores / t.gm_bandwidth
-    return max(cube, vector, mte1, gm, *others)
+    step = max(cube, vector, mte1, gm, *others)
+    if vpc:  # a step's tiles go round through GM — scores out, probabilities back, P·V out — and the AIC and AIV
+        # wait for each other across it: latency the stages do not hide (measured on edu-separated: ~570 cycles)
+        lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
+                                                         (Space.UB, Space.GM), (Space.GM, Space.L1))}  # fmt: skip
+        step += 2 * (lat[Space.L0C, Space.GM] + lat[Space.GM, Space.UB]) + lat[Space.UB, Space.GM]
+        step += lat[Space.GM, Space.L1] + 3 * t.params.cross_flag_latency
+    return step
 
 
 def _naive_softmax(op: Attention, rows: int, t: Target, vpc: int) -> float:

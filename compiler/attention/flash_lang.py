@@ -1,10 +1,8 @@
 """The flash schedule as a tile-language kernel, compiled by the language's passes (trace → buffer → pipeline →
 sync → lower, and ``split`` on separated chips): a ``Compiled`` whose ``passes`` show the loop nest.
 
-Not yet the built-in: ``compile_attention`` still builds flash with its own writer (``flash.py``), which is faster
-(this kernel takes 1.2–2.1× its cycles at the built-in's default schedules, and its tiles do not fit at some of
-them: docs/attention.md, "Two builders"). :func:`compile_flash` is what the switch will call; the tests hold it
-to numpy on every preset and to the built-in's GM bytes, and ``benchmarks/attention_routes.py`` measures the gap.
+``compile_attention`` builds every flash schedule with :func:`compile_flash`; ``compiler.attention.defaults``
+chooses the tiles, asking :func:`flash_misfit` whether they fit.
 
 One program per Q block (``block_q`` rows: ``q_tiles`` query tiles of ``tile_q`` rows), per head, per batch. The
 block's query tiles are loaded once; every K/V tile of ``tile_kv`` keys is loaded once per block and used by each
@@ -21,12 +19,14 @@ from dataclasses import replace
 import numpy as np
 
 from compiler import language as tl
-from compiler.attention.lang import compile_kernel, misfit, short
+from compiler.attention.lang import compile_kernel, misfit, remember, short
 from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule
+from compiler.attention.traffic import attention_traffic
 from compiler.compiled import Compiled
 from compiler.language.errors import TilesDoNotFit
 from compiler.target import Target
+from compiler.traffic import Traffic
 from isa import Program
 
 
@@ -113,14 +113,37 @@ def _launch(
 
 
 def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
-    """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one Q
-    block of a short sequence compiled (every program's tiles are the same whatever the sequence's length).
-    Remembered per chip, head, precision, layout and tiles."""
+    """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one head
+    over a short sequence — a Q block and a key tile long, so a tail block too where the Q block does not divide it —
+    compiled on one core (every full program's tiles are the same whatever the sequence's length). Remembered per
+    chip, head, precision, layout and tiles; :func:`flash_refused` adds what a whole compile refused."""
     proxy = short(op, schedule.block_q + schedule.tile_kv)
-    return misfit(
-        (target.name, proxy, schedule.replace(cores=1)),
-        lambda: _launch(proxy, schedule, target.params, (1, 1, 1), retry=False),
-    )
+    return misfit(_key(proxy, schedule, target), lambda: _proxy(proxy, schedule, target))
+
+
+def _proxy(proxy: Attention, schedule: AttentionSchedule, target: Target) -> int:
+    """``proxy`` compiled on one core; returns the bytes of its GM workspaces (remembered: the misfit check and
+    :func:`flash_workspace_bytes` compile it once between them)."""
+    key = _key(proxy, schedule, target)
+    if key not in _WORKSPACES:
+        grid = (-(-proxy.seq // schedule.block_q), 1, 1)
+        one = _launch(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
+        shapes = {t.name for t in proxy.tensors()}
+        _WORKSPACES[key] = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
+    return _WORKSPACES[key]
+
+
+_WORKSPACES: dict[tuple, int] = {}
+
+
+def flash_refused(op: Attention, schedule: AttentionSchedule, target: Target, why: Exception) -> None:
+    """Remember that compiling ``op`` under ``schedule`` was refused (``why``), so that :func:`flash_misfit` — and
+    the default schedules that ask it — refuse it too."""
+    remember(_key(short(op, schedule.block_q + schedule.tile_kv), schedule, target), why)
+
+
+def _key(proxy: Attention, schedule: AttentionSchedule, target: Target) -> tuple:
+    return (target.name, proxy, schedule.replace(cores=1))
 
 
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
@@ -137,4 +160,19 @@ def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> C
         f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
     )
     program = Program(tensors, p.cores, p.chip, comments)
-    return replace(compiled, op=op, schedule=schedule, program=program)
+    # q, k, v and o by formula (each term says why: key tiles per Q block, masked tiles skipped), the hand-overs of
+    # a separated chip as the split counted them
+    formula = attention_traffic(op, schedule, 0)
+    traffic = Traffic(formula.terms + tuple(t for t in compiled.traffic.terms if t.tensor not in shapes))
+    return replace(compiled, op=op, schedule=schedule, program=program, traffic=traffic)
+
+
+def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Target) -> int:
+    """Bytes of the GM workspaces of ``op`` under a resolved flash ``schedule`` (0 on a coupled chip): a separated
+    chip's hand-over areas, the same for every AIC/AIV group, read from the short kernel of :func:`flash_misfit`."""
+    if not target.vector_per_cube:
+        return 0
+    proxy = short(op, schedule.block_q + schedule.tile_kv)
+    per_group = _proxy(proxy, schedule, target)
+    programs = -(-op.seq // schedule.block_q) * op.heads * op.batch
+    return per_group * min(schedule.cores, programs)

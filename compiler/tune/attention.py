@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, estimate
-from compiler.attention.flash import FlashKernel
+from compiler.attention.flash_lang import flash_misfit
 from compiler.attention.naive import naive_misfit
 from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
 from compiler.ops import Op
@@ -105,9 +105,8 @@ class AttentionFamily(Family):
             rows=rows,
         )
         check(s)
-        if algorithm == "flash":
-            FlashKernel(self.op, s, self.target, self.vpc)  # raises if its buffers or event ids do not fit
-        elif (why := naive_misfit(self.op, s, self.target)) is not None:
+        misfit = flash_misfit if algorithm == "flash" else naive_misfit
+        if (why := misfit(self.op, s, self.target)) is not None:  # its buffers, stages or event ids
             raise why
         return s
 

@@ -46,7 +46,7 @@ def test_timing_only_skips_the_check(capsys):
 
 def test_compile_writes_assembly_that_runs_to_the_same_cycles(capsys, tmp_path):
     path = tmp_path / "att.s"
-    argv = ("attention", "--shape", "1x1x40x64", "--chip", "edu-separated", "--cores", "2")
+    argv = ("attention", "--shape", "1x2x40x64", "--chip", "edu-separated", "--cores", "2")  # a head per group
     rc, _, err = dsasim(capsys, "compile", *argv, "-o", str(path))
     assert rc == 0 and "run it with: dsasim run-asm" in err and "--cores 2" in err
     rc, out, _ = dsasim(capsys, "run-asm", str(path), "--cores", "2", "--json")

@@ -7,300 +7,570 @@
 .tensor v f16[1,1,40,16] in
 .tensor o f16[1,1,40,16] out
 .core 0
-    v.dup       ub[0x1c20], 1.0, f16[16]
+    mte2.copy   l1[0x0000], q[0x0000], f16[16,16]
+    v.dup       ub[0x0000], -inf, f32[16]
+    v.dup       ub[0x0080], 1.0, f32[16]
+    v.dup       ub[0x0100], 0.0, f32[16,16]
+    mte2.copy   l1[0x0400], q[0x0200], f16[16,16]
+    v.dup       ub[0x0900], -inf, f32[16]
+    v.dup       ub[0x0980], 1.0, f32[16]
+    v.dup       ub[0x0a00], 0.0, f32[16,16]
+    set_flag    mte2 -> mte1, 4
+    mte2.copy   l1[0x0200], q[0x0400], f16[8,16]
+    v.dup       ub[0x1200], 1.0, f16[32]
+    v.dup       ub[0x1280], 1.0, f16[32]
+    set_flag    v -> mte3, 2
+    wait_flag   v -> mte3, 2
+    set_flag    mte2 -> mte1, 5
+    mte2.copy   l1[0x0800], k[0x0000], f16[32,16]
+    set_flag    mte2 -> mte1, 0
+    mte2.copy   l1[0x0c00], k[0x0000], f16[32,16]
+    wait_flag   mte2 -> mte1, 4
+    mte1.copy   l0a[0x0000], l1[0x0000], f16[16,16]
+    set_flag    mte2 -> mte1, 1
+    wait_flag   mte2 -> mte1, 0
+    mte1.copy   l0b[0x0000], l1[0x0800], f16[32,16], transpose
+    set_flag    mte1 -> cube, 4
+    mte1.copy   l0a[0x0200], l1[0x0400], f16[16,16]
+    wait_flag   mte1 -> cube, 4
+    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=16, k=16, n=32, init
+    mte1.copy   l0b[0x0400], l1[0x0800], f16[32,16], transpose
+    set_flag    cube -> fix, 0
+    set_flag    cube -> mte1, 4
+    wait_flag   cube -> fix, 0
+    fixpipe     ub[0x1f80], l0c[0x0000], f32[16,32], to=f16, scale=0.25
+    set_flag    mte1 -> mte2, 0
+    wait_flag   mte1 -> mte2, 0
+    mte2.copy   l1[0x0800], k[0x0400], f16[8,16]
+    set_flag    mte1 -> cube, 5
+    wait_flag   mte1 -> cube, 5
+    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=16, k=16, n=32, init
+    wait_flag   mte2 -> mte1, 5
+    wait_flag   cube -> mte1, 4
+    mte1.copy   l0a[0x0000], l1[0x0200], f16[8,16]
+    set_flag    fix -> cube, 0
+    set_flag    fix -> v, 0
+    wait_flag   fix -> v, 0
+    v.tril      ub[0x1f80], ub[0x1f80], -inf, f16[16,32], diag=0
+    wait_flag   mte2 -> mte1, 1
+    mte1.copy   l0b[0x0000], l1[0x0c00], f16[32,16], transpose
+    set_flag    cube -> mte1, 5
+    set_flag    cube -> fix, 1
+    wait_flag   cube -> fix, 1
+    fixpipe     ub[0x2380], l0c[0x0800], f32[16,32], to=f16, scale=0.25
+    wait_flag   fix -> cube, 0
+    v.rowmax    ub[0x3040], ub[0x1f80], f16[16,32]
+    set_flag    mte1 -> cube, 4
+    wait_flag   cube -> mte1, 5
+    set_flag    mte1 -> cube, 5
+    wait_flag   mte1 -> cube, 4
+    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=8, k=16, n=32, init
+    set_flag    mte2 -> mte1, 0
+    mte2.copy   l1[0x1000], v[0x0000], f16[32,16]
+    set_flag    fix -> cube, 1
+    set_flag    fix -> v, 1
+    set_flag    cube -> fix, 0
+    set_flag    cube -> mte1, 4
+    wait_flag   cube -> fix, 0
+    wait_flag   mte1 -> cube, 5
+    wait_flag   fix -> cube, 1
+    set_flag    cube -> mte1, 5
+    set_flag    cube -> fix, 1
+    v.cast      ub[0x3000], ub[0x3040], f16[16], to=f32
+    set_flag    mte2 -> mte1, 2
+    mte2.copy   l1[0x1400], v[0x0000], f16[32,16]
+    v.max       ub[0x1700], ub[0x0000], ub[0x3000], f32[16]
+    v.cast      ub[0x3400], ub[0x1700], f32[16], to=f16
+    v.rowbcast  ub[0x3000], ub[0x3400], f16[16,32]
+    v.sub       ub[0x1f80], ub[0x1f80], ub[0x3000], f16[16,32]
+    set_flag    mte2 -> mte1, 3
+    v.exp       ub[0x1740], ub[0x1f80], f16[16,32]
+    set_flag    v -> mte3, 0
+    set_flag    v -> fix, 0
+    wait_flag   v -> fix, 0
+    fixpipe     ub[0x1f80], l0c[0x0000], f32[8,32], to=f16, scale=0.25
+    v.sub       ub[0x0000], ub[0x0000], ub[0x1700], f32[16]
+    wait_flag   v -> mte3, 0
+    mte3.copy   l1[0x1800], ub[0x1740], f16[16,32]
+    wait_flag   mte2 -> mte1, 2
+    v.exp       ub[0x0000], ub[0x0000], f32[16]
+    set_flag    fix -> cube, 0
+    set_flag    fix -> v, 0
+    wait_flag   cube -> fix, 1
+    set_flag    mte3 -> v, 0
+    set_flag    mte3 -> mte1, 0
+    wait_flag   mte3 -> mte1, 0
+    mte1.copy   l0a[0x0400], l1[0x1000], f16[16,16], transpose
+    mte3.copy   l1[0x2000], ub[0x1200], f16[32]
+    v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
+    set_flag    mte3 -> mte1, 2
+    mte3.copy   l1[0x2040], ub[0x1280], f16[32]
+    mte1.copy   l0b[0x0800], l1[0x1800], f16[16,16], src_stride=32, transpose
+    v.copy      ub[0x3000], ub[0x0000], f32[4,16], src_stride=0
+    set_flag    mte3 -> mte1, 3
+    set_flag    mte1 -> cube, 0
+    mte1.copy   l0a[0x0600], l1[0x1200], f16[16,16], transpose
+    wait_flag   mte1 -> cube, 0
+    mmad        l0c[0x1000], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
+    v.mul       ub[0x0100], ub[0x0100], ub[0x3000], f32[4,64], src1_stride=0
+    set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0a00], l1[0x1820], f16[16,16], src_stride=32, transpose
+    set_flag    mte1 -> cube, 1
+    wait_flag   mte1 -> cube, 1
+    mmad        l0c[0x1000], l0a[0x0600], l0b[0x0a00], f16, m=16, k=16, n=16
+    wait_flag   mte3 -> mte1, 2
+    mte1.copy   l0a[0x0800], l1[0x2000], f16[16]
+    wait_flag   fix -> v, 1
+    v.tril      ub[0x2380], ub[0x2380], -inf, f16[16,32], diag=16
+    set_flag    cube -> mte1, 1
+    set_flag    cube -> fix, 2
+    mte1.copy   l0b[0x0c00], l1[0x1800], f16[16,16], src_stride=32, transpose
+    v.rowmax    ub[0x3040], ub[0x2380], f16[16,32]
+    set_flag    mte1 -> cube, 2
+    mte1.copy   l0a[0x0a00], l1[0x2020], f16[16]
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x1800], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    mte1.copy   l0b[0x0e00], l1[0x1820], f16[16,16], src_stride=32, transpose
+    set_flag    cube -> mte1, 2
+    set_flag    mte1 -> cube, 3
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x1800], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
+    set_flag    mte1 -> mte3, 0
+    set_flag    mte1 -> mte3, 2
+    set_flag    cube -> mte1, 3
+    set_flag    cube -> fix, 4
+    v.cast      ub[0x3000], ub[0x3040], f16[16], to=f32
+    v.max       ub[0x1f40], ub[0x0900], ub[0x3000], f32[16]
+    v.cast      ub[0x3400], ub[0x1f40], f32[16], to=f16
+    v.rowbcast  ub[0x3000], ub[0x3400], f16[16,32]
+    v.sub       ub[0x2380], ub[0x2380], ub[0x3000], f16[16,32]
+    v.exp       ub[0x1b40], ub[0x2380], f16[16,32]
+    set_flag    v -> fix, 1
+    wait_flag   v -> fix, 1
+    set_flag    fix -> cube, 1
+    set_flag    fix -> v, 1
+    set_flag    v -> mte3, 1
+    wait_flag   v -> mte3, 1
+    mte3.copy   l1[0x2080], ub[0x1b40], f16[16,32]
+    wait_flag   cube -> fix, 4
+    fixpipe     ub[0x2780], l0c[0x1800], f32[16]
+    set_flag    fix -> cube, 4
+    set_flag    fix -> v, 2
+    wait_flag   fix -> v, 2
+    v.add       ub[0x0080], ub[0x0080], ub[0x2780], f32[16]
+    wait_flag   cube -> fix, 2
+    fixpipe     ub[0x2800], l0c[0x1000], f32[16,16]
+    set_flag    mte3 -> mte1, 4
+    set_flag    mte3 -> v, 1
+    wait_flag   mte3 -> mte1, 4
+    wait_flag   mte3 -> mte1, 3
+    wait_flag   cube -> mte1, 4
+    mte1.copy   l0a[0x0000], l1[0x0200], f16[8,16]
+    set_flag    v -> fix, 2
+    v.sub       ub[0x0900], ub[0x0900], ub[0x1f40], f32[16]
+    wait_flag   mte2 -> mte1, 0
+    mte1.copy   l0b[0x0000], l1[0x0800], f16[8,16], transpose
+    set_flag    fix -> cube, 2
+    set_flag    fix -> v, 4
+    v.exp       ub[0x0900], ub[0x0900], f32[16]
+    set_flag    mte1 -> cube, 4
+    wait_flag   cube -> mte1, 2
+    mte1.copy   l0a[0x0800], l1[0x2040], f16[16]
+    v.mul       ub[0x0980], ub[0x0980], ub[0x0900], f32[16]
+    mte1.copy   l0b[0x0c00], l1[0x2080], f16[16,16], src_stride=32, transpose
+    v.copy      ub[0x3000], ub[0x0900], f32[4,16], src_stride=0
+    set_flag    mte1 -> cube, 2
+    wait_flag   cube -> mte1, 3
+    mte1.copy   l0a[0x0a00], l1[0x2060], f16[16]
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x1840], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    mte1.copy   l0b[0x0e00], l1[0x20a0], f16[16,16], src_stride=32, transpose
+    set_flag    cube -> mte1, 2
+    v.mul       ub[0x0a00], ub[0x0a00], ub[0x3000], f32[4,64], src1_stride=0
+    set_flag    mte1 -> cube, 3
+    wait_flag   cube -> mte1, 0
+    mte1.copy   l0a[0x0400], l1[0x1000], f16[16,16], transpose
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x1840], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
+    wait_flag   fix -> v, 4
+    v.add       ub[0x0100], ub[0x0100], ub[0x2800], f32[16,16]
+    set_flag    cube -> mte1, 3
+    set_flag    cube -> fix, 5
+    wait_flag   cube -> fix, 5
+    fixpipe     ub[0x27c0], l0c[0x1840], f32[16]
+    mte1.copy   l0b[0x0800], l1[0x2080], f16[16,16], src_stride=32, transpose
+    set_flag    fix -> cube, 5
+    set_flag    fix -> v, 3
+    set_flag    mte1 -> cube, 0
+    wait_flag   cube -> mte1, 1
+    mte1.copy   l0a[0x0600], l1[0x1200], f16[16,16], transpose
+    wait_flag   mte1 -> cube, 0
+    mmad        l0c[0x1400], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
+    set_flag    v -> fix, 4
+    v.copy      ub[0x0000], ub[0x1700], f32[16]
+    set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0a00], l1[0x20a0], f16[16,16], src_stride=32, transpose
+    v.copy      ub[0x0900], ub[0x1f40], f32[16]
+    set_flag    mte1 -> cube, 1
+    set_flag    mte1 -> mte3, 3
+    wait_flag   mte1 -> cube, 1
+    mmad        l0c[0x1400], l0a[0x0600], l0b[0x0a00], f16, m=16, k=16, n=16
+    set_flag    mte1 -> mte2, 2
+    wait_flag   mte1 -> mte2, 2
+    mte2.copy   l1[0x1000], v[0x0400], f16[8,16]
+    set_flag    mte1 -> mte3, 4
+    wait_flag   cube -> mte1, 5
+    set_flag    mte1 -> cube, 5
+    wait_flag   mte2 -> mte1, 3
+    wait_flag   fix -> v, 3
+    v.add       ub[0x0980], ub[0x0980], ub[0x27c0], f32[16]
+    set_flag    cube -> mte1, 1
+    set_flag    cube -> fix, 3
+    wait_flag   cube -> fix, 3
+    fixpipe     ub[0x2c00], l0c[0x1400], f32[16,16]
+    wait_flag   fix -> cube, 0
+    wait_flag   mte1 -> cube, 4
+    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=8, k=16, n=8, init
+    set_flag    v -> fix, 3
+    set_flag    cube -> fix, 0
+    wait_flag   mte1 -> cube, 5
+    wait_flag   fix -> cube, 1
+    set_flag    cube -> fix, 1
+    wait_flag   fix -> cube, 2
+    set_flag    fix -> cube, 3
+    set_flag    fix -> v, 5
+    wait_flag   fix -> v, 5
+    v.add       ub[0x0a00], ub[0x0a00], ub[0x2c00], f32[16,16]
+    wait_flag   cube -> fix, 0
+    set_flag    mte2 -> mte1, 2
+    set_flag    v -> fix, 5
+    v.recip     ub[0x0080], ub[0x0080], f32[16]
+    v.copy      ub[0x3000], ub[0x0080], f32[4,16], src_stride=0
+    v.mul       ub[0x0100], ub[0x0100], ub[0x3000], f32[4,64], src1_stride=0
+    v.cast      ub[0x3000], ub[0x0100], f32[16,16], to=f16
+    v.transpose ub[0x1300], ub[0x3000], f16[16,16]
+    set_flag    v -> mte3, 4
+    wait_flag   v -> mte3, 4
+    mte3.copy   o[0x0000], ub[0x1300], f16[16,16]
+    v.recip     ub[0x0980], ub[0x0980], f32[16]
+    v.copy      ub[0x3000], ub[0x0980], f32[4,16], src_stride=0
+    v.mul       ub[0x0a00], ub[0x0a00], ub[0x3000], f32[4,64], src1_stride=0
+    set_flag    mte3 -> v, 4
+    v.cast      ub[0x3000], ub[0x0a00], f32[16,16], to=f16
+    v.transpose ub[0x1500], ub[0x3000], f16[16,16]
+    set_flag    v -> mte3, 5
+    wait_flag   v -> mte3, 5
+    mte3.copy   o[0x0200], ub[0x1500], f16[16,16]
+    v.dup       ub[0x0040], -inf, f32[16]
+    v.dup       ub[0x00c0], 1.0, f32[16]
+    v.dup       ub[0x0500], 0.0, f32[16,16]
+    set_flag    mte3 -> v, 5
+    v.dup       ub[0x0940], -inf, f32[16]
+    v.dup       ub[0x09c0], 1.0, f32[16]
+    v.dup       ub[0x0e00], 0.0, f32[16,16]
+    v.dup       ub[0x1240], 1.0, f16[32]
+    v.dup       ub[0x12c0], 1.0, f16[32]
     set_flag    v -> mte3, 3
     wait_flag   v -> mte3, 3
-    mte3.copy   l1[0x1c00], ub[0x1c20], f16[16]
-    mte2.copy   l1[0x0000], q[0x0000], f16[32,16]
-    set_flag    mte2 -> mte1, 0
-    mte2.copy   l1[0x0400], k[0x0000], f16[32,16]
-    set_flag    mte2 -> mte1, 1
-    wait_flag   mte2 -> mte1, 0
-    mte1.copy   l0b[0x0000], l1[0x0000], f16[16,16], transpose
-    set_flag    mte1 -> cube, 0
-    wait_flag   mte2 -> mte1, 1
-    wait_flag   mte1 -> cube, 0
-    mte1.copy   l0a[0x0000], l1[0x0400], f16[32,16]
-    set_flag    mte1 -> cube, 2
-    wait_flag   mte1 -> cube, 2
-    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=16, init
-    set_flag    cube -> mte1, 2
-    set_flag    cube -> mte1, 0
-    set_flag    cube -> fix, 0
-    wait_flag   cube -> fix, 0
-    fixpipe     ub[0x0000], l0c[0x0000], f32[32,16], to=f16, scale=0.25
+    wait_flag   mte3 -> v, 0
+    wait_flag   fix -> v, 0
+    v.dup       ub[0x2180], 0.0, f16[256]
+    v.rowmax    ub[0x3040], ub[0x1f80], f16[16,32]
+    v.cast      ub[0x3000], ub[0x3040], f16[16], to=f32
+    v.max       ub[0x1700], ub[0x0040], ub[0x3000], f32[16]
+    v.cast      ub[0x3400], ub[0x1700], f32[16], to=f16
+    v.rowbcast  ub[0x3000], ub[0x3400], f16[16,32]
+    v.sub       ub[0x1f80], ub[0x1f80], ub[0x3000], f16[16,32]
+    v.exp       ub[0x1740], ub[0x1f80], f16[16,32]
+    set_flag    v -> mte3, 0
+    set_flag    v -> fix, 0
+    wait_flag   v -> fix, 0
+    fixpipe     ub[0x1f80], l0c[0x0000], f32[8,8], to=f16, dst_stride=32, scale=0.25
+    v.sub       ub[0x0040], ub[0x0040], ub[0x1700], f32[16]
+    wait_flag   v -> mte3, 0
+    mte3.copy   l1[0x1c00], ub[0x1740], f16[16,32]
     set_flag    fix -> v, 0
-    set_flag    fix -> cube, 0
-    mte1.copy   l0b[0x0200], l1[0x0200], f16[16,16], transpose
+    wait_flag   cube -> fix, 1
+    v.exp       ub[0x0040], ub[0x0040], f32[16]
+    set_flag    mte3 -> v, 0
+    set_flag    mte3 -> mte1, 1
+    wait_flag   mte3 -> mte1, 1
+    wait_flag   cube -> mte1, 0
+    mte1.copy   l0a[0x0400], l1[0x1400], f16[16,16], transpose
+    wait_flag   mte1 -> mte3, 2
+    mte3.copy   l1[0x2000], ub[0x1240], f16[32]
+    v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
+    set_flag    mte3 -> mte1, 2
+    wait_flag   mte1 -> mte3, 3
+    mte3.copy   l1[0x2040], ub[0x12c0], f16[32]
+    mte1.copy   l0b[0x0800], l1[0x1c00], f16[16,16], src_stride=32, transpose
+    v.copy      ub[0x3000], ub[0x0040], f32[4,16], src_stride=0
+    set_flag    mte3 -> mte1, 3
+    set_flag    mte1 -> cube, 0
+    wait_flag   cube -> mte1, 1
+    mte1.copy   l0a[0x0600], l1[0x1600], f16[16,16], transpose
+    wait_flag   mte1 -> cube, 0
+    mmad        l0c[0x1000], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
+    v.mul       ub[0x0500], ub[0x0500], ub[0x3000], f32[4,64], src1_stride=0
+    set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0a00], l1[0x1c20], f16[16,16], src_stride=32, transpose
     set_flag    mte1 -> cube, 1
-    set_flag    mte1 -> mte2, 0
     wait_flag   mte1 -> cube, 1
-    mte1.copy   l0a[0x0400], l1[0x0400], f16[32,16]
+    mmad        l0c[0x1000], l0a[0x0600], l0b[0x0a00], f16, m=16, k=16, n=16
+    wait_flag   mte3 -> mte1, 2
+    wait_flag   cube -> mte1, 2
+    mte1.copy   l0a[0x0800], l1[0x2000], f16[16]
+    wait_flag   fix -> v, 1
+    wait_flag   mte3 -> v, 1
+    v.dup       ub[0x2380], 0.0, f16[16,32]
+    set_flag    cube -> mte1, 1
+    set_flag    cube -> fix, 2
+    wait_flag   fix -> cube, 4
+    mte1.copy   l0b[0x0c00], l1[0x1c00], f16[16,16], src_stride=32, transpose
+    v.rowmax    ub[0x3040], ub[0x2380], f16[16,32]
+    set_flag    mte1 -> cube, 2
+    wait_flag   cube -> mte1, 3
+    mte1.copy   l0a[0x0a00], l1[0x2020], f16[16]
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x1800], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    mte1.copy   l0b[0x0e00], l1[0x1c20], f16[16,16], src_stride=32, transpose
+    set_flag    cube -> mte1, 2
     set_flag    mte1 -> cube, 3
     wait_flag   mte1 -> cube, 3
-    mmad        l0c[0x0800], l0a[0x0400], l0b[0x0200], f16, m=32, k=16, n=16, init
+    mmad        l0c[0x1800], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
+    set_flag    mte1 -> mte3, 2
     set_flag    cube -> mte1, 3
-    set_flag    mte1 -> mte2, 1
-    set_flag    cube -> fix, 1
-    wait_flag   cube -> fix, 1
-    fixpipe     ub[0x0400], l0c[0x0800], f32[32,16], to=f16, scale=0.25
+    set_flag    cube -> fix, 4
+    wait_flag   fix -> cube, 5
+    v.cast      ub[0x3000], ub[0x3040], f16[16], to=f32
+    v.max       ub[0x1f40], ub[0x0940], ub[0x3000], f32[16]
+    v.cast      ub[0x3400], ub[0x1f40], f32[16], to=f16
+    v.rowbcast  ub[0x3000], ub[0x3400], f16[16,32]
+    v.sub       ub[0x2380], ub[0x2380], ub[0x3000], f16[16,32]
+    v.exp       ub[0x1b40], ub[0x2380], f16[16,32]
+    set_flag    v -> fix, 1
+    wait_flag   v -> fix, 1
     set_flag    fix -> v, 1
-    set_flag    fix -> cube, 1
-    wait_flag   fix -> v, 0
-    v.triu      ub[0x0000], ub[0x0000], -inf, f16[32,16], diag=0
-    v.max       ub[0x0800], ub[0x0000], ub[0x0200], f16[16,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0900], f16[8,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0880], f16[4,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0840], f16[2,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0820], f16[16]
-    v.cast      ub[0x18c0], ub[0x0800], f16[16], to=f32
-    v.cast      ub[0x1ac0], ub[0x18c0], f32[16], to=f16
-    v.copy      ub[0x1b20], ub[0x1ac0], f16[8,16], src_stride=0
-    v.sub       ub[0x0000], ub[0x0000], ub[0x1b20], f16[4,128], src1_stride=0
-    v.exp       ub[0x0000], ub[0x0000], f16[32,16]
-    set_flag    v -> mte3, 0
-    wait_flag   v -> mte3, 0
-    mte3.copy   l1[0x1400], ub[0x0000], f16[32,16]
-    set_flag    mte3 -> mte1, 0
-    set_flag    mte3 -> fix, 0
-    wait_flag   mte1 -> mte2, 0
-    mte2.copy   l1[0x0000], q[0x0400], f16[8,16]
-    set_flag    mte2 -> mte1, 0
-    mte2.copy   l1[0x0800], k[0x0000], f16[32,16]
-    set_flag    mte2 -> mte1, 2
-    mte2.copy   l1[0x0c00], v[0x0000], f16[32,16]
-    set_flag    mte2 -> mte1, 3
-    wait_flag   mte2 -> mte1, 0
-    wait_flag   cube -> mte1, 0
-    mte1.copy   l0b[0x0000], l1[0x0000], f16[8,16], transpose
-    set_flag    mte1 -> cube, 0
-    wait_flag   mte2 -> mte1, 2
-    wait_flag   fix -> cube, 0
-    wait_flag   mte1 -> cube, 0
-    wait_flag   cube -> mte1, 2
-    mte1.copy   l0a[0x0000], l1[0x0800], f16[32,16]
-    set_flag    mte1 -> cube, 2
-    wait_flag   mte1 -> cube, 2
-    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=32, k=16, n=8, init
-    set_flag    cube -> fix, 0
-    wait_flag   cube -> fix, 0
-    wait_flag   mte3 -> fix, 0
-    fixpipe     ub[0x0000], l0c[0x0000], f32[32,8], to=f16, dst_stride=16, scale=0.25
-    set_flag    fix -> v, 0
-    wait_flag   fix -> v, 1
-    v.triu      ub[0x0400], ub[0x0400], -inf, f16[32,16], diag=-16
-    v.max       ub[0x0800], ub[0x0400], ub[0x0600], f16[16,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0900], f16[8,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0880], f16[4,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0840], f16[2,16]
-    v.max       ub[0x0800], ub[0x0800], ub[0x0820], f16[16]
-    v.cast      ub[0x1980], ub[0x0800], f16[16], to=f32
-    v.cast      ub[0x1ac0], ub[0x1980], f32[16], to=f16
-    v.copy      ub[0x1b20], ub[0x1ac0], f16[8,16], src_stride=0
-    v.sub       ub[0x0400], ub[0x0400], ub[0x1b20], f16[4,128], src1_stride=0
-    v.exp       ub[0x0400], ub[0x0400], f16[32,16]
     set_flag    v -> mte3, 1
     wait_flag   v -> mte3, 1
-    mte3.copy   l1[0x1800], ub[0x0400], f16[32,16]
-    set_flag    mte3 -> mte1, 1
-    set_flag    mte3 -> fix, 1
-    wait_flag   mte1 -> mte2, 1
-    mte2.copy   l1[0x0400], k[0x0400], f16[8,16]
-    set_flag    mte2 -> mte1, 1
-    wait_flag   mte3 -> mte1, 0
-    mte1.copy   l0a[0x0c00], l1[0x1c00], f16[16]
-    wait_flag   mte2 -> mte1, 3
-    mte1.copy   l0a[0x0800], l1[0x0c00], f16[16,16], transpose
-    set_flag    mte1 -> cube, 4
-    mte1.copy   l0b[0x0400], l1[0x1400], f16[16,16]
-    set_flag    mte1 -> cube, 6
-    wait_flag   mte1 -> cube, 4
-    wait_flag   mte1 -> cube, 6
-    mmad        l0c[0x1000], l0a[0x0800], l0b[0x0400], f16, m=16, k=16, n=16, init
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0400], f16, m=1, k=16, n=16, init
-    set_flag    cube -> mte1, 4
-    set_flag    cube -> mte1, 6
-    mte1.copy   l0a[0x0a00], l1[0x0e00], f16[16,16], transpose
-    set_flag    mte1 -> cube, 5
-    mte1.copy   l0b[0x0600], l1[0x1600], f16[16,16]
-    set_flag    mte1 -> cube, 7
-    wait_flag   mte1 -> cube, 5
-    wait_flag   mte1 -> cube, 7
-    mmad        l0c[0x1000], l0a[0x0a00], l0b[0x0600], f16, m=16, k=16, n=16
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0600], f16, m=1, k=16, n=16
-    set_flag    cube -> mte1, 5
-    set_flag    cube -> mte1, 7
-    set_flag    mte1 -> mte3, 0
-    set_flag    cube -> fix, 2
-    wait_flag   cube -> fix, 2
-    fixpipe     ub[0x0a00], l0c[0x1000], f32[16,16]
-    fixpipe     ub[0x0e00], l0c[0x1400], f32[16]
+    mte3.copy   l1[0x2480], ub[0x1b40], f16[16,32]
+    wait_flag   cube -> fix, 4
+    wait_flag   v -> fix, 2
+    fixpipe     ub[0x2780], l0c[0x1800], f32[16]
+    set_flag    fix -> cube, 4
     set_flag    fix -> v, 2
-    set_flag    fix -> cube, 2
-    wait_flag   mte2 -> mte1, 1
-    wait_flag   fix -> cube, 1
-    wait_flag   cube -> mte1, 3
-    mte1.copy   l0a[0x0400], l1[0x0400], f16[8,16]
-    set_flag    mte1 -> cube, 3
-    wait_flag   mte1 -> cube, 3
-    mmad        l0c[0x0800], l0a[0x0400], l0b[0x0000], f16, m=8, k=16, n=8, init
-    set_flag    cube -> fix, 1
-    wait_flag   cube -> fix, 1
-    wait_flag   mte3 -> fix, 1
-    fixpipe     ub[0x0400], l0c[0x0800], f32[8,8], to=f16, dst_stride=16, scale=0.25
-    set_flag    fix -> v, 1
     wait_flag   fix -> v, 2
-    v.recip     ub[0x1ae0], ub[0x0e00], f32[16]
-    v.copy      ub[0x1b20], ub[0x1ae0], f32[4,16], src_stride=0
-    v.mul       ub[0x0a00], ub[0x0a00], ub[0x1b20], f32[4,64], src1_stride=0
-    v.cast      ub[0x0800], ub[0x0a00], f32[16,16], to=f16
-    v.transpose ub[0x16c0], ub[0x0800], f16[16,16]
-    set_flag    v -> mte3, 2
-    set_flag    v -> fix, 0
-    wait_flag   v -> mte3, 2
-    mte3.copy   o[0x0000], ub[0x16c0], f16[16,16]
-    set_flag    mte3 -> v, 0
+    v.add       ub[0x00c0], ub[0x00c0], ub[0x2780], f32[16]
+    wait_flag   cube -> fix, 2
+    wait_flag   v -> fix, 4
+    fixpipe     ub[0x2800], l0c[0x1000], f32[16,16]
+    set_flag    mte3 -> mte1, 5
+    set_flag    mte3 -> v, 1
+    wait_flag   mte3 -> mte1, 5
+    wait_flag   mte3 -> mte1, 3
+    wait_flag   cube -> mte1, 2
+    mte1.copy   l0a[0x0800], l1[0x2040], f16[16]
+    set_flag    v -> fix, 2
+    v.sub       ub[0x0940], ub[0x0940], ub[0x1f40], f32[16]
+    mte1.copy   l0b[0x0c00], l1[0x2480], f16[16,16], src_stride=32, transpose
+    set_flag    fix -> cube, 2
+    set_flag    fix -> v, 4
+    v.exp       ub[0x0940], ub[0x0940], f32[16]
+    set_flag    mte1 -> cube, 2
+    wait_flag   cube -> mte1, 3
+    mte1.copy   l0a[0x0a00], l1[0x2060], f16[16]
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x1840], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    v.mul       ub[0x09c0], ub[0x09c0], ub[0x0940], f32[16]
+    mte1.copy   l0b[0x0e00], l1[0x24a0], f16[16,16], src_stride=32, transpose
+    set_flag    cube -> mte1, 2
+    v.copy      ub[0x3000], ub[0x0940], f32[4,16], src_stride=0
+    set_flag    mte1 -> cube, 3
+    wait_flag   cube -> mte1, 0
+    mte1.copy   l0a[0x0400], l1[0x1400], f16[16,16], transpose
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x1840], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
+    v.mul       ub[0x0e00], ub[0x0e00], ub[0x3000], f32[4,64], src1_stride=0
+    set_flag    cube -> mte1, 3
+    set_flag    cube -> fix, 5
+    wait_flag   fix -> cube, 3
+    wait_flag   cube -> fix, 5
+    wait_flag   v -> fix, 3
+    fixpipe     ub[0x27c0], l0c[0x1840], f32[16]
+    mte1.copy   l0b[0x0800], l1[0x2480], f16[16,16], src_stride=32, transpose
+    set_flag    fix -> cube, 5
+    set_flag    fix -> v, 3
+    set_flag    mte1 -> cube, 0
+    wait_flag   cube -> mte1, 1
+    mte1.copy   l0a[0x0600], l1[0x1600], f16[16,16], transpose
+    wait_flag   mte1 -> cube, 0
+    mmad        l0c[0x1400], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
+    wait_flag   fix -> v, 4
+    v.add       ub[0x0500], ub[0x0500], ub[0x2800], f32[16,16]
+    set_flag    cube -> mte1, 0
+    mte1.copy   l0b[0x0a00], l1[0x24a0], f16[16,16], src_stride=32, transpose
+    set_flag    mte1 -> cube, 1
+    set_flag    mte1 -> mte3, 3
+    wait_flag   mte1 -> cube, 1
+    mmad        l0c[0x1400], l0a[0x0600], l0b[0x0a00], f16, m=16, k=16, n=16
+    wait_flag   mte2 -> mte1, 2
+    set_flag    v -> fix, 4
+    v.copy      ub[0x0040], ub[0x1700], f32[16]
+    set_flag    cube -> mte1, 1
+    set_flag    cube -> fix, 3
+    wait_flag   cube -> fix, 3
+    wait_flag   v -> fix, 5
+    fixpipe     ub[0x2c00], l0c[0x1400], f32[16,16]
+    wait_flag   fix -> cube, 2
+    v.copy      ub[0x0940], ub[0x1f40], f32[16]
+    wait_flag   fix -> v, 3
+    v.add       ub[0x09c0], ub[0x09c0], ub[0x27c0], f32[16]
+    set_flag    fix -> cube, 3
+    set_flag    fix -> v, 5
+    set_flag    v -> fix, 3
+    wait_flag   fix -> v, 5
+    v.add       ub[0x0e00], ub[0x0e00], ub[0x2c00], f32[16,16]
+    set_flag    v -> fix, 5
+    wait_flag   mte3 -> v, 0
     wait_flag   fix -> v, 0
-    v.max       ub[0x0800], ub[0x0000], ub[0x0200], f16[16,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.max       ub[0x0800], ub[0x0800], ub[0x0900], f16[8,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.max       ub[0x0800], ub[0x0800], ub[0x0880], f16[4,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.max       ub[0x0800], ub[0x0800], ub[0x0840], f16[2,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.max       ub[0x0800], ub[0x0800], ub[0x0820], f16[8]
-    v.cast      ub[0x18c0], ub[0x0800], f16[8], to=f32
-    v.cast      ub[0x1ac0], ub[0x18c0], f32[8], to=f16
-    v.sub       ub[0x0000], ub[0x0000], ub[0x1ac0], f16[32,8], dst_stride=16, src0_stride=16, src1_stride=0
-    v.exp       ub[0x0000], ub[0x0000], f16[32,8], dst_stride=16, src_stride=16
+    v.copy      ub[0x3000], ub[0x1f80], f16[8,8], src_stride=32
+    v.dup       ub[0x1f80], 0.0, f16[8,32], dst_stride=32
+    v.copy      ub[0x1f80], ub[0x3000], f16[8,8], dst_stride=32
+    v.dup       ub[0x2180], 0.0, f16[256]
+    v.tril      ub[0x1f80], ub[0x1f80], -inf, f16[16,32], diag=0
+    v.rowmax    ub[0x3040], ub[0x1f80], f16[16,32]
+    v.cast      ub[0x3000], ub[0x3040], f16[16], to=f32
+    v.max       ub[0x1700], ub[0x0040], ub[0x3000], f32[16]
+    v.cast      ub[0x3400], ub[0x1700], f32[16], to=f16
+    v.rowbcast  ub[0x3000], ub[0x3400], f16[16,32]
+    v.sub       ub[0x1f80], ub[0x1f80], ub[0x3000], f16[16,32]
+    v.exp       ub[0x1740], ub[0x1f80], f16[16,32]
     set_flag    v -> mte3, 0
+    v.sub       ub[0x0040], ub[0x0040], ub[0x1700], f32[16]
     wait_flag   v -> mte3, 0
     wait_flag   mte1 -> mte3, 0
-    mte3.copy   l1[0x1400], ub[0x0000], f16[32,8], src_stride=16
+    mte3.copy   l1[0x1800], ub[0x1740], f16[16,32]
+    v.exp       ub[0x0040], ub[0x0040], f32[16]
     set_flag    mte3 -> mte1, 0
-    mte2.copy   l1[0x1000], v[0x0000], f16[32,16]
-    set_flag    mte2 -> mte1, 4
-    wait_flag   mte3 -> mte1, 1
-    wait_flag   fix -> cube, 2
-    wait_flag   cube -> mte1, 4
-    mte1.copy   l0a[0x0800], l1[0x0c00], f16[16,16], transpose
-    set_flag    mte1 -> cube, 4
-    wait_flag   cube -> mte1, 6
-    mte1.copy   l0b[0x0400], l1[0x1800], f16[16,16]
-    set_flag    mte1 -> cube, 6
-    wait_flag   mte1 -> cube, 4
-    wait_flag   mte1 -> cube, 6
-    mmad        l0c[0x1000], l0a[0x0800], l0b[0x0400], f16, m=16, k=16, n=16, init
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0400], f16, m=1, k=16, n=16, init
-    set_flag    cube -> mte1, 4
-    set_flag    cube -> mte1, 6
-    wait_flag   cube -> mte1, 5
-    mte1.copy   l0a[0x0a00], l1[0x0e00], f16[16,16], transpose
-    set_flag    mte1 -> cube, 5
-    wait_flag   cube -> mte1, 7
-    mte1.copy   l0b[0x0600], l1[0x1a00], f16[16,16]
-    set_flag    mte1 -> cube, 7
-    wait_flag   mte1 -> cube, 5
-    wait_flag   mte1 -> cube, 7
-    mmad        l0c[0x1000], l0a[0x0a00], l0b[0x0600], f16, m=16, k=16, n=16
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0600], f16, m=1, k=16, n=16
-    set_flag    cube -> mte1, 5
-    set_flag    cube -> mte1, 7
-    set_flag    mte1 -> mte3, 1
-    set_flag    mte1 -> mte2, 3
+    wait_flag   mte3 -> mte1, 0
+    wait_flag   cube -> mte1, 0
+    mte1.copy   l0a[0x0400], l1[0x1000], f16[8,16], transpose
+    wait_flag   mte1 -> mte3, 2
+    mte3.copy   l1[0x2000], ub[0x1240], f16[32]
+    v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
+    mte1.copy   l0b[0x0800], l1[0x1800], f16[16,8], src_stride=32, transpose
+    set_flag    mte3 -> mte1, 2
+    wait_flag   mte1 -> mte3, 3
+    mte3.copy   l1[0x2040], ub[0x12c0], f16[32]
+    v.copy      ub[0x3000], ub[0x0040], f32[4,16], src_stride=0
+    set_flag    mte3 -> mte1, 3
+    wait_flag   mte1 -> mte3, 4
+    set_flag    mte1 -> cube, 0
+    wait_flag   mte1 -> cube, 0
+    mmad        l0c[0x1000], l0a[0x0400], l0b[0x0800], f16, m=16, k=8, n=16, init
+    wait_flag   mte3 -> mte1, 2
+    wait_flag   cube -> mte1, 2
+    mte1.copy   l0a[0x0800], l1[0x2000], f16[16]
+    v.mul       ub[0x0500], ub[0x0500], ub[0x3000], f32[4,64], src1_stride=0
     set_flag    cube -> fix, 2
-    wait_flag   cube -> fix, 2
-    fixpipe     ub[0x0e40], l0c[0x1000], f32[16,16]
-    fixpipe     ub[0x1240], l0c[0x1400], f32[16]
-    set_flag    fix -> v, 3
-    set_flag    fix -> cube, 2
-    wait_flag   fix -> v, 3
-    v.recip     ub[0x1ae0], ub[0x1240], f32[16]
-    v.copy      ub[0x1b20], ub[0x1ae0], f32[4,16], src_stride=0
-    v.mul       ub[0x0e40], ub[0x0e40], ub[0x1b20], f32[4,64], src1_stride=0
-    wait_flag   mte3 -> v, 0
-    v.cast      ub[0x0800], ub[0x0e40], f32[16,16], to=f16
-    v.transpose ub[0x16c0], ub[0x0800], f16[16,16]
-    set_flag    v -> mte3, 2
-    wait_flag   v -> mte3, 2
-    mte3.copy   o[0x0200], ub[0x16c0], f16[16,16]
-    set_flag    mte3 -> v, 0
+    wait_flag   fix -> cube, 4
+    mte1.copy   l0b[0x0c00], l1[0x1800], f16[16,16], src_stride=32, transpose
+    set_flag    mte1 -> cube, 2
+    wait_flag   cube -> mte1, 3
+    mte1.copy   l0a[0x0a00], l1[0x2020], f16[16]
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x1800], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
     wait_flag   fix -> v, 1
-    v.triu      ub[0x0400], ub[0x0400], -inf, f16[8,8], diag=0, dst_stride=16, src_stride=16
-    v.max       ub[0x0800], ub[0x0400], ub[0x0480], f16[4,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.max       ub[0x0800], ub[0x0800], ub[0x0840], f16[2,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.max       ub[0x0800], ub[0x0800], ub[0x0820], f16[8]
-    v.cast      ub[0x1a80], ub[0x0800], f16[8], to=f32
-    v.max       ub[0x1900], ub[0x18c0], ub[0x1a80], f32[8]
-    v.sub       ub[0x1a40], ub[0x18c0], ub[0x1900], f32[8]
-    v.exp       ub[0x1a00], ub[0x1a40], f32[8]
-    v.cast      ub[0x1ac0], ub[0x1900], f32[8], to=f16
-    v.sub       ub[0x0400], ub[0x0400], ub[0x1ac0], f16[8,8], dst_stride=16, src0_stride=16, src1_stride=0
-    v.exp       ub[0x0400], ub[0x0400], f16[8,8], dst_stride=16, src_stride=16
+    wait_flag   mte3 -> v, 1
+    v.dup       ub[0x2380], 0.0, f16[16,32]
+    mte1.copy   l0b[0x0e00], l1[0x1820], f16[16,16], src_stride=32, transpose
+    set_flag    cube -> mte1, 2
+    v.tril      ub[0x2380], ub[0x2380], -inf, f16[16,32], diag=16
+    set_flag    mte1 -> cube, 3
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x1800], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
+    set_flag    cube -> mte1, 3
+    set_flag    cube -> fix, 4
+    wait_flag   cube -> fix, 4
+    wait_flag   v -> fix, 2
+    fixpipe     ub[0x2780], l0c[0x1800], f32[16]
+    wait_flag   fix -> cube, 5
+    v.rowmax    ub[0x3040], ub[0x2380], f16[16,32]
+    set_flag    fix -> v, 2
+    wait_flag   cube -> fix, 2
+    wait_flag   v -> fix, 4
+    fixpipe     ub[0x2800], l0c[0x1000], f32[16,16]
+    set_flag    fix -> v, 4
+    v.cast      ub[0x3000], ub[0x3040], f16[16], to=f32
+    v.max       ub[0x1f40], ub[0x0940], ub[0x3000], f32[16]
+    v.cast      ub[0x3400], ub[0x1f40], f32[16], to=f16
+    v.rowbcast  ub[0x3000], ub[0x3400], f16[16,32]
+    v.sub       ub[0x2380], ub[0x2380], ub[0x3000], f16[16,32]
+    v.exp       ub[0x1b40], ub[0x2380], f16[16,32]
     set_flag    v -> mte3, 1
     wait_flag   v -> mte3, 1
-    wait_flag   mte1 -> mte3, 1
-    mte3.copy   l1[0x1800], ub[0x0400], f16[8,8], src_stride=16
-    set_flag    mte3 -> mte1, 1
-    wait_flag   mte1 -> mte2, 3
-    mte2.copy   l1[0x0c00], v[0x0400], f16[8,16]
-    set_flag    mte2 -> mte1, 3
-    wait_flag   mte3 -> mte1, 0
-    wait_flag   mte2 -> mte1, 4
-    wait_flag   fix -> cube, 2
-    wait_flag   cube -> mte1, 4
-    mte1.copy   l0a[0x0800], l1[0x1000], f16[16,16], transpose
-    set_flag    mte1 -> cube, 4
-    wait_flag   cube -> mte1, 6
-    mte1.copy   l0b[0x0400], l1[0x1400], f16[16,8]
-    set_flag    mte1 -> cube, 6
-    wait_flag   mte1 -> cube, 4
-    wait_flag   mte1 -> cube, 6
-    mmad        l0c[0x1000], l0a[0x0800], l0b[0x0400], f16, m=16, k=16, n=8, init
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0400], f16, m=1, k=16, n=8, init
-    set_flag    cube -> mte1, 4
-    set_flag    cube -> mte1, 6
-    wait_flag   cube -> mte1, 5
-    mte1.copy   l0a[0x0a00], l1[0x1200], f16[16,16], transpose
-    set_flag    mte1 -> cube, 5
-    wait_flag   cube -> mte1, 7
-    mte1.copy   l0b[0x0600], l1[0x1500], f16[16,8]
-    set_flag    mte1 -> cube, 7
-    wait_flag   mte1 -> cube, 5
-    wait_flag   mte1 -> cube, 7
-    mmad        l0c[0x1000], l0a[0x0a00], l0b[0x0600], f16, m=16, k=16, n=8
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0600], f16, m=1, k=16, n=8
-    set_flag    cube -> fix, 2
-    wait_flag   cube -> fix, 2
-    wait_flag   v -> fix, 0
-    fixpipe     ub[0x0a00], l0c[0x1000], f32[16,8], dst_stride=16
-    fixpipe     ub[0x0e00], l0c[0x1400], f32[8]
-    set_flag    fix -> v, 2
-    set_flag    fix -> cube, 2
-    wait_flag   mte3 -> mte1, 1
-    wait_flag   mte2 -> mte1, 3
-    wait_flag   fix -> cube, 2
-    wait_flag   cube -> mte1, 4
-    mte1.copy   l0a[0x0800], l1[0x0c00], f16[8,16], transpose
-    set_flag    mte1 -> cube, 4
-    wait_flag   cube -> mte1, 6
-    mte1.copy   l0b[0x0400], l1[0x1800], f16[8,8]
-    set_flag    mte1 -> cube, 6
-    wait_flag   mte1 -> cube, 4
-    wait_flag   mte1 -> cube, 6
-    mmad        l0c[0x1000], l0a[0x0800], l0b[0x0400], f16, m=16, k=8, n=8, init
-    mmad        l0c[0x1400], l0a[0x0c00], l0b[0x0400], f16, m=1, k=8, n=8, init
-    set_flag    cube -> fix, 2
-    wait_flag   cube -> fix, 2
-    fixpipe     ub[0x1280], l0c[0x1000], f32[16,8], dst_stride=16
-    fixpipe     ub[0x1680], l0c[0x1400], f32[8]
-    set_flag    fix -> v, 4
+    mte3.copy   l1[0x2080], ub[0x1b40], f16[16,32]
     wait_flag   fix -> v, 2
-    v.mul       ub[0x0a00], ub[0x0a00], ub[0x1a00], f32[17,8], dst_stride=16, src0_stride=16, src1_stride=0
+    v.add       ub[0x00c0], ub[0x00c0], ub[0x2780], f32[16]
+    v.sub       ub[0x0940], ub[0x0940], ub[0x1f40], f32[16]
+    set_flag    mte3 -> mte1, 4
+    wait_flag   mte3 -> mte1, 4
+    wait_flag   mte3 -> mte1, 3
+    wait_flag   cube -> mte1, 2
+    mte1.copy   l0a[0x0800], l1[0x2040], f16[16]
+    v.exp       ub[0x0940], ub[0x0940], f32[16]
+    mte1.copy   l0b[0x0c00], l1[0x2080], f16[16,16], src_stride=32, transpose
+    v.mul       ub[0x09c0], ub[0x09c0], ub[0x0940], f32[16]
+    set_flag    mte1 -> cube, 2
+    wait_flag   cube -> mte1, 3
+    mte1.copy   l0a[0x0a00], l1[0x2060], f16[16]
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x1840], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    v.copy      ub[0x3000], ub[0x0940], f32[4,16], src_stride=0
+    mte1.copy   l0b[0x0e00], l1[0x20a0], f16[16,16], src_stride=32, transpose
+    v.mul       ub[0x0e00], ub[0x0e00], ub[0x3000], f32[4,64], src1_stride=0
+    set_flag    mte1 -> cube, 3
+    wait_flag   cube -> mte1, 1
+    mte1.copy   l0a[0x0600], l1[0x1000], f16[8,16], transpose
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x1840], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
+    mte1.copy   l0b[0x0a00], l1[0x2080], f16[16,8], src_stride=32, transpose
+    set_flag    cube -> fix, 5
+    wait_flag   fix -> cube, 3
+    wait_flag   cube -> fix, 5
+    wait_flag   v -> fix, 3
+    fixpipe     ub[0x27c0], l0c[0x1840], f32[16]
     wait_flag   fix -> v, 4
-    v.add       ub[0x0a00], ub[0x0a00], ub[0x1280], f32[17,8], dst_stride=16, src0_stride=16, src1_stride=16
-    v.recip     ub[0x1ae0], ub[0x0e00], f32[8]
-    v.mul       ub[0x0a00], ub[0x0a00], ub[0x1ae0], f32[16,8], dst_stride=16, src0_stride=16, src1_stride=0
-    wait_flag   mte3 -> v, 0
-    v.cast      ub[0x0800], ub[0x0a00], f32[16,8], to=f16, dst_stride=16, src_stride=16
-    v.transpose ub[0x16c0], ub[0x0800], f16[16,8], src_stride=16
-    set_flag    v -> mte3, 2
-    wait_flag   v -> mte3, 2
-    mte3.copy   o[0x0400], ub[0x16c0], f16[8,16]
+    v.add       ub[0x0500], ub[0x0500], ub[0x2800], f32[16,16]
+    set_flag    fix -> v, 3
+    set_flag    mte1 -> cube, 1
+    wait_flag   mte1 -> cube, 1
+    mmad        l0c[0x1400], l0a[0x0600], l0b[0x0a00], f16, m=16, k=8, n=16, init
+    set_flag    cube -> fix, 3
+    wait_flag   cube -> fix, 3
+    wait_flag   v -> fix, 5
+    fixpipe     ub[0x2c00], l0c[0x1400], f32[16,16]
+    v.copy      ub[0x0040], ub[0x1700], f32[16]
+    v.copy      ub[0x0940], ub[0x1f40], f32[16]
+    set_flag    fix -> v, 5
+    wait_flag   fix -> v, 3
+    v.add       ub[0x09c0], ub[0x09c0], ub[0x27c0], f32[16]
+    wait_flag   fix -> v, 5
+    v.add       ub[0x0e00], ub[0x0e00], ub[0x2c00], f32[16,16]
+    wait_flag   mte3 -> v, 4
+    v.recip     ub[0x00c0], ub[0x00c0], f32[16]
+    v.copy      ub[0x3000], ub[0x00c0], f32[4,16], src_stride=0
+    v.mul       ub[0x0500], ub[0x0500], ub[0x3000], f32[4,64], src1_stride=0
+    v.cast      ub[0x3000], ub[0x0500], f32[16,16], to=f16
+    v.transpose ub[0x1300], ub[0x3000], f16[16,16]
+    set_flag    v -> mte3, 4
+    wait_flag   v -> mte3, 4
+    mte3.copy   o[0x0400], ub[0x1300], f16[8,16]
+    wait_flag   mte3 -> v, 5
+    v.recip     ub[0x09c0], ub[0x09c0], f32[16]
+    v.copy      ub[0x3000], ub[0x09c0], f32[4,16], src_stride=0
+    v.mul       ub[0x0e00], ub[0x0e00], ub[0x3000], f32[4,64], src1_stride=0
+    v.cast      ub[0x3000], ub[0x0e00], f32[16,16], to=f16
+    v.transpose ub[0x1500], ub[0x3000], f16[16,16]
+    set_flag    v -> mte3, 5
+    wait_flag   v -> mte3, 5
