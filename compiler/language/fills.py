@@ -86,11 +86,13 @@ def _folded(t: Tracer, r: Rec) -> float | None:
         return None
     c = rounded(np.float32(made.params[0]), src.dtype).astype(np.float32)
     if r.op == "cast":
-        return float(rounded(c, out.dtype))
-    if r.attrs[0] not in SCALAR:
+        value = float(rounded(c, out.dtype))
+    elif r.attrs[0] in SCALAR:
+        with np.errstate(all="ignore"):
+            value = float(rounded(SCALAR[r.attrs[0]](c, np.float32(r.params[0])), out.dtype))
+    else:
         return None
-    with np.errstate(all="ignore"):
-        return float(rounded(SCALAR[r.attrs[0]](c, np.float32(r.params[0])), out.dtype))
+    return None if np.isnan(value) else value  # a NaN immediate is not equal to itself: programs would not compare
 
 
 def _drop_unread(t: Tracer, vids: set[int]) -> None:

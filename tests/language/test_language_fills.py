@@ -14,6 +14,7 @@ from lang_helpers import both
 import dsasim
 import dsasim.language as tl
 from compiler.attention.flash_lang import flash_kernel
+from isa import parse
 
 RNG = np.random.default_rng(5)
 
@@ -85,6 +86,13 @@ def steps_per_program(X, Out, BN: tl.constexpr):
     tl.store(Out + pid * BN + cols, acc)
 
 
+@dsasim.jit
+def nan_fill(X, Out, BN: tl.constexpr):
+    """``0 · inf`` is NaN: left as the Vector unit computes it (a NaN immediate would not compare equal)."""
+    cols = tl.arange(0, BN)
+    tl.store(Out + cols, tl.load(X + cols) + tl.zeros([BN], dtype=tl.float32) * float("inf"))
+
+
 def instrs(run) -> list:
     return [i for core in run.program.cores for i in core]
 
@@ -141,6 +149,15 @@ def test_a_fill_is_hoisted_when_some_program_runs_no_step():
     sums = np.cumsum(np.concatenate([np.zeros((1, 64)), 2 * x.reshape(4, 64)[:3]]), axis=0)
     np.testing.assert_allclose(got.reshape(4, 64), sums, rtol=1e-6)
     assert [i.scalar for i in dups(run)].count(2.0) == 4  # once per program, steps or not
+
+
+def test_a_fill_folding_to_nan_stays_as_written():
+    x = RNG.standard_normal(32).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    (_, got), (_, want), run = both(nan_fill[(1,)], x, out, BN=32)
+    assert np.isnan(got).all() and np.isnan(want).all()
+    assert parse(run.program.text()) == run.program  # no NaN immediate: the program still compares equal
+    assert [i.scalar for i in dups(run)] == [0.0]
 
 
 flash = dsasim.jit(flash_kernel)  # compiler/attention/flash_lang.py
