@@ -18,6 +18,10 @@ Vector unit waits for both. With ``lead_in``, the next program's loads before th
                                                   epilogue(pid)
                                                   rest_of_prologue(pid + 1) (its pre and first step already out)
 
+A program's tail — its loop's last lagging statements and its epilogue — may in turn wait until the next
+program's first softmax has been issued (:func:`tail_waits`), so the Vector unit does not idle through the last
+``P·V``'s round trip.
+
 Every statement keeps its own program's addresses, buffer instances and flags; only the order changes. It is
 applied (:func:`lead_in`) when the moves are safe by construction:
 
@@ -43,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler.ir import Alloc, Flag, Kernel, Loop, Parallel, Stmt, pipe_of, reads, walk, writes
-from compiler.passes.rotation import AHEAD_PIPES, rotation, with_flags
+from compiler.passes.rotation import AHEAD_PIPES, lagging, rotation, with_flags
 from isa import Instruction, SetFlag, WaitFlag
 
 
@@ -51,11 +55,13 @@ from isa import Instruction, SetFlag, WaitFlag
 class LeadIn:
     """How a core's programs overlap: the pid body's ``loop`` (its index ``at``), the body statements ``pre``
     that go ahead with it (indices, flags included), the loop's ``first`` statements (indices into its body:
-    :func:`rotation`)."""
+    :func:`rotation`), and whether a program's ``tail`` — its last step's lagging statements and its epilogue —
+    waits until the next program's first step has run its early part (:func:`tail_waits`)."""
 
     at: int
     pre: tuple[int, ...]
     first: tuple[int, ...]
+    defer: bool = False
 
 
 def lead_in(kernel: Kernel, par: Parallel) -> LeadIn | None:
@@ -116,7 +122,60 @@ def lead_in(kernel: Kernel, par: Parallel) -> LeadIn | None:
     if (mr - mw) & written:
         return None  # read, not written by the moved statements, but written in the programs
     pre = tuple(sorted(set(with_flags(body, ahead)) | set(waits)))
-    return LeadIn(at, pre, first)
+    return LeadIn(at, pre, first, tail_waits(kernel, par, at, first, rest))
+
+
+def tail_waits(kernel: Kernel, par: Parallel, at: int, first: tuple[int, ...], rest: list[Stmt]) -> bool:
+    """Whether a program's tail — its loop's last lagging statements (``rotation.lagging``: the last ``P·V``, its
+    FIXPIPE copies and the adds reading them) and the statements after its loop (the epilogue) — may wait
+    until the next program has run its prologue and the early part of its first step (the softmax of its first
+    scores), as the loop's steps wait for each other::
+
+        … early(p, n-1); behind(p, n-2); after(p, n-1)         … early(p, n-1); behind(p, n-2); after(p, n-1)
+        behind(p, n-1); epilogue(p)                  ==>      prologue(p+1); first(p+1, 1); early(p+1, 0)
+        prologue(p+1); first(p+1, 1); early(p+1, 0)            behind(p, n-1); epilogue(p)
+        after(p+1, 0) …                                        after(p+1, 0) …
+
+    The Vector unit then works on the next program's softmax while the last ``P·V`` makes its round trip through
+    L1, the Cube and FIXPIPE, rather than waiting for it. The step's buffers keep the order they have between two
+    steps of the loop; a buffer of the program's (the running max, sum and accumulator) that both sides touch on
+    one pipe needs two slots (the next program's instance in the other), and one of the core's is not touched by
+    both with a write."""
+    body = par.body
+    loop = body[at]
+    behind, after = lagging(loop, first, kernel)
+    own = set(body[0].bufs) if body and type(body[0]) is Alloc else set()
+    step_own = {b for x in walk(loop.body) if type(x) is Alloc for b in x.bufs}
+    early = [s for i, s in enumerate(loop.body) if i not in behind and i not in after and type(s) not in (Alloc, Flag)]
+    tail = [loop.body[i] for i in behind if type(loop.body[i]) not in (Alloc, Flag)]
+    tail += [s for s in body[at + 1 :] if type(s) not in (Alloc, Flag)]
+    if not tail or any(type(s) is Alloc for s in body[at + 1 :]):
+        return False
+    # the loop's own "free" sets (right after it) stay in place: the next program's loads wait for them
+    freed = {b for f in body[at + 1 : at + 1 + loop_sets(body, at)] for g in kernel.groups if g.name == f.group
+             for b in g.buffers}  # fmt: skip
+    if freed & set(_uses(tail)):
+        return False
+    moved = rest + early
+    m_use, t_use = _uses(moved), _uses(tail)
+    written = {b for s in moved + tail for b in _writes(s)}
+    for b in set(m_use) & set(t_use) & written:
+        if b in step_own:
+            continue  # a step's buffer: steps 0 and n - 1 keep the order two steps of the loop have
+        if b not in own:
+            return False
+        if m_use[b] & t_use[b] and kernel.buffer(b).slots < 2:
+            return False
+    return True
+
+
+def loop_sets(body: tuple[Stmt, ...], at: int) -> int:
+    """How many ``set`` flags follow the loop at ``body[at]`` directly (they go with it: a buffer of the program
+    its loop's statements read last, released)."""
+    n = 0
+    while at + 1 + n < len(body) and type(f := body[at + 1 + n]) is Flag and f.set:
+        n += 1
+    return n
 
 
 def takes_turns(stream: Sequence[Instruction]) -> bool:

@@ -10,8 +10,8 @@ rewrite (buffers a=2, b=2, c=1): the nest is unchanged; the buffers get slots an
 Each instance of a buffer (``alloc``) takes the next of its ``depth`` slots in turn: with 2 slots,
 tile i+1 is loaded into one while tile i is used from the other (ping-pong). A buffer allocated once
 per core needs one slot whatever its depth; one produced and consumed by the same pipe needs one too
-(the pipe runs in order). Slots start at the buffer's alignment (L0A/L0B 512 B, L0C 64 B, L1/UB 32 B
-on the reference chip).
+(the pipe runs in order) — but a program's own where a core's programs overlap (:func:`programs_overlap`).
+Slots start at the buffer's alignment (L0A/L0B 512 B, L0C 64 B, L1/UB 32 B on the reference chip).
 
 The vector tile programs' temporaries share one UB area, and inside it two temporaries whose
 lifetimes (first to last use in the program) do not overlap share bytes.
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from compiler.errors import BufferCapacityError
-from compiler.ir import Alloc, Buffer, Kernel, Loop, Parallel, Vec
+from compiler.ir import Alloc, Buffer, Kernel, Loop, Move, Parallel, Vec, walk
 from compiler.target import Target, fmt_bytes
 from compiler.tileprog import Value, fold_widths
 from isa import Pipe, Space
@@ -38,11 +38,13 @@ def buffer(kernel: Kernel, depths: Mapping[str, int]) -> Kernel:
         raise ValueError(f"buffer expects a hoisted kernel, got stage {kernel.stage!r}")
     target = kernel.target
     instances = alloc_counts(kernel)
+    overlap = programs_overlap(kernel)
     sized = []
     for b in kernel.buffers:
         rows, cols = (_extent(kernel, d) for d in b.dims)
         depth = depths.get(b.operand, 2)
-        if instances.get(b.name, 1) <= 1 or b.producer is b.consumer or is_panel(b):
+        one_pipe = b.producer is b.consumer and not (overlap and b.level == "pid")
+        if instances.get(b.name, 1) <= 1 or one_pipe or is_panel(b):
             depth = 1  # a k panel (``hoist``'s ``panel``) is refilled once per tile of its other axis: one slot
         slot = target.align(b.space, rows * cols * b.dtype.itemsize)
         sized.append(replace(b, depth=depth, rows=rows, cols=cols, slot_bytes=slot))
@@ -107,6 +109,17 @@ def _extent(kernel: Kernel, dim: str | None) -> int:
     if dim is None:
         return 1
     return kernel.axis(dim).tile
+
+
+def programs_overlap(kernel: Kernel) -> bool:
+    """Whether a program of this kernel may start its loop's first step before the one before it on the core has
+    finished (``compiler.passes.across``): a kernel traced from the tile language whose pid loop holds a loop
+    where the Cube reads a vector result (FlashAttention's ``P·V``). Its programs' own buffers (``level="pid"``)
+    keep their slots even when one pipe writes and reads them (the running max, sum and accumulator): the next
+    program's instance takes the other."""
+    return kernel.traced is not None and any(
+        type(x) is Move and x.pipe is Pipe.MTE3 for p in kernel.body if type(p) is Parallel for x in walk(p.body)
+    )
 
 
 def alloc_counts(kernel: Kernel) -> dict[str, int]:

@@ -26,6 +26,8 @@ number modulo the depth, a flag's event id is the id of its slot. Then (``compil
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from compiler.ir import (
     Alloc,
     Buffer,
@@ -39,7 +41,7 @@ from compiler.ir import (
     Store,
     Vec,
 )
-from compiler.passes.across import LeadIn, lead_in, takes_turns
+from compiler.passes.across import LeadIn, lead_in, loop_sets, takes_turns
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.issue import forward_waits, issue_order, list_schedule
 from compiler.passes.place import FlagRef, place, resolve
@@ -136,6 +138,9 @@ class Emitter:
         self.led = (False, False)
         self.skip_first = False
         self.overlapped = False  # some program's lead-in was emitted in the one before
+        #: a program's tail (its last lagging step and its epilogue) left for the next program's first step
+        self.tail: Callable[[], None] | None = None
+        self.deferred = False
 
     def run(self) -> list[Instruction | FlagRef]:
         self.walk(self.k.body)
@@ -200,7 +205,11 @@ class Emitter:
                 continue
             self.successor = (share[j + 1], s, plan) if j + 1 < len(share) else None
             (pre, self.skip_first), self.led = self.led, (False, False)
-            self.walk(tuple(st for i, st in enumerate(s.body) if not (pre and i in plan.pre)))
+            self.deferred = False
+            end = plan.at + 1 + loop_sets(s.body, plan.at)  # the loop and the sets that go with it
+            self.walk(tuple(st for i, st in enumerate(s.body[:end]) if not (pre and i in plan.pre)))
+            if not self.deferred:  # else the next program's first step emits this one's tail (``across.tail_waits``)
+                self.walk(s.body[end:])
         self.lead_loop = self.successor = None
 
     def lead_next(self, step_base: dict[str, int]) -> None:
@@ -228,6 +237,35 @@ class Emitter:
             else:
                 self.inst.pop(name, None)
 
+    def tail_of(self, loop: Loop, last: Callable[[], None], step_bufs: tuple[str, ...]) -> Callable[[], None]:
+        """This program's tail, to be emitted later: ``last`` (its loop's last lagging step) and the statements after
+        its loop, with this program's indices and instances; then back to the program emitting it (the instances of
+        buffers allocated inside keep counting)."""
+        par = self.successor[1]  # type: ignore[index]
+        own = (*(par.body[0].bufs if type(par.body[0]) is Alloc else ()), *step_bufs)
+        env, inst = dict(self.env), {name: self.inst[name] for name in own if name in self.inst}
+        at = self.successor[2].at  # type: ignore[index]
+        epilogue = par.body[at + 1 + loop_sets(par.body, at) :]
+
+        def tail() -> None:
+            back_env, back = dict(self.env), {name: self.inst.get(name) for name in own}
+            self.env.clear()
+            self.env.update(env)
+            self.inst.update(inst)
+            last()
+            self.env.pop(loop.var, None)
+            self.inst.update(inst)
+            self.walk(epilogue)
+            self.env.clear()
+            self.env.update(back_env)
+            for name, v in back.items():
+                if v is None:
+                    self.inst.pop(name, None)
+                else:
+                    self.inst[name] = v
+
+        return tail
+
     def rotated(
         self,
         s: Loop,
@@ -248,7 +286,9 @@ class Emitter:
         Programs overlapped (``across``): in the loop of a program with a successor, the last step emits the next
         program's lead-in (:meth:`lead_next`) where step ``n``'s ``ahead`` statements would be; with ``head`` (the
         step's first instances) only the ``ahead`` statements of step 0 are emitted (that lead-in); a program led
-        in by its predecessor skips them."""
+        in by its predecessor skips them. Where its tail waits (``across.tail_waits``), the last step's lagging
+        statements and the program's epilogue are left to the next program's step 0, emitted where a step ``-1``'s
+        lagging statements would be (:meth:`tail_of`)."""
         alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
         behind, after = lag
         first = tuple(st for i, st in enumerate(s.body) if i in ahead)
@@ -301,8 +341,14 @@ class Emitter:
             step(i, rest)
             if late and i > 0:
                 step(i - 1, late)
+            if i == 0 and lead and self.tail is not None:  # the previous program's tail
+                tail, self.tail = self.tail, None
+                tail()
             step(i, then)
-        if late:
+        if lead and self.successor is not None and self.led[1] and self.successor[2].defer:
+            self.tail = self.tail_of(s, lambda: step(n - 1, late) if late else None, alloc.bufs)
+            self.deferred = True
+        elif late:
             step(n - 1, late)
         for name in alloc.bufs:
             self.inst[name] = base[name] + n * turns[name] - 1
