@@ -11,6 +11,11 @@ read of an event. ``after`` (a ``Timeout``), ``signal`` (an ``Event``), ``fire``
 of the queue as SimPy's own would, without SimPy's constructor checks and nested calls, on the path of
 every instruction. The events run in the same order, so a run's cycles, stats and trace are SimPy's, byte
 for byte; processes, conditions and everything else stay SimPy's own.
+
+One kind of event is put ahead of SimPy's order on purpose: ``call_first`` (a transfer completing, its data
+landing) runs before every ordinary event of its cycle, so whatever a flag or a timeout resumes at cycle
+``t`` reads the data that lands at ``t`` — whichever process was woken first, and however early the
+flag was set.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 import simpy
 from simpy.core import BoundClass
-from simpy.events import NORMAL
+from simpy.events import NORMAL, URGENT
 
 
 class Due:
@@ -77,6 +82,12 @@ class Clock(simpy.Environment):
     def call_later(self, delay: int, fn: Callable[[Due], None]) -> None:
         """Call ``fn`` ``delay`` cycles from now, ordered as a ``Timeout`` made now would be."""
         heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Due([fn])))
+
+    def call_first(self, delay: int, fn: Callable[[Due], None]) -> None:
+        """Call ``fn`` ``delay`` cycles from now (``delay`` > 0), before every ordinary event of that cycle — in
+        particular before a process a flag set earlier for that cycle resumes, or one that resumes then for
+        another reason and finds that flag set. Calls due at the same cycle keep the order they were made in."""
+        heappush(self._queue, (self._now + delay, URGENT, next(self._eid), Due([fn])))
 
     def signal(self) -> Due:
         """An event for a process to wait on until another ``fire``s it (``env.event()`` without its

@@ -10,6 +10,10 @@ starts its next instructions: up to the path's ``outstanding`` transfers are in 
 engine accepts the next descriptor while earlier ones are on their way. Transfers of one pipe complete
 in order; a ``set_flag`` behind transfers in flight fires when the last of them completes, without holding
 the queue. Waiting for a free slot, or for the last transfers at the end, is a ``latency`` stall.
+
+A completion runs before every other event of its cycle (``Clock.call_first``): an instruction that starts
+on the cycle a transfer completes — woken by that transfer's flag, or woken by another one and finding it
+set — reads the transfer's data, and the sanitizer sees the write before the read.
 """
 
 from __future__ import annotations
@@ -286,7 +290,7 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
-        env.call_later(done - now, self.complete)
+        env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
         return True
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
