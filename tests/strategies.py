@@ -61,6 +61,7 @@ from isa import (
 )
 from isa.asm.parser import RESERVED
 from isa.instructions import COPY_ROUTES
+from isa.instructions.dma import ROUNDINGS
 from isa.types import EXEC_PIPES
 from simulator import Chip, load_chip
 
@@ -248,7 +249,9 @@ def vector_ops(draw, chip: Chip = EDU) -> Instruction:
     elif family is VCast:
         types = VCast.dtypes_for("cast")
         strides = (draw(row_strides(cols)), draw(row_strides(cols, allow_zero=True)))
-        ins = VCast(ub, ub, draw(dtypes(types)), shape, draw(dtypes(types)), *strides)
+        src_t, to_t = draw(dtypes(types)), draw(dtypes(types))
+        mode = draw(st.sampled_from(tuple(ROUNDINGS))) if src_t.is_float and not to_t.is_float else "rint"
+        ins = VCast(ub, ub, src_t, shape, to_t, *strides, mode)
         fields = {"dst": _UB_W, "src": _UB_R}
     elif family is VReduce:
         op = draw(st.sampled_from(sorted(VReduce.OPS)))

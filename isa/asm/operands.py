@@ -294,14 +294,18 @@ class Args:
         dtypes: dict[str, DType | None] | None = None,
         signed: dict[str, int | None] | None = None,
         floats: dict[str, float | None] | None = None,
+        words: dict[str, tuple[str, ...]] | None = None,
     ) -> dict[str, object]:
         """Read the trailing ``key=value`` options and bare flags; unknown ones are errors.
 
-        ``ints`` take integers ≥ 0, ``signed`` any integer, ``floats`` any number (read as a float)."""
+        ``ints`` take integers ≥ 0, ``signed`` any integer, ``floats`` any number (read as a float), ``words``
+        one of their choices (the first is the default)."""
         ints, dtypes, signed, floats = ints or {}, dtypes or {}, signed or {}, floats or {}
+        words = words or {}
         out: dict[str, object] = {**ints, **dtypes, **signed, **floats, **dict.fromkeys(flags, False)}
+        out |= {k: v[0] for k, v in words.items()}
         seen: set[str] = set()
-        known = [*ints, *signed, *floats, *dtypes, *flags]
+        known = [*ints, *signed, *floats, *dtypes, *words, *flags]
         for op in self.ops[self.i :]:
             key = op.key if isinstance(op, KeyOp) else op.word if isinstance(op, WordOp) else None
             if key is None or key not in known:
@@ -331,6 +335,13 @@ class Args:
                 if not isinstance(v, NumOp):
                     self.fail(f"{key} must be a number", v.col, v.text, f"write e.g. {key}=0.125")
                 out[key] = float(v.value)
+            elif key in words:
+                v = op.value
+                if not isinstance(v, WordOp) or v.word not in words[key]:
+                    self.fail(
+                        f"{key} must be one of {', '.join(words[key])}", v.col, v.text, f"e.g. {key}={words[key][0]}"
+                    )
+                out[key] = v.word
             else:
                 v = op.value
                 if not isinstance(v, WordOp) or v.word not in DTYPE_NAMES:

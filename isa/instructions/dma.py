@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -278,8 +279,21 @@ class Fixpipe(Instruction):
         return [(dst, self.out_dtype, convert(data, self.out_dtype))]
 
 
-def convert(data: np.ndarray, to: DType) -> np.ndarray:
-    """Round to nearest even; float → int saturates to the integer range."""
+#: How a float → integer conversion picks its integer (Ascend C ``RoundMode``: CAST_RINT, CAST_TRUNC,
+#: CAST_FLOOR, CAST_CEIL, CAST_ROUND): to nearest with ties to even, toward zero, down, up, to nearest with
+#: ties away from zero.
+ROUNDINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "rint": np.rint,
+    "trunc": np.trunc,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
+}
+
+
+def convert(data: np.ndarray, to: DType, rounding: str = "rint") -> np.ndarray:
+    """Floats round to nearest even; float → integer picks its integer by ``rounding`` (:data:`ROUNDINGS`),
+    saturates to the integer range, and makes NaN 0; integer → integer saturates."""
     # bf16 (ml_dtypes) is not a numpy floating subtype: ask by the dtype, not by issubdtype alone.
     is_float = np.issubdtype(data.dtype, np.floating) or data.dtype.name == "bfloat16"
     if to.is_float or not is_float:
@@ -290,5 +304,5 @@ def convert(data: np.ndarray, to: DType) -> np.ndarray:
             return data.astype(to.np)
     info = np.iinfo(to.np)
     with np.errstate(invalid="ignore"):
-        r = np.rint(np.nan_to_num(data.astype(np.float64), nan=0.0))
+        r = ROUNDINGS[rounding](np.nan_to_num(data.astype(np.float64), nan=0.0))
     return np.clip(r, info.min, info.max).astype(to.np)

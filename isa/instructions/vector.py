@@ -35,7 +35,7 @@ from isa.instructions.base import (
     region,
     shape2,
 )
-from isa.instructions.dma import convert
+from isa.instructions.dma import ROUNDINGS, convert
 from isa.timing import vector_cycles
 from isa.types import Addr, DType, Pipe, Region, Space
 
@@ -428,18 +428,24 @@ class VDup(VectorInstruction):
 class VCast(VectorInstruction):
     """Convert element type: ``dst = to(src)``.
 
-    Format: ``v.cast DST, SRC, DTYPE[ROWS,COLS], to=DTYPE [, dst_stride=S] [, src_stride=S]``
+    Format: ``v.cast DST, SRC, DTYPE[ROWS,COLS], to=DTYPE [, round=MODE] [, dst_stride=S] [, src_stride=S]``
 
     Action: read DTYPE elements, write them as ``to``: floats round to nearest even (beyond the range:
-    ±inf); float → integer rounds to nearest even and saturates, NaN becoming 0; integer → integer
-    saturates.
+    ±inf); float → integer picks its integer by ``round`` and saturates, NaN becoming 0; integer → integer
+    saturates. ``round`` (float → integer only; the vconv round modes of Ascend C's ``Cast``, ``RoundMode``
+    CAST_RINT, CAST_TRUNC, CAST_FLOOR, CAST_CEIL, CAST_ROUND) is ``rint`` (the default: to nearest, ties to
+    even — 2.5 → 2, -3.7 → -4), ``trunc`` (toward zero: 3.7 → 3, -3.7 → -3; C's and Triton's ``.to()``),
+    ``floor`` (down: -3.7 → -4), ``ceil`` (up: 3.2 → 4) or ``round`` (to nearest, ties away from zero:
+    2.5 → 3, -2.5 → -3).
 
     Timing: the vector rule with ``cost[cast.DTYPE.TO]`` if the chip gives one (narrowing casts that run
     at half rate on the 910B: f32 → bf16, f16 → i8), else ``cost[cast]``; a repeat is 256 bytes of the
     narrower of the two types (measured on the 910B: f16 → f32 and f32 → f16 both convert 128 elements
     per cycle).
 
-    Notes: the usual pattern is f16 → f32 before a reduction and f32 → f16 before a store.
+    Notes: the usual pattern is f16 → f32 before a reduction and f32 → f16 before a store. The tile
+    language's ``.to()`` of a float to an integer is ``round=trunc``. Round modes: Ascend C ``RoundMode``,
+    https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910beta1/API/ascendcopapi/atlasascendc_api_07_00241.html
     """
 
     MNEMONICS = ("v.cast",)
@@ -453,6 +459,7 @@ class VCast(VectorInstruction):
     to: DType = DType.F32
     dst_stride: int | None = None
     src_stride: int | None = None
+    round: str = "rint"
 
     @property
     def op(self) -> str:
@@ -469,6 +476,7 @@ class VCast(VectorInstruction):
             str(self.src),
             fmt_shape(self.dtype, self.shape),
             f"to={self.to.value}",
+            *opt("round", None if self.round == "rint" else self.round),
             *opt("dst_stride", self.dst_stride),
             *opt("src_stride", self.src_stride),
         ]
@@ -477,10 +485,22 @@ class VCast(VectorInstruction):
     def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> VCast:
         dst, src = args.addr("destination"), args.addr("source")
         dtype, shape = args.view()
-        o = args.options(ints={"dst_stride": None, "src_stride": None}, dtypes={"to": None})
+        o = args.options(
+            ints={"dst_stride": None, "src_stride": None}, dtypes={"to": None}, words={"round": tuple(ROUNDINGS)}
+        )
         if o["to"] is None:
             args.fail("v.cast needs to=DTYPE", args.col, mnemonic, "write to=f32")
-        return cls(dst, src, dtype, shape, o["to"], o["dst_stride"], o["src_stride"], loc=loc)
+        return cls(dst, src, dtype, shape, o["to"], o["dst_stride"], o["src_stride"], o["round"], loc=loc)
+
+    def check(self, chip: ChipParams | None = None) -> None:
+        _vcheck(self)
+        if self.round not in ROUNDINGS:
+            raise self.fail(f"unknown round={self.round}", hint=f"round is one of {', '.join(ROUNDINGS)}")
+        if self.round != "rint" and (self.to.is_float or not self.dtype.is_float):
+            raise self.fail(
+                f"round={self.round} applies to a float → integer cast, not {self.dtype} → {self.to}",
+                hint="remove it: float results round to nearest even, integer → integer saturates",
+            )
 
     def addrs(self) -> list[tuple[str, Addr]]:
         return [("dst", self.dst), ("src", self.src)]
@@ -501,4 +521,4 @@ class VCast(VectorInstruction):
 
     def execute(self, mem: Memory) -> list[Write]:
         rs, rd = self.regions()
-        return [(rd, self.to, convert(mem.read(rs, self.dtype), self.to))]
+        return [(rd, self.to, convert(mem.read(rs, self.dtype), self.to, self.round))]
