@@ -15,6 +15,7 @@ from compiler.ir import Buffer
 from compiler.language.core import Rec
 from compiler.language.errors import LanguageError, Site
 from compiler.language.nest import Nest, Static, StaticLoop, Web, is_zero_dup
+from compiler.language.tensor import rounding
 from compiler.plan import Axis
 from compiler.target import Target
 from isa import DType, Pipe, Space
@@ -106,7 +107,7 @@ class Placement:
                 m = w.members[0]
                 if m.rec.kind != "vec":
                     break
-                if m.rec.op == "cast" and to is None:
+                if m.rec.op == "cast" and to is None and self._fix_rounds_as(m.rec):
                     to = DType(m.rec.attrs[0])
                 elif not relu and _is_relu(m.rec):  # ReLU commutes with the cast's rounding
                     relu = True
@@ -151,6 +152,10 @@ class Placement:
                     self.segment_of[s.sid] = current
 
         walk(self.nest.root)
+
+    def _fix_rounds_as(self, cast: Rec) -> bool:
+        """FIXPIPE rounds to nearest even: it may do a cast that does (not ``.to(int)`` of a float: it truncates)."""
+        return rounding(self.nest.t.values[cast.ins[0]].dtype, DType(cast.attrs[0])) == "rint"
 
     def _fix_casts(self) -> dict[str, DType]:
         """Casts of a ``dot`` result to f16/bf16 that FIXPIPE does on its way from L0C to UB (statement id →

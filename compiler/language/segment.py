@@ -16,6 +16,7 @@ from compiler.language.core import Rec, located
 from compiler.language.layout import fold
 from compiler.language.nest import Nest, Static
 from compiler.language.selects import SELECT_OPS, emit_select, scratch_of
+from compiler.language.tensor import rounding
 from compiler.target import Target
 from compiler.tileprog import Value, fold_widths, tree_reduce
 from isa import (
@@ -268,7 +269,8 @@ class Segment:
         if rec.op == "un":
             return [VUnary(rec.attrs[0], d, s[0], dt, shape)]
         if rec.op == "cast":
-            return [VCast(d, s[0], vals[rec.ins[0]].dtype, shape, to=dt)]
+            src = vals[rec.ins[0]].dtype
+            return [VCast(d, s[0], src, shape, to=dt, round=rounding(src, dt))]
         if rec.op == "dup":
             return [VDup(d, rec.params[0], dt, shape)]
         if rec.op == "bcast":

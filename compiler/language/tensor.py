@@ -19,6 +19,7 @@ from compiler.language.core import FLOATS, Arg, PointerType, Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.scalars import ScalarType
 from isa import DType
+from isa.instructions.dma import convert
 from isa.instructions.vselect import CONDITIONS
 
 F32 = DType.F32
@@ -41,8 +42,17 @@ def f32(x: np.ndarray) -> np.ndarray:
 
 
 def rounded(x: np.ndarray, dtype: DType) -> np.ndarray:
+    a = np.asarray(x)
+    if not dtype.is_float and a.dtype == dtype.np:  # already the integers (a cast's): f32 would lose them
+        return a.copy()
     with np.errstate(all="ignore"):
-        return np.asarray(x, dtype=np.float32).astype(dtype.np)
+        return a.astype(np.float32).astype(dtype.np)
+
+
+def rounding(src: DType, to: DType) -> str:
+    """The ``v.cast`` round mode of ``.to()``: float → integer truncates toward zero (Triton's, and C's,
+    conversion: 3.7 → 3, -3.7 → -3), saturating, NaN → 0; every other cast rounds to nearest even."""
+    return "trunc" if src.is_float and not to.is_float else "rint"
 
 
 class Index(np.ndarray):
@@ -334,7 +344,8 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
     if x.dtype is dtype:
         return x
     x = materialize(x)
-    return vec("cast", (x,), x.shape, dtype, (dtype.value,), compute=lambda: f32(x.data))
+    mode = rounding(x.dtype, dtype)
+    return vec("cast", (x,), x.shape, dtype, (dtype.value,), compute=lambda: convert(np.asarray(x.data), dtype, mode))
 
 
 def materialize(x: Tensor) -> Tensor:
