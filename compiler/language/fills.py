@@ -82,7 +82,7 @@ def _folded(t: Tracer, r: Rec) -> float | None:
     out = t.values[r.out]  # type: ignore[index]
     if out.shape != src.shape or out.valid != src.valid or out.transposed:
         return None
-    if not (src.dtype.is_float and out.dtype.is_float):  # a float → integer v.cast rounds to nearest and saturates
+    if not (src.dtype.is_float and out.dtype.is_float):  # a float → integer .to() truncates and saturates
         return None
     c = rounded(np.float32(made.params[0]), src.dtype).astype(np.float32)
     if r.op == "cast":
