@@ -1,7 +1,8 @@
 """``.to()`` of a float to an integer truncates toward zero, as in Triton: compiled (a ``v.cast`` with
 ``round=trunc``) and interpreted agree bit for bit on fractions, ties, negatives, NaN (0), ±inf and values
 beyond the integer range (saturated); a ``dot`` result stored to an integer tensor is cast by the Vector unit,
-not by FIXPIPE (which rounds to nearest); other casts keep rounding to nearest even."""
+not by FIXPIPE (which rounds to nearest); other casts keep rounding to nearest even, and integer casts
+saturate (i32 → i8) and round (i32 → f16) compiled as interpreted."""
 
 from __future__ import annotations
 
@@ -109,3 +110,20 @@ def test_float_casts_still_round_to_nearest_even():
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(got, x.astype(np.float16))  # 65520 → inf
     assert all(c.round == "rint" for c in casts(run))
+
+
+@dsasim.jit
+def int_to(X, Out, BN: tl.constexpr):
+    cols = tl.arange(0, BN)
+    tl.store(Out + cols, tl.load(X + cols).to(Out.dtype.element_ty))
+
+
+@pytest.mark.parametrize("dst", [np.int8, np.float32, np.float16])
+def test_integer_casts_saturate_and_round_compiled_as_interpreted(dst):
+    """i32 → i8 saturates (the interpreter wrapped: 300 → 44), i32 → f32/f16 rounds once to nearest."""
+    x = np.array([300, -300, 127, -129, 5, 2**30, -(2**31), 2**24 + 1] * 4, np.int32)
+    (_, got), (_, want), _ = both(int_to[(1,)], x, np.zeros(32, dst), BN=32)
+    np.testing.assert_array_equal(got, want)
+    with np.errstate(over="ignore"):
+        expected = np.clip(x, -128, 127).astype(dst) if dst is np.int8 else x.astype(dst)
+    np.testing.assert_array_equal(got, expected)
