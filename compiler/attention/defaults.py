@@ -16,9 +16,11 @@ kernels of ``flash_lang.py`` and ``naive.py``: every program has the same tiles)
 and event ids fit the chip, so a schedule chosen here always compiles. A candidate at least as large as one that
 did not fit in every tile knob (same ``k0``) is skipped without compiling.
 
-A Q block of several query tiles must earn its place: it is taken when the model predicts at least 5% fewer
+A Q block of several query tiles must earn its place: it is taken when the model predicts at least 25% fewer
 cycles than the best schedule with one query tile per block (:data:`Q_BLOCK_GAIN`). Knobs already given
-are kept. Ties go to fewer, larger tiles, then to larger Q blocks (less traffic).
+are kept. Ties go to fewer, larger tiles, then (flash) to the smaller L0 step — its L0 tiles keep their stages where
+a larger one's would not (ascend910b-like 1x1x1024x128, q=64, kv=256: k0=32 131,942 cycles, k0=64 154,755) — then
+to larger Q blocks (less traffic).
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ ROWS = (1, 2, 4, 8, 16, 32)
 #: the most query tiles per Q block the search tries (each keeps an accumulator in UB and an event id)
 MAX_Q_TILES = 8
 #: a Q block of several query tiles is chosen when the model predicts at most this share of the best
-#: one-level schedule's cycles: the model prices each unit apart, so it misses part of what the smaller query
-#: tiles that fit beside a block's accumulators cost in MTE1→Cube hand-overs (measured on ascend910b-like at
-#: S=512: 3% fewer cycles predicted, 15% more measured)
-Q_BLOCK_GAIN = 0.95
+#: one-level schedule's cycles: the model prices each unit apart and assumes they overlap, which the unrolled
+#: query tiles of a block do less well — measured/predicted cycles of 13 schedules on edu and ascend910b-like at
+#: S=1024 (benchmarks/attention_model.py): 1.02–1.18 with one query tile per block,
+#: 1.16–1.75 with several (ascend910b-like 1x1x4096x128: q=32,qb=128,kv=384 predicted 1,534,080, ran 2,627,432;
+#: q=64,kv=256 predicted 1,738,044, ran 1,824,883)
+Q_BLOCK_GAIN = 0.75
 F16, F32 = DType.F16, DType.F32
 _A = Addr(Space.L0A, 0)
 
@@ -93,8 +97,8 @@ def _best_flash(
         for tk in tks:
             for k0 in k0s:
                 for cand in _q_blocks(base.replace(tile_q=tq, tile_kv=tk, k0=k0), cap):
-                    cands.append((estimate(op, cand, target, vpc), -(tq * tk * k0), -cand.q_tiles, cand))
-    cands.sort(key=lambda key: key[:3])
+                    cands.append((estimate(op, cand, target, vpc), -(tq * tk), k0, -cand.q_tiles, cand))
+    cands.sort(key=lambda key: key[:4])
     best: dict[bool, tuple] = {}
     refused: list[tuple[AttentionSchedule, str]] = []
     error: Exception | None = None
@@ -110,7 +114,7 @@ def _best_flash(
         return why is not None
 
     for key in cands:
-        cand = key[3]
+        cand = key[-1]
         blocked = cand.q_tiles > 1 and not base.block_q
         if blocked in best or any(_covers(cand, r, space) for r, space in refused):
             continue
@@ -124,8 +128,8 @@ def _best_flash(
         return error or ScheduleError("no flash schedule to try", knob="--tile")
     one, blocked = best.get(False), best.get(True)
     if blocked is not None and (one is None or blocked[0] <= Q_BLOCK_GAIN * one[0]):
-        return blocked[3]
-    return (one or blocked)[3]
+        return blocked[-1]
+    return (one or blocked)[-1]
 
 
 def _covers(cand: AttentionSchedule, refused: AttentionSchedule, space: str) -> bool:
