@@ -71,8 +71,7 @@ def place(target: Target, space: Space, regions: Sequence[tuple[int, int]]) -> t
     """Lay ``regions`` — ``(bytes of one slot, slots)`` each — one after another in ``space``, every slot
     starting on the space's alignment: ``(offset of each region, bytes used)``.
 
-    The one placement rule of on-chip buffers: the ``buffer`` pass places the staged tiles with it, and
-    attention's kernel writers their slots (``compiler.attention.plan.Arena``).
+    The one placement rule of on-chip buffers: the ``buffer`` pass places the staged tiles with it.
     """
     offsets, used = [], 0
     for nbytes, count in regions:

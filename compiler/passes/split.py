@@ -3,8 +3,8 @@ chip (``*-separated``: the Cube and the Vector unit in different cores that shar
 
 A core of a coupled chip hands tiles between its Cube and Vector sides on chip: FIXPIPE L0C → UB for
 vector code (C2V), MTE3 UB → L1 for a ``dot`` (V2C), each ordered by the ``sync`` pass's flags. On a
-separated chip each hand-over goes through a GM workspace with cross-core flags (the built-in attention's
-``compiler.attention.sync.CrossRing``; Ascend C's ``CrossCoreSetFlag``; DLCompiler's C2V/V2C)::
+separated chip each hand-over goes through a GM workspace with cross-core flags (Ascend C's
+``CrossCoreSetFlag``; DLCompiler's C2V/V2C)::
 
     coupled core                    AIC                                AIV
     wait v→fix  F.free              wait_cross mte2→fix F.free
@@ -33,7 +33,7 @@ each slot's waits take its own sets), and the local ``mte2↔v``/``mte2↔mte1``
 coupled program already uses on that pipe pair.
 
 Core ``g`` of the coupled program becomes group ``g``: core ``(1 + n)·g`` (AIC) and the ``n`` cores after it
-(its AIVs), numbered as the built-in attention numbers them. The group's Vector work is shared among its AIVs
+(its AIVs), as the ``*-separated`` presets number a group's cores. The group's Vector work is shared among its AIVs
 by independent chains (:mod:`compiler.passes.split_share`: ``n`` is the chip's ``vector_per_cube``, or fewer
 where no group has that many chains; one where the vector code is a single chain). The new streams list their
 instructions in an execution order of the coupled core (:func:`execution_order`: every wait after its set),
@@ -142,7 +142,7 @@ def split(program: Program, target: Target) -> Split:
 def _group(
     g: int, aic: tuple[Instruction, ...], aiv: tuple[Instruction, ...], owner: list[int | None], nv: int
 ) -> list[tuple[Instruction, ...]]:
-    """Group ``g``'s streams, numbered as the built-in attention numbers them: its AIC, core ``(1 + nv)·g``, then
+    """Group ``g``'s streams, numbered as the presets number a group's cores: its AIC, core ``(1 + nv)·g``, then
     its ``nv`` AIVs; each AIV runs the single AIV stream's flags and its own share of the data instructions
     (:func:`compiler.passes.split_share.share`), and the AIC's cross flags go to (come from) every AIV."""
     base, c, v = (1 + nv) * g, 2 * g, 2 * g + 1  # the splitter numbered the group 2g, 2g+1

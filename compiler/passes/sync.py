@@ -17,7 +17,7 @@ rewrite (one group, A1+B1, produced by MTE2 and consumed by MTE1; the L0 side's 
 Buffers allocated together, written by one pipe and read by another, form a *group*; each slot of a
 group has a ``ready`` event (producer → consumer: read after write) and a ``free`` event (consumer →
 producer: the slot may be overwritten — write after read). Event ids are allocated per pipe pair, one
-per slot, within the chip's ``event_ids`` (:class:`EventIds`, which attention's kernels use too).
+per slot, within the chip's ``event_ids`` (:class:`EventIds`).
 Because a slot's next ``ready`` can only be set after its ``free`` was consumed, and vice versa, an id
 is never set twice before its wait — the error DaVinci (and this simulator) raises. ``lower`` drops the
 waits that have nothing to wait for (the first use of each slot) and the sets nobody will wait for (the
@@ -94,8 +94,8 @@ def sync(kernel: Kernel, manual: bool = False) -> Kernel:
 class EventIds:
     """Event ids per pipe pair of one core, handed out in order — one per buffer slot and direction.
 
-    The one allocator of event ids: the ``sync`` pass takes them for its groups, attention's kernel
-    writers for their rings (``compiler.attention.sync.Ring``). ``check`` refuses a schedule that needs
+    The one allocator of event ids: the ``sync`` pass takes them for its groups (and ``split`` for a separated
+    chip's hand-overs). ``check`` refuses a schedule that needs
     more than the chip has (``limit`` per pipe pair), naming who took them and the knob to lower.
     """
 
