@@ -84,7 +84,7 @@ class BodyBuilder:
         first, keeps its whole operands if they fit an equal share of what is left of L0A and L0B, or gets
         that share for two pieces (ping-pong), in multiples of the Cube's K step. The copies of one ``dot`` line
         in a loop step (an unrolled loop) take turns in the same L0 buffers (``reuse``): they count once. A tracer
-        with a ``k_step`` (the built-in attention's ``k0``) takes that step for every dot longer than it instead."""
+        with a ``k_step`` (attention's ``k0`` knob) takes that step for every dot longer than it instead."""
         copies: dict[tuple, list[Static]] = {}
         for s in self.nest.statics:
             if s.rec.kind == "dot":
@@ -92,7 +92,7 @@ class BodyBuilder:
         dots = [c[0] for c in copies.values()]
         if not dots:
             return {}
-        cap = self.nest.t.k_step  # a caller's L0 step (the built-in attention's k0 knob)
+        cap = self.nest.t.k_step  # a caller's L0 step (attention's k0 knob)
         if cap:
             return {s.sid: cap for c in copies.values() for s in c if s.rec.attrs[4][1] > cap}
         t = self.target

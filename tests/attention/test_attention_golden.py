@@ -1,5 +1,5 @@
 """The assembly of small attention kernels and one report, pinned as golden files (tests/golden/attention):
-a change in what the kernel writers emit is a reviewed diff. Refresh with
+a change in what the compiler emits for attention is a reviewed diff. Refresh with
 ``DSASIM_UPDATE_GOLDEN=1 .venv/bin/pytest tests/attention/test_attention_golden.py``."""
 
 from __future__ import annotations

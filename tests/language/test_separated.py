@@ -50,7 +50,7 @@ def qkv(heads: int, s: int, d: int) -> tuple[np.ndarray, ...]:
 
 def assert_split(run, compiled=None, shared: bool = True) -> None:
     """Every AIC core runs no Vector-side instruction and every AIV core no Cube-side one; each group is an AIC
-    followed by its AIVs (numbered as the built-in attention numbers them); the hand-overs go through the
+    followed by its AIVs (numbered as the separated presets number a group's cores); the hand-overs go through the
     workspaces with cross-core flags, GM moves what the compiler expects, and (``shared``) more than one AIV
     of some group does vector work."""
     compiled = compiled or run.compiled

@@ -159,7 +159,7 @@ def test_raw_size_is_the_product_of_the_choices():
 
 
 def test_attention_space():
-    """Attention's own schedules: knobs from its schedule's fields, candidates its kernel writers accept."""
+    """Attention's own schedules: knobs from its schedule's fields, candidates its kernels' compile accepts."""
     from compiler import OP_NAMES
 
     if "attention" not in OP_NAMES:
