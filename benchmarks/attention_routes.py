@@ -4,11 +4,13 @@ that built it until the switch (``compiler/attention/flash.py``, removed; record
 compiled by the shared passes — at the old writer's default schedules, and at the language kernel's own defaults.
 docs/attention.md ("One builder") shows the table.
 
-Run: ``.venv/bin/python benchmarks/attention_routes.py`` (timing-only; a few minutes on a quiet machine).
+Run: ``.venv/bin/python benchmarks/attention_routes.py [--write]`` (timing-only; a few minutes on a quiet machine;
+``--write`` puts the table into docs/attention.md between its ``routes`` markers).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -40,17 +42,29 @@ def cycles(op: Attention, schedule: AttentionSchedule, chip: object) -> tuple[in
     return run.cycles, compiled.schedule
 
 
-def main() -> None:
-    print("| chip | attention | old writer's default schedule | old writer | language there | ratio |"
-          " language's default schedule | language there | ratio |")  # fmt: skip
-    print("|---|---|---|---:|---:|---:|---|---:|---:|")
+def table() -> str:
+    lines = [
+        "| chip | attention | old writer's default schedule | old writer | language there | ratio |"
+        " language's default schedule | language there | ratio |",
+        "|---|---|---|---:|---:|---:|---|---:|---:|",
+    ]
     for name, op, schedule, old in CASES:
         chip = load_chip(name)
         same, _ = cycles(op, schedule, chip)
         own, chosen = cycles(op, AttentionSchedule("flash", cores=schedule.cores), chip)
         label = op.shape_text() + (" causal" if op.causal else "") + f" {op.precision}"
-        print(f"| {name} | {label} | {schedule.text()} | {old:,} | {same:,} | {same / old:.2f}× | {chosen.text()} |"
-              f" {own:,} | {own / old:.2f}× |", flush=True)  # fmt: skip
+        lines.append(f"| {name} | {label} | {schedule.text()} | {old:,} | {same:,} | {same / old:.2f}× |"
+                     f" {chosen.text()} | {own:,} | {own / old:.2f}× |")  # fmt: skip
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    text = table()
+    if "--write" in sys.argv:
+        doc = Path(__file__).resolve().parent.parent / "docs" / "attention.md"
+        pattern = re.compile(r"(<!-- routes:[^>]*-->\n).*?(<!-- /routes -->)", re.S)
+        doc.write_text(pattern.sub(lambda m: m.group(1) + text + "\n" + m.group(2), doc.read_text()))
 
 
 if __name__ == "__main__":
