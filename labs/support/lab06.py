@@ -124,7 +124,7 @@ def print_busiest(runs: Mapping[str, KernelRun]) -> None:
         kinds = r.compiled.kinds
         for c, pipes in enumerate(r.stats.cores):
             busiest = max((p for p in pipes if p is not Pipe.S), key=lambda p: pipes[p].busy)
-            kind = f" ({kinds[c]})" if kinds[c] else ""
+            kind = f" ({kinds[c]})" if c < len(kinds) else ""
             print(
                 f"  core {c}{kind}: busiest {busiest.label} {pipes[busiest].busy:,} cycles; "
                 f"VECTOR {pipes[Pipe.V].busy:,}, MTE2 {pipes[Pipe.MTE2].busy:,}"
