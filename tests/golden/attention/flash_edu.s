@@ -31,17 +31,33 @@
     set_flag    mte1 -> cube, 4
     wait_flag   mte1 -> cube, 4
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=16, k=16, n=32, init
+    wait_flag   mte2 -> mte1, 5
+    mte1.copy   l0a[0x0200], l1[0x0200], f16[16,16]
     set_flag    cube -> fix, 0
     set_flag    cube -> mte1, 4
     wait_flag   cube -> fix, 0
     fixpipe     ub[0x15c0], l0c[0x0000], f32[16,32], to=f16, scale=0.25
     set_flag    fix -> cube, 0
     set_flag    fix -> v, 0
+    wait_flag   mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x0800], f16[32,16], transpose
     wait_flag   fix -> v, 0
     v.tril      ub[0x15c0], ub[0x15c0], -inf, f16[16,32], diag=0
     set_flag    mte2 -> mte1, 0
     mte2.copy   l1[0x0c00], v[0x0000], f16[32,16]
+    set_flag    mte1 -> mte2, 1
+    set_flag    mte1 -> cube, 5
+    wait_flag   mte1 -> cube, 5
+    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=16, k=16, n=32, init
     v.rowmax    ub[0x2680], ub[0x15c0], f16[16,32]
+    set_flag    mte1 -> mte2, 4
+    set_flag    cube -> fix, 1
+    set_flag    cube -> mte1, 5
+    wait_flag   cube -> fix, 1
+    fixpipe     ub[0x19c0], l0c[0x0800], f32[16,32], to=f16, scale=0.25
+    wait_flag   fix -> cube, 0
+    set_flag    fix -> cube, 1
+    set_flag    fix -> v, 1
     set_flag    mte2 -> mte1, 2
     mte2.copy   l1[0x1000], v[0x0000], f16[32,16]
     v.cast      ub[0x2640], ub[0x2680], f16[16], to=f32
@@ -49,30 +65,59 @@
     v.cast      ub[0x2a40], ub[0x0d80], f32[16], to=f16
     v.rowbcast  ub[0x2640], ub[0x2a40], f16[16,32]
     set_flag    mte2 -> mte1, 3
+    wait_flag   mte1 -> mte2, 1
+    mte2.copy   l1[0x0800], k[0x0400], f16[8,16]
     v.sub       ub[0x15c0], ub[0x15c0], ub[0x2640], f16[16,32]
     v.exp       ub[0x0dc0], ub[0x15c0], f16[16,32]
-    wait_flag   mte2 -> mte1, 2
+    set_flag    mte2 -> mte1, 1
+    wait_flag   mte1 -> mte2, 4
+    mte2.copy   l1[0x0000], q[0x0400], f16[8,16]
     set_flag    v -> mte3, 0
     set_flag    v -> fix, 0
     wait_flag   v -> mte3, 0
     mte3.copy   l1[0x1400], ub[0x0dc0], f16[16,32]
     v.sub       ub[0x0000], ub[0x0000], ub[0x0d80], f32[16]
+    set_flag    mte2 -> mte1, 4
     v.exp       ub[0x0000], ub[0x0000], f32[16]
     set_flag    mte3 -> v, 0
     set_flag    mte3 -> mte1, 0
-    wait_flag   mte3 -> mte1, 0
-    mte1.copy   l0a[0x0400], l1[0x0c00], f16[16,16], transpose
     mte3.copy   l1[0x1c00], ub[0x0900], f16[32]
     v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     set_flag    mte3 -> mte1, 2
     set_flag    mte3 -> v, 2
-    mte1.copy   l0b[0x0800], l1[0x1400], f16[16,16], src_stride=32, transpose
     v.copy      ub[0x2640], ub[0x0000], f32[4,16], src_stride=0
+    v.mul       ub[0x0100], ub[0x0100], ub[0x2640], f32[4,64], src1_stride=0
+    v.copy      ub[0x0000], ub[0x0d80], f32[16]
+    v.dup       ub[0x0040], -inf, f32[16]
+    v.dup       ub[0x00c0], 1.0, f32[16]
+    v.dup       ub[0x0500], 0.0, f32[16,16]
+    wait_flag   mte2 -> mte1, 4
+    wait_flag   cube -> mte1, 4
+    mte1.copy   l0a[0x0000], l1[0x0000], f16[8,16]
+    wait_flag   mte2 -> mte1, 0
+    mte1.copy   l0b[0x0000], l1[0x0400], f16[32,16], transpose
+    v.dup       ub[0x0940], 1.0, f16[32]
+    set_flag    v -> mte3, 3
+    wait_flag   v -> mte3, 3
+    wait_flag   fix -> v, 1
+    v.tril      ub[0x19c0], ub[0x19c0], -inf, f16[16,32], diag=16
+    set_flag    mte1 -> cube, 4
+    wait_flag   mte1 -> cube, 4
+    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=8, k=16, n=32, init
+    wait_flag   mte2 -> mte1, 2
+    wait_flag   mte3 -> mte1, 0
+    mte1.copy   l0a[0x0400], l1[0x0c00], f16[16,16], transpose
+    set_flag    cube -> fix, 0
+    wait_flag   cube -> fix, 0
+    wait_flag   v -> fix, 0
+    fixpipe     ub[0x15c0], l0c[0x0000], f32[8,32], to=f16, scale=0.25
+    mte1.copy   l0b[0x0800], l1[0x1400], f16[16,16], src_stride=32, transpose
+    v.rowmax    ub[0x2680], ub[0x19c0], f16[16,32]
     set_flag    mte1 -> cube, 0
     mte1.copy   l0a[0x0600], l1[0x0e00], f16[16,16], transpose
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
-    v.mul       ub[0x0100], ub[0x0100], ub[0x2640], f32[4,64], src1_stride=0
+    set_flag    fix -> v, 0
     set_flag    cube -> mte1, 0
     mte1.copy   l0b[0x0a00], l1[0x1420], f16[16,16], src_stride=32, transpose
     set_flag    mte1 -> cube, 1
@@ -82,106 +127,77 @@
     wait_flag   mte1 -> mte2, 2
     mte2.copy   l1[0x0c00], v[0x0000], f16[32,16]
     wait_flag   mte3 -> mte1, 2
-    mte1.copy   l0a[0x0800], l1[0x1c00], f16[16]
-    v.copy      ub[0x0000], ub[0x0d80], f32[16]
+    wait_flag   cube -> mte1, 5
+    mte1.copy   l0a[0x0200], l1[0x0000], f16[8,16]
     set_flag    cube -> mte1, 1
+    wait_flag   mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x0800], f16[8,16], transpose
+    v.cast      ub[0x2640], ub[0x2680], f16[16], to=f32
+    set_flag    mte1 -> cube, 5
+    mte1.copy   l0a[0x0800], l1[0x1c00], f16[16]
+    v.max       ub[0x0d80], ub[0x0040], ub[0x2640], f32[16]
     mte1.copy   l0b[0x0c00], l1[0x1400], f16[16,16], src_stride=32, transpose
+    v.cast      ub[0x2a40], ub[0x0d80], f32[16], to=f16
     set_flag    mte1 -> cube, 2
     mte1.copy   l0a[0x0a00], l1[0x1c20], f16[16]
     wait_flag   mte1 -> cube, 2
     mmad        l0c[0x1800], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    set_flag    mte2 -> mte1, 2
+    v.rowbcast  ub[0x2640], ub[0x2a40], f16[16,32]
     mte1.copy   l0b[0x0e00], l1[0x1420], f16[16,16], src_stride=32, transpose
     set_flag    cube -> mte1, 2
-    set_flag    mte2 -> mte1, 2
+    v.sub       ub[0x19c0], ub[0x19c0], ub[0x2640], f16[16,32]
     set_flag    mte1 -> cube, 3
     wait_flag   mte1 -> cube, 3
     mmad        l0c[0x1800], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
     set_flag    mte1 -> mte3, 0
     set_flag    mte1 -> mte3, 2
-    set_flag    mte1 -> mte2, 4
-    wait_flag   mte1 -> mte2, 4
-    mte2.copy   l1[0x0000], q[0x0400], f16[8,16]
-    wait_flag   mte2 -> mte1, 5
-    mte1.copy   l0a[0x0200], l1[0x0200], f16[16,16]
+    wait_flag   mte2 -> mte1, 3
     set_flag    cube -> mte1, 3
     set_flag    cube -> fix, 2
     wait_flag   cube -> fix, 2
     fixpipe     ub[0x1dc0], l0c[0x1800], f32[16]
-    wait_flag   mte2 -> mte1, 1
-    mte1.copy   l0b[0x0400], l1[0x0800], f16[32,16], transpose
-    set_flag    fix -> v, 2
-    wait_flag   fix -> v, 2
-    v.add       ub[0x0080], ub[0x0080], ub[0x1dc0], f32[16]
-    fixpipe     ub[0x1e40], l0c[0x1000], f32[16,16]
-    set_flag    mte1 -> mte2, 1
-    set_flag    mte1 -> cube, 5
+    wait_flag   fix -> cube, 1
     wait_flag   mte1 -> cube, 5
-    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=16, k=16, n=32, init
-    wait_flag   mte2 -> mte1, 3
-    set_flag    mte2 -> mte1, 4
-    wait_flag   mte1 -> mte2, 1
-    mte2.copy   l1[0x0800], k[0x0400], f16[8,16]
-    set_flag    v -> fix, 2
+    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=8, k=16, n=8, init
+    v.exp       ub[0x11c0], ub[0x19c0], f16[16,32]
+    set_flag    fix -> v, 2
+    fixpipe     ub[0x1e40], l0c[0x1000], f32[16,16]
     set_flag    cube -> fix, 1
-    set_flag    cube -> mte1, 5
     set_flag    fix -> cube, 2
     set_flag    fix -> v, 4
-    wait_flag   fix -> v, 4
-    v.add       ub[0x0100], ub[0x0100], ub[0x1e40], f32[16,16]
     wait_flag   cube -> fix, 1
-    fixpipe     ub[0x19c0], l0c[0x0800], f32[16,32], to=f16, scale=0.25
-    set_flag    v -> fix, 4
-    v.recip     ub[0x0080], ub[0x0080], f32[16]
-    set_flag    fix -> cube, 1
-    set_flag    fix -> v, 1
-    set_flag    mte2 -> mte1, 1
-    v.copy      ub[0x2640], ub[0x0080], f32[4,16], src_stride=0
-    v.mul       ub[0x0100], ub[0x0100], ub[0x2640], f32[4,64], src1_stride=0
-    v.cast      ub[0x2640], ub[0x0100], f32[16,16], to=f16
-    v.transpose ub[0x0980], ub[0x2640], f16[16,16]
-    set_flag    v -> mte3, 4
-    wait_flag   v -> mte3, 4
-    mte3.copy   o[0x0000], ub[0x0980], f16[16,16]
-    v.dup       ub[0x0040], -inf, f32[16]
-    v.dup       ub[0x00c0], 1.0, f32[16]
-    v.dup       ub[0x0500], 0.0, f32[16,16]
-    set_flag    mte3 -> v, 4
-    v.dup       ub[0x0940], 1.0, f16[32]
-    set_flag    v -> mte3, 3
-    wait_flag   v -> mte3, 3
-    wait_flag   fix -> v, 1
-    v.tril      ub[0x19c0], ub[0x19c0], -inf, f16[16,32], diag=16
-    v.rowmax    ub[0x2680], ub[0x19c0], f16[16,32]
-    v.cast      ub[0x2640], ub[0x2680], f16[16], to=f32
-    v.max       ub[0x0d80], ub[0x0040], ub[0x2640], f32[16]
-    v.cast      ub[0x2a40], ub[0x0d80], f32[16], to=f16
-    v.rowbcast  ub[0x2640], ub[0x2a40], f16[16,32]
-    v.sub       ub[0x19c0], ub[0x19c0], ub[0x2640], f16[16,32]
-    v.exp       ub[0x11c0], ub[0x19c0], f16[16,32]
     set_flag    v -> mte3, 1
     set_flag    v -> fix, 1
     wait_flag   v -> mte3, 1
     mte3.copy   l1[0x1800], ub[0x11c0], f16[16,32]
-    v.sub       ub[0x0040], ub[0x0040], ub[0x0d80], f32[16]
-    v.exp       ub[0x0040], ub[0x0040], f32[16]
+    wait_flag   fix -> v, 2
+    v.add       ub[0x0080], ub[0x0080], ub[0x1dc0], f32[16]
+    wait_flag   v -> fix, 1
+    fixpipe     ub[0x19c0], l0c[0x0800], f32[8,8], to=f16, dst_stride=32, scale=0.25
+    set_flag    v -> fix, 2
+    wait_flag   fix -> v, 4
+    v.add       ub[0x0100], ub[0x0100], ub[0x1e40], f32[16,16]
+    set_flag    fix -> v, 1
     set_flag    mte3 -> v, 1
     set_flag    mte3 -> mte1, 1
+    mte3.copy   l1[0x1c40], ub[0x0940], f16[32]
     wait_flag   mte3 -> mte1, 1
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0400], l1[0x1000], f16[16,16], transpose
-    mte3.copy   l1[0x1c40], ub[0x0940], f16[32]
-    v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
     set_flag    mte3 -> mte1, 3
+    set_flag    v -> fix, 4
+    v.recip     ub[0x0080], ub[0x0080], f32[16]
     mte1.copy   l0b[0x0800], l1[0x1800], f16[16,16], src_stride=32, transpose
-    v.copy      ub[0x2640], ub[0x0040], f32[4,16], src_stride=0
+    v.copy      ub[0x2640], ub[0x0080], f32[4,16], src_stride=0
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0600], l1[0x1200], f16[16,16], transpose
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1400], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
-    v.mul       ub[0x0500], ub[0x0500], ub[0x2640], f32[4,64], src1_stride=0
     set_flag    cube -> mte1, 0
     mte1.copy   l0b[0x0a00], l1[0x1820], f16[16,16], src_stride=32, transpose
+    v.mul       ub[0x0100], ub[0x0100], ub[0x2640], f32[4,64], src1_stride=0
     set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1400], l0a[0x0600], l0b[0x0a00], f16, m=16, k=16, n=16
@@ -191,73 +207,43 @@
     wait_flag   mte3 -> mte1, 3
     wait_flag   cube -> mte1, 2
     mte1.copy   l0a[0x0800], l1[0x1c40], f16[16]
-    v.copy      ub[0x0040], ub[0x0d80], f32[16]
+    v.cast      ub[0x2640], ub[0x0100], f32[16,16], to=f16
     set_flag    cube -> mte1, 1
     mte1.copy   l0b[0x0c00], l1[0x1800], f16[16,16], src_stride=32, transpose
+    v.transpose ub[0x0980], ub[0x2640], f16[16,16]
     set_flag    mte1 -> cube, 2
     wait_flag   cube -> mte1, 3
     mte1.copy   l0a[0x0a00], l1[0x1c60], f16[16]
     wait_flag   mte1 -> cube, 2
     mmad        l0c[0x1840], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
     set_flag    mte2 -> mte1, 3
+    set_flag    v -> mte3, 4
+    wait_flag   v -> mte3, 4
+    mte3.copy   o[0x0000], ub[0x0980], f16[16,16]
+    v.sub       ub[0x0040], ub[0x0040], ub[0x0d80], f32[16]
     mte1.copy   l0b[0x0e00], l1[0x1820], f16[16,16], src_stride=32, transpose
     set_flag    cube -> mte1, 2
+    v.exp       ub[0x0040], ub[0x0040], f32[16]
     set_flag    mte1 -> cube, 3
     wait_flag   mte1 -> cube, 3
     mmad        l0c[0x1840], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
     set_flag    mte1 -> mte3, 1
     set_flag    mte1 -> mte3, 3
-    wait_flag   mte2 -> mte1, 4
-    wait_flag   cube -> mte1, 4
-    mte1.copy   l0a[0x0000], l1[0x0000], f16[8,16]
+    wait_flag   mte2 -> mte1, 2
     set_flag    cube -> mte1, 3
     set_flag    cube -> fix, 3
     wait_flag   cube -> fix, 3
     fixpipe     ub[0x1e00], l0c[0x1840], f32[16]
-    wait_flag   mte2 -> mte1, 0
-    mte1.copy   l0b[0x0000], l1[0x0400], f16[32,16], transpose
-    wait_flag   fix -> cube, 0
+    wait_flag   fix -> cube, 2
+    v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
     set_flag    fix -> v, 3
-    wait_flag   fix -> v, 3
-    v.add       ub[0x00c0], ub[0x00c0], ub[0x1e00], f32[16]
     fixpipe     ub[0x2240], l0c[0x1400], f32[16,16]
-    set_flag    mte1 -> cube, 4
-    wait_flag   cube -> mte1, 5
-    mte1.copy   l0a[0x0200], l1[0x0000], f16[8,16]
-    wait_flag   mte1 -> cube, 4
-    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=8, k=16, n=32, init
-    set_flag    v -> fix, 3
-    wait_flag   mte2 -> mte1, 1
-    mte1.copy   l0b[0x0400], l1[0x0800], f16[8,16], transpose
-    set_flag    cube -> fix, 0
-    wait_flag   fix -> cube, 1
+    set_flag    mte3 -> v, 4
+    v.copy      ub[0x2640], ub[0x0040], f32[4,16], src_stride=0
+    v.mul       ub[0x0500], ub[0x0500], ub[0x2640], f32[4,64], src1_stride=0
     set_flag    fix -> cube, 3
     set_flag    fix -> v, 5
-    wait_flag   fix -> v, 5
-    v.add       ub[0x0500], ub[0x0500], ub[0x2240], f32[16,16]
-    wait_flag   cube -> fix, 0
-    wait_flag   v -> fix, 0
-    fixpipe     ub[0x15c0], l0c[0x0000], f32[8,32], to=f16, scale=0.25
-    set_flag    mte1 -> cube, 5
-    wait_flag   mte1 -> cube, 5
-    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=8, k=16, n=8, init
-    wait_flag   mte2 -> mte1, 2
-    set_flag    fix -> v, 0
-    set_flag    cube -> fix, 1
-    wait_flag   cube -> fix, 1
-    wait_flag   v -> fix, 1
-    fixpipe     ub[0x19c0], l0c[0x0800], f32[8,8], to=f16, dst_stride=32, scale=0.25
-    wait_flag   fix -> cube, 2
-    set_flag    v -> fix, 5
-    v.recip     ub[0x00c0], ub[0x00c0], f32[16]
-    set_flag    fix -> v, 1
-    v.copy      ub[0x2640], ub[0x00c0], f32[4,16], src_stride=0
-    v.mul       ub[0x0500], ub[0x0500], ub[0x2640], f32[4,64], src1_stride=0
-    v.cast      ub[0x2640], ub[0x0500], f32[16,16], to=f16
-    v.transpose ub[0x0b80], ub[0x2640], f16[16,16]
-    set_flag    v -> mte3, 5
-    wait_flag   v -> mte3, 5
-    mte3.copy   o[0x0200], ub[0x0b80], f16[16,16]
+    v.copy      ub[0x0040], ub[0x0d80], f32[16]
     wait_flag   mte3 -> v, 2
     v.dup       ub[0x0000], -inf, f32[16]
     v.dup       ub[0x0080], 1.0, f32[16]
@@ -279,62 +265,76 @@
     wait_flag   v -> mte3, 0
     wait_flag   mte1 -> mte3, 0
     mte3.copy   l1[0x1400], ub[0x0dc0], f16[16,32]
-    v.sub       ub[0x0000], ub[0x0000], ub[0x0d80], f32[16]
-    v.exp       ub[0x0000], ub[0x0000], f32[16]
+    wait_flag   fix -> v, 3
+    v.add       ub[0x00c0], ub[0x00c0], ub[0x1e00], f32[16]
+    set_flag    v -> fix, 3
+    wait_flag   fix -> v, 5
+    v.add       ub[0x0500], ub[0x0500], ub[0x2240], f32[16,16]
     set_flag    mte3 -> mte1, 0
     wait_flag   mte1 -> mte3, 2
     mte3.copy   l1[0x1c00], ub[0x0900], f16[32]
     wait_flag   mte3 -> mte1, 0
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0400], l1[0x0c00], f16[16,16], transpose
-    v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     set_flag    mte3 -> mte1, 2
+    set_flag    v -> fix, 5
+    v.recip     ub[0x00c0], ub[0x00c0], f32[16]
     mte1.copy   l0b[0x0800], l1[0x1400], f16[16,16], src_stride=32, transpose
-    v.copy      ub[0x2640], ub[0x0000], f32[4,16], src_stride=0
+    v.copy      ub[0x2640], ub[0x00c0], f32[4,16], src_stride=0
     set_flag    mte1 -> cube, 0
     wait_flag   cube -> mte1, 1
     mte1.copy   l0a[0x0600], l1[0x0e00], f16[16,16], transpose
     wait_flag   mte1 -> cube, 0
     mmad        l0c[0x1000], l0a[0x0400], l0b[0x0800], f16, m=16, k=16, n=16, init
-    v.mul       ub[0x0100], ub[0x0100], ub[0x2640], f32[4,64], src1_stride=0
     set_flag    cube -> mte1, 0
     mte1.copy   l0b[0x0a00], l1[0x1420], f16[16,16], src_stride=32, transpose
+    v.mul       ub[0x0500], ub[0x0500], ub[0x2640], f32[4,64], src1_stride=0
     set_flag    mte1 -> cube, 1
     wait_flag   mte1 -> cube, 1
     mmad        l0c[0x1000], l0a[0x0600], l0b[0x0a00], f16, m=16, k=16, n=16
     wait_flag   mte3 -> mte1, 2
     wait_flag   cube -> mte1, 2
     mte1.copy   l0a[0x0800], l1[0x1c00], f16[16]
-    v.copy      ub[0x0000], ub[0x0d80], f32[16]
+    v.cast      ub[0x2640], ub[0x0500], f32[16,16], to=f16
     mte1.copy   l0b[0x0c00], l1[0x1400], f16[16,16], src_stride=32, transpose
-    wait_flag   mte3 -> v, 1
-    wait_flag   fix -> v, 1
-    v.copy      ub[0x2640], ub[0x19c0], f16[8,8], src_stride=32
+    v.transpose ub[0x0b80], ub[0x2640], f16[16,16]
     set_flag    mte1 -> cube, 2
     wait_flag   cube -> mte1, 3
     mte1.copy   l0a[0x0a00], l1[0x1c20], f16[16]
     wait_flag   mte1 -> cube, 2
     mmad        l0c[0x1800], l0a[0x0800], l0b[0x0c00], f16, m=1, k=16, n=16, init
+    set_flag    v -> mte3, 5
+    wait_flag   v -> mte3, 5
+    mte3.copy   o[0x0200], ub[0x0b80], f16[16,16]
+    v.sub       ub[0x0000], ub[0x0000], ub[0x0d80], f32[16]
     mte1.copy   l0b[0x0e00], l1[0x1420], f16[16,16], src_stride=32, transpose
     set_flag    cube -> mte1, 2
-    v.dup       ub[0x19c0], 0.0, f16[8,32], dst_stride=32
+    v.exp       ub[0x0000], ub[0x0000], f32[16]
     set_flag    mte1 -> cube, 3
     wait_flag   mte1 -> cube, 3
     mmad        l0c[0x1800], l0a[0x0a00], l0b[0x0e00], f16, m=1, k=16, n=16
     wait_flag   mte2 -> mte1, 3
-    v.copy      ub[0x19c0], ub[0x2640], f16[8,8], dst_stride=32
     set_flag    cube -> mte1, 3
     set_flag    cube -> fix, 2
     wait_flag   cube -> fix, 2
     wait_flag   v -> fix, 2
     fixpipe     ub[0x1dc0], l0c[0x1800], f32[16]
     wait_flag   fix -> cube, 3
-    v.dup       ub[0x1bc0], 0.0, f16[256]
+    v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     set_flag    fix -> v, 2
     wait_flag   v -> fix, 4
     fixpipe     ub[0x1e40], l0c[0x1000], f32[16,16]
-    v.tril      ub[0x19c0], ub[0x19c0], -inf, f16[16,32], diag=0
+    v.copy      ub[0x2640], ub[0x0000], f32[4,16], src_stride=0
+    v.mul       ub[0x0100], ub[0x0100], ub[0x2640], f32[4,64], src1_stride=0
     set_flag    fix -> v, 4
+    v.copy      ub[0x0000], ub[0x0d80], f32[16]
+    wait_flag   mte3 -> v, 1
+    wait_flag   fix -> v, 1
+    v.copy      ub[0x2640], ub[0x19c0], f16[8,8], src_stride=32
+    v.dup       ub[0x19c0], 0.0, f16[8,32], dst_stride=32
+    v.copy      ub[0x19c0], ub[0x2640], f16[8,8], dst_stride=32
+    v.dup       ub[0x1bc0], 0.0, f16[256]
+    v.tril      ub[0x19c0], ub[0x19c0], -inf, f16[16,32], diag=0
     v.rowmax    ub[0x2680], ub[0x19c0], f16[16,32]
     v.cast      ub[0x2640], ub[0x2680], f16[16], to=f32
     v.max       ub[0x0d80], ub[0x0000], ub[0x2640], f32[16]

@@ -27,6 +27,8 @@
     set_flag    mte1 -> cube, 2
     wait_flag   mte1 -> cube, 2
     mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=16, k=16, n=32, init
+    wait_flag   mte2 -> mte1, 5
+    mte1.copy   l0a[0x0200], l1[0x0200], f16[16,16]
     set_flag    cube -> fix, 0
     set_flag    cube -> mte1, 2
     wait_flag   cube -> fix, 0
@@ -34,11 +36,27 @@
     set_flag    fix -> cube, 0
     set_cross   fix -> mte2, 0, core=1
     set_cross   fix -> mte2, 0, core=2
+    wait_flag   mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x0800], f16[32,16], transpose
     set_flag    mte2 -> mte1, 0
     mte2.copy   l1[0x0c00], v[0x0000], f16[32,16]
+    set_flag    mte1 -> mte2, 1
+    set_flag    mte1 -> cube, 3
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=16, k=16, n=32, init
+    set_flag    cube -> fix, 1
+    set_flag    cube -> mte1, 3
+    wait_flag   cube -> fix, 1
+    fixpipe     ws_c2v[0x0400], l0c[0x0800], f32[16,32], to=f16, scale=0.25
+    set_flag    fix -> cube, 1
+    set_cross   fix -> mte2, 1, core=1
+    set_cross   fix -> mte2, 1, core=2
     set_flag    mte2 -> mte1, 2
     mte2.copy   l1[0x1000], v[0x0000], f16[32,16]
     set_flag    mte2 -> mte1, 3
+    wait_flag   mte1 -> mte2, 1
+    mte2.copy   l1[0x0800], k[0x0400], f16[8,16]
+    set_flag    mte2 -> mte1, 1
     wait_flag   mte2 -> mte1, 2
     wait_cross  mte3 -> mte2, 0, core=1
     wait_cross  mte3 -> mte2, 0, core=2
@@ -63,36 +81,34 @@
     mte2.copy   l1[0x0c00], v[0x0000], f16[32,16]
     set_flag    mte1 -> mte2, 5
     set_flag    mte1 -> mte2, 4
-    wait_flag   mte2 -> mte1, 5
-    mte1.copy   l0a[0x0200], l1[0x0200], f16[16,16]
     set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 2
     wait_flag   cube -> fix, 2
     fixpipe     ws_c2v[0x0800], l0c[0x1000], f32[16,16]
-    wait_flag   mte2 -> mte1, 1
-    mte1.copy   l0b[0x0400], l1[0x0800], f16[32,16], transpose
-    set_flag    mte1 -> mte2, 1
-    set_flag    mte1 -> cube, 3
-    wait_flag   mte1 -> cube, 3
-    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=16, k=16, n=32, init
-    wait_flag   mte2 -> mte1, 3
+    wait_flag   fix -> cube, 0
     set_flag    fix -> cube, 2
     set_cross   fix -> mte2, 2, core=1
     set_cross   fix -> mte2, 2, core=2
-    set_flag    cube -> fix, 1
-    set_flag    cube -> mte1, 3
-    wait_flag   cube -> fix, 1
-    fixpipe     ws_c2v[0x0400], l0c[0x0800], f32[16,32], to=f16, scale=0.25
     set_flag    mte2 -> mte1, 2
     wait_flag   mte1 -> mte2, 4
     mte2.copy   l1[0x0000], q[0x0400], f16[8,16]
-    set_flag    fix -> cube, 1
-    set_cross   fix -> mte2, 1, core=1
-    set_cross   fix -> mte2, 1, core=2
     set_flag    mte2 -> mte1, 4
-    wait_flag   mte1 -> mte2, 1
-    mte2.copy   l1[0x0800], k[0x0400], f16[8,16]
-    set_flag    mte2 -> mte1, 1
+    wait_flag   mte2 -> mte1, 4
+    wait_flag   cube -> mte1, 2
+    mte1.copy   l0a[0x0000], l1[0x0000], f16[8,16]
+    wait_flag   mte2 -> mte1, 0
+    mte1.copy   l0b[0x0000], l1[0x0400], f16[32,16], transpose
+    set_flag    mte1 -> cube, 2
+    wait_flag   mte1 -> cube, 2
+    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=8, k=16, n=32, init
+    wait_flag   mte2 -> mte1, 3
+    set_flag    cube -> fix, 0
+    wait_flag   cube -> fix, 0
+    wait_cross  mte2 -> fix, 0, core=1
+    wait_cross  mte2 -> fix, 0, core=2
+    fixpipe     ws_c2v[0x0000], l0c[0x0000], f32[8,32], to=f16, scale=0.25
+    set_cross   fix -> mte2, 0, core=1
+    set_cross   fix -> mte2, 0, core=2
     wait_cross  mte3 -> mte2, 1, core=1
     wait_cross  mte3 -> mte2, 1, core=2
     mte2.copy   l1[0x1800], ws_v2c[0x0400], f16[16,32]
@@ -100,6 +116,11 @@
     set_cross   mte2 -> mte3, 1, core=1
     set_cross   mte2 -> mte3, 1, core=2
     wait_flag   mte2 -> mte1, 7
+    wait_flag   cube -> mte1, 3
+    mte1.copy   l0a[0x0200], l1[0x0000], f16[8,16]
+    wait_flag   mte2 -> mte1, 1
+    mte1.copy   l0b[0x0400], l1[0x0800], f16[8,16], transpose
+    set_flag    mte1 -> cube, 3
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0400], l1[0x1000], f16[16,16], transpose
     mte1.copy   l0b[0x0800], l1[0x1800], f16[16,16], src_stride=32, transpose
@@ -117,45 +138,24 @@
     wait_flag   mte1 -> mte2, 3
     mte2.copy   l1[0x1000], v[0x0400], f16[8,16]
     set_flag    mte1 -> mte2, 6
-    wait_flag   mte2 -> mte1, 4
-    wait_flag   cube -> mte1, 2
-    mte1.copy   l0a[0x0000], l1[0x0000], f16[8,16]
+    wait_flag   mte2 -> mte1, 2
     set_flag    cube -> mte1, 1
     set_flag    cube -> fix, 3
     wait_flag   cube -> fix, 3
     fixpipe     ws_c2v[0x0c00], l0c[0x1400], f32[16,16]
-    wait_flag   mte2 -> mte1, 0
-    mte1.copy   l0b[0x0000], l1[0x0400], f16[32,16], transpose
-    wait_flag   fix -> cube, 0
-    set_flag    mte1 -> cube, 2
-    wait_flag   cube -> mte1, 3
-    mte1.copy   l0a[0x0200], l1[0x0000], f16[8,16]
-    wait_flag   mte1 -> cube, 2
-    mmad        l0c[0x0000], l0a[0x0000], l0b[0x0000], f16, m=8, k=16, n=32, init
+    wait_flag   fix -> cube, 1
+    wait_flag   mte1 -> cube, 3
+    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=8, k=16, n=8, init
+    set_flag    cube -> fix, 1
+    wait_flag   fix -> cube, 2
     set_flag    fix -> cube, 3
     set_cross   fix -> mte2, 3, core=1
     set_cross   fix -> mte2, 3, core=2
-    set_flag    mte2 -> mte1, 3
-    wait_flag   mte2 -> mte1, 1
-    mte1.copy   l0b[0x0400], l1[0x0800], f16[8,16], transpose
-    set_flag    cube -> fix, 0
-    wait_flag   cube -> fix, 0
-    wait_cross  mte2 -> fix, 0, core=1
-    wait_cross  mte2 -> fix, 0, core=2
-    fixpipe     ws_c2v[0x0000], l0c[0x0000], f32[8,32], to=f16, scale=0.25
-    wait_flag   fix -> cube, 1
-    set_flag    mte1 -> cube, 3
-    wait_flag   mte1 -> cube, 3
-    mmad        l0c[0x0800], l0a[0x0200], l0b[0x0400], f16, m=8, k=16, n=8, init
-    wait_flag   mte2 -> mte1, 2
-    set_cross   fix -> mte2, 0, core=1
-    set_cross   fix -> mte2, 0, core=2
-    set_flag    cube -> fix, 1
     wait_flag   cube -> fix, 1
     wait_cross  mte2 -> fix, 1, core=1
     wait_cross  mte2 -> fix, 1, core=2
     fixpipe     ws_c2v[0x0400], l0c[0x0800], f32[8,8], to=f16, dst_stride=32, scale=0.25
-    wait_flag   fix -> cube, 2
+    set_flag    mte2 -> mte1, 3
     set_cross   fix -> mte2, 1, core=1
     set_cross   fix -> mte2, 1, core=2
     wait_cross  mte3 -> mte2, 0, core=1
@@ -216,6 +216,9 @@
     wait_flag   mte2 -> v, 0
     v.tril      ub[0x1580], ub[0x1580], -inf, f16[16,32], diag=0
     v.rowmax    ub[0x25c0], ub[0x1580], f16[16,32]
+    wait_cross  fix -> mte2, 1, core=0
+    set_flag    mte2 -> v, 1
+    set_cross   mte2 -> fix, 1, core=0
     v.cast      ub[0x2580], ub[0x25c0], f16[16], to=f32
     v.max       ub[0x0d00], ub[0x0000], ub[0x2580], f32[16]
     v.cast      ub[0x2980], ub[0x0d00], f32[16], to=f16
@@ -243,13 +246,20 @@
     mte2.copy   ub[0x1d80], ws_c2v[0x0800], f32[16,16]
     set_flag    mte2 -> v, 2
     set_cross   mte2 -> fix, 2, core=0
+    wait_flag   mte2 -> v, 1
+    wait_cross  fix -> mte2, 0, core=0
+    wait_flag   v -> mte2, 0
+    mte2.copy   ub[0x1580], ws_c2v[0x0000], f16[8,32]
+    set_flag    mte2 -> v, 0
+    set_flag    v -> mte3, 1
+    set_flag    v -> mte2, 1
+    wait_flag   v -> mte3, 1
     wait_flag   mte2 -> v, 2
     v.add       ub[0x0100], ub[0x0100], ub[0x1d80], f32[16,16]
+    set_flag    mte3 -> v, 1
+    set_cross   mte3 -> mte2, 1, core=0
     set_flag    v -> mte2, 2
     v.recip     ub[0x0080], ub[0x0080], f32[16]
-    wait_cross  fix -> mte2, 1, core=0
-    set_flag    mte2 -> v, 1
-    set_cross   mte2 -> fix, 1, core=0
     v.copy      ub[0x2580], ub[0x0080], f32[4,16], src_stride=0
     v.mul       ub[0x0100], ub[0x0100], ub[0x2580], f32[4,64], src1_stride=0
     v.cast      ub[0x2580], ub[0x0100], f32[16,16], to=f16
@@ -257,28 +267,14 @@
     set_flag    v -> mte3, 2
     wait_flag   v -> mte3, 2
     mte3.copy   o[0x0000], ub[0x0900], f16[16,16]
-    set_flag    mte3 -> v, 2
-    wait_flag   mte2 -> v, 1
-    set_flag    v -> mte3, 1
-    set_flag    v -> mte2, 1
-    wait_flag   v -> mte3, 1
-    set_flag    mte3 -> v, 1
-    set_cross   mte3 -> mte2, 1, core=0
     wait_cross  fix -> mte2, 3, core=0
     set_flag    mte2 -> v, 3
     set_cross   mte2 -> fix, 3, core=0
-    wait_flag   mte2 -> v, 3
-    set_flag    v -> mte2, 3
-    wait_cross  fix -> mte2, 0, core=0
-    wait_flag   v -> mte2, 0
-    mte2.copy   ub[0x1580], ws_c2v[0x0000], f16[8,32]
-    set_flag    mte2 -> v, 0
+    set_flag    mte3 -> v, 2
     wait_cross  fix -> mte2, 1, core=0
     wait_flag   v -> mte2, 1
     mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[8,8], src_stride=32, dst_stride=32
     set_flag    mte2 -> v, 1
-    set_flag    v -> mte3, 3
-    wait_flag   v -> mte3, 3
     v.dup       ub[0x0000], -inf, f32[16]
     v.dup       ub[0x0080], 1.0, f32[16]
     v.dup       ub[0x0100], 0.0, f32[16,16]
@@ -300,9 +296,17 @@
     wait_flag   v -> mte3, 0
     wait_cross  mte2 -> mte3, 0, core=0
     mte3.copy   ws_v2c[0x0000], ub[0x0d40], f16[16,32]
-    v.sub       ub[0x0000], ub[0x0000], ub[0x0d00], f32[16]
-    v.exp       ub[0x0000], ub[0x0000], f32[16]
+    wait_flag   mte2 -> v, 3
     set_cross   mte3 -> mte2, 0, core=0
+    set_flag    v -> mte2, 3
+    set_flag    v -> mte3, 3
+    wait_flag   v -> mte3, 3
+    v.sub       ub[0x0000], ub[0x0000], ub[0x0d00], f32[16]
+    wait_cross  fix -> mte2, 2, core=0
+    wait_flag   v -> mte2, 2
+    mte2.copy   ub[0x1d80], ws_c2v[0x0800], f32[16,16]
+    set_flag    mte2 -> v, 2
+    v.exp       ub[0x0000], ub[0x0000], f32[16]
     v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     v.add       ub[0x0080], ub[0x0080], ub[0x1540], f32[16]
     v.copy      ub[0x2580], ub[0x0000], f32[4,16], src_stride=0
@@ -311,10 +315,6 @@
     wait_flag   mte3 -> v, 1
     wait_flag   mte2 -> v, 1
     v.copy      ub[0x2580], ub[0x1980], f16[8,8], src_stride=32
-    wait_cross  fix -> mte2, 2, core=0
-    wait_flag   v -> mte2, 2
-    mte2.copy   ub[0x1d80], ws_c2v[0x0800], f32[16,16]
-    set_flag    mte2 -> v, 2
     v.dup       ub[0x1980], 0.0, f16[8,32], dst_stride=32
     v.copy      ub[0x1980], ub[0x2580], f16[8,8], dst_stride=32
     v.dup       ub[0x1b80], 0.0, f16[256]
@@ -364,26 +364,21 @@
     set_flag    mte2 -> v, 0
     set_cross   mte2 -> fix, 0, core=0
     wait_flag   mte2 -> v, 0
+    wait_cross  fix -> mte2, 1, core=0
+    mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[16,32]
+    set_flag    mte2 -> v, 1
+    set_cross   mte2 -> fix, 1, core=0
     set_flag    v -> mte3, 0
     set_flag    v -> mte2, 0
     wait_flag   v -> mte3, 0
     set_flag    mte3 -> v, 0
     set_cross   mte3 -> mte2, 0, core=0
+    v.dup       ub[0x0040], -inf, f32[16]
     wait_cross  fix -> mte2, 2, core=0
     set_flag    mte2 -> v, 2
     set_cross   mte2 -> fix, 2, core=0
-    wait_flag   mte2 -> v, 2
-    set_flag    v -> mte2, 2
-    wait_cross  fix -> mte2, 1, core=0
-    mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[16,32]
-    set_flag    mte2 -> v, 1
-    set_cross   mte2 -> fix, 1, core=0
-    set_flag    v -> mte3, 2
-    wait_flag   v -> mte3, 2
-    v.dup       ub[0x0040], -inf, f32[16]
     v.dup       ub[0x00c0], 1.0, f32[16]
     v.dup       ub[0x0500], 0.0, f32[16,16]
-    set_flag    mte3 -> v, 2
     wait_flag   mte2 -> v, 1
     v.tril      ub[0x1980], ub[0x1980], -inf, f16[16,32], diag=16
     v.rowmax    ub[0x25c0], ub[0x1980], f16[16,32]
@@ -394,6 +389,9 @@
     v.sub       ub[0x1980], ub[0x1980], ub[0x2580], f16[16,32]
     v.exp       ub[0x1140], ub[0x1980], f16[16,32]
     v.cast      ub[0x2580], ub[0x1140], f16[16,32], to=f32
+    wait_cross  fix -> mte2, 0, core=0
+    wait_flag   v -> mte2, 0
+    set_flag    mte2 -> v, 0
     v.rowsum    ub[0x2d80], ub[0x2580], f32[16,32]
     v.cast      ub[0x2dc0], ub[0x2d80], f32[16], to=f16
     v.cast      ub[0x1540], ub[0x2dc0], f16[16], to=f32
@@ -401,47 +399,49 @@
     set_flag    v -> mte2, 1
     wait_flag   v -> mte3, 1
     mte3.copy   ws_v2c[0x0400], ub[0x1140], f16[16,32]
-    v.sub       ub[0x0040], ub[0x0040], ub[0x0d00], f32[16]
-    v.exp       ub[0x0040], ub[0x0040], f32[16]
+    wait_flag   mte2 -> v, 2
     set_flag    mte3 -> v, 1
     set_cross   mte3 -> mte2, 1, core=0
+    set_flag    v -> mte2, 2
+    set_flag    v -> mte3, 2
+    wait_flag   v -> mte3, 2
+    v.sub       ub[0x0040], ub[0x0040], ub[0x0d00], f32[16]
+    v.exp       ub[0x0040], ub[0x0040], f32[16]
     v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
-    v.add       ub[0x00c0], ub[0x00c0], ub[0x1540], f32[16]
-    v.copy      ub[0x2580], ub[0x0040], f32[4,16], src_stride=0
-    v.mul       ub[0x0500], ub[0x0500], ub[0x2580], f32[4,64], src1_stride=0
-    v.copy      ub[0x0040], ub[0x0d00], f32[16]
     wait_cross  fix -> mte2, 3, core=0
     mte2.copy   ub[0x2180], ws_c2v[0x0c00], f32[16,16]
     set_flag    mte2 -> v, 3
     set_cross   mte2 -> fix, 3, core=0
-    wait_flag   mte2 -> v, 3
-    v.add       ub[0x0500], ub[0x0500], ub[0x2180], f32[16,16]
-    set_flag    v -> mte2, 3
-    v.recip     ub[0x00c0], ub[0x00c0], f32[16]
-    wait_cross  fix -> mte2, 0, core=0
-    wait_flag   v -> mte2, 0
-    set_flag    mte2 -> v, 0
-    v.copy      ub[0x2580], ub[0x00c0], f32[4,16], src_stride=0
+    set_flag    mte3 -> v, 2
+    v.add       ub[0x00c0], ub[0x00c0], ub[0x1540], f32[16]
     wait_cross  fix -> mte2, 1, core=0
     wait_flag   v -> mte2, 1
     set_flag    mte2 -> v, 1
+    v.copy      ub[0x2580], ub[0x0040], f32[4,16], src_stride=0
+    v.mul       ub[0x0500], ub[0x0500], ub[0x2580], f32[4,64], src1_stride=0
+    v.copy      ub[0x0040], ub[0x0d00], f32[16]
+    wait_flag   mte3 -> v, 0
+    wait_flag   mte2 -> v, 0
+    set_flag    v -> mte3, 0
+    wait_flag   v -> mte3, 0
+    wait_cross  mte2 -> mte3, 0, core=0
+    wait_flag   mte2 -> v, 3
+    v.add       ub[0x0500], ub[0x0500], ub[0x2180], f32[16,16]
+    set_cross   mte3 -> mte2, 0, core=0
+    set_flag    v -> mte2, 3
+    v.recip     ub[0x00c0], ub[0x00c0], f32[16]
+    v.copy      ub[0x2580], ub[0x00c0], f32[4,16], src_stride=0
     v.mul       ub[0x0500], ub[0x0500], ub[0x2580], f32[4,64], src1_stride=0
     v.cast      ub[0x2580], ub[0x0500], f32[16,16], to=f16
     v.transpose ub[0x0b00], ub[0x2580], f16[16,16]
     set_flag    v -> mte3, 3
     wait_flag   v -> mte3, 3
     mte3.copy   o[0x0200], ub[0x0b00], f16[16,16]
-    wait_flag   mte3 -> v, 0
-    wait_flag   mte2 -> v, 0
-    set_flag    v -> mte3, 0
-    wait_flag   v -> mte3, 0
-    wait_cross  mte2 -> mte3, 0, core=0
-    set_cross   mte3 -> mte2, 0, core=0
-    wait_flag   mte3 -> v, 1
-    wait_flag   mte2 -> v, 1
     wait_cross  fix -> mte2, 2, core=0
     wait_flag   v -> mte2, 2
     set_flag    mte2 -> v, 2
+    wait_flag   mte3 -> v, 1
+    wait_flag   mte2 -> v, 1
     set_flag    v -> mte3, 1
     wait_flag   v -> mte3, 1
     wait_cross  mte2 -> mte3, 1, core=0
