@@ -85,7 +85,7 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
             # the defaults checked a short proxy; the whole kernel needs more (a tail's tiles, event ids): refused
             # from now on, so the defaults choose again — or, for a schedule given whole, the user's error
             flash_refused(op, resolved, target, e)
-            if schedule is not None and schedule.replace(cores=resolved.cores) == resolved:
+            if schedule is not None and schedule.resolved:
                 raise in_attention_terms(e, resolved) from None
 
 

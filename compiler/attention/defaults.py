@@ -116,7 +116,7 @@ def _best_flash(
     for key in cands:
         cand = key[-1]
         blocked = cand.q_tiles > 1 and not base.block_q
-        if blocked in best or any(_covers(cand, r, space) for r, space in refused):
+        if blocked in best:
             continue
         # one query tile per block first: if that does not fit, no larger block of the same tiles does
         if (blocked and misfit(cand.replace(block_q=cand.tile_q))) or misfit(cand):

@@ -117,15 +117,15 @@ def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
     over a short sequence — a Q block and a key tile long, so a tail block too where the Q block does not divide it —
     compiled on one core (every full program's tiles are the same whatever the sequence's length). Remembered per
     chip, head, precision, layout and tiles; :func:`flash_refused` adds what a whole compile refused."""
-    proxy = short(op, schedule.block_q + schedule.tile_kv)
-    return misfit(_key(proxy, schedule, target), lambda: _proxy(proxy, schedule, target))
+    return misfit(_key(op, schedule, target), lambda: _proxy(op, schedule, target))
 
 
-def _proxy(proxy: Attention, schedule: AttentionSchedule, target: Target) -> int:
-    """``proxy`` compiled on one core; returns the bytes of its GM workspaces (remembered: the misfit check and
-    :func:`flash_workspace_bytes` compile it once between them)."""
-    key = _key(proxy, schedule, target)
+def _proxy(op: Attention, schedule: AttentionSchedule, target: Target) -> int:
+    """The short kernel of ``op`` (:func:`flash_misfit`) compiled on one core; returns the bytes of its GM
+    workspaces (remembered: the misfit check and :func:`flash_workspace_bytes` compile it once between them)."""
+    key = _key(op, schedule, target)
     if key not in _WORKSPACES:
+        proxy = key[1]
         grid = (-(-proxy.seq // schedule.block_q), 1, 1)
         one = _launch(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
         shapes = {t.name for t in proxy.tensors()}
@@ -139,11 +139,13 @@ _WORKSPACES: dict[tuple, int] = {}
 def flash_refused(op: Attention, schedule: AttentionSchedule, target: Target, why: Exception) -> None:
     """Remember that compiling ``op`` under ``schedule`` was refused (``why``), so that :func:`flash_misfit` — and
     the default schedules that ask it — refuse it too."""
-    remember(_key(short(op, schedule.block_q + schedule.tile_kv), schedule, target), why)
+    remember(_key(op, schedule, target), why)
 
 
-def _key(proxy: Attention, schedule: AttentionSchedule, target: Target) -> tuple:
-    return (target.name, proxy, schedule.replace(cores=1))
+def _key(op: Attention, schedule: AttentionSchedule, target: Target) -> tuple:
+    """What a fit check of ``op`` under ``schedule`` stands for: the chip, the short kernel (one head group, a Q
+    block and a key tile long) and the schedule on one core."""
+    return (target.name, short(op, schedule.block_q + schedule.tile_kv), schedule.replace(cores=1))
 
 
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
@@ -154,16 +156,16 @@ def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     shapes = {t.name for t in op.tensors()}
     tensors = op.decls()
     tensors += tuple(d for d in p.tensors if d.name not in shapes)  # a separated chip's hand-over workspaces
-    comments = (
-        f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
-        f"schedule: {schedule.text()}",
-        f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
-    )
-    program = Program(tensors, p.cores, p.chip, comments)
     # q, k, v and o by formula (each term says why: key tiles per Q block, masked tiles skipped), the hand-overs of
     # a separated chip as the split counted them
     formula = attention_traffic(op, schedule, 0)
     traffic = Traffic(formula.terms + tuple(t for t in compiled.traffic.terms if t.tensor not in shapes))
+    comments = (
+        f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
+        f"schedule: {schedule.text()}",
+        f"compiled by dsasim for chip {target.name}; GM traffic {traffic.total:,} B expected",
+    )
+    program = Program(tensors, p.cores, p.chip, comments)
     return replace(compiled, op=op, schedule=schedule, program=program, traffic=traffic)
 
 
@@ -172,7 +174,6 @@ def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Ta
     chip's hand-over areas, the same for every AIC/AIV group, read from the short kernel of :func:`flash_misfit`."""
     if not target.vector_per_cube:
         return 0
-    proxy = short(op, schedule.block_q + schedule.tile_kv)
-    per_group = _proxy(proxy, schedule, target)
+    per_group = _proxy(op, schedule, target)
     programs = -(-op.seq // schedule.block_q) * op.heads * op.batch
     return per_group * min(schedule.cores, programs)

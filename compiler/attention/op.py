@@ -183,7 +183,8 @@ class Attention(Op):
             "v": "raise tile_kv (fewer accumulator rescales per score), use "
             "--precision fast, or spread the query tiles over more --cores",
             "cube": "spread the query tiles over more --cores",
-            "mte2": "loads are the limit: raise block_q (--tile qb=; K and V are read once per Q block)"
+            "mte2": "loads are the limit: raise block_q (--tile qb=; K and V are read once per Q block) — its "
+            "smaller query tiles cost the Vector unit more, which the default schedule weighed: measure both"
             if not naive
             else "loads are the limit: raise tile_q (K and V are read once per query tile)",
             "gm_l1": "K and V are re-read for every Q block: raise block_q (--tile qb=)"
