@@ -100,36 +100,50 @@ def _best_flash(
                     cands.append((estimate(op, cand, target, vpc), -(tq * tk), k0, -cand.q_tiles, cand))
     cands.sort(key=lambda key: key[:4])
     best: dict[bool, tuple] = {}
-    refused: list[tuple[AttentionSchedule, str]] = []
-    error: Exception | None = None
-
-    def misfit(cand: AttentionSchedule) -> bool:
-        nonlocal error
-        if any(_covers(cand, r, space) for r, space in refused):
-            return True
-        why = flash_misfit(op, cand, target)
-        if why is not None:
-            refused.append((cand, getattr(why, "buffer", "")))
-            error = error or in_attention_terms(why, cand)
-        return why is not None
-
+    fits = FlashFits(op, target)
     for key in cands:
         cand = key[-1]
         blocked = cand.q_tiles > 1 and not base.block_q
         if blocked in best:
             continue
         # one query tile per block first: if that does not fit, no larger block of the same tiles does
-        if (blocked and misfit(cand.replace(block_q=cand.tile_q))) or misfit(cand):
+        if (blocked and fits.misfit(cand.replace(block_q=cand.tile_q))) or fits.misfit(cand):
             continue
         best[blocked] = key
         if len(best) == 2:
             break
     if not best:
-        return error or ScheduleError("no flash schedule to try", knob="--tile")
+        return fits.error or ScheduleError("no flash schedule to try", knob="--tile")
     one, blocked = best.get(False), best.get(True)
     if blocked is not None and (one is None or blocked[0] <= Q_BLOCK_GAIN * one[0]):
         return blocked[-1]
     return (one or blocked)[-1]
+
+
+class FlashFits:
+    """Which flash schedules of ``op`` fit ``target``, asked of :func:`flash_misfit` (a compile of a short kernel)
+    unless a schedule already refused covers the candidate (:func:`_covers`): the default search and the tuner's
+    space walk many candidates, most of the large ones refused for the same buffer."""
+
+    def __init__(self, op: Attention, target: Target) -> None:
+        self.op, self.target = op, target
+        self.refused: list[tuple[AttentionSchedule, str, Exception]] = []
+        #: the first refusal, in the schedule's terms
+        self.error: Exception | None = None
+
+    def why(self, cand: AttentionSchedule) -> Exception | None:
+        """Why ``cand`` does not fit (the covering refusal's reason), or None."""
+        for r, space, e in self.refused:
+            if _covers(cand, r, space):
+                return e
+        e = flash_misfit(self.op, cand, self.target)
+        if e is not None:
+            self.refused.append((cand, getattr(e, "buffer", ""), e))
+            self.error = self.error or in_attention_terms(e, cand)
+        return e
+
+    def misfit(self, cand: AttentionSchedule) -> bool:
+        return self.why(cand) is not None
 
 
 def _covers(cand: AttentionSchedule, refused: AttentionSchedule, space: str) -> bool:

@@ -29,8 +29,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, estimate
-from compiler.attention.flash_lang import flash_misfit
+from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, FlashFits, estimate
 from compiler.attention.naive import naive_misfit
 from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
 from compiler.ops import Op
@@ -55,6 +54,7 @@ class AttentionFamily(Family):
             check(fixed)
         super().__init__(op, target, fixed)
         self.vpc = target.vector_per_cube
+        self.fits = FlashFits(op, target)  # a refusal covers the larger candidates after it
 
     def baseline(self) -> Any:
         return self.fixed.replace(algorithm=self.fixed.algorithm or "flash")  # the compiler's default algorithm
@@ -90,6 +90,14 @@ class AttentionFamily(Family):
         }
 
     def canonical(self, values: Mapping[str, object]) -> Any:
+        s = self._schedule(values)
+        why = self.fits.why(s) if s.algorithm == "flash" else naive_misfit(self.op, s, self.target)
+        if why is not None:  # its buffers, stages or event ids
+            raise why
+        return s
+
+    def _schedule(self, values: Mapping[str, object]) -> AttentionSchedule:
+        """The schedule ``values`` stand for, checked by its rules but not yet for fit (a compile)."""
         f = self.fixed
         algorithm = values.get("algorithm") or f.algorithm
         rows = (values.get("tile.r") or f.rows) if algorithm == "naive" else None
@@ -105,14 +113,14 @@ class AttentionFamily(Family):
             rows=rows,
         )
         check(s)
-        misfit = flash_misfit if algorithm == "flash" else naive_misfit
-        if (why := misfit(self.op, s, self.target)) is not None:  # its buffers, stages or event ids
-            raise why
         return s
 
     def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:
+        """Every distinct schedule, priced by the step model, then asked whether it fits (a compile of a short
+        kernel each) best first: the :data:`FIT_CHECKED` best that fit are the candidates, the rest pruned as
+        predicted slower — the fit checks, not the model, are what a space costs."""
         knobs = self.knobs()
-        seen: set = set()
+        seen: dict = {}
         for combo in itertools.product(*(k.choices for k in knobs)):
             values = dict(zip((k.name for k in knobs), combo))
             if (values.get("algorithm") or self.fixed.algorithm) == "flash" and values.get("tile.r") not in (None, 1):
@@ -120,15 +128,27 @@ class AttentionFamily(Family):
             if (values.get("algorithm") or self.fixed.algorithm) == "naive" and values.get("q_tiles") not in (None, 1):
                 continue  # nor Q blocks to naive
             try:
-                s = self.canonical(values)
+                s = self._schedule(values)
             except REFUSED as e:
                 pruned[reason(e)] += 1
                 continue
-            if s in seen:
+            if s not in seen:
+                seen[s] = float(estimate(self.op, s, self.target, self.vpc))
+        kept = 0
+        for s, cycles in sorted(seen.items(), key=lambda kv: (kv[1], kv[0].text())):
+            if kept >= FIT_CHECKED:
+                pruned[f"are predicted slower than the {FIT_CHECKED} best that fit"] += 1
                 continue
-            seen.add(s)
-            cycles = float(estimate(self.op, s, self.target, self.vpc))
+            why = self.fits.why(s) if s.algorithm == "flash" else naive_misfit(self.op, s, self.target)
+            if why is not None:
+                pruned[reason(why)] += 1
+                continue
+            kept += 1
             yield s, None, Prediction(cycles, 0, {}, 0, 0.0, "model", 0.0)
+
+
+#: candidates of an attention space checked for fit, best predicted first (each check compiles a short kernel)
+FIT_CHECKED = 256
 
 
 def schedule_from_json(d: dict) -> Any:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError
+from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.ops import Op, OpError
 from compiler.target import Target
 from compiler.tune.model import Prediction
@@ -92,7 +92,7 @@ class Family(abc.ABC):
 
 def reason(e: Exception) -> str:
     """Why the compiler refused a schedule, as a pruning category."""
-    if isinstance(e, BufferCapacityError):
+    if isinstance(e, BufferCapacityError | TilesDoNotFit):
         return f"do not fit {e.buffer}"
     if isinstance(e, ScheduleError):
         known = {
