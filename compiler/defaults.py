@@ -12,11 +12,12 @@ search only fills the rest.
 
 from __future__ import annotations
 
+import heapq
 import itertools
-import json
 import math
 
 from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.memo import Memo, schedule_key
 from compiler.ops import Op
 from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
@@ -24,6 +25,7 @@ from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, o
 from compiler.target import Target
 from compiler.tune.model import predict, price
 from isa import Space
+from isa.fast import fast
 
 
 def default_schedule(op: Op, chip: object, schedule: Schedule | None = None) -> Schedule:
@@ -84,27 +86,17 @@ def _parallel(op: Op, tiles: dict[str, int], cores: int, group: int | None = Non
 # ------------------------------------------------------------------------------------- search
 
 
-#: Searches already done: (op, chip parameters' id, given knobs) → (the parameters, the result). The
-#: parameters are kept so that their id names them while the entry lives; oldest entries go first.
-_DONE: dict[tuple, tuple[object, tuple[dict[str, int], dict[str, int]]]] = {}
-_DONE_MAX = 512
+#: Searches already done, keyed by the operator, the chip's fields (``Target.key``) and the given knobs.
+_SEARCHES: Memo[tuple[dict[str, int], dict[str, int]]] = Memo(512)
 
 
 def _searched(
     op: Op, target: Target, fixed: dict[str, int], buffers: dict[str, int], given: Schedule, free: tuple[str, ...]
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """:func:`_search`, remembered: compiling the same operator for the same chip again (a sweep, a test
-    suite, a notebook re-run) does not search again."""
-    try:
-        key = (op, id(target.params), json.dumps(given.to_json(), sort_keys=True), tuple(sorted(fixed.items())))
-        hash(key)
-    except TypeError:  # an operator or target that cannot be a key: search every time
-        return _search(op, target, fixed, buffers, given, free)
-    if key not in _DONE:
-        if len(_DONE) >= _DONE_MAX:
-            del _DONE[next(iter(_DONE))]
-        _DONE[key] = (target.params, _search(op, target, fixed, buffers, given, free))
-    tiles, depths = _DONE[key][1]
+    """:func:`_search`, remembered: compiling the same operator for the same chip again (the budget check then
+    the compile, a sweep, a test suite, a notebook re-run) does not search again."""
+    key = (op, target.key, schedule_key(given), tuple(sorted(fixed.items())))
+    tiles, depths = _SEARCHES.get(key, lambda: _search(op, target, fixed, buffers, given, free))
     return dict(tiles), dict(depths)
 
 
@@ -134,8 +126,8 @@ def _search(
         # search found before panels existed, whatever the second explores.
         plain = [c for c in cands if c.get(PANEL) is None]
         panels = [c for c in cands if c.get(PANEL) is not None]
-        scored = _descend(op, target, fixed, plain, score) + (
-            _descend(op, target, fixed, panels, score) if panels else []
+        scored = _descend(op, target, fixed, plain, score, given.cores) + (
+            _descend(op, target, fixed, panels, score, given.cores) if panels else []
         )
     scored.sort(key=lambda s: s[0][:3])
     if scored and op.unit != "cube":
@@ -214,7 +206,7 @@ EXHAUSTIVE = 64
 _STEPS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1), (1, -1, 0), (-1, 1, 0))
 
 
-def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str, int]], score) -> list:
+def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str, int]], score, cores: int) -> list:
     """Steepest descent over the lattice of the tiles (``m, n, k``: each knob's sorted choices; the L0
     step ``k0`` is no direction — every candidate ``k0`` of a point is priced), from eight seeds spread
     over the candidates by tile volume and by shape (``m/n``); returns every ``(score, tiles)`` it priced."""
@@ -224,9 +216,22 @@ def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str
     for c in cands:
         points.setdefault(tuple(c[a] for a in axes), []).append(c)
     priced: list = []
+    floor = cube_floor(op, target, cores) if fast() else None
+    kept: list[float] = []  # the _VERIFY lowest predicted cycles so far, as a max-heap (negated)
 
-    def best_at(point: tuple) -> tuple | None:
-        got = [(k, c) for c in points.get(point, ()) if (k := score(c)) is not None]
+    def best_at(point: tuple, here: tuple | None = ()) -> tuple | None:
+        """The best score at ``point``. A candidate whose Cube work alone (``floor``, never above its
+        predicted cycles) exceeds both ``here`` (the descent's current point) and the ``_VERIFY``-th best
+        prediction so far is not priced: it could not be a step of the descent nor one of the candidates
+        ``_search`` verifies, so skipping it changes nothing but the time (``here=()``: price everything)."""
+        bar = math.inf
+        if floor is not None and here != () and len(kept) >= _VERIFY:
+            bar = max(-kept[0], here[0] if here is not None else math.inf)
+        got = [(k, c) for c in points.get(point, ()) if floor is None or floor(c) <= bar + 1 if (k := score(c))]
+        for k, _ in got:
+            heapq.heappush(kept, -k[0])
+            if len(kept) > _VERIFY:
+                heapq.heappop(kept)
         priced.extend(got)
         return min((k[:3] for k, _ in got), default=None)
 
@@ -234,7 +239,7 @@ def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str
         return []
     if len(points) <= EXHAUSTIVE:  # few tilings (a small matmul): price them all, no local minimum
         for point in points:
-            best_at(point)
+            best_at(point, None)
         return priced
     by_volume = sorted(points, key=lambda v: (math.prod(v), v))
     by_shape = sorted(points, key=lambda v: (v[0] / v[1], -math.prod(v), v))
@@ -250,13 +255,34 @@ def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str
                 at = [pools[a].index(here[i]) + d for i, (a, d) in enumerate(zip(axes, step))]
                 if all(0 <= j < len(pools[a]) for a, j in zip(axes, at)):
                     nxt = tuple(pools[a][j] for a, j in zip(axes, at))
-                    if (got := best_at(nxt)) is not None:
+                    if (got := best_at(nxt, best)) is not None:
                         moves.append((got, nxt))
             step = min(moves, default=None)
             if step is None or (best is not None and step[0] >= best):
                 break
             best, here = step
     return priced
+
+
+def cube_floor(op: Op, target: Target, cores: int):
+    """A function giving, for a matmul candidate, a lower bound on the cycles ``predict`` gives it: the Cube work
+    of its busiest core is at least the average core's — every ``mmad``'s start-up (one per output tile per L0
+    step of ``k``, at least) and every 16×16×16 fractal, over the cores. None for an operator the bound does not
+    describe (a Cube operator whose axes are not ``m``, ``n``, ``k``)."""
+    axes = op.axes()
+    if op.unit != "cube" or set(axes) != {"m", "n", "k"}:
+        return None
+    cube = target.params.cube
+    es = op.tensor("a").dtype.itemsize
+    kf = max(1, target.k0_bytes // es)
+    m, n, k = axes["m"], axes["n"], axes["k"]
+    fractals = -(-m // target.m0) * -(-n // target.n0) * -(-k // kf)
+
+    def floor(c: dict) -> float:
+        mmads = -(-m // c["m"]) * -(-n // c["n"]) * -(-k // min(c["k"], c.get("k0") or c["k"]))
+        return (cube.startup * mmads + fractals) / max(1, cores)
+
+    return floor
 
 
 def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:

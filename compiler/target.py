@@ -9,6 +9,7 @@ repeat. The cost model of the default schedules also reads the data paths throug
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from isa import ChipParams, Space
@@ -32,6 +33,9 @@ class Target:
     gm_bandwidth: float  # bytes/cycle shared by all cores (inf if unknown)
     vector_per_cube: int  # separated chips: Vector cores (AIVs) per Cube core (AIC); 0 on a coupled chip
     params: ChipParams = field(compare=False, repr=False)
+    #: a hash of every field of the chip (its ``fingerprint()``): what the compiler's memos key a chip by — two
+    #: chips of the same name but other buffers or timings (a lab's copy of a preset) never share an answer
+    key: str = field(default="", compare=False, repr=False)
 
     @classmethod
     def of(cls, chip: ChipParams | Target) -> Target:
@@ -50,6 +54,7 @@ class Target:
             gm_bandwidth=float(getattr(chip, "gm_bandwidth", float("inf"))),
             vector_per_cube=int(getattr(chip, "vector_per_cube", 0) or 0),
             params=chip,
+            key=chip_key(chip),
         )
 
     def path(self, src: Space, dst: Space) -> PathParams:
@@ -59,6 +64,15 @@ class Target:
         """``offset`` rounded up to ``space``'s alignment."""
         a = self.alignment[space]
         return -(-offset // a) * a
+
+
+def chip_key(chip: object) -> str:
+    """A hash of every field of ``chip``: its ``fingerprint()`` where it has one (``simulator.config.Chip``),
+    else a hash of its ``repr`` (a test's stand-in chip)."""
+    fingerprint = getattr(chip, "fingerprint", None)
+    if callable(fingerprint):
+        return str(fingerprint())
+    return hashlib.sha256(repr(chip).encode()).hexdigest()[:16]
 
 
 def fmt_bytes(n: int | float) -> str:

@@ -24,7 +24,8 @@ from compiler import Compiled, Op, Schedule
 from compiler import compile as compile_kernel
 from compiler.check import CheckResult, compare
 from compiler.ir import Kernel
-from dsasim.budget import MAX_INSTRUCTIONS, Estimate, check_budget
+from dsasim import cache
+from dsasim.budget import MAX_INSTRUCTIONS, Estimate, check_budget, enforce
 from isa import Program
 from simulator.advice import Diagnosis
 from simulator.config import Chip, load_chip
@@ -206,8 +207,35 @@ def compile_op(
     """``compiler.compile`` with a chip given by name; a schedule with more cores than the chip extends it.
     A program estimated beyond ``max_instructions`` is refused before compiling (``dsasim.budget``)."""
     chip_obj = chip_for(chip, schedule.cores if schedule else 1)
-    est = check_budget(op, schedule, chip_obj, max_instructions=max_instructions, timing_only=True)
-    return compile_kernel(op, est.schedule, chip_obj)
+    return compile_within_budget(op, schedule, chip_obj, max_instructions=max_instructions, timing_only=True)[0]
+
+
+def compile_within_budget(
+    op: Op,
+    schedule: Schedule | None,
+    chip: Chip,
+    *,
+    max_instructions: int | None = MAX_INSTRUCTIONS,
+    timing_only: bool = False,
+    on_estimate: Callable[[Estimate], None] | None = None,
+) -> tuple[Compiled, Estimate]:
+    """The driver's compile: ``op`` refused before compiling if over the budget (``dsasim.budget``), else compiled;
+    both remembered (``dsasim.cache``: in this process and on disk), so the same kernel asked again — the same
+    operator, schedule, chip and compiler — is checked against the same estimate and loaded, not compiled."""
+    name = cache.key("compiled", op, schedule, chip)
+    kept = cache.load(name)
+    if kept is not None:
+        compiled, est = kept
+        enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
+        if on_estimate is not None:
+            on_estimate(est)
+        return compiled, est
+    est = check_budget(op, schedule, chip, max_instructions=max_instructions, timing_only=timing_only)
+    if on_estimate is not None:
+        on_estimate(est)  # e.g. the CLI starts a progress bar for a long run
+    compiled = compile_kernel(op, est.schedule, chip)
+    cache.store(name, (compiled, est))
+    return compiled, est
 
 
 def compile_and_run(
@@ -232,10 +260,9 @@ def compile_and_run(
     ``on_estimate`` is called with the estimate (``dsasim.budget.Estimate``) once it passed.
     """
     chip_obj = chip_for(chip, schedule.cores if schedule else 1)
-    est = check_budget(op, schedule, chip_obj, max_instructions=max_instructions, timing_only=timing_only)
-    if on_estimate is not None:
-        on_estimate(est)  # e.g. the CLI starts a progress bar for a long run
-    compiled = compile_kernel(op, est.schedule, chip_obj)
+    compiled, _ = compile_within_budget(
+        op, schedule, chip_obj, max_instructions=max_instructions, timing_only=timing_only, on_estimate=on_estimate
+    )
     data = None
     if not timing_only:
         data = op.make_inputs(seed)

@@ -91,10 +91,17 @@ def check_budget(
 
     ``max_instructions`` None means no instruction budget (the host-memory check still applies).
     """
-    if max_instructions is not None and max_instructions < 1:
-        hint = f"e.g. --max-instructions {MAX_INSTRUCTIONS}"
-        raise ResourceLimitError(f"--max-instructions {max_instructions} must be at least 1", hint=hint)
+    check_budget_arg(max_instructions)
     est = estimate(op, schedule, chip)
+    enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
+    return est
+
+
+def enforce(
+    est: Estimate, op: Op, *, max_instructions: int | None = MAX_INSTRUCTIONS, timing_only: bool = False
+) -> None:
+    """Refuse ``op`` when its estimate ``est`` is over the instruction budget or its data over the host's memory."""
+    check_budget_arg(max_instructions)
     if max_instructions is not None and est.instructions > max_instructions:
         minutes = est.instructions * SECONDS_PER_INSTRUCTION / 60
         raise ResourceLimitError(
@@ -108,7 +115,13 @@ def check_budget(
             f"the data of {op.name} {op.shape_text()}",
             hint="run with --timing-only (timing_only=True): the same cycles without materialising any data",
         )
-    return est
+
+
+def check_budget_arg(max_instructions: int | None) -> None:
+    """A budget below one instruction is a mistake, not a budget."""
+    if max_instructions is not None and max_instructions < 1:
+        hint = f"e.g. --max-instructions {MAX_INSTRUCTIONS}"
+        raise ResourceLimitError(f"--max-instructions {max_instructions} must be at least 1", hint=hint)
 
 
 #: Host bytes per element of a graph run with data: the simulated GM (a byte and its written-mask per

@@ -247,7 +247,14 @@ class Chip:
         return dataclasses.replace(self, cores=cores)
 
     def fingerprint(self) -> str:
-        """A short hash of every timing-relevant field (for caches and perf databases)."""
+        """A short hash of every timing-relevant field (for caches and perf databases); computed once per chip."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            cached = self._fingerprint_of_fields()
+            object.__setattr__(self, "_fingerprint", cached)
+        return cached
+
+    def _fingerprint_of_fields(self) -> str:
         d = dataclasses.asdict(self)
         d.pop("source")
         d.pop("description")

@@ -1,4 +1,4 @@
-"""Shared test configuration: a bounded, deterministic hypothesis profile for CI."""
+"""Shared test configuration: a bounded, deterministic hypothesis profile for CI, and a cache folder of its own."""
 
 from __future__ import annotations
 
@@ -16,3 +16,14 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Compiled kernels are cached on disk (dsasim.cache): the tests keep theirs in a folder of their own, removed at the
+# end, so that a run neither reads a user's cache nor leaves one behind.
+if "DSASIM_CACHE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    _cache = tempfile.mkdtemp(prefix="dsasim-test-cache-")
+    os.environ["DSASIM_CACHE"] = _cache
+    atexit.register(shutil.rmtree, _cache, True)

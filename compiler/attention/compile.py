@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.attention.defaults import default_attention_schedule, in_attention_terms
-from compiler.attention.flash_lang import compile_flash, flash_refused, flash_workspace_bytes
+from compiler.attention.flash_lang import compile_flash, flash_workspace_bytes
 from compiler.attention.naive import compile_naive
 from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
@@ -75,21 +75,24 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
     if chip is None:
         raise TypeError("compile_attention() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
+    refused: dict[AttentionSchedule, Exception] = {}
     while True:
-        resolved = _resolve(op, schedule, target)
+        resolved = _resolve(op, schedule, target, refused)
         if resolved.algorithm == "naive":
             return compile_naive(op, resolved, chip)
         try:
             return compile_flash(op, resolved, chip)
         except (LanguageError, BufferCapacityError, ScheduleError) as e:
             # the defaults checked a short proxy; the whole kernel needs more (a tail's tiles, event ids): refused
-            # from now on, so the defaults choose again — or, for a schedule given whole, the user's error
-            flash_refused(op, resolved, target, e)
-            if schedule is not None and schedule.resolved:
+            # for this compile, so the defaults choose again — or, for a schedule given whole, the user's error
+            if (schedule is not None and schedule.resolved) or resolved.replace(cores=1) in refused:
                 raise in_attention_terms(e, resolved) from None
+            refused[resolved.replace(cores=1)] = e
 
 
-def _resolve(op: Attention, schedule: AttentionSchedule | None, target: Target) -> AttentionSchedule:
+def _resolve(
+    op: Attention, schedule: AttentionSchedule | None, target: Target, refused: dict | None = None
+) -> AttentionSchedule:
     schedule = schedule or AttentionSchedule()
     check(schedule)
-    return default_attention_schedule(op, target, schedule, target.vector_per_cube)
+    return default_attention_schedule(op, target, schedule, target.vector_per_cube, refused or {})

@@ -57,9 +57,14 @@ _A = Addr(Space.L0A, 0)
 
 
 def default_attention_schedule(
-    op: Attention, target: Target, schedule: AttentionSchedule, vector_per_cube: int = 0
+    op: Attention,
+    target: Target,
+    schedule: AttentionSchedule,
+    vector_per_cube: int = 0,
+    refused: dict[AttentionSchedule, Exception] | None = None,
 ) -> AttentionSchedule:
-    """``schedule`` with every ``None`` knob chosen for ``target`` (raises if nothing fits)."""
+    """``schedule`` with every ``None`` knob chosen for ``target`` (raises if nothing fits). ``refused``: flash
+    schedules (on one core) a whole compile of ``op`` refused although their short kernel fits — skipped."""
     flash = schedule.algorithm == "flash"
     cap = -(-op.seq // 16) * 16
     tqs = (schedule.tile_q,) if schedule.tile_q else tuple(t for t in TILE_Q if t <= max(16, cap))
@@ -71,7 +76,10 @@ def default_attention_schedule(
     error: Exception | None = None
     for depth in depths:
         base = schedule.replace(depth=depth)
-        found = (_best_flash if flash else _best_naive)(op, target, base, tqs, tks, k0s, vector_per_cube)
+        if flash:
+            found = _best_flash(op, target, base, tqs, tks, k0s, vector_per_cube, refused or {})
+        else:
+            found = _best_naive(op, target, base, tqs, tks, k0s, vector_per_cube)
         if isinstance(found, AttentionSchedule):
             return found
         error = error or found
@@ -87,6 +95,7 @@ def _best_flash(
     tks: tuple[int, ...],
     k0s: tuple[int, ...],
     vpc: int,
+    refused: dict[AttentionSchedule, Exception],
 ) -> AttentionSchedule | Exception:
     """The best flash schedule that fits, by the model, or why none does: the best with one query tile per Q block
     and the best with more (when the Q block is not given), each the first of its kind, in the model's order, that
@@ -100,7 +109,7 @@ def _best_flash(
                     cands.append((estimate(op, cand, target, vpc), -(tq * tk), k0, -cand.q_tiles, cand))
     cands.sort(key=lambda key: key[:4])
     best: dict[bool, tuple] = {}
-    fits = FlashFits(op, target)
+    fits = FlashFits(op, target, refused)
     for key in cands:
         cand = key[-1]
         blocked = cand.q_tiles > 1 and not base.block_q
@@ -125,8 +134,12 @@ class FlashFits:
     unless a schedule already refused covers the candidate (:func:`_covers`): the default search and the tuner's
     space walk many candidates, most of the large ones refused for the same buffer."""
 
-    def __init__(self, op: Attention, target: Target) -> None:
+    def __init__(
+        self, op: Attention, target: Target, refused: dict[AttentionSchedule, Exception] | None = None
+    ) -> None:
         self.op, self.target = op, target
+        #: schedules (on one core) a whole compile of ``op`` refused: they do not fit, whatever the short kernel says
+        self.compile_refused = refused or {}
         self.refused: list[tuple[AttentionSchedule, str, Exception]] = []
         #: the first refusal, in the schedule's terms
         self.error: Exception | None = None
@@ -136,7 +149,7 @@ class FlashFits:
         for r, space, e in self.refused:
             if _covers(cand, r, space):
                 return e
-        e = flash_misfit(self.op, cand, self.target)
+        e = self.compile_refused.get(cand.replace(cores=1)) or flash_misfit(self.op, cand, self.target)
         if e is not None:
             self.refused.append((cand, getattr(e, "buffer", ""), e))
             self.error = self.error or in_attention_terms(e, cand)

@@ -19,12 +19,13 @@ from dataclasses import replace
 import numpy as np
 
 from compiler import language as tl
-from compiler.attention.lang import compile_kernel, misfit, remember, short
+from compiler.attention.lang import compile_kernel, misfit, short
 from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule
 from compiler.attention.traffic import attention_traffic
 from compiler.compiled import Compiled
 from compiler.language.errors import TilesDoNotFit
+from compiler.memo import Memo
 from compiler.target import Target
 from compiler.traffic import Traffic
 from isa import Program
@@ -116,7 +117,7 @@ def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
     """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one head
     over a short sequence — a Q block and a key tile long, so a tail block too where the Q block does not divide it —
     compiled on one core (every full program's tiles are the same whatever the sequence's length). Remembered per
-    chip, head, precision, layout and tiles; :func:`flash_refused` adds what a whole compile refused."""
+    chip (its fields), head, precision, layout and tiles."""
     return misfit(_key(op, schedule, target), lambda: _proxy(op, schedule, target))
 
 
@@ -124,28 +125,24 @@ def _proxy(op: Attention, schedule: AttentionSchedule, target: Target) -> int:
     """The short kernel of ``op`` (:func:`flash_misfit`) compiled on one core; returns the bytes of its GM
     workspaces (remembered: the misfit check and :func:`flash_workspace_bytes` compile it once between them)."""
     key = _key(op, schedule, target)
-    if key not in _WORKSPACES:
+
+    def compile_short() -> int:
         proxy = key[1]
         grid = (-(-proxy.seq // schedule.block_q), 1, 1)
         one = _launch(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
         shapes = {t.name for t in proxy.tensors()}
-        _WORKSPACES[key] = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
-    return _WORKSPACES[key]
+        return sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
+
+    return _WORKSPACES.get(key, compile_short)
 
 
-_WORKSPACES: dict[tuple, int] = {}
-
-
-def flash_refused(op: Attention, schedule: AttentionSchedule, target: Target, why: Exception) -> None:
-    """Remember that compiling ``op`` under ``schedule`` was refused (``why``), so that :func:`flash_misfit` — and
-    the default schedules that ask it — refuse it too."""
-    remember(_key(op, schedule, target), why)
+_WORKSPACES: Memo[int] = Memo(1024)
 
 
 def _key(op: Attention, schedule: AttentionSchedule, target: Target) -> tuple:
-    """What a fit check of ``op`` under ``schedule`` stands for: the chip, the short kernel (one head group, a Q
-    block and a key tile long) and the schedule on one core."""
-    return (target.name, short(op, schedule.block_q + schedule.tile_kv), schedule.replace(cores=1))
+    """What a fit check of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (one head
+    group, a Q block and a key tile long) and the schedule on one core."""
+    return (target.key, short(op, schedule.block_q + schedule.tile_kv), schedule.replace(cores=1))
 
 
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:

@@ -11,6 +11,7 @@ from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError
 from compiler.language.launch import compile_traced, trace
+from compiler.memo import Memo
 
 
 def compile_kernel(name: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
@@ -32,19 +33,18 @@ def short(op: Attention, seq: int) -> Attention:
 
 
 def misfit(key: tuple, attempt: Callable[[], object]) -> Exception | None:
-    """Why ``attempt()`` (a compile) is refused — tiles, stages, event ids — or None; remembered by ``key``."""
-    if key not in _MISFITS:
+    """Why ``attempt()`` (a compile) is refused — tiles, stages, event ids — or None; remembered by ``key``, which
+    names the chip by its fields (``Target.key``), never by its name."""
+
+    def ask() -> Exception | None:
         try:
             attempt()
-            _MISFITS[key] = None
         except (LanguageError, BufferCapacityError, ScheduleError) as e:
-            _MISFITS[key] = e
-    return _MISFITS[key]
+            return e
+        return None
+
+    return MISFITS.get(key, ask)
 
 
-def remember(key: tuple, why: Exception) -> None:
-    """Record that the compile ``key`` stands for was refused (``why``): :func:`misfit` answers it from now on."""
-    _MISFITS[key] = why
-
-
-_MISFITS: dict[tuple, Exception | None] = {}
+#: Fit checks already answered: (chip's fields, the short kernel, the schedule on one core) → the refusal or None.
+MISFITS: Memo[Exception | None] = Memo(4096)

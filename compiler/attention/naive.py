@@ -192,7 +192,7 @@ def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
                 fn, _, args, kwargs, _ = launches(rows, schedule, parts)[1]
             compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, schedule.depth, schedule.k0)
 
-    return misfit((target.name, proxy, rows.seq, schedule.replace(cores=1)), attempt)
+    return misfit((target.key, proxy, rows.seq, schedule.replace(cores=1)), attempt)
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:

@@ -17,6 +17,7 @@ lower      one straight-line ISA stream per core             codegen
 from __future__ import annotations
 
 from compiler.ir import Kernel
+from compiler.memo import Memo, schedule_key
 from compiler.ops import Op
 from compiler.passes.buffer import buffer
 from compiler.passes.hoist import hoist
@@ -37,8 +38,18 @@ def front(op: Op, schedule: Schedule, target: Target) -> Kernel:
     return kernels[-1][1]
 
 
+#: Kernels already taken through the passes: the budget check prices the kernel ``compile`` then lowers, and a
+#: graph's repeated operators share theirs (the kernels are immutable values).
+_RUNS: Memo[tuple[tuple[str, Kernel], ...]] = Memo(64)
+
+
 def run(op: Op, schedule: Schedule, target: Target, upto: str = "sync") -> list[tuple[str, Kernel]]:
     """``[("spec", k0), ("tile", k1), ...]``: the kernel after each pass up to ``upto`` (not ``lower``)."""
+    key = (op, schedule_key(schedule), target.key, upto)
+    return list(_RUNS.get(key, lambda: tuple(_run(op, schedule, target, upto))))
+
+
+def _run(op: Op, schedule: Schedule, target: Target, upto: str) -> list[tuple[str, Kernel]]:
     k = spec(op, schedule, target)
     out = [("spec", k)]
     steps = (

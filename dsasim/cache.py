@@ -1,0 +1,98 @@
+"""Compiled kernels remembered across runs: in this process, and on disk under the cache folder.
+
+A compile is a pure function of (operator, schedule as given, chip, compiler sources), so its result is kept
+under a key made of exactly those: the operator's and schedule's values, the chip's fingerprint (every field,
+not its name) and ``compiler_version()`` (a hash of the sources that decide a program). A user's second run of
+the same kernel — a notebook re-run, a sweep, a decoder layer's repeated projections — loads the program
+instead of compiling it again.
+
+The folder is ``$DSASIM_CACHE``, else ``$XDG_CACHE_HOME/dsasim``, else ``~/.cache/dsasim``; it holds at most
+:data:`MAX_BYTES` (the least recently used entries go first). A cache that cannot be written, or an entry that
+cannot be read, is passed over silently: the kernel is compiled as if it were not there. ``DSASIM_FAST=0`` turns
+the cache off (nothing read, nothing written).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from compiler.memo import Memo, schedule_key
+from dsasim.tune.db import compiler_version
+from isa.fast import fast
+
+#: The most the cache folder holds (bytes); past it, the least recently used entries are removed.
+MAX_BYTES = 1 << 30
+
+#: Compiled kernels kept in this process (each holds its program and its passes' kernels).
+_IN_PROCESS: Memo[Any] = Memo(32)
+
+
+def folder() -> Path:
+    """Where compiled kernels are kept (the module doc says how it is chosen)."""
+    explicit = os.environ.get("DSASIM_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dsasim"
+
+
+def key(kind: str, op: object, schedule: object, chip: object) -> str:
+    """The hash naming an entry: what is cached (``kind``), the operator, the schedule as given, the chip's
+    fingerprint and the compiler's version."""
+    fingerprint = chip.fingerprint() if hasattr(chip, "fingerprint") else repr(chip)
+    text = "\n".join((kind, repr(op), str(schedule_key(schedule)), fingerprint, compiler_version()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def load(name: str) -> Any | None:
+    """The entry ``name`` (from :func:`key`), or None: absent, unreadable, or shortcuts off."""
+    if not fast():
+        return None
+    found = _IN_PROCESS.peek(name)
+    if found is not None:
+        return found
+    path = folder() / name[:2] / name
+    try:
+        with path.open("rb") as f:
+            value = pickle.load(f)
+        os.utime(path)  # recently used: evicted last
+    except Exception:  # absent, truncated, written by another version of Python: compile instead
+        return None
+    _IN_PROCESS.put(name, value)
+    return value
+
+
+def store(name: str, value: Any) -> None:
+    """Keep ``value`` under ``name``, in this process and on disk (atomically: a reader never sees half)."""
+    if not fast():
+        return
+    _IN_PROCESS.put(name, value)
+    top = folder()
+    path = top / name[:2] / name
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False, suffix=".tmp") as f:
+            tmp = f.name
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        _trim(top)
+    except Exception:  # a read-only or full disk, an object that does not pickle: the cache is only a shortcut
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _trim(top: Path) -> None:
+    """Remove the least recently used entries while the folder holds more than :data:`MAX_BYTES`."""
+    entries = [(p.stat().st_mtime, p.stat().st_size, p) for p in top.glob("??/*") if not p.name.endswith(".tmp")]
+    total = sum(size for _, size, _ in entries)
+    for _, size, p in sorted(entries):
+        if total <= MAX_BYTES:
+            break
+        p.unlink(missing_ok=True)
+        total -= size
