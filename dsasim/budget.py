@@ -25,6 +25,7 @@ from compiler import Op, Schedule
 from compiler.attention import Attention, AttentionSchedule, plan_attention
 from compiler.attention.compile import compile_attention
 from compiler.defaults import default_schedule
+from compiler.memo import Memo
 from compiler.passes import run as run_passes
 from compiler.target import Target
 from compiler.tune.model import predict
@@ -187,13 +188,13 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     resolved = plan_attention(chooser, schedule, chip).schedule
     tq, tk = resolved.tile_q, resolved.tile_kv
     if op.seq <= 2 * max(tq, tk) and op.bh == 1:
-        return _count(compile_attention(op, resolved, chip))
+        return _count(op, resolved, chip)
     # Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax):
     # fitted on two proxies of one batch·head, 2 and 4 tiles long, then applied to the real counts.
     points = []
     for n in (2, 4):
         proxy = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, n * max(tq, tk)))
-        count = _count(compile_attention(proxy, resolved, chip))
+        count = _count(proxy, resolved, chip)
         points.append((score_tiles(proxy, tq, tk), -(-proxy.seq // tq), count))
     (t1, q1, i1), (t2, q2, i2) = points
     det = t1 * q2 - t2 * q1
@@ -203,8 +204,17 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     return round(alpha * score_tiles(op, tq, tk) + beta * op.bh * -(-op.seq // tq))
 
 
-def _count(compiled: object) -> int:
-    return sum(len(s) for s in compiled.program.cores)
+def _count(op: Attention, schedule: AttentionSchedule, chip: Chip) -> int:
+    """Instructions of ``op`` compiled under a resolved ``schedule`` (remembered: a decoder layer's heads, the
+    budget check of a graph and of its kernels ask the same proxies)."""
+
+    def compile_and_count() -> int:
+        return sum(len(s) for s in compile_attention(op, schedule, chip).program.cores)
+
+    return _PROXY_COUNTS.get((op, schedule, Target.of(chip).key), compile_and_count)
+
+
+_PROXY_COUNTS: Memo[int] = Memo(256)
 
 
 def score_tiles(op: Attention, tile_q: int, tile_kv: int) -> int:
