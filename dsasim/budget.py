@@ -104,10 +104,11 @@ def enforce(
     """Refuse ``op`` when its estimate ``est`` is over the instruction budget or its data over the host's memory."""
     check_budget_arg(max_instructions)
     if max_instructions is not None and est.instructions > max_instructions:
-        minutes = est.instructions * SECONDS_PER_INSTRUCTION / 60
+        seconds = est.instructions * SECONDS_PER_INSTRUCTION
+        took = f"{seconds / 60:,.0f} minutes" if seconds >= 90 else f"{max(1, round(seconds))} s"
         raise ResourceLimitError(
             f"{op.name} {op.shape_text()} would compile to about {est.instructions:,} instructions, more than the "
-            f"budget of {max_instructions:,} (roughly {minutes:,.0f} minutes to simulate)",
+            f"budget of {max_instructions:,} (roughly {took} to compile and simulate)",
             hint=f"use a smaller shape or larger tiles, or raise the budget: --max-instructions {est.instructions}",
         )
     if not timing_only:

@@ -2,7 +2,7 @@
 
 A compile is a pure function of (operator, schedule as given, chip, compiler sources), so its result is kept
 under a key made of exactly those: the operator's and schedule's values, the chip's fingerprint (every field,
-not its name) and ``compiler_version()`` (a hash of the sources that decide a program). A user's second run of
+not its name) and a hash of the sources that decide a program (:data:`SOURCES`). A user's second run of
 the same kernel — a notebook re-run, a sweep, a decoder layer's repeated projections — loads the program
 instead of compiling it again.
 
@@ -22,11 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from compiler.memo import Memo, schedule_key
-from dsasim.tune.db import compiler_version
+from dsasim.version import source_version
 from isa.fast import fast
 
 #: The most the cache folder holds (bytes); past it, the least recently used entries are removed.
 MAX_BYTES = 1 << 30
+
+#: The sources a compiled kernel depends on: the compiler (its default search's cost model included), the ISA, the
+#: chip's configuration and this module's driver.
+SOURCES = ("compiler", "isa", "simulator/config.py", "dsasim/budget.py", "dsasim/cache.py")
 
 #: Compiled kernels kept in this process (each holds its program and its passes' kernels).
 _IN_PROCESS: Memo[Any] = Memo(32)
@@ -45,7 +49,7 @@ def key(kind: str, op: object, schedule: object, chip: object) -> str:
     """The hash naming an entry: what is cached (``kind``), the operator, the schedule as given, the chip's
     fingerprint and the compiler's version."""
     fingerprint = chip.fingerprint() if hasattr(chip, "fingerprint") else repr(chip)
-    text = "\n".join((kind, repr(op), str(schedule_key(schedule)), fingerprint, compiler_version()))
+    text = "\n".join((kind, repr(op), str(schedule_key(schedule)), fingerprint, source_version(SOURCES)))
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -36,6 +36,7 @@ from compiler.graph.fusion import fuse as fuse_graph
 from compiler.graph.ir import Graph, GraphError, Node, view
 from compiler.graph.memory import MemoryPlan, plan_memory
 from dsasim.api import chip_for, compile_op
+from dsasim.budget import MAX_INSTRUCTIONS
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
 from simulator.config import Chip
 from simulator.run import Run, simulate
@@ -207,11 +208,13 @@ def run_graph(
     check: bool = True,
     seed: int = 0,
     inputs: dict[str, np.ndarray] | None = None,
+    max_instructions: int | None = MAX_INSTRUCTIONS,
 ) -> GraphRun:
     """Fuse (or not), plan GM, compile every node and run the kernels in order on one arena.
 
     ``cores``: how many cores each kernel is spread over (default: all the chip's; a kernel with fewer
-    parallel tiles uses fewer). ``inputs`` overrides some of the seeded inputs and weights by name.
+    parallel tiles uses fewer). ``inputs`` overrides some of the seeded inputs and weights by name. A kernel
+    estimated beyond ``max_instructions`` (None: no limit) is refused before it is compiled.
     """
     chip_obj = chip_for(chip, cores or 1)
     ncores = cores or chip_obj.cores
@@ -239,7 +242,7 @@ def run_graph(
     for node in g.nodes:
         key = (node.op, ncores)
         if key not in compiled:
-            compiled[key] = compile_node(node, chip_obj, ncores)
+            compiled[key] = compile_node(node, chip_obj, ncores, max_instructions)
         c = compiled[key]
         program = rebase(c.program, node, g, mem)
         kcheck = None
@@ -267,13 +270,13 @@ def run_graph(
     return result
 
 
-def compile_node(node: Node, chip: Chip, cores: int) -> Compiled:
+def compile_node(node: Node, chip: Chip, cores: int, max_instructions: int | None = MAX_INSTRUCTIONS) -> Compiled:
     """Compile a node with the default schedule over ``cores`` cores — fewer when the operator has fewer
     parallel tiles than that (halving until it compiles)."""
     n = cores
     while True:
         try:
-            return compile_op(node.op, Schedule(cores=n), chip)
+            return compile_op(node.op, Schedule(cores=n), chip, max_instructions=max_instructions)
         except ScheduleError:
             if n == 1:
                 raise

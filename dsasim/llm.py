@@ -33,6 +33,7 @@ from compiler.graph.ir import Graph, Node
 from compiler.graph.kv_chunks import KvChunkChoice, choose_kv_chunks
 from compiler.graph.llm import ATTENTION, check_layer, decoder_layer, rope_inputs
 from dsasim.api import chip_for
+from dsasim.budget import MAX_INSTRUCTIONS
 from dsasim.graph_run import GraphRun, run_graph
 from simulator.config import Chip
 
@@ -238,13 +239,15 @@ def run_layer(
     cores: int | None = None,
     seed: int = 0,
     kv_chunks: int | None = None,
+    max_instructions: int | None = MAX_INSTRUCTIONS,
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
     ``kv_chunks`` chunks over the cores (flash-decoding; None: as many as the cost model picks,
     ``choose_kv_chunks``), place its skinny projections (``gemv``: auto, cube or vector), batch decode
     attention's per-(sequence, key head[, chunk]) matmuls into one kernel each (``batched``;
-    ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it."""
+    ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it. Each kernel
+    estimated beyond ``max_instructions`` (None: no limit) is refused before it is compiled."""
     chip_obj = chip_for(chip, cores or 1)
     kv = None
     if phase == "decode":
@@ -265,6 +268,7 @@ def run_layer(
         check=check,
         seed=seed,
         inputs=None if timing_only else rope_inputs(graph),
+        max_instructions=max_instructions,
     )
     return LayerRun(run, layer_metrics(graph, run, chip_obj), choices, kv)
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-import hashlib
 import json
 import os
 import sqlite3
@@ -40,6 +39,7 @@ from pathlib import Path
 from compiler import Op
 from compiler.tune import TuneError
 from compiler.tune.search import Measurement
+from dsasim.version import source_version
 
 SCHEMA_VERSION = 1
 
@@ -90,27 +90,9 @@ CREATE INDEX IF NOT EXISTS trials_by_session ON trials (session, cycles);
 _VERSIONED = ("compiler", "isa", "simulator/engine", "simulator/bandwidth.py", "simulator/config.py")
 
 
-@functools.cache
 def compiler_version() -> str:
     """``0.1.0+3f2a9c1e07b4``: the dsasim version and a hash of the sources that decide cycles."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        base = version("dsasim")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        base = "0"
-    root = Path(__file__).resolve().parent.parent.parent
-    h = hashlib.sha256()
-    for entry in _VERSIONED:
-        path = root / entry
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        for f in files:
-            rel = f.relative_to(root).as_posix()
-            if rel.startswith("compiler/tune/"):
-                continue
-            h.update(rel.encode())
-            h.update(f.read_bytes())
-    return f"{base}+{h.hexdigest()[:12]}"
+    return source_version(_VERSIONED, ("compiler/tune/",))
 
 
 def op_spec(op: Op) -> str:

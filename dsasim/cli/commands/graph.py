@@ -132,6 +132,7 @@ def main(args: argparse.Namespace) -> int:
         timing_only=args.timing_only,
         check=args.check,
         seed=args.seed,
+        max_instructions=args.max_instructions,
     )
     if args.json:
         print(json.dumps(run.to_json(), indent=2, ensure_ascii=False))

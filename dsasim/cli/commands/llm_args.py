@@ -105,6 +105,7 @@ def main(args: argparse.Namespace) -> int:
         cores=args.cores,
         seed=args.seed,
         kv_chunks=args.kv_chunks,
+        max_instructions=args.max_instructions,
         **model,
     )
     if args.json:
