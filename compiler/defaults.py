@@ -17,13 +17,16 @@ import itertools
 import math
 
 from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.ir import Kernel, Load, Loop, Move, Parallel
+from compiler.ir import Mmad as IrMmad
 from compiler.memo import Memo, schedule_key
 from compiler.ops import Op
 from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
-from compiler.tune.model import predict, price
+from compiler.traffic import gm_traffic
+from compiler.tune.model import memory_cycles, predict, price
 from isa import Space
 from isa.fast import fast
 
@@ -112,10 +115,15 @@ def _search(
     """
     memo: dict[tuple, tuple | None] = {}
 
-    def score(tiles: dict) -> tuple | None:
+    def score(tiles: dict, bar: float = math.inf) -> tuple | None:
+        """The candidate's score, or None if it does not fit — or if it cannot score ``bar`` or better
+        (:func:`_score`; such a candidate is not remembered: a search with a higher bar prices it)."""
         key = tuple(tiles.items())
         if key not in memo:
-            memo[key] = _score(op, target, tiles, buffers, given, free)
+            got = _score(op, target, tiles, buffers, given, free, bar)
+            if got is PRUNED:
+                return None
+            memo[key] = got
         return memo[key]
 
     cands = list(_candidates(op, target, fixed, given))
@@ -126,8 +134,8 @@ def _search(
         # search found before panels existed, whatever the second explores.
         plain = [c for c in cands if c.get(PANEL) is None]
         panels = [c for c in cands if c.get(PANEL) is not None]
-        scored = _descend(op, target, fixed, plain, score, given.cores) + (
-            _descend(op, target, fixed, panels, score, given.cores) if panels else []
+        scored = _descend(op, target, fixed, plain, score) + (
+            _descend(op, target, fixed, panels, score) if panels else []
         )
     scored.sort(key=lambda s: s[0][:3])
     if scored and op.unit != "cube":
@@ -144,12 +152,25 @@ def _search(
     return {k: fixed.get(k, min(_choices(op, target, k))) for k in tile_knobs(op)}, least
 
 
+#: What :func:`_score` returns for a candidate whose lower bound is above the bar it was given.
+PRUNED = ("pruned",)
+
+
 def _score(
-    op: Op, target: Target, tiles: dict[str, int], buffers: dict[str, int], given: Schedule, free: tuple[str, ...]
+    op: Op,
+    target: Target,
+    tiles: dict[str, int],
+    buffers: dict[str, int],
+    given: Schedule,
+    free: tuple[str, ...],
+    bar: float = math.inf,
 ) -> tuple | None:
     """``(predicted cycles, instructions, -tile volume, depths)`` of the tiles with the deepest buffers that
     fit, or None if nothing fits (ties go to fewer instructions, then to fewer, larger tiles). The passes
-    run up to ``buffer`` (what ``predict`` reads); ``_search`` takes the winner through the rest."""
+    run up to ``buffer`` (what ``predict`` reads); ``_search`` takes the winner through the rest.
+
+    With a finite ``bar``, a candidate whose lower bound (:func:`floor_cycles`, from the hoisted kernel: no
+    buffers placed, nothing priced) is above it is :data:`PRUNED` — it would be predicted slower than ``bar``."""
     if not _enough_tiles(op, tiles, given):
         return None  # some cores would have nothing to do: the order pass refuses it
     tiles, panel, block = _tiles_of(tiles), tiles.get(PANEL, given.panel), tiles.get(BLOCK, given.block)
@@ -160,6 +181,8 @@ def _score(
         hoisted = hoist(order(tiled, given.order or tuple(op.axes()), parallel, given.cores), panel, block)
     except (BufferCapacityError, ScheduleError):
         return None
+    if bar < math.inf and floor_cycles(op, target, hoisted, given.cores) > bar + 1:
+        return PRUNED
     # Deeper buffers pay only for what is loaded or stored again and again (the schedule's prefetch is the
     # shallowest loaded operand's depth less one, so every loaded operand goes deeper together).
     counts = alloc_counts(hoisted)
@@ -206,7 +229,7 @@ EXHAUSTIVE = 64
 _STEPS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1), (1, -1, 0), (-1, 1, 0))
 
 
-def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str, int]], score, cores: int) -> list:
+def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str, int]], score) -> list:
     """Steepest descent over the lattice of the tiles (``m, n, k``: each knob's sorted choices; the L0
     step ``k0`` is no direction — every candidate ``k0`` of a point is priced), from eight seeds spread
     over the candidates by tile volume and by shape (``m/n``); returns every ``(score, tiles)`` it priced."""
@@ -216,22 +239,25 @@ def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str
     for c in cands:
         points.setdefault(tuple(c[a] for a in axes), []).append(c)
     priced: list = []
-    floor = cube_floor(op, target, cores) if fast() else None
-    kept: list[float] = []  # the _VERIFY lowest predicted cycles so far, as a max-heap (negated)
+    prune = fast()
+    kept: list[float] = []  # the _VERIFY lowest predicted cycles of distinct candidates so far (a max-heap, negated)
+    seen: set[tuple] = set()
 
     def best_at(point: tuple, here: tuple | None = ()) -> tuple | None:
-        """The best score at ``point``. A candidate whose Cube work alone (``floor``, never above its
-        predicted cycles) exceeds both ``here`` (the descent's current point) and the ``_VERIFY``-th best
-        prediction so far is not priced: it could not be a step of the descent nor one of the candidates
-        ``_search`` verifies, so skipping it changes nothing but the time (``here=()``: price everything)."""
+        """The best score at ``point``. A candidate whose lower bound (:func:`floor_cycles`, never above its
+        predicted cycles) exceeds both ``here`` (the score of the descent's current point) and the
+        ``_VERIFY``-th best prediction so far is not priced: it could be neither a step of the descent nor one
+        of the candidates ``_search`` verifies, so skipping it changes the time only (``here=()``: price all)."""
         bar = math.inf
-        if floor is not None and here != () and len(kept) >= _VERIFY:
+        if prune and here != () and len(kept) >= _VERIFY:
             bar = max(-kept[0], here[0] if here is not None else math.inf)
-        got = [(k, c) for c in points.get(point, ()) if floor is None or floor(c) <= bar + 1 if (k := score(c))]
-        for k, _ in got:
-            heapq.heappush(kept, -k[0])
-            if len(kept) > _VERIFY:
-                heapq.heappop(kept)
+        got = [(k, c) for c in points.get(point, ()) if (k := score(c, bar)) is not None]
+        for k, c in got:
+            if (name := tuple(c.items())) not in seen:
+                seen.add(name)
+                heapq.heappush(kept, -k[0])
+                if len(kept) > _VERIFY:
+                    heapq.heappop(kept)
         priced.extend(got)
         return min((k[:3] for k, _ in got), default=None)
 
@@ -264,25 +290,61 @@ def _descend(op: Op, target: Target, fixed: dict[str, int], cands: list[dict[str
     return priced
 
 
-def cube_floor(op: Op, target: Target, cores: int):
-    """A function giving, for a matmul candidate, a lower bound on the cycles ``predict`` gives it: the Cube work
-    of its busiest core is at least the average core's — every ``mmad``'s start-up (one per output tile per L0
-    step of ``k``, at least) and every 16×16×16 fractal, over the cores. None for an operator the bound does not
-    describe (a Cube operator whose axes are not ``m``, ``n``, ``k``)."""
+def floor_cycles(op: Op, target: Target, hoisted: Kernel, cores: int) -> float:
+    """A lower bound on the cycles :func:`compiler.tune.model.predict` gives the hoisted kernel once buffered,
+    whatever its depths: the largest of its roofs that do not depend on them —
+
+    - GM: its traffic (``compiler.traffic``, fixed by the hoisting) over the chip's memory, exactly as the model
+      prices it;
+    - MTE2: each load's start-up and first burst, and the bytes it loads at the fastest load path's bandwidth —
+      a shared path's at most the memory's share of each active core, as the model gives it — (or its round
+      trip ``min_cycles``, if more), over the active cores: a copy holds its queue at least that long;
+    - MTE1: each L1→L0 move's start-up, first burst and round trip, over the cores;
+    - Cube (a matmul): every ``mmad``'s start-up and every fractal, over the cores.
+
+    Each statement of the nest runs at least once per iteration of its loops, and the busiest core does at
+    least the average core's share."""
+    traffic = gm_traffic(hoisted)
+    active = max(1, min(cores, hoisted.plan.ncores if hoisted.plan else 1))
+    gm_cycles = memory_cycles(target, traffic)
+    # what the memory serves the cores per cycle, shared evenly by the active ones (as the model prices a copy)
+    served = traffic.total / gm_cycles if gm_cycles > 0 else target.gm_bandwidth
+    space = {b.name: b.space for b in hoisted.buffers}
+    loads = 0  # executions over the chip
+    load_fixed = move_fixed = 0.0  # cycles each execution holds its queue at least, whatever it moves
+    load_paths: dict[Space, object] = {}
+    mmads = 0
+
+    def visit(body: tuple, trips: int) -> None:
+        nonlocal loads, mmads, load_fixed, move_fixed
+        for st in body:
+            if isinstance(st, Loop):
+                visit(st.body, trips * st.count)
+            elif isinstance(st, Parallel):
+                visit(st.body, trips * math.prod(st.counts))
+            elif isinstance(st, Load) and st.buf in space:
+                path = load_paths.setdefault(space[st.buf], target.path(Space.GM, space[st.buf]))
+                loads += trips
+                load_fixed += trips * (path.startup + path.burst_cycles)
+            elif isinstance(st, Move) and st.buf in space and st.src in space:
+                path = target.path(space[st.src], space[st.buf])
+                move_fixed += trips * (path.startup + path.burst_cycles + path.min_cycles)
+            elif isinstance(st, IrMmad):
+                mmads += trips
+
+    visit(hoisted.body, 1)
+    bound = max(gm_cycles, move_fixed / active)
+    if load_paths:
+        paths = load_paths.values()
+        fastest = max(min(p.bandwidth, served / active) if p.shared else p.bandwidth for p in paths)
+        first = min(p.min_cycles for p in paths)
+        bound = max(bound, (load_fixed + max(loads * first, traffic.read / fastest)) / active)
     axes = op.axes()
-    if op.unit != "cube" or set(axes) != {"m", "n", "k"}:
-        return None
-    cube = target.params.cube
-    es = op.tensor("a").dtype.itemsize
-    kf = max(1, target.k0_bytes // es)
-    m, n, k = axes["m"], axes["n"], axes["k"]
-    fractals = -(-m // target.m0) * -(-n // target.n0) * -(-k // kf)
-
-    def floor(c: dict) -> float:
-        mmads = -(-m // c["m"]) * -(-n // c["n"]) * -(-k // min(c["k"], c.get("k0") or c["k"]))
-        return (cube.startup * mmads + fractals) / max(1, cores)
-
-    return floor
+    if op.unit == "cube" and set(axes) == {"m", "n", "k"}:
+        kf = max(1, target.k0_bytes // op.tensor("a").dtype.itemsize)
+        fractals = -(-axes["m"] // target.m0) * -(-axes["n"] // target.n0) * -(-axes["k"] // kf)
+        bound = max(bound, (target.params.cube.startup * mmads + fractals) / active)
+    return bound
 
 
 def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:
