@@ -18,15 +18,15 @@ mutate: each returns a new ``Kernel`` (``dataclasses.replace``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Union
+from typing import Protocol, Union
 
 from compiler.ops import Op
 from compiler.plan import Axis, TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
-from isa import DType, Pipe, Space
+from isa import Addr, DType, Instruction, Pipe, Space, TensorDecl
 
 # ---------------------------------------------------------------------------------- statements
 
@@ -216,6 +216,33 @@ class SyncGroup:
 # -------------------------------------------------------------------------------------- kernel
 
 
+class Traced(Protocol):
+    """What a kernel traced from the tile language tells the shared passes, and all they ask of it: the passes
+    (``buffer``, ``lower``) and the printer read a traced kernel through these methods only, never the
+    language's own types (``compiler.language.emit.Traced`` implements it)."""
+
+    def tensor_decls(self) -> tuple[TensorDecl, ...]:
+        """The GM tensors of the launch (its arrays, each read and written as the kernel does)."""
+        ...
+
+    def count(self, var: str, env: dict[str, int]) -> int:
+        """The trip count of the ``kind="traced"`` loop ``var`` at the loop indices ``env`` (per program)."""
+        ...
+
+    def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
+        """The instructions of a statement carrying a ``site``, at the loop indices ``env`` (``addr``: a buffer's
+        address in its current slot)."""
+        ...
+
+    def describe(self, site: str) -> str:
+        """The kernel source line of a statement, for the printed loop nest."""
+        ...
+
+    def describe_loop(self, var: str) -> str:
+        """The kernel source line of a traced loop, for the printed loop nest."""
+        ...
+
+
 @dataclass(frozen=True)
 class Kernel:
     op: Op
@@ -231,7 +258,7 @@ class Kernel:
     #: A kernel traced from the tile language (``compiler.language``): it gives the trip counts of its
     #: ``kind="traced"`` loops and emits the statements that carry a ``site`` (their addresses, masks and
     #: source lines are per program and per loop step). None for the built-in operators.
-    traced: object = field(default=None, compare=False)
+    traced: Traced | None = field(default=None, compare=False)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -219,3 +219,15 @@ def test_checks_catch_a_cycle():
     b = Import("simulator.report", "simulator.run", ("Run",), ROOT / "simulator/report.py", 9)
     assert cycles([a, b]) == [["simulator.report", "simulator.run"]]
     assert cycles([a]) == []
+
+
+def test_the_shared_passes_do_not_import_the_tile_language(imports):
+    """The passes read a traced kernel through ``compiler.ir.Traced`` only: a pass that imported the language
+    would tie every operator's compile to the language's internals."""
+    bad = [
+        f"{i.path.relative_to(ROOT)}:{i.line}: {i.module} imports {i.target}"
+        for i in imports
+        if (i.module.startswith("compiler.passes") or i.module == "compiler.ir")
+        and (i.target == "compiler.language" or i.target.startswith("compiler.language."))
+    ]
+    assert not bad, "\n".join(bad)
