@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from isa import Barrier, Instruction, Pipe, SetFlag, WaitFlag
+from isa.fast import fast
 from isa.timing import ChipParams, Transfer
 
 Key = tuple[Pipe, Pipe, int]
@@ -164,20 +165,68 @@ def list_schedule(stream: tuple[Instruction, ...], chip: ChipParams) -> tuple[In
     return tuple(stream[i] for i in _Issue(stream, chip).order) or stream
 
 
+class IssueOrders:
+    """:func:`list_schedule` for the streams of one program's cores, each order computed once per *timing
+    signature*. The order depends only on each instruction's timing (pipe, issue cost, hold, time until done), its
+    kind and its flag (or barrier's pipe) — not on its addresses — so cores whose streams agree in all of these
+    (a matmul's cores with the same number of tiles, on other tiles) get the same permutation, computed once. The
+    timings are shared too, by instruction (the cores share their interned instructions). ``DSASIM_FAST=0``:
+    every stream scheduled on its own."""
+
+    def __init__(self, chip: ChipParams) -> None:
+        self.chip = chip
+        self.known: dict[int, tuple[Pipe, int, int, int]] = {}
+        self.orders: dict[tuple, tuple[int, ...]] = {}
+
+    def __call__(self, stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
+        if len(stream) < 3:
+            return stream
+        if not fast():
+            return list_schedule(stream, self.chip)
+        issue = _Issue(stream, self.chip, self.known, run=False)
+        signature = tuple(map(issue.signature, stream))
+        order = self.orders.get(signature)
+        if order is None:
+            issue.run()
+            order = self.orders[signature] = tuple(issue.order)
+        return tuple(stream[i] for i in order) or stream
+
+
 class _Issue:
     """The scalar unit's issue played over estimated times (see :func:`list_schedule`)."""
 
-    def __init__(self, stream: tuple[Instruction, ...], chip: ChipParams) -> None:
+    def __init__(
+        self,
+        stream: tuple[Instruction, ...],
+        chip: ChipParams,
+        known: dict[int, tuple[Pipe, int, int, int]] | None = None,
+        run: bool = True,
+    ) -> None:
         self.stream = stream
         self.chip = chip
         self.depth = getattr(chip, "queue_depth", 0) or len(stream)
-        self.known: dict[int, tuple[Pipe, int, int, int]] = {}  # by identity: pipe, issue, hold, until done
+        #: by identity: pipe, issue, hold, until done
+        self.known: dict[int, tuple[Pipe, int, int, int]] = {} if known is None else known
         self.t = 0  # the scalar unit's clock
         self.free: dict[Pipe, int] = {}  # when each pipe can start its next instruction
         self.done: dict[Pipe, int] = {}  # when all issued to each pipe is done (a set_flag fires then)
         self.sets: dict[Key, deque[int]] = {}  # per flag: the times of the sets placed and not yet taken
         self.queued: dict[Pipe, deque[int]] = {}  # per pipe: start times of instructions issued, not started
         self.order: list[int] = []
+        if run:
+            self.run()
+
+    def signature(self, x: Instruction) -> tuple:
+        """What of ``x`` its place in the order depends on: its timing, its kind, and its flag or pipe."""
+        t = type(x)
+        if t is SetFlag or t is WaitFlag:
+            return (self.info(x), t, x.src, x.dst, x.event)
+        if t is Barrier:
+            return (self.info(x), t, x.target)
+        return (self.info(x), t)
+
+    def run(self) -> None:
+        stream = self.stream
         a = 0
         n = len(stream)
         while a < n:

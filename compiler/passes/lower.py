@@ -43,7 +43,7 @@ from compiler.ir import (
 )
 from compiler.passes.across import LeadIn, lead_in, loop_sets, takes_turns
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
-from compiler.passes.issue import forward_waits, issue_order, list_schedule
+from compiler.passes.issue import IssueOrders, forward_waits, issue_order, list_schedule
 from compiler.passes.place import FlagRef, place, resolve
 from compiler.passes.rotation import alloc_turns, lagging, rotation, vector_first
 from isa import (
@@ -72,13 +72,16 @@ def lower(kernel: Kernel) -> Program:
         tensors = kernel.traced.tensor_decls()
     streams = []
     made: dict[tuple, Instruction] = {}  # shared by the cores: an instruction equal to one made is that one
+    orders = IssueOrders(kernel.target.params)  # cores whose streams time alike share their issue order
     with paused_gc():
         for core in range(kernel.plan.ncores):
-            streams.append(core_stream(kernel, core, made))
+            streams.append(core_stream(kernel, core, made, orders))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
 
 
-def core_stream(kernel: Kernel, core: int, made: dict[tuple, Instruction]) -> tuple[Instruction, ...]:
+def core_stream(
+    kernel: Kernel, core: int, made: dict[tuple, Instruction], orders: IssueOrders | None = None
+) -> tuple[Instruction, ...]:
     """One core's instructions in issue order. Where its programs overlap (``across``) and a flag's sets and waits
     no longer take turns (a cycle through the pipes' queues, or a set of a flag still set), it is emitted again
     with its programs one after the other; where a wait still comes before its set (a cycle no issue order
@@ -92,7 +95,7 @@ def core_stream(kernel: Kernel, core: int, made: dict[tuple, Instruction]) -> tu
     if forward_waits(stream):  # a wait whose set no order reaches (a cycle through the pipes): loops not rotated
         emitter = Emitter(kernel, core, made, overlap=False, rotate=False)
         stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
-    return list_schedule(stream, kernel.target.params)
+    return orders(stream) if orders is not None else list_schedule(stream, kernel.target.params)
 
 
 # ------------------------------------------------------------------------------------ emission
