@@ -13,7 +13,8 @@ exchanging tiles through GM: ``compiler.passes.split``), ``cores=`` (default: th
 chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run the programs in numpy, no
 engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
 double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
-(also run the interpreter on copies of the arguments and compare: ``run.check``).
+(also run the interpreter on copies of the arguments and compare: ``run.check``). A GPU's launch options
+(``num_warps=``, ``num_ctas=``, ``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean nothing here.
 """
 
 from __future__ import annotations
@@ -165,6 +166,10 @@ class JITFunction:
             raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="num_stages=2: double buffering")
         if "num_stages" in inspect.signature(self.fn).parameters:  # a constexpr of the kernel too (Triton's tutorial)
             kwargs["num_stages"] = num_stages
+        params = inspect.signature(self.fn).parameters
+        for name in GPU_OPTIONS:  # a GPU's launch options: meaningless here (no warps, CTAs or registers)
+            if name not in params:
+                kwargs.pop(name, None)
         if interpret:
             trace(self.fn, grid, args, kwargs, True, num_stages)
             return None
@@ -193,6 +198,12 @@ class JITFunction:
                 if a.stored:
                     a.array.reshape(-1)[:] = run.outputs[a.name].reshape(-1)
         return LaunchRun(run, compiled, result, expected)
+
+
+#: Triton's launch options for a GPU, accepted and ignored: the chip has no warps (``num_warps``), no thread
+#: block clusters (``num_ctas``), no register file to cap (``maxnreg``), and its vector unit rounds each
+#: operation (``enable_fp_fusion``: no fused multiply-add to allow or forbid)
+GPU_OPTIONS = ("num_warps", "num_ctas", "maxnreg", "enable_fp_fusion", "num_buffers_warp_spec", "num_consumer_groups")
 
 
 def jit(fn: Callable | None = None, **_: object) -> JITFunction | Callable[[Callable], JITFunction]:

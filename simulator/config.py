@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from isa import ConfigError, DType, Space
+from isa import ConfigError, DType, Space, VInt, VIntScalar
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.timing import route_label, route_name
 
@@ -516,6 +516,8 @@ _VECTOR_OPS = frozenset(
     | {"adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast"}
     | {"tril", "triu", "transpose"}
     | {"cmp", "cmps", "sel", "sels"}
+    | set(VInt.OPS)
+    | set(VIntScalar.OPS)
 )
 
 

@@ -28,6 +28,8 @@ from isa import (
     VBroadcast,
     VCast,
     VDup,
+    VInt,
+    VIntScalar,
     VScalar,
     VTranspose,
     VUnary,
@@ -49,6 +51,11 @@ class SegmentOp:
         else:
             what = "/".join(str(a) for a in rec.attrs if a not in (False, None)) or rec.op
         return f"{self.dst} = {rec.op}[{what}]({', '.join(self.srcs)})    # line {rec.site.line}"
+
+
+def binary_class(op: str) -> type[VBinary]:
+    """The instruction of a two-tile operation: ``v.add``… or the integer ``v.and``… ``v.irem``."""
+    return VInt if op in VInt.OPS else VBinary
 
 
 def shp(rows: int, cols: int) -> tuple[int, ...]:
@@ -253,7 +260,7 @@ class Segment:
             if (ra or rb) and self._repeat_rows(r, c, dt):
                 return self._row_op(op, d, s, at[f"{o.dst}_rep"], dt, r, c, ra)
             return [
-                VBinary(
+                binary_class(op)(
                     op,
                     d,
                     s[0],
@@ -265,7 +272,8 @@ class Segment:
                 )
             ]
         if rec.op == "scal":
-            return [VScalar(rec.attrs[0], d, s[0], rec.params[0], dt, shape)]
+            cls = VIntScalar if rec.attrs[0] in VIntScalar.OPS else VScalar
+            return [cls(rec.attrs[0], d, s[0], rec.params[0], dt, shape)]
         if rec.op == "un":
             return [VUnary(rec.attrs[0], d, s[0], dt, shape)]
         if rec.op == "cast":
@@ -306,7 +314,7 @@ class Segment:
             dd, tt = Addr(Space.UB, d.offset + off), Addr(Space.UB, tile.offset + off)
             a, b = (rep, tt) if row_first else (tt, rep)
             zero = 0 if n > 1 else None
-            out.append(VBinary(op, dd, a, b, dt, shp(n, w), src0_stride=zero if row_first else None,
+            out.append(binary_class(op)(op, dd, a, b, dt, shp(n, w), src0_stride=zero if row_first else None,
                                src1_stride=None if row_first else zero))  # fmt: skip
         return out
 

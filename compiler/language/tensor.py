@@ -20,11 +20,23 @@ from compiler.language.errors import LanguageError, user_site
 from compiler.language.scalars import ScalarType
 from isa import DType
 from isa.instructions.dma import convert
+from isa.instructions.vint import INT_OPS, SCALAR_INT_OPS
 from isa.instructions.vselect import CONDITIONS
 
 F32 = DType.F32
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
-SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum}
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+    **INT_OPS,
+}
+SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum, **SCALAR_INT_OPS}
+#: Python's operator → the integer operation (``v.and`` … ``v.irem``; ``//`` truncates and ``%`` takes the
+#: dividend's sign, as in C and Triton)
+INTEGER_ONLY = ("and", "or", "xor", "shl", "shr", "idiv", "irem")
 UNARY = {
     "exp": np.exp,
     "ln": np.log,
@@ -41,10 +53,18 @@ def f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
 
 
+def work(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """A value as the vector unit computes with it: floats in f32, integers exactly (int64, wrapped when
+    rounded to their type)."""
+    return np.asarray(x).astype(np.float32 if dtype.is_float else np.int64)
+
+
 def rounded(x: np.ndarray, dtype: DType) -> np.ndarray:
     a = np.asarray(x)
-    if not dtype.is_float and a.dtype == dtype.np:  # already the integers (a cast's): f32 would lose them
-        return a.copy()
+    if not dtype.is_float and a.dtype.kind in "iu":  # integer results wrap (two's complement); f32 would lose them
+        return a.astype(dtype.np)
+    if not dtype.is_float and a.dtype.kind == "b":
+        return a.astype(dtype.np)
     with np.errstate(all="ignore"):
         return a.astype(np.float32).astype(dtype.np)
 
@@ -91,9 +111,9 @@ def index_data(values: np.ndarray, dtype: DType) -> Tensor:
 
 
 def _as_data(side: object, like: Tensor) -> object:
-    """An index tile meeting a tensor becomes data of the tensor's type (f32 for integer tensors)."""
+    """An index tile meeting a tensor becomes data of the tensor's type (i32 for integer tensors)."""
     if isinstance(side, np.ndarray):
-        return index_data(side, like.dtype if like.dtype.is_float else F32)
+        return index_data(side, like.dtype if like.dtype.is_float else DType.I32)
     return side
 
 
@@ -225,17 +245,51 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __and__(self, o: object) -> Tensor:
-        return logical("and", self, o)
+        return bitwise("and", self, o)
 
-    __rand__ = __and__
+    def __rand__(self, o: object) -> Tensor:
+        return bitwise("and", o, self)
 
     def __or__(self, o: object) -> Tensor:
-        return logical("or", self, o)
+        return bitwise("or", self, o)
 
-    __ror__ = __or__
+    def __ror__(self, o: object) -> Tensor:
+        return bitwise("or", o, self)
+
+    def __xor__(self, o: object) -> Tensor:
+        return bitwise("xor", self, o)
+
+    def __rxor__(self, o: object) -> Tensor:
+        return bitwise("xor", o, self)
 
     def __invert__(self) -> Tensor:
-        return logical("not", self, None)
+        if is_mask(self):
+            return logical("not", self, None)
+        return bitwise("xor", self, -1)
+
+    def __lshift__(self, o: object) -> Tensor:
+        return binary("shl", self, o)
+
+    def __rlshift__(self, o: object) -> Tensor:
+        return binary("shl", o, self)
+
+    def __rshift__(self, o: object) -> Tensor:
+        return binary("shr", self, o)
+
+    def __rrshift__(self, o: object) -> Tensor:
+        return binary("shr", o, self)
+
+    def __floordiv__(self, o: object) -> Tensor:
+        return binary("idiv", self, o)
+
+    def __rfloordiv__(self, o: object) -> Tensor:
+        return binary("idiv", o, self)
+
+    def __mod__(self, o: object) -> Tensor:
+        return binary("irem", self, o)
+
+    def __rmod__(self, o: object) -> Tensor:
+        return binary("irem", o, self)
 
     def __add__(self, o: object) -> Tensor:
         return binary("add", self, o)
@@ -269,12 +323,11 @@ class Tensor:
 
     def _unsupported(self, *_: object) -> Tensor:
         raise LanguageError(
-            "this operator is not supported on loaded data (the vector unit has no integer or bitwise operations)",
-            hint="use +, -, *, / and the tl math functions on float tensors",
+            "** on loaded data is not supported (the vector unit has no power)",
+            hint="multiply (x * x), or write tl.exp(y * tl.log(x))",
         )
 
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __xor__ = _unsupported
-    __pow__ = __rpow__ = __lshift__ = __rshift__ = _unsupported
+    __pow__ = __rpow__ = _unsupported
 
 
 # ----------------------------------------------------------------------------------- recording
@@ -325,7 +378,17 @@ def promote(a: DType, b: DType) -> DType:
         return F32
     if a in FLOATS and b in FLOATS:
         return F32  # f16 with bf16
-    return a if a in FLOATS else b
+    if a in FLOATS or b in FLOATS:
+        return a if a in FLOATS else b
+    return DType.I32  # i8 with i32
+
+
+def arithmetic(x: Tensor) -> Tensor:
+    """``x`` as the vector unit computes with it: i8 data and masks (0/1 bytes) widened to i32 — the unit has
+    no i8 arithmetic — everything else as it is."""
+    if x.dtype is DType.I8:
+        return cast(x, DType.I32)
+    return x
 
 
 def cast(x: Tensor, dtype: DType) -> Tensor:
@@ -391,7 +454,9 @@ def expand(x: Tensor, shape: tuple[int, ...], full: bool = False) -> tuple[Tenso
 
 
 def binary(op: str, a: object, b: object) -> Tensor | object:
-    """``a OP b`` where one side at least is a tensor (numbers become immediates)."""
+    """``a OP b`` where one side at least is a tensor (numbers become immediates). Integer tensors keep
+    integer arithmetic (``+ - * // % & | ^ << >>``, wrapping); ``/`` of integers and integers meeting a
+    float are computed in f32, as in Triton."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return _plain(op, a, b)
     a = _as_data(a, b) if isinstance(b, Tensor) else a
@@ -399,11 +464,22 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     for side in (a, b):
         if not isinstance(side, Tensor) and not is_number(side):
             raise LanguageError(f"cannot combine a tensor with {type(side).__name__}")
+    a, b = (arithmetic(x) if isinstance(x, Tensor) else x for x in (a, b))
+    floats = [x for x in (a, b) if isinstance(x, Tensor) and x.dtype.is_float]
+    if op in INTEGER_ONLY:
+        if floats or any(isinstance(x, float | np.floating) for x in (a, b)):
+            sym = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "idiv": "//", "irem": "%"}[op]
+            raise LanguageError(
+                f"{sym} takes integer operands, not {floats[0].dtype if floats else 'a float number'}",
+                hint="convert with .to(tl.int32) first (it truncates toward zero)",
+            )
+    elif not floats and (op == "div" or any(isinstance(x, float | np.floating) for x in (a, b))):
+        a, b = (cast(x, F32) if isinstance(x, Tensor) else x for x in (a, b))  # true division, or a float
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         return _tensors(op, a, b)
     if isinstance(a, Tensor):
-        return _with_number(op, a, float(b), number_first=False)  # type: ignore[arg-type]
-    return _with_number(op, b, float(a), number_first=True)  # type: ignore[arg-type]
+        return _with_number(op, a, b, number_first=False)  # type: ignore[arg-type]
+    return _with_number(op, b, a, number_first=True)  # type: ignore[arg-type]
 
 
 def _plain(op: str, a: object, b: object) -> object:
@@ -414,6 +490,13 @@ def _plain(op: str, a: object, b: object) -> object:
         "div": lambda: a / b,
         "max": lambda: np.maximum(a, b),
         "min": lambda: np.minimum(a, b),
+        "and": lambda: a & b,
+        "or": lambda: a | b,
+        "xor": lambda: a ^ b,
+        "shl": lambda: a << b,
+        "shr": lambda: a >> b,
+        "idiv": lambda: int(INT_OPS["idiv"](a, b)),
+        "irem": lambda: int(INT_OPS["irem"](a, b)),
     }[op]
     return fn()
 
@@ -429,12 +512,16 @@ def _tensors(op: str, a: Tensor, b: Tensor) -> Tensor:
     eb, rb = expand(b, shape)
     if ra and rb:
         ea, ra = expand(a, shape, full=True)
-    return vec("bin", (ea, eb), shape, dtype, (op, ra, rb), compute=lambda: BINARY[op](f32(ea.data), f32(eb.data)))
+    fn = BINARY[op]
+    return vec(
+        "bin", (ea, eb), shape, dtype, (op, ra, rb), compute=lambda: fn(work(ea.data, dtype), work(eb.data, dtype))
+    )
 
 
-def _with_number(op: str, x: Tensor, s: float, number_first: bool) -> Tensor:
-    if x.dtype not in FLOATS:
-        raise LanguageError(f"arithmetic on {x.dtype} tensors is not supported", hint="use .to(tl.float32)")
+def _with_number(op: str, x: Tensor, number: object, number_first: bool) -> Tensor:
+    if not x.dtype.is_float:
+        return _int_with_number(op, x, int(number), number_first)  # type: ignore[call-overload]
+    s = float(number)  # type: ignore[arg-type]
     if op == "sub" and number_first:  # s - x = (-x) + s
         return _scal("adds", _scal("muls", x, -1.0), s)
     if op == "div" and number_first:  # s / x = s · recip(x)
@@ -453,11 +540,29 @@ def _with_number(op: str, x: Tensor, s: float, number_first: bool) -> Tensor:
     return _scal(name, x, imm)
 
 
+def _int_with_number(op: str, x: Tensor, s: int, number_first: bool) -> Tensor:
+    """An integer tensor with an integer: one vector–scalar step (``v.adds``, ``v.shrs``, ``v.irems``...); a
+    number on the left of an operation that does not commute is first a tile of its own (``v.dup``)."""
+    if op == "sub" and number_first:  # s - x = (-x) + s, wrapping as the subtraction would
+        return _scal("adds", _scal("muls", x, -1), s)
+    if number_first and op not in ("add", "mul", "max", "min", "and", "or", "xor"):
+        x = materialize(x)
+        return _tensors(op, vec("dup", (), x.shape, x.dtype, (), (float(s),), compute=lambda: np.full(x.shape, s)), x)
+    if op == "sub":
+        return _scal("adds", x, -s)
+    if op in ("idiv", "irem") and s == 0:
+        raise LanguageError(f"{'//' if op == 'idiv' else '%'} by the constant 0", hint="check the divisor")
+    if not -(2**31) <= s < 2**31:
+        raise LanguageError(f"the integer {s} does not fit in {x.dtype}", hint="integer tensors are int32")
+    name = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}.get(op, f"{op}s")
+    return _scal(name, x, s)
+
+
 def _scal(op: str, x: Tensor, s: float) -> Tensor:
     x = materialize(x)
-    return vec(
-        "scal", (x,), x.shape, x.dtype, (op,), (float(s),), compute=lambda: SCALAR[op](f32(x.data), np.float32(s))
-    )
+    dt = x.dtype
+    k = np.float32(s) if dt.is_float else int(s)
+    return vec("scal", (x,), x.shape, dt, (op,), (float(s),), compute=lambda: SCALAR[op](work(x.data, dt), k))
 
 
 # ------------------------------------------------------------------------------ masks on data
@@ -509,6 +614,14 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
     return _as_mask(out)
 
 
+def bitwise(op: str, a: object, b: object) -> Tensor | object:
+    """``&``, ``|``, ``^``: of two masks, the logical operation (``v.sels``/``v.cmps`` on the 0/1 bytes); of
+    integer tensors, bit by bit (``v.and``, ``v.or``, ``v.xor``)."""
+    if (is_mask(a) or is_mask(b)) and op != "xor":
+        return logical(op, *((a, b) if isinstance(a, Tensor) and is_mask(a) else (b, a)))
+    return binary(op, a, b)
+
+
 def logical(op: str, a: Tensor, b: object) -> Tensor:
     """``&``, ``|`` and ``~`` of masks computed on the chip (``v.sels``/``v.cmps`` on the i8 masks)."""
     if isinstance(b, np.ndarray | bool):
@@ -520,8 +633,8 @@ def logical(op: str, a: Tensor, b: object) -> Tensor:
     for side in (a, b) if op != "not" else (a,):
         if not is_mask(side):
             raise LanguageError(
-                "&, | and ~ on loaded data are not supported (the vector unit has no bitwise operations)",
-                hint="they combine masks: (x > 0) & (y < 1)",
+                "&, | and ~ combine two masks, or two integer tiles — not a mask with data",
+                hint="make the mask data first: mask.to(tl.int32), or tl.where(mask, x, 0)",
             )
     if op == "not":
         return _as_mask(vec("mask", (a,), a.shape, MASK, ("not", False, False), compute=lambda: a.data == 0))

@@ -9,6 +9,7 @@ from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
 from isa.instructions.vindex import VIota, VTranspose, VTriangle
+from isa.instructions.vint import VInt, VIntScalar
 from isa.instructions.vrow import VBroadcast, VReduce
 from isa.instructions.vselect import VCompare, VCompareScalar, VSelect, VSelectScalar
 
@@ -20,6 +21,8 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VBinary,
     VUnary,
     VScalar,
+    VInt,
+    VIntScalar,
     VDup,
     VCast,
     VReduce,
@@ -67,6 +70,8 @@ __all__ = [
     "VCompare",
     "VCompareScalar",
     "VDup",
+    "VInt",
+    "VIntScalar",
     "VIota",
     "VReduce",
     "VScalar",
