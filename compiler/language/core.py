@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -163,6 +164,8 @@ class Tracer:
         #: programs dealt round robin (program p on core p mod cores) rather than by their work: for kernels run
         #: one after another on the same partition (naive attention's three)
         self.round_robin = False
+        #: per (program, array): the whole array loaded into UB for gathers (compiler.language.gather)
+        self.tables: dict[tuple[int, str], object] = {}
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:
@@ -171,6 +174,20 @@ class Tracer:
         self.programs.append(body)
         self._stack = [body]
         self._loops = []
+
+    @contextmanager
+    def before_loops(self) -> Iterator[None]:
+        """Record what runs inside at the program's top level, before the outermost loop now running (a gather's
+        table: loaded once per program, whichever step first reads it)."""
+        saved, made = self._stack, []
+        self._stack = [made]
+        try:
+            yield
+        finally:
+            self._stack = saved
+            top = saved[0]
+            at = len(top) - (1 if len(saved) > 1 else 0)
+            top[at:at] = made
 
     def record(self, rec: Rec) -> Rec:
         self._stack[-1].append(rec)

@@ -16,10 +16,12 @@ from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
 from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
+from compiler.language.gather import gather, refuse_scatter
 from compiler.language.masks import where
 from compiler.language.scalars import Int
 from compiler.language.tensor import (
     F32,
+    GatherPointer,
     Index,
     Pointer,
     Tensor,
@@ -144,6 +146,8 @@ def load(
 ) -> Tensor:
     """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0).
     Through a block pointer, ``boundary_check`` makes the mask and ``padding_option`` the fill."""
+    if isinstance(pointer, GatherPointer):
+        return gather(pointer, mask, other, load)
     _block_args(pointer, mask if other is None else other, "load", boundary_check, padding_option)
     if isinstance(pointer, BlockPointer):
         fill = padding_value(padding_option)
@@ -187,6 +191,8 @@ def store(
 ) -> None:
     """Store a tile (or a scalar) into the block ``mask`` keeps (through a block pointer: the block's
     elements inside the dimensions of ``boundary_check``); cast to the pointer's type first."""
+    if isinstance(pointer, GatherPointer):
+        refuse_scatter()
     _block_args(pointer, mask, "store", boundary_check, "")
     if isinstance(pointer, BlockPointer):
         pointer, mask = pointer.resolve(boundary_check, "store")

@@ -28,6 +28,7 @@ from isa import (
     VBroadcast,
     VCast,
     VDup,
+    VGather,
     VInt,
     VIntScalar,
     VScalar,
@@ -281,6 +282,8 @@ class Segment:
             return [VCast(d, s[0], src, shape, to=dt, round=rounding(src, dt))]
         if rec.op == "dup":
             return [VDup(d, rec.params[0], dt, shape)]
+        if rec.op == "gather":
+            return [VGather(d, s[0], s[1], dt, shape, src_len=rec.attrs[0])]
         if rec.op == "bcast":
             if rec.attrs[0] == "row":
                 return [VUnary("copy", d, s[0], dt, shape, None, 0 if r > 1 else None)]

@@ -141,10 +141,7 @@ class Pointer:
 
     def __add__(self, other: object) -> Pointer:
         if isinstance(other, Tensor):
-            raise LanguageError(
-                "pointer offsets computed from loaded data (a gather) are not supported",
-                hint="offsets must come from tl.arange, tl.program_id, loop variables and launch arguments",
-            )
+            return GatherPointer(self.arg, other, self.offs)  # type: ignore[return-value]
         if isinstance(other, Pointer):
             raise LanguageError("adding two pointers has no meaning", hint="add an offset to one pointer")
         if isinstance(other, float) or (isinstance(other, np.ndarray) and other.dtype.kind == "f"):
@@ -166,6 +163,60 @@ class Pointer:
 
     def __repr__(self) -> str:
         return f"<pointer to {self.arg.name} {self.arg.dtype}>"
+
+
+def offsets_tensor(x: Tensor) -> Tensor:
+    """``x`` as offsets: an integer tile (i8 widened to i32); floats are the kernel's error."""
+    if x.dtype.is_float:
+        raise LanguageError(
+            f"pointer offsets must be integers, not {x.dtype} data",
+            hint="convert the loaded indices with .to(tl.int32)",
+        )
+    return arithmetic(x)
+
+
+class GatherPointer:
+    """An array plus offsets of which a part is data: ``table + idx * stride`` (``data``) ``+ cols`` (``static``);
+    loads through it are gathers (``compiler.language.gather``)."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, arg: Arg, data: Tensor, static: int | np.ndarray = 0) -> None:
+        self.arg = arg
+        self.data = offsets_tensor(data)
+        self.static = static
+
+    @property
+    def dtype(self) -> PointerType:
+        return PointerType(self.arg.dtype)
+
+    type = dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return broadcast(self.data.shape, np.shape(self.static))
+
+    def __add__(self, other: object) -> GatherPointer:
+        if isinstance(other, Tensor):
+            return GatherPointer(self.arg, binary("add", self.data, offsets_tensor(other)), self.static)  # type: ignore[arg-type]
+        if isinstance(other, Pointer | GatherPointer):
+            raise LanguageError("adding two pointers has no meaning", hint="add an offset to one pointer")
+        if isinstance(other, float) or (isinstance(other, np.ndarray) and other.dtype.kind not in "iu"):
+            raise LanguageError(f"pointer offset {other!r} is not an integer", hint="offsets count elements")
+        return GatherPointer(self.arg, self.data, self.static + other)  # type: ignore[operator]
+
+    __radd__ = __add__
+
+    def __sub__(self, other: object) -> GatherPointer:
+        if isinstance(other, Tensor):
+            return GatherPointer(self.arg, binary("sub", self.data, offsets_tensor(other)), self.static)  # type: ignore[arg-type]
+        return self.__add__(-np.asarray(other) if isinstance(other, np.ndarray) else -other)  # type: ignore[operator]
+
+    def __bool__(self) -> bool:
+        raise LanguageError("a pointer is not a condition")
+
+    def __repr__(self) -> str:
+        return f"<pointer to {self.arg.name} {self.arg.dtype}, offsets from data>"
 
 
 class Tensor:
@@ -445,6 +496,12 @@ def expand(x: Tensor, shape: tuple[int, ...], full: bool = False) -> tuple[Tenso
         raise LanguageError(f"shapes {list(x.shape)} and {list(shape)} do not broadcast", hint="check the BLOCK sizes")
     if rc(xs)[1] == c:  # one row over every row
         row = x.view_as((1, c) if len(shape) == 2 else (c,))
+        if not full:
+            return row, True
+        return vec("bcast", (row,), shape, x.dtype, ("row",), compute=lambda: row.data), False
+    if len(shape) == 2 and r > 1 and math.prod(xs) == 1:  # a scalar over a 2-D tile: spread along one row first
+        one = x.view_as((1,))
+        row = vec("bcast", (one,), (c,), x.dtype, ("col",), compute=lambda: one.data).view_as((1, c))
         if not full:
             return row, True
         return vec("bcast", (row,), shape, x.dtype, ("row",), compute=lambda: row.data), False

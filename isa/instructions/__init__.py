@@ -8,6 +8,7 @@ from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
+from isa.instructions.vgather import VGather
 from isa.instructions.vindex import VIota, VTranspose, VTriangle
 from isa.instructions.vint import VInt, VIntScalar
 from isa.instructions.vrow import VBroadcast, VReduce
@@ -29,6 +30,7 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VBroadcast,
     VTriangle,
     VIota,
+    VGather,
     VTranspose,
     VCompare,
     VCompareScalar,
@@ -70,6 +72,7 @@ __all__ = [
     "VCompare",
     "VCompareScalar",
     "VDup",
+    "VGather",
     "VInt",
     "VIntScalar",
     "VIota",
