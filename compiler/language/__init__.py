@@ -6,6 +6,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), rewr
 ``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """
 
+from compiler.language.atomics import atomic_add, atomic_max, atomic_min
 from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit
@@ -74,6 +75,9 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
     "bfloat16",
     "cast",
     "cdiv",

@@ -38,6 +38,7 @@ from compiler.language.tensor import (
     vec,
 )
 from isa import DType
+from isa.instructions.vgather import scatter
 
 # ------------------------------------------------------------------------------ programs, indices
 
@@ -196,8 +197,14 @@ def store(
     _block_args(pointer, mask, "store", boundary_check, "")
     if isinstance(pointer, BlockPointer):
         pointer, mask = pointer.resolve(boundary_check, "store")
-    p = _pointer(pointer, "store")
-    m = _mask(mask, "store")
+    store_tile(_pointer(pointer, "store"), value, mask)
+
+
+def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = None) -> None:
+    """``tl.store`` at offsets known while tracing; with ``atomic`` (``add``, ``max``, ``min``: ``tl.atomic_add``…)
+    each element is combined with memory's when it lands."""
+    what = "store" if atomic is None else f"atomic_{atomic}"
+    m = _mask(mask, what)
     vshape = value.shape if isinstance(value, Tensor) else ()
     shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else (), vshape)
     if isinstance(value, np.ndarray):
@@ -206,7 +213,9 @@ def store(
     v = cast(materialize(v), p.arg.dtype)
     v, _row = expand(v, shape, full=True)
     offs = np.broadcast_to(np.asarray(p.offs), shape)
-    a = analyse(offs, m, p.arg.size, "store", p.arg.name)
+    a = analyse(offs, m, p.arg.size, what, p.arg.name)
+    if a.pieces and atomic is not None:
+        raise LanguageError(f"tl.{what} to wrapped offsets (% n) is not supported", hint="mask the tail instead")
     if a.transposed:
         raise LanguageError("a column-major store is not supported", hint="store rows: the last axis contiguous")
     t = tracer()
@@ -218,14 +227,18 @@ def store(
             user_site(),
             (v.vid,),
             None,
-            (p.arg.dtype.value, rc(shape)),
+            (p.arg.dtype.value, rc(shape)) + (() if atomic is None else (atomic,)),
             (a.offset, a.rows, a.cols, a.stride, a.pieces),
         )
     )
     if t.interpret:
         flat = p.arg.array.reshape(-1)
         keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)
-        flat[offs[keep]] = np.broadcast_to(v.data, shape)[keep]
+        data = np.broadcast_to(v.data, shape)[keep]
+        if atomic is None:
+            flat[offs[keep]] = data
+        else:
+            flat[:] = scatter(flat, offs[keep].reshape(-1), data.reshape(-1), atomic, p.arg.dtype)
 
 
 # ----------------------------------------------------------------------------------- making tiles

@@ -2,6 +2,8 @@
 
 They make Triton's FlashAttention loop compile as it reads, each applied at every instance of a line:
 
+- ``copy_stored_loads``: a loaded tile stored and also read by vector code is stored from a ``v.copy``;
+
 - ``split_vector_accumulators``: ``acc = tl.dot(p, v, acc)`` on an accumulator vector code changes
   (``acc = acc * alpha[:, None]``) becomes ``tl.dot(p, v)`` into L0C and a vector add into ``acc`` (in UB):
   L0C is written by the Cube only — what the built-in FlashAttention does too;
@@ -35,6 +37,29 @@ def _walk_lists(items: list, inside: list | None = None) -> Iterator[tuple[Rec, 
 def _all(items: list) -> Iterator[Rec]:
     for d, _ in _walk_lists(items):
         yield d
+
+
+def copy_stored_loads(t: Tracer) -> None:
+    """A loaded tile both stored and read by vector code (``tl.store(y, x)`` and ``tl.sum(x)``): the store
+    reads a ``v.copy`` of it instead, at every instance of that line — a tile in UB is handed on by one unit
+    (here the Vector unit), so MTE3 and the Vector unit do not both wait on the load."""
+    for body in t.programs:
+        readers: dict[int, set[str]] = {}
+        for d in _all(body):
+            for v in d.ins:
+                readers.setdefault(v, set()).add(d.kind)
+        for d, inside in list(_walk_lists(body)):
+            if d.kind != "store":
+                continue
+            made = t.values[d.ins[0]].rec
+            if made is None or made.kind != "load" or "vec" not in readers.get(d.ins[0], ()):
+                continue
+            info = t.values[d.ins[0]]
+            copy = Rec("vec", "un", d.site, (d.ins[0],), None, ("copy",))
+            copy.out = t.new_value(info.shape, info.dtype, copy, info.valid, info.transposed)
+            d.ins = (copy.out, *d.ins[1:])
+            items = body if inside is None else inside
+            items.insert(next(i for i, x in enumerate(items) if x is d), copy)
 
 
 def split_vector_accumulators(t: Tracer) -> None:

@@ -32,6 +32,7 @@ from isa import (
     VInt,
     VIntScalar,
     VScalar,
+    VScatter,
     VTranspose,
     VUnary,
 )
@@ -64,7 +65,7 @@ def shp(rows: int, cols: int) -> tuple[int, ...]:
 
 
 #: Statements that may write their result over a source of the same type and shape (element by element).
-IN_PLACE = frozenset({"bin", "scal", "un", "cast", "where"})
+IN_PLACE = frozenset({"bin", "scal", "un", "cast", "where", "scatter"})
 
 
 def in_place(ops: tuple[SegmentOp, ...], ins: tuple[str, ...], outs: tuple[str, ...], nest: Nest) -> tuple:
@@ -87,6 +88,8 @@ def in_place(ops: tuple[SegmentOp, ...], ins: tuple[str, ...], outs: tuple[str, 
             for j, src in enumerate(o.srcs):
                 si = vals[rec.ins[j]]
                 if rec.op == "where" and (rec.attrs != ("t", "n") or j != 0):
+                    continue
+                if rec.op == "scatter" and j != 0:  # into the table it combines into, not over its values
                     continue
                 if rec.op == "cast" and si.dtype.itemsize != info.dtype.itemsize:
                     continue
@@ -284,6 +287,10 @@ class Segment:
             return [VDup(d, rec.params[0], dt, shape)]
         if rec.op == "gather":
             return [VGather(d, s[0], s[1], dt, shape, src_len=rec.attrs[0])]
+        if rec.op == "scatter":
+            op, n = rec.attrs
+            first: list[Instruction] = [] if d == s[0] else [VUnary("copy", d, s[0], dt, shape)]
+            return [*first, VScatter(d, s[1], s[2], dt, shp(*vals[rec.ins[1]].shape), dst_len=n, combine=op)]
         if rec.op == "bcast":
             if rec.attrs[0] == "row":
                 return [VUnary("copy", d, s[0], dt, shape, None, 0 if r > 1 else None)]

@@ -8,7 +8,7 @@ from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
-from isa.instructions.vgather import VGather
+from isa.instructions.vgather import VGather, VScatter
 from isa.instructions.vindex import VIota, VTranspose, VTriangle
 from isa.instructions.vint import VInt, VIntScalar
 from isa.instructions.vrow import VBroadcast, VReduce
@@ -31,6 +31,7 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VTriangle,
     VIota,
     VGather,
+    VScatter,
     VTranspose,
     VCompare,
     VCompareScalar,
@@ -78,6 +79,7 @@ __all__ = [
     "VIota",
     "VReduce",
     "VScalar",
+    "VScatter",
     "VSelect",
     "VSelectScalar",
     "VTranspose",
