@@ -516,6 +516,7 @@ _VECTOR_OPS = frozenset(
     | {"adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast"}
     | {"tril", "triu", "transpose"}
     | {"cmp", "cmps", "sel", "sels", "gather", "scatter"}
+    | {"sin", "cos", "tanh", "erf", "floor", "log1p"}
     | set(VInt.OPS)
     | set(VIntScalar.OPS)
 )

@@ -9,6 +9,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), rewr
 from compiler.language.atomics import atomic_add, atomic_max, atomic_min
 from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
+from compiler.language.elementwise import ceil, cos, erf, floor, log1p, sin, tanh, umulhi
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit
 from compiler.language.functions import (
     abs,
@@ -45,6 +46,7 @@ from compiler.language.functions import (
 )
 from compiler.language.launch import LaunchOp, compile_traced, trace
 from compiler.language.masks import where
+from compiler.language.random import rand, randint, randint4x, randn
 from compiler.language.scalars import (
     Int,
     PropagateNan,
@@ -81,10 +83,13 @@ __all__ = [
     "bfloat16",
     "cast",
     "cdiv",
+    "ceil",
     "clamp",
     "compile_traced",
     "constexpr",
+    "cos",
     "dot",
+    "erf",
     "exp",
     "exp2",
     "float8e4b15",
@@ -93,6 +98,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "floor",
     "full",
     "int8",
     "int16",
@@ -100,6 +106,7 @@ __all__ = [
     "int64",
     "load",
     "log",
+    "log1p",
     "log2",
     "make_block_ptr",
     "max",
@@ -110,18 +117,25 @@ __all__ = [
     "multiple_of",
     "num_programs",
     "program_id",
+    "rand",
+    "randint",
+    "randint4x",
+    "randn",
     "range",
     "rsqrt",
     "sigmoid",
+    "sin",
     "sqrt",
     "static_assert",
     "static_range",
     "store",
     "sum",
+    "tanh",
     "trace",
     "tracing_active",
     "trans",
     "uint32",
+    "umulhi",
     "where",
     "zeros",
     "zeros_like",

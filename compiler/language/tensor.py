@@ -20,6 +20,7 @@ from compiler.language.errors import LanguageError, user_site
 from compiler.language.scalars import ScalarType
 from isa import DType
 from isa.instructions.dma import convert
+from isa.instructions.vector import VUnary
 from isa.instructions.vint import INT_OPS, SCALAR_INT_OPS
 from isa.instructions.vselect import CONDITIONS
 
@@ -36,17 +37,9 @@ BINARY = {
 SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum, **SCALAR_INT_OPS}
 #: Python's operator → the integer operation (``v.and`` … ``v.irem``; ``//`` truncates and ``%`` takes the
 #: dividend's sign, as in C and Triton)
-INTEGER_ONLY = ("and", "or", "xor", "shl", "shr", "idiv", "irem")
-UNARY = {
-    "exp": np.exp,
-    "ln": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x),
-    "abs": np.abs,
-    "recip": np.reciprocal,
-    "relu": lambda x: np.maximum(x, 0),
-    "copy": lambda x: x,
-}
+INTEGER_ONLY = ("and", "or", "xor", "shl", "shr", "idiv", "irem", "mulhi")
+#: the Vector unit's unary operations, as the instructions compute them (``v.exp`` … ``v.log1p``)
+UNARY = VUnary.OPS
 
 
 def f32(x: np.ndarray) -> np.ndarray:
@@ -367,7 +360,7 @@ class Tensor:
         return binary("div", o, self)
 
     def __neg__(self) -> Tensor:
-        return binary("mul", self, -1.0)
+        return binary("mul", self, -1.0 if self.dtype.is_float else -1)
 
     def __pos__(self) -> Tensor:
         return self
@@ -525,7 +518,7 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     floats = [x for x in (a, b) if isinstance(x, Tensor) and x.dtype.is_float]
     if op in INTEGER_ONLY:
         if floats or any(isinstance(x, float | np.floating) for x in (a, b)):
-            sym = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "idiv": "//", "irem": "%"}[op]
+            sym = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "idiv": "//", "irem": "%"}.get(op, op)
             raise LanguageError(
                 f"{sym} takes integer operands, not {floats[0].dtype if floats else 'a float number'}",
                 hint="convert with .to(tl.int32) first (it truncates toward zero)",
@@ -554,6 +547,7 @@ def _plain(op: str, a: object, b: object) -> object:
         "shr": lambda: a >> b,
         "idiv": lambda: int(INT_OPS["idiv"](a, b)),
         "irem": lambda: int(INT_OPS["irem"](a, b)),
+        "mulhi": lambda: int(INT_OPS["mulhi"](a, b)),
     }[op]
     return fn()
 
@@ -602,7 +596,7 @@ def _int_with_number(op: str, x: Tensor, s: int, number_first: bool) -> Tensor:
     number on the left of an operation that does not commute is first a tile of its own (``v.dup``)."""
     if op == "sub" and number_first:  # s - x = (-x) + s, wrapping as the subtraction would
         return _scal("adds", _scal("muls", x, -1), s)
-    if number_first and op not in ("add", "mul", "max", "min", "and", "or", "xor"):
+    if number_first and op not in ("add", "mul", "max", "min", "and", "or", "xor", "mulhi"):
         x = materialize(x)
         return _tensors(op, vec("dup", (), x.shape, x.dtype, (), (float(s),), compute=lambda: np.full(x.shape, s)), x)
     if op == "sub":
@@ -704,7 +698,8 @@ def logical(op: str, a: Tensor, b: object) -> Tensor:
 
 
 def unary(op: str, x: object) -> Tensor | object:
-    """``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``abs``, ``recip``, ``relu`` of a tensor (numbers: numpy)."""
+    """``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``abs``, ``recip``, ``relu``, ``sin``, ``cos``, ``tanh``, ``erf``,
+    ``floor``, ``log1p`` of a tensor (numbers: numpy, as the instruction computes)."""
     if not isinstance(x, Tensor):
         if isinstance(x, np.ndarray):
             raise LanguageError("math on an index tile is not supported", hint="load data with tl.load")

@@ -53,6 +53,14 @@ def shift_right(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(b < 0, a, np.right_shift(a, np.clip(b, 0, 31)))
 
 
+def mul_high(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The high 32 bits of the unsigned 64-bit product of two 32-bit patterns (CUDA's ``__umulhi``, Triton's
+    ``tl.umulhi``): the step of Philox a plain multiply cannot do."""
+    ua = (np.asarray(a, np.int64) & 0xFFFFFFFF).astype(np.uint64)
+    ub = (np.asarray(b, np.int64) & 0xFFFFFFFF).astype(np.uint64)
+    return ((ua * ub) >> np.uint64(32)).astype(np.int64)
+
+
 INT_OPS = {
     "and": np.bitwise_and,
     "or": np.bitwise_or,
@@ -61,6 +69,7 @@ INT_OPS = {
     "shr": shift_right,
     "idiv": int_div,
     "irem": int_rem,
+    "mulhi": mul_high,
 }
 
 
@@ -70,15 +79,16 @@ class VInt(VBinary):
 
     Format: ``v.OP DST, SRC0, SRC1, DTYPE[ROWS,COLS] [, dst_stride=S] [, src0_stride=S] [, src1_stride=S]``
 
-    Action: OP is one of ``and or xor shl shr idiv irem`` on ``i32``: bitwise and, or, exclusive or; shift
-    left, arithmetic shift right (by each element of SRC1; outside 0..31: 0, or the sign); division
+    Action: OP is one of ``and or xor shl shr idiv irem mulhi`` on ``i32``: bitwise and, or, exclusive or;
+    shift left, arithmetic shift right (by each element of SRC1; outside 0..31: 0, or the sign); division
     truncating toward zero and the remainder with the sign of the dividend, as C and Triton (x / 0 = 0,
-    x % 0 = x). Results wrap (two's complement). A source stride of 0 broadcasts one row, as ``v.add``.
+    x % 0 = x); ``mulhi``: the high 32 bits of the unsigned product of the two 32-bit patterns (``__umulhi``).
+    Results wrap (two's complement). A source stride of 0 broadcasts one row, as ``v.add``.
 
     Timing: the vector rule with ``cost[OP]`` per repeat. Bitwise operations and shifts read two sources,
     as ``v.add`` (2 per repeat on the reference chip, assumed from msKPP's two-source rate); ``idiv`` and
-    ``irem`` are assumed from a float division plus its conversions (no public figure: the presets mark
-    them assumed).
+    ``irem`` are assumed from a float division plus its conversions, ``mulhi`` from a widening multiply
+    (no public figure: the presets mark them assumed).
 
     Notes: the tile language's ``& | ^ << >> // %`` on integer tensors. numpy: ``np.bitwise_and``,
     ``np.left_shift``…; ``idiv`` is ``np.trunc(a / b)`` computed exactly in integers.
@@ -99,7 +109,7 @@ class VIntScalar(VScalar):
 
     Format: ``v.OP DST, SRC, SCALAR, DTYPE[ROWS,COLS] [, dst_stride=S] [, src_stride=S]``
 
-    Action: OP is one of ``ands ors xors shls shrs idivs irems``: ``v.and`` … ``v.irem`` (see there) with
+    Action: OP is one of ``ands ors xors shls shrs idivs irems mulhis``: ``v.and`` … ``v.mulhi`` (see there) with
     an immediate integer as the second operand (rounded to DTYPE first, as ``v.adds`` does on ``i32``).
 
     Timing: the vector rule with ``cost[OP]`` per repeat (the vector–scalar forms: 1 per repeat on the
