@@ -515,7 +515,7 @@ _VECTOR_OPS = frozenset(
     {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy"}
     | {"adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast"}
     | {"tril", "triu", "transpose"}
-    | {"cmp", "cmps", "sel", "sels", "gather", "scatter"}
+    | {"cmp", "cmps", "sel", "sels", "gather", "scatter", "scan"}
     | {"sin", "cos", "tanh", "erf", "floor", "log1p"}
     | set(VInt.OPS)
     | set(VIntScalar.OPS)

@@ -341,7 +341,7 @@ def sigmoid(x: object) -> object:
     return unary("recip", unary("exp", -x) + 1.0)  # type: ignore[operator]
 
 
-def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
+def reduce_tile(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
     if not isinstance(x, Tensor):
         fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
         return fn(x, axis=axis, keepdims=keep_dims)
@@ -351,8 +351,9 @@ def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
     if nd == 0:
         return x
     if axis is None:
-        if nd == 2 and 1 not in x.shape:
-            raise LanguageError(f"tl.{kind} over a whole 2-D tile is not supported", hint="reduce along axis=1")
+        if nd == 2 and 1 not in x.shape:  # the whole tile: its rows, then the column of their results
+            whole = reduce_tile(kind, reduce_tile(kind, x, 1, False), 0, False)
+            return whole.view_as((1, 1)) if keep_dims else whole  # type: ignore[union-attr]
         axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
     axis = axis + nd if axis < 0 else axis
     x = materialize(x)
@@ -390,16 +391,16 @@ def _arg(kind: str, x: object, axis: int | None, tie_break_left: bool, keep_dims
             raise LanguageError(f"tl.arg{kind} over a whole 2-D tile is not supported", hint="give axis=1")
         axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
     axis = axis + nd if axis < 0 else axis
-    best = _reduce(kind, x, axis, keep_dims=True)
+    best = reduce_tile(kind, x, axis, keep_dims=True)
     n = x.shape[axis]
     idx = np.arange(n, dtype=np.int64).reshape([n if i == axis else 1 for i in range(nd)]).view(Index)
     candidates = where(x == best, idx, float(n) if tie_break_left else -1.0)
-    pick = _reduce("min" if tie_break_left else "max", candidates, axis, keep_dims)
+    pick = reduce_tile("min" if tie_break_left else "max", candidates, axis, keep_dims)
     return cast(pick, DType.I32)
 
 
 def sum(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
-    return _reduce("sum", x, axis, keep_dims)
+    return reduce_tile("sum", x, axis, keep_dims)
 
 
 def max(
@@ -425,7 +426,7 @@ def min(
 
 
 def _extreme(kind: str, x: object, axis: int | None, indices: bool, left: bool, keep_dims: bool) -> object:
-    value = _reduce(kind, x, axis, keep_dims)
+    value = reduce_tile(kind, x, axis, keep_dims)
     return (value, _arg(kind, x, axis, left, keep_dims)) if indices else value
 
 

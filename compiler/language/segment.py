@@ -32,6 +32,7 @@ from isa import (
     VInt,
     VIntScalar,
     VScalar,
+    VScan,
     VScatter,
     VTranspose,
     VUnary,
@@ -285,6 +286,11 @@ class Segment:
             return [VCast(d, s[0], src, shape, to=dt, round=rounding(src, dt))]
         if rec.op == "dup":
             return [VDup(d, rec.params[0], dt, shape)]
+        if rec.op == "reshape":  # the elements in order into a tile of another shape
+            rs, cs = vals[rec.ins[0]].shape
+            return [VUnary("copy", d, s[0], dt, (rs * cs,))]
+        if rec.op == "scan":
+            return [VScan(d, s[0], dt, shape, combine=rec.attrs[0])]
         if rec.op == "gather":
             return [VGather(d, s[0], s[1], dt, shape, src_len=rec.attrs[0])]
         if rec.op == "scatter":

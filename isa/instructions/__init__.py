@@ -11,7 +11,7 @@ from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
 from isa.instructions.vgather import VGather, VScatter
 from isa.instructions.vindex import VIota, VTranspose, VTriangle
 from isa.instructions.vint import VInt, VIntScalar
-from isa.instructions.vrow import VBroadcast, VReduce
+from isa.instructions.vrow import VBroadcast, VReduce, VScan
 from isa.instructions.vselect import VCompare, VCompareScalar, VSelect, VSelectScalar
 
 #: Every instruction class, in the order the ISA reference lists them.
@@ -28,6 +28,7 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VCast,
     VReduce,
     VBroadcast,
+    VScan,
     VTriangle,
     VIota,
     VGather,
@@ -79,6 +80,7 @@ __all__ = [
     "VIota",
     "VReduce",
     "VScalar",
+    "VScan",
     "VScatter",
     "VSelect",
     "VSelectScalar",
