@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ from compiler.check import compare
 from compiler.language import LanguageError, TilesDoNotFit, cdiv, compile_traced, trace, tracing_active
 from compiler.language.errors import internal_path
 from dsasim.api import KernelRun, chip_for
+from isa import DsasimError
 from simulator.config import Chip
 from simulator.run import simulate
 
@@ -148,7 +150,18 @@ class JITFunction:
             hint=f"{self.fn.__name__}[(programs,)](...)",
         )
 
-    def launch(
+    def launch(self, grid: object, *args: object, **kwargs: object) -> LaunchRun | None:
+        """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip`` (keywords:
+        the module docs). A refusal (a :class:`DsasimError`: it names the kernel's file and line) is raised from
+        here, without the compiler's frames; ``DSASIM_DEBUG=1`` keeps them."""
+        try:
+            return self._launch(grid, *args, **kwargs)  # type: ignore[arg-type]
+        except DsasimError as e:
+            if os.environ.get("DSASIM_DEBUG", "") not in ("", "0"):
+                raise
+            raise e.with_traceback(None) from None
+
+    def _launch(
         self,
         grid: object,
         *args: object,
@@ -161,7 +174,6 @@ class JITFunction:
         check: bool = False,
         **kwargs: object,
     ) -> LaunchRun | None:
-        """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip``."""
         if not isinstance(num_stages, int) or not 1 <= num_stages <= 3:
             raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="num_stages=2: double buffering")
         if "num_stages" in inspect.signature(self.fn).parameters:  # a constexpr of the kernel too (Triton's tutorial)

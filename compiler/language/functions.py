@@ -473,3 +473,31 @@ def dot(a: Tensor, b: Tensor, acc: Tensor | None = None, **_: object) -> Tensor:
         d = f32(a.data) @ f32(b.data) + (f32(acc.data) if acc is not None else 0)
         data = rounded(d, out_t)
     return Tensor(rec.out, (m, n), out_t, data)
+
+
+# ------------------------------------------------------------------------------------- printing
+
+
+def static_print(*args: object, **kwargs: object) -> None:
+    """``tl.static_print``: printed while tracing, once per launch (the first program), as Triton prints it once
+    at compile time."""
+    if tracer().pid == (0, 0, 0):
+        print(*args, **kwargs)
+
+
+def device_print(prefix: str, *args: object, hex: bool = False) -> None:
+    """``tl.device_print``: when interpreted (``interpret=True``, or the interpreter a ``check=True`` launch runs),
+    each program prints ``pid (x, y, z) prefix`` and the values; on the simulated chip it prints nothing (there is
+    no host channel to carry it) and costs nothing."""
+    t = tracer()
+    if not t.interpret:
+        return
+    shown = []
+    for a in args:
+        v = np.asarray(a.data) if isinstance(a, Tensor) else np.asarray(a)
+        shown.append(np.array2string(v, threshold=64, formatter={"int": hex_fmt} if hex else None))
+    print(f"pid {t.pid} {prefix}", *shown)
+
+
+def hex_fmt(v: int) -> str:
+    return f"0x{int(v) & 0xFFFFFFFF:08x}"

@@ -34,7 +34,7 @@ from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
 from compiler.language.reuse import SharedTraced, Sharing
-from compiler.language.rewrite import copy_stored_loads, split_vector_accumulators
+from compiler.language.rewrite import copy_for_stores, split_vector_accumulators
 from compiler.language.tensor import Pointer
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
@@ -189,8 +189,8 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     traces it again and compiles it as written (``rewrite=False``: row-major, sums on the Vector unit)."""
     target = Target.of(chip)
     with paused_gc():  # the passes make hundreds of thousands of small acyclic objects: see isa.gcpause
-        copy_stored_loads(t)
         split_vector_accumulators(t)
+        copy_for_stores(t)
         fold_scales(t)
         return _compile(name, t, arrays, target, cores, rewrite)
 

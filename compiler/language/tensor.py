@@ -227,6 +227,12 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<tensor {self.dtype}{list(self.shape)} (value {self.vid})>"
 
+    def __str__(self) -> str:
+        """Interpreted (``interpret=True``): the values, as numpy prints them; traced for the chip: the type."""
+        if self.data is None:
+            return repr(self)
+        return f"tensor {self.dtype}{list(self.shape)} {np.array2string(np.asarray(self.data), threshold=64)}"
+
     @property
     def T(self) -> Tensor:
         return trans(self)
