@@ -63,7 +63,8 @@ def running_products(a_ptr, b_ptr, c_ptr, s_ptr, K, BM: tl.constexpr, BN: tl.con
     acc = tl.zeros([BM, BN], dtype=tl.float32)
     for k in range(0, K, BK):
         rk = k + tl.arange(0, BK)
-        acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + rk[None, :]), tl.load(b_ptr + rk[:, None] * BN + rn[None, :]), acc)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+        acc = tl.dot(a, tl.load(b_ptr + rk[:, None] * BN + rn[None, :]), acc)
         tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)  # the running sum, stored at every step
         tl.store(s_ptr + k // BK, tl.sum(acc))
 
