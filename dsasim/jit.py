@@ -43,13 +43,16 @@ __all__ = ["JITFunction", "LaunchRun", "LineCost", "cdiv", "jit"]
 
 @dataclass
 class LineCost:
-    """One source line's share of a run: instructions and busy cycles per pipe."""
+    """One source line's share of a run: instructions and busy cycles per pipe (summed over the lines, the
+    report's busy time of each pipe), and ``in_flight``: the cycles from a GM transfer's start until its data
+    landed, per pipe (transfers overlap in flight, so this is not busy time)."""
 
     file: str
     line: int
     text: str
     instructions: dict[str, int] = field(default_factory=dict)
     busy: dict[str, int] = field(default_factory=dict)
+    in_flight: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_busy(self) -> int:
@@ -61,12 +64,15 @@ class LineCosts(list):
 
     def text(self) -> str:
         pipes = [p for p in ("mte2", "mte1", "cube", "fix", "v", "mte3", "s") if any(p in r.busy for r in self)]
-        head = f"{'line':>5}  {'instrs':>7}  " + "".join(f"{p + ' busy':>11}" for p in pipes) + "  source"
+        flying = [p for p in pipes if any(p in r.in_flight for r in self)]
+        head = f"{'line':>5}  {'instrs':>7}  " + "".join(f"{p + ' busy':>11}" for p in pipes)
+        head += "".join(f"{p + ' flight':>13}" for p in flying) + "  source"
         rows = [head]
         for r in self:
             where = str(r.line) if r.line else "-"
             n = sum(r.instructions.values())
             cells = "".join(f"{r.busy.get(p, 0):>11,}" for p in pipes)
+            cells += "".join(f"{r.in_flight.get(p, 0):>13,}" for p in flying)
             rows.append(f"{where:>5}  {n:>7,}  {cells}  {r.text}")
         return "\n".join(rows)
 
@@ -79,13 +85,12 @@ class LineCosts(list):
 
 def line_costs(run: KernelRun) -> LineCosts:
     """Per source line (the ``loc`` of each instruction): instructions and busy cycles per pipe, summed over
-    the cores (overlapping transfers of one queue counted once). Flags and barriers, which no line wrote,
-    are one row: ``(synchronisation)``."""
+    the cores. A GM transfer's busy cycles are those it held its DMA queue (the report's accounting: summed
+    over the lines, each pipe's busy time); the time until its data landed is its ``in_flight``. Flags and
+    barriers, which no line wrote, are one row whose "busy" is the cycles spent waiting."""
     rows: dict[tuple[str, int], LineCost] = {}
     cores = run.program.cores
-    # A DMA queue keeps several transfers in flight, so its trace intervals overlap: each instant of a pipe's
-    # busy time goes to the earliest instruction covering it, and a pipe's column never exceeds the run.
-    covered: dict[tuple[int, object], int] = {}
+    held = run.run.held
     for e in sorted(run.trace, key=lambda e: (e.start, e.end)):
         ins = cores[e.core][e.index]
         loc = ins.loc
@@ -96,9 +101,12 @@ def line_costs(run: KernelRun) -> LineCosts:
         r = rows[key]
         pipe = e.pipe.value
         r.instructions[pipe] = r.instructions.get(pipe, 0) + 1
-        until = covered.get((e.core, e.pipe), 0)
-        r.busy[pipe] = r.busy.get(pipe, 0) + max(0, e.end - max(e.start, until))
-        covered[(e.core, e.pipe)] = max(until, e.end)
+        busy = held.get((e.core, e.index))
+        if busy is None:
+            busy = e.end - e.start
+        else:
+            r.in_flight[pipe] = r.in_flight.get(pipe, 0) + e.end - e.start
+        r.busy[pipe] = r.busy.get(pipe, 0) + busy
     return LineCosts(sorted(rows.values(), key=lambda r: (r.line == 0, r.file, r.line)))
 
 
