@@ -102,6 +102,8 @@ class LoopRec:
     site: Site
     stages: int
     iters: list[list] = field(default_factory=list)
+    #: a ``break`` left it in the middle of a step (after some of the step's operations)
+    broken: bool = False
 
 
 def records(items: list) -> Iterator[Rec]:
@@ -209,13 +211,21 @@ class Tracer:
         loop = LoopRec(site, self.num_stages if stages is None else stages)
         self._stack[-1].append(loop)
         depth = len(self._stack)
-        for v in values:
-            body: list = []
-            loop.iters.append(body)
+        try:
+            for v in values:
+                body: list = []
+                loop.iters.append(body)
+                del self._stack[depth:]
+                self._stack.append(body)
+                yield v
+        except GeneratorExit:  # a ``break``: the loop ends at this step
+            if loop.iters and not loop.iters[-1]:
+                loop.iters.pop()  # before any of the step's operations: the loop is just shorter
+            elif loop.iters:
+                loop.broken = True  # after some of them: a step unlike the others (refused when compiled)
+            raise
+        finally:
             del self._stack[depth:]
-            self._stack.append(body)
-            yield v
-        del self._stack[depth:]
 
 
 _CURRENT: list[Tracer] = []

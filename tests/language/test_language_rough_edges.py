@@ -82,3 +82,44 @@ def test_an_accumulator_stored_inside_its_loop_compiles(chip):
     for cc_, ss in ((cc, sc), (ci, si)):
         np.testing.assert_allclose(cc_, partial[-1], rtol=1e-3, atol=1e-3)
         np.testing.assert_allclose(ss, [p.sum() for p in partial], rtol=1e-3, atol=1e-2)
+
+
+@dsasim.jit
+def shorter_loops(x_ptr, y_ptr, STEPS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for k in range(STEPS):
+        if k > pid:  # a break at the start of a step: this program's loop is shorter
+            break
+        acc += tl.load(x_ptr + k * BLOCK + tl.arange(0, BLOCK))
+    tl.store(y_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+@dsasim.jit
+def break_mid_step(x_ptr, y_ptr, STEPS: tl.constexpr, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for k in range(STEPS):  # the refusal's line
+        acc += tl.load(x_ptr + k * BLOCK + tl.arange(0, BLOCK))
+        if k == 2:
+            break
+        acc = acc * 2.0
+    tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+
+
+@pytest.mark.parametrize("chip", ["edu", "ascend910b-like"])
+def test_break_at_the_start_of_a_step_shortens_the_loop(chip):
+    x = np.random.default_rng(4).standard_normal(4 * 64).astype(np.float32)
+    y = np.zeros(4 * 64, np.float32)
+    (_, yc), (_, yi), _ = both(shorter_loops[(4,)], x, y, STEPS=4, BLOCK=64, chip=chip)
+    expect = np.stack([x.reshape(4, 64)[: p + 1].sum(0) for p in range(4)]).ravel()
+    np.testing.assert_allclose(yc, expect, rtol=1e-6)
+    np.testing.assert_allclose(yi, expect, rtol=1e-6)
+
+
+def test_break_in_the_middle_of_a_step_is_refused_at_the_loop():
+    x, y = np.ones(4 * 64, np.float32), np.zeros(64, np.float32)
+    break_mid_step[(1,)](x, y.copy(), STEPS=4, BLOCK=64, interpret=True)  # Python's meaning: fine interpreted
+    with pytest.raises(tl.LanguageError, match="a break leaves this loop in the middle of a step") as e:
+        break_mid_step[(1,)](x, y, STEPS=4, BLOCK=64)
+    line = break_mid_step.fn.__code__.co_firstlineno + 3  # the decorator, the def, acc = ..., the loop
+    assert f"test_language_rough_edges.py:{line}:" in str(e.value)
