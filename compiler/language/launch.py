@@ -299,8 +299,6 @@ def fit(kernel: Kernel, place: Placement) -> Kernel:
             turns = alloc_counts(kernel)  # of equal size, the one allocated least often (not copies taking turns)
             if not own:  # then a tile loaded once for many steps of a loop (a Q block), loaded least often first
                 own = once_loaded(kernel, place, e.buffer, turns)
-            if not own:  # then the loads allocated least often, even if every load is (a gather's table, loaded
-                own = once_loaded(kernel, place, e.buffer, turns, strict=False)  # once per program)
             if not own:
                 raise capacity_error(e, kernel, place) from None
             big = max(own, key=lambda b: (kernel.axis(b.dims[0]).tile * kernel.axis(b.dims[1]).tile * b.dtype.itemsize,
@@ -308,7 +306,7 @@ def fit(kernel: Kernel, place: Placement) -> Kernel:
             place.stages[big.name] = 1
 
 
-def once_loaded(kernel: Kernel, place: Placement, space: str, turns: dict[str, int], strict: bool = True) -> list:
+def once_loaded(kernel: Kernel, place: Placement, space: str, turns: dict[str, int]) -> list:
     """The multi-buffered ``tl.load`` tiles of ``space`` loaded fewer times than its most often loaded one (once
     per program for a whole loop: a Q block), those loaded least often: their second slot only prefetches the
     next program's tile, while the loop's tiles keep their ``num_stages`` (the built-in FlashAttention keeps its
@@ -321,8 +319,6 @@ def once_loaded(kernel: Kernel, place: Placement, space: str, turns: dict[str, i
     most = max((turns.get(b.name, 1) for b in kernel.buffers if b.space.label == space and b.producer is Pipe.MTE2),
                default=0)  # fmt: skip
     fewest = min((turns.get(b.name, 1) for b in loads), default=most)
-    if not strict:  # every load is allocated as often: their second slots only prefetch the next program's tiles
-        return [b for b in loads if turns.get(b.name, 1) == fewest]
     return [b for b in loads if turns.get(b.name, 1) == fewest < most]
 
 
