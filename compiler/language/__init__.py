@@ -48,6 +48,7 @@ from compiler.language.functions import (
 )
 from compiler.language.launch import LaunchOp, compile_traced, trace
 from compiler.language.masks import where
+from compiler.language.pointers import Pointer
 from compiler.language.random import rand, randint, randint4x, randn
 from compiler.language.scalars import (
     Int,
@@ -71,7 +72,7 @@ from compiler.language.shapes import (
     reshape,
     view,
 )
-from compiler.language.tensor import Pointer, Tensor, cast, trans
+from compiler.language.tensor import Tensor, cast, trans
 
 __all__ = [
     "BlockPointer",

@@ -20,10 +20,9 @@ from compiler.language.core import tracer
 from compiler.language.errors import LanguageError
 from compiler.language.functions import full, store_tile
 from compiler.language.masks import where
+from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.tensor import (
-    GatherPointer,
     Index,
-    Pointer,
     Tensor,
     binary,
     broadcast,

@@ -18,12 +18,11 @@ from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.gather import gather, refuse_scatter
 from compiler.language.masks import where
+from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
 from compiler.language.tensor import (
     F32,
-    GatherPointer,
     Index,
-    Pointer,
     Tensor,
     binary,
     broadcast,

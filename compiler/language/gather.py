@@ -20,7 +20,8 @@ import numpy as np
 from compiler.language.core import Arg, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.masks import where
-from compiler.language.tensor import GatherPointer, Index, Pointer, Tensor, binary, broadcast, expand, is_number, vec
+from compiler.language.pointers import GatherPointer, Pointer
+from compiler.language.tensor import Index, Tensor, binary, broadcast, expand, is_number, vec
 
 
 def table(arg: Arg, load: Callable[[Pointer], Tensor]) -> Tensor:
