@@ -6,7 +6,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), rewr
 ``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """
 
-from compiler.language.atomics import atomic_add, atomic_max, atomic_min
+from compiler.language.atomics import atomic_add, atomic_max, atomic_min, histogram
 from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
 from compiler.language.elementwise import ceil, cos, erf, floor, log1p, sin, tanh, umulhi
@@ -119,6 +119,7 @@ __all__ = [
     "float64",
     "floor",
     "full",
+    "histogram",
     "int8",
     "int16",
     "int32",

@@ -31,6 +31,7 @@ from compiler.language.tensor import (
     materialize,
     vec,
 )
+from isa import DType
 from isa.instructions.dma import ATOMIC_TYPES
 from isa.instructions.vgather import scatter
 
@@ -111,3 +112,28 @@ def _bounds(offs: Tensor, n: int, name: str, op: str) -> None:
             f"data is out of bounds: {name} has {n} elements",
             hint="check the loaded indices, or mask the lanes that have none (mask=)",
         )
+
+
+def histogram(input: object, num_bins: int, mask: object = None) -> Tensor:
+    """``tl.histogram``: int32 counts of the values ``0 … num_bins-1`` in ``input`` (bins of width 1; values
+    outside, and lanes ``mask`` leaves out, are not counted) — ``v.scatter`` of ones into a zero tile in UB."""
+    if not isinstance(input, Tensor) or input.dtype.is_float:
+        raise LanguageError("tl.histogram takes a tile of integers", hint="convert with .to(tl.int32) first")
+    if not isinstance(num_bins, int) or num_bins < 1:
+        raise LanguageError(f"num_bins={num_bins!r} must be a positive integer known at launch")
+    x = input if input.dtype is DType.I32 else cast(input, DType.I32)
+    x = materialize(x)
+    inside = (x >= 0) & (x < num_bins)
+    if mask is not None:
+        inside = where(mask, inside.to(DType.I32), 0) > 0  # type: ignore[union-attr]
+    offs = where(inside, x, 0)
+    ones = cast(where(inside, 1.0, 0.0), DType.I32)  # type: ignore[arg-type]
+    counts = full((num_bins,), 0.0, DType.I32)
+    return vec(
+        "scatter",
+        (counts, ones, offs),  # type: ignore[arg-type]
+        (num_bins,),
+        DType.I32,
+        ("add", num_bins),
+        compute=lambda: scatter(counts.data, offs.data.reshape(-1), ones.data.reshape(-1), "add", DType.I32),  # type: ignore[union-attr]
+    )

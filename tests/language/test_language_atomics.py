@@ -122,3 +122,20 @@ def test_atomic_options_round_trip_and_are_checked():
     assert parse(format_program(program)) == program
     with pytest.raises(ValidationError, match="needs a store to GM"):
         Copy(copy.src, copy.dst, copy.dtype, copy.shape, atomic="add").check()  # a load (GM→UB)
+
+
+@dsasim.jit
+def counts(x_ptr, out_ptr, n, NB: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-1)
+    tl.store(out_ptr + tl.arange(0, NB), tl.histogram(x, NB))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_tl_histogram_counts_the_values_in_range(chip):
+    x = np.random.default_rng(3).integers(-3, 20, 200).astype(np.int32)
+    out = np.zeros(16, np.int32)
+    (_, oc, _), (_, oi, _), _ = both(counts[(1,)], x, out, 200, NB=16, BLOCK=256, chip=chip)
+    expect = np.bincount(x[(x >= 0) & (x < 16)], minlength=16)
+    np.testing.assert_array_equal(oc, expect)
+    np.testing.assert_array_equal(oi, expect)
