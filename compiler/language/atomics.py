@@ -127,7 +127,7 @@ def histogram(input: object, num_bins: int, mask: object = None) -> Tensor:
     if mask is not None:
         inside = where(mask, inside.to(DType.I32), 0) > 0  # type: ignore[union-attr]
     offs = where(inside, x, 0)
-    ones = cast(where(inside, 1.0, 0.0), DType.I32)  # type: ignore[arg-type]
+    ones = where(inside, 1, 0)  # int32, as Triton types two integers
     counts = full((num_bins,), 0.0, DType.I32)
     return vec(
         "scatter",

@@ -133,3 +133,22 @@ def test_integer_semantics_truncate_and_wrap():
     np.testing.assert_array_equal(int_rem(a, b), [-1, 1, -1, 1, 5, 0])
     np.testing.assert_array_equal(shift_right(np.array([-8, 8]), np.array([1, 40])), [-4, 0])
     assert shift_left(np.array([1]), np.array([31])).astype(np.int32)[0] == -(2**31)
+
+
+@dsasim.jit
+def where_ints(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N, other=0)
+    big = tl.where(x > 0, 2**30 + 3, -(2**30) - 5)  # two integers: an int32 tile, exact (Triton's typing)
+    tl.store(Y + offs, tl.where(x > 5, x, big) + 1, mask=offs < N)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_where_of_integers_is_int32_and_exact(chip):
+    x = np.arange(-50, 50, dtype=np.int32) * 40_000_001
+    y = np.zeros_like(x)
+    (_, yc, _), (_, yi, _), _ = both(where_ints[(1,)], x, y, 100, BLOCK=128, chip=chip)
+    big = np.where(x > 0, 2**30 + 3, -(2**30) - 5)
+    expect = (np.where(x > 5, x.astype(np.int64), big) + 1).astype(np.int32)
+    np.testing.assert_array_equal(yc, expect)
+    np.testing.assert_array_equal(yi, expect)
