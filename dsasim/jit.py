@@ -13,7 +13,8 @@ exchanging tiles through GM: ``compiler.passes.split``), ``cores=`` (default: th
 chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run the programs in numpy, no
 engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
 double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
-(also run the interpreter on copies of the arguments and compare: ``run.check``).
+(also run the interpreter on copies of the arguments and compare: ``run.check``). A GPU's launch options
+(``num_warps=``, ``num_ctas=``, ``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean nothing here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +32,7 @@ from compiler.check import compare
 from compiler.language import LanguageError, TilesDoNotFit, cdiv, compile_traced, trace, tracing_active
 from compiler.language.errors import internal_path
 from dsasim.api import KernelRun, chip_for
+from isa import DsasimError
 from simulator.config import Chip
 from simulator.run import simulate
 
@@ -40,13 +43,16 @@ __all__ = ["JITFunction", "LaunchRun", "LineCost", "cdiv", "jit"]
 
 @dataclass
 class LineCost:
-    """One source line's share of a run: instructions and busy cycles per pipe."""
+    """One source line's share of a run: instructions and busy cycles per pipe (summed over the lines, the
+    report's busy time of each pipe), and ``in_flight``: the cycles from a GM transfer's start until its data
+    landed, per pipe (transfers overlap in flight, so this is not busy time)."""
 
     file: str
     line: int
     text: str
     instructions: dict[str, int] = field(default_factory=dict)
     busy: dict[str, int] = field(default_factory=dict)
+    in_flight: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_busy(self) -> int:
@@ -58,12 +64,15 @@ class LineCosts(list):
 
     def text(self) -> str:
         pipes = [p for p in ("mte2", "mte1", "cube", "fix", "v", "mte3", "s") if any(p in r.busy for r in self)]
-        head = f"{'line':>5}  {'instrs':>7}  " + "".join(f"{p + ' busy':>11}" for p in pipes) + "  source"
+        flying = [p for p in pipes if any(p in r.in_flight for r in self)]
+        head = f"{'line':>5}  {'instrs':>7}  " + "".join(f"{p + ' busy':>11}" for p in pipes)
+        head += "".join(f"{p + ' flight':>13}" for p in flying) + "  source"
         rows = [head]
         for r in self:
             where = str(r.line) if r.line else "-"
             n = sum(r.instructions.values())
             cells = "".join(f"{r.busy.get(p, 0):>11,}" for p in pipes)
+            cells += "".join(f"{r.in_flight.get(p, 0):>13,}" for p in flying)
             rows.append(f"{where:>5}  {n:>7,}  {cells}  {r.text}")
         return "\n".join(rows)
 
@@ -76,13 +85,12 @@ class LineCosts(list):
 
 def line_costs(run: KernelRun) -> LineCosts:
     """Per source line (the ``loc`` of each instruction): instructions and busy cycles per pipe, summed over
-    the cores (overlapping transfers of one queue counted once). Flags and barriers, which no line wrote,
-    are one row: ``(synchronisation)``."""
+    the cores. A GM transfer's busy cycles are those it held its DMA queue (the report's accounting: summed
+    over the lines, each pipe's busy time); the time until its data landed is its ``in_flight``. Flags and
+    barriers, which no line wrote, are one row whose "busy" is the cycles spent waiting."""
     rows: dict[tuple[str, int], LineCost] = {}
     cores = run.program.cores
-    # A DMA queue keeps several transfers in flight, so its trace intervals overlap: each instant of a pipe's
-    # busy time goes to the earliest instruction covering it, and a pipe's column never exceeds the run.
-    covered: dict[tuple[int, object], int] = {}
+    held = run.run.held
     for e in sorted(run.trace, key=lambda e: (e.start, e.end)):
         ins = cores[e.core][e.index]
         loc = ins.loc
@@ -93,9 +101,12 @@ def line_costs(run: KernelRun) -> LineCosts:
         r = rows[key]
         pipe = e.pipe.value
         r.instructions[pipe] = r.instructions.get(pipe, 0) + 1
-        until = covered.get((e.core, e.pipe), 0)
-        r.busy[pipe] = r.busy.get(pipe, 0) + max(0, e.end - max(e.start, until))
-        covered[(e.core, e.pipe)] = max(until, e.end)
+        busy = held.get((e.core, e.index))
+        if busy is None:
+            busy = e.end - e.start
+        else:
+            r.in_flight[pipe] = r.in_flight.get(pipe, 0) + e.end - e.start
+        r.busy[pipe] = r.busy.get(pipe, 0) + busy
     return LineCosts(sorted(rows.values(), key=lambda r: (r.line == 0, r.file, r.line)))
 
 
@@ -147,7 +158,18 @@ class JITFunction:
             hint=f"{self.fn.__name__}[(programs,)](...)",
         )
 
-    def launch(
+    def launch(self, grid: object, *args: object, **kwargs: object) -> LaunchRun | None:
+        """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip`` (keywords:
+        the module docs). A refusal (a :class:`DsasimError`: it names the kernel's file and line) is raised from
+        here, without the compiler's frames; ``DSASIM_DEBUG=1`` keeps them."""
+        try:
+            return self._launch(grid, *args, **kwargs)  # type: ignore[arg-type]
+        except DsasimError as e:
+            if os.environ.get("DSASIM_DEBUG", "") not in ("", "0"):
+                raise
+            raise e.with_traceback(None) from None
+
+    def _launch(
         self,
         grid: object,
         *args: object,
@@ -160,11 +182,14 @@ class JITFunction:
         check: bool = False,
         **kwargs: object,
     ) -> LaunchRun | None:
-        """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip``."""
         if not isinstance(num_stages, int) or not 1 <= num_stages <= 3:
             raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="num_stages=2: double buffering")
         if "num_stages" in inspect.signature(self.fn).parameters:  # a constexpr of the kernel too (Triton's tutorial)
             kwargs["num_stages"] = num_stages
+        params = inspect.signature(self.fn).parameters
+        for name in GPU_OPTIONS:  # a GPU's launch options: meaningless here (no warps, CTAs or registers)
+            if name not in params:
+                kwargs.pop(name, None)
         if interpret:
             trace(self.fn, grid, args, kwargs, True, num_stages)
             return None
@@ -193,6 +218,12 @@ class JITFunction:
                 if a.stored:
                     a.array.reshape(-1)[:] = run.outputs[a.name].reshape(-1)
         return LaunchRun(run, compiled, result, expected)
+
+
+#: Triton's launch options for a GPU, accepted and ignored: the chip has no warps (``num_warps``), no thread
+#: block clusters (``num_ctas``), no register file to cap (``maxnreg``), and its vector unit rounds each
+#: operation (``enable_fp_fusion``: no fused multiply-add to allow or forbid)
+GPU_OPTIONS = ("num_warps", "num_ctas", "maxnreg", "enable_fp_fusion", "num_buffers_warp_spec", "num_consumer_groups")
 
 
 def jit(fn: Callable | None = None, **_: object) -> JITFunction | Callable[[Callable], JITFunction]:

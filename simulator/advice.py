@@ -355,19 +355,20 @@ def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
     if _converting(w) >= OVERHEAD:
         return (
             "the Cube takes its operands in NZ, and this chip's ND→NZ loads are slower than plain ones: load each "
-            "operand tile fewer times (larger tiles, an L1 panel: --panel) or in sizes the conversion streams "
-            "fastest (docs/timing-model.md, ND→NZ loads)"
+            "operand tile fewer times (larger tiles, or one operand's k panel kept in L1) or in sizes the conversion "
+            "streams fastest (docs/timing-model.md, ND→NZ loads)"
         )
     if p is Pipe.CUBE:
         waste = w.overhead / busy if busy else 0.0
         if waste >= 0.25:
             return f"{_pct(waste)} of its busy time is mmad start-up and padding; use fewer, larger mmads"
-        return "it runs near its peak; only more cores (or int8) make this faster"
+        return f"it runs near its peak; only {'more cores (or int8)' if _spare_cores(run) else 'int8'} make this faster"
     if p is Pipe.V:
         waste = w.overhead / busy if busy else 0.0
         if waste >= 0.25:
             return f"{_pct(waste)} of its busy time is instruction start-up; use fewer, longer vector instructions"
-        return "make fewer passes over the data (fuse operations, avoid div) or spread the work over more cores"
+        more = " or spread the work over more cores" if _spare_cores(run) else ""
+        return f"make fewer passes over the data (fuse operations, avoid div){more}"
     share = _startup(w)
     if share >= OVERHEAD:
         avg = sum(w.path_bytes.values()) / max(1, w.count)
@@ -377,13 +378,19 @@ def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
         )
     pc = chip.paths[w.main_path] if w.main_path else None
     if pc is not None and pc.shared and pc.bandwidth * run.program.ncores < chip.gm_bandwidth:
+        spread = "spread the work over more cores, or " if _spare_cores(run) else ""
         return (
-            f"one core's {pc.label} path peaks at {pc.bandwidth:g} of GM's {chip.gm_bandwidth:g} B/cycle; spread "
-            "the work over more cores, or move fewer bytes (reuse tiles on chip, fuse operators)"
+            f"one core's {pc.label} path peaks at {pc.bandwidth:g} of GM's {chip.gm_bandwidth:g} B/cycle; "
+            f"{spread}move fewer bytes (reuse tiles on chip, fuse operators)"
         )
     if pc is not None and pc.shared:
         return "GM bandwidth is the limit; move fewer bytes (reuse tiles on chip, larger tiles, fuse operators)"
     return "reuse each tile for more work (larger tiles) so fewer bytes cross this path"
+
+
+def _spare_cores(run: Run) -> bool:
+    """Whether the chip has cores the program does not use (advice to use more cores means something)."""
+    return run.chip.cores > run.program.ncores
 
 
 def _buffer(p: Pipe, path: str | None) -> str | None:

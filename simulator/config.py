@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from isa import ConfigError, DType, Space
+from isa import ConfigError, DType, Space, VInt, VIntScalar
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.timing import route_label, route_name
 
@@ -522,7 +522,10 @@ _VECTOR_OPS = frozenset(
     {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy"}
     | {"adds", "muls", "maxs", "mins", "dup", "cast", "rowsum", "rowmax", "rowbcast"}
     | {"tril", "triu", "transpose"}
-    | {"cmp", "cmps", "sel", "sels"}
+    | {"cmp", "cmps", "sel", "sels", "gather", "scatter", "scan"}
+    | {"sin", "cos", "tanh", "erf", "floor", "log1p"}
+    | set(VInt.OPS)
+    | set(VIntScalar.OPS)
 )
 
 

@@ -7,6 +7,8 @@ how a missing ``wait_flag`` or a load that never happened shows itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -112,8 +114,13 @@ class CoreMemory:
         # would then carry the bytes as they are at its end, not at its start (Memory.read's contract).
         return raw.copy().view(dtype.np)
 
-    def write(self, region: Region, dtype: DType, data: np.ndarray) -> None:
+    def write(self, region: Region, dtype: DType, data: np.ndarray, combine: Callable | None = None) -> None:
+        """Land ``data`` in ``region``; an atomic copy's ``combine(old, new, dtype)`` first merges it with the
+        bytes there now (``isa.instructions.dma.ATOMICS``), at the cycle it lands."""
         buf = self._buffer(region)
+        if combine is not None:
+            old = buf.window(buf.data, region).copy().view(dtype.np).reshape(np.shape(data))
+            data = combine(old, np.asarray(data, dtype=dtype.np), dtype)
         arr = np.ascontiguousarray(data, dtype=dtype.np).view(np.uint8).reshape(region.rows, region.row_bytes)
         buf.window(buf.data, region)[...] = arr
         buf.window(buf.written, region)[...] = True

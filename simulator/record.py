@@ -7,7 +7,7 @@ apart from the views is what lets ``run`` import the views without the views imp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +47,9 @@ class RunRecord:
     cross_flags: Sequence[CrossFlagEntry] = ()
     #: Per core: ``"AIC"`` or ``"AIV"`` on a separated chip (``simulator.topology``), ``""`` otherwise.
     core_kinds: tuple[str, ...] = ()
+    #: (core, index) → the cycles each GM transfer held its DMA queue (its share of the pipe's busy time; its
+    #: trace entry ends when its data landed, up to the path's latency later)
+    held: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
     @property
     def cycles(self) -> int:

@@ -149,6 +149,7 @@ def _simulate(
         name or "program",
         cross_flags=Entries(CrossFlagEntry, engine.cross_flags),
         core_kinds=kinds,
+        held=engine.held,
     )
     if memory is not None:
         for t, n in memory.unwritten_outputs().items():

@@ -127,7 +127,7 @@ def test_source_locations_are_recorded_but_not_compared():
 
 # (name, source, line, token, message fragment, hint fragment)
 SYNTAX_ERRORS = [
-    ("unknown mnemonic", ".core 0\n  v.ad ub[0x0000], ub[0x0000], ub[0x0000], f16[64]\n", 2, "v.ad",
+    ("unknown mnemonic", ".core 0\n  v.addd ub[0x0000], ub[0x0000], ub[0x0000], f16[64]\n", 2, "v.addd",
      "unknown instruction", "did you mean v.add?"),
     ("unknown mnemonic, nothing close", ".core 0\n  xyzzy 3\n", 2, "xyzzy", "unknown instruction", "isa.md"),
     ("wrong pipe for the route", ".tensor x f16[64] in\n.core 0\n  mte3.copy ub[0x0000], x[0x0000], f16[64]\n", 3,

@@ -6,8 +6,10 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), rewr
 ``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """
 
+from compiler.language.atomics import atomic_add, atomic_max, atomic_min, histogram
 from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
+from compiler.language.elementwise import ceil, cos, erf, floor, log1p, sin, tanh, umulhi
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit
 from compiler.language.functions import (
     abs,
@@ -16,6 +18,7 @@ from compiler.language.functions import (
     argmin,
     cdiv,
     clamp,
+    device_print,
     dot,
     exp,
     exp2,
@@ -36,6 +39,7 @@ from compiler.language.functions import (
     sigmoid,
     sqrt,
     static_assert,
+    static_print,
     static_range,
     store,
     sum,
@@ -44,6 +48,8 @@ from compiler.language.functions import (
 )
 from compiler.language.launch import LaunchOp, compile_traced, trace
 from compiler.language.masks import where
+from compiler.language.pointers import Pointer
+from compiler.language.random import rand, randint, randint4x, randn
 from compiler.language.scalars import (
     Int,
     PropagateNan,
@@ -56,7 +62,17 @@ from compiler.language.scalars import (
     int64,
     uint32,
 )
-from compiler.language.tensor import Pointer, Tensor, cast, trans
+from compiler.language.shapes import (
+    associative_scan,
+    broadcast_to,
+    cumprod,
+    cumsum,
+    expand_dims,
+    reduce,
+    reshape,
+    view,
+)
+from compiler.language.tensor import Tensor, cast, trans
 
 __all__ = [
     "BlockPointer",
@@ -74,28 +90,43 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "associative_scan",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
     "bfloat16",
+    "broadcast_to",
     "cast",
     "cdiv",
+    "ceil",
     "clamp",
     "compile_traced",
     "constexpr",
+    "cos",
+    "cumprod",
+    "cumsum",
+    "device_print",
     "dot",
+    "erf",
     "exp",
     "exp2",
+    "expand_dims",
     "float8e4b15",
     "float8e4nv",
     "float8e5",
     "float16",
     "float32",
     "float64",
+    "floor",
     "full",
+    "histogram",
     "int8",
     "int16",
     "int32",
     "int64",
     "load",
     "log",
+    "log1p",
     "log2",
     "make_block_ptr",
     "max",
@@ -106,18 +137,29 @@ __all__ = [
     "multiple_of",
     "num_programs",
     "program_id",
+    "rand",
+    "randint",
+    "randint4x",
+    "randn",
     "range",
+    "reduce",
+    "reshape",
     "rsqrt",
     "sigmoid",
+    "sin",
     "sqrt",
     "static_assert",
+    "static_print",
     "static_range",
     "store",
     "sum",
+    "tanh",
     "trace",
     "tracing_active",
     "trans",
     "uint32",
+    "umulhi",
+    "view",
     "where",
     "zeros",
     "zeros_like",

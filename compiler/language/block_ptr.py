@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from compiler.language.errors import LanguageError
-from compiler.language.tensor import Pointer, Tensor
+from compiler.language.pointers import Pointer
+from compiler.language.tensor import Tensor
 
 PADDING = {"": 0.0, "zero": 0.0, "nan": float("nan")}
 

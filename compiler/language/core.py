@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,6 +102,8 @@ class LoopRec:
     site: Site
     stages: int
     iters: list[list] = field(default_factory=list)
+    #: a ``break`` left it in the middle of a step (after some of the step's operations)
+    broken: bool = False
 
 
 def records(items: list) -> Iterator[Rec]:
@@ -163,6 +166,8 @@ class Tracer:
         #: programs dealt round robin (program p on core p mod cores) rather than by their work: for kernels run
         #: one after another on the same partition (naive attention's three)
         self.round_robin = False
+        #: per (program, array): the whole array loaded into UB for gathers (compiler.language.gather)
+        self.tables: dict[tuple[int, str], object] = {}
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:
@@ -171,6 +176,20 @@ class Tracer:
         self.programs.append(body)
         self._stack = [body]
         self._loops = []
+
+    @contextmanager
+    def before_loops(self) -> Iterator[None]:
+        """Record what runs inside at the program's top level, before the outermost loop now running (a gather's
+        table: loaded once per program, whichever step first reads it)."""
+        saved, made = self._stack, []
+        self._stack = [made]
+        try:
+            yield
+        finally:
+            self._stack = saved
+            top = saved[0]
+            at = len(top) - (1 if len(saved) > 1 else 0)
+            top[at:at] = made
 
     def record(self, rec: Rec) -> Rec:
         self._stack[-1].append(rec)
@@ -192,13 +211,21 @@ class Tracer:
         loop = LoopRec(site, self.num_stages if stages is None else stages)
         self._stack[-1].append(loop)
         depth = len(self._stack)
-        for v in values:
-            body: list = []
-            loop.iters.append(body)
+        try:
+            for v in values:
+                body: list = []
+                loop.iters.append(body)
+                del self._stack[depth:]
+                self._stack.append(body)
+                yield v
+        except GeneratorExit:  # a ``break``: the loop ends at this step
+            if loop.iters and not loop.iters[-1]:
+                loop.iters.pop()  # before any of the step's operations: the loop is just shorter
+            elif loop.iters:
+                loop.broken = True  # after some of them: a step unlike the others (refused when compiled)
+            raise
+        finally:
             del self._stack[depth:]
-            self._stack.append(body)
-            yield v
-        del self._stack[depth:]
 
 
 _CURRENT: list[Tracer] = []

@@ -193,6 +193,7 @@ class Traced:
                 hint="mask the tail (offs < n) instead",
             )
         dt = DType(rec.attrs[0])
+        atomic = rec.attrs[2] if len(rec.attrs) > 2 else None  # tl.atomic_add…: combined with GM's elements
         dst = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
         dst_stride = stride if rows > 1 and stride != cols else None
         if stmt.pipe.value == "fix":
@@ -209,6 +210,7 @@ class Traced:
                     src_stride=width if rows > 1 and cols < width else None,
                     dst_stride=dst_stride,
                     scale=self.nest.t.values[vid].scale,  # a folded ``dot * s`` (compiler.language.fixscale)
+                    atomic=atomic,
                 )
             ]
         width = self.nest.t.values[rec.ins[0]].shape[1]
@@ -220,6 +222,7 @@ class Traced:
                 _shape(rows, cols),
                 src_stride=width if rows > 1 and cols < width else None,
                 dst_stride=dst_stride,
+                atomic=atomic,
             )
         ]
 

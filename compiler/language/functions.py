@@ -16,12 +16,13 @@ from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
 from compiler.language.core import Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
+from compiler.language.gather import gather, refuse_scatter
 from compiler.language.masks import where
+from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
 from compiler.language.tensor import (
     F32,
     Index,
-    Pointer,
     Tensor,
     binary,
     broadcast,
@@ -36,6 +37,7 @@ from compiler.language.tensor import (
     vec,
 )
 from isa import DType
+from isa.instructions.vgather import scatter
 
 # ------------------------------------------------------------------------------ programs, indices
 
@@ -144,6 +146,8 @@ def load(
 ) -> Tensor:
     """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0).
     Through a block pointer, ``boundary_check`` makes the mask and ``padding_option`` the fill."""
+    if isinstance(pointer, GatherPointer):
+        return gather(pointer, mask, other, load)
     _block_args(pointer, mask if other is None else other, "load", boundary_check, padding_option)
     if isinstance(pointer, BlockPointer):
         fill = padding_value(padding_option)
@@ -187,11 +191,19 @@ def store(
 ) -> None:
     """Store a tile (or a scalar) into the block ``mask`` keeps (through a block pointer: the block's
     elements inside the dimensions of ``boundary_check``); cast to the pointer's type first."""
+    if isinstance(pointer, GatherPointer):
+        refuse_scatter()
     _block_args(pointer, mask, "store", boundary_check, "")
     if isinstance(pointer, BlockPointer):
         pointer, mask = pointer.resolve(boundary_check, "store")
-    p = _pointer(pointer, "store")
-    m = _mask(mask, "store")
+    store_tile(_pointer(pointer, "store"), value, mask)
+
+
+def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = None) -> None:
+    """``tl.store`` at offsets known while tracing; with ``atomic`` (``add``, ``max``, ``min``: ``tl.atomic_add``…)
+    each element is combined with memory's when it lands."""
+    what = "store" if atomic is None else f"atomic_{atomic}"
+    m = _mask(mask, what)
     vshape = value.shape if isinstance(value, Tensor) else ()
     shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else (), vshape)
     if isinstance(value, np.ndarray):
@@ -200,7 +212,9 @@ def store(
     v = cast(materialize(v), p.arg.dtype)
     v, _row = expand(v, shape, full=True)
     offs = np.broadcast_to(np.asarray(p.offs), shape)
-    a = analyse(offs, m, p.arg.size, "store", p.arg.name)
+    a = analyse(offs, m, p.arg.size, what, p.arg.name)
+    if a.pieces and atomic is not None:
+        raise LanguageError(f"tl.{what} to wrapped offsets (% n) is not supported", hint="mask the tail instead")
     if a.transposed:
         raise LanguageError("a column-major store is not supported", hint="store rows: the last axis contiguous")
     t = tracer()
@@ -212,14 +226,18 @@ def store(
             user_site(),
             (v.vid,),
             None,
-            (p.arg.dtype.value, rc(shape)),
+            (p.arg.dtype.value, rc(shape)) + (() if atomic is None else (atomic,)),
             (a.offset, a.rows, a.cols, a.stride, a.pieces),
         )
     )
     if t.interpret:
         flat = p.arg.array.reshape(-1)
         keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)
-        flat[offs[keep]] = np.broadcast_to(v.data, shape)[keep]
+        data = np.broadcast_to(v.data, shape)[keep]
+        if atomic is None:
+            flat[offs[keep]] = data
+        else:
+            flat[:] = scatter(flat, offs[keep].reshape(-1), data.reshape(-1), atomic, p.arg.dtype)
 
 
 # ----------------------------------------------------------------------------------- making tiles
@@ -322,7 +340,7 @@ def sigmoid(x: object) -> object:
     return unary("recip", unary("exp", -x) + 1.0)  # type: ignore[operator]
 
 
-def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
+def reduce_tile(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
     if not isinstance(x, Tensor):
         fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
         return fn(x, axis=axis, keepdims=keep_dims)
@@ -332,8 +350,9 @@ def _reduce(kind: str, x: object, axis: int | None, keep_dims: bool) -> object:
     if nd == 0:
         return x
     if axis is None:
-        if nd == 2 and 1 not in x.shape:
-            raise LanguageError(f"tl.{kind} over a whole 2-D tile is not supported", hint="reduce along axis=1")
+        if nd == 2 and 1 not in x.shape:  # the whole tile: its rows, then the column of their results
+            whole = reduce_tile(kind, reduce_tile(kind, x, 1, False), 0, False)
+            return whole.view_as((1, 1)) if keep_dims else whole  # type: ignore[union-attr]
         axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
     axis = axis + nd if axis < 0 else axis
     x = materialize(x)
@@ -371,16 +390,16 @@ def _arg(kind: str, x: object, axis: int | None, tie_break_left: bool, keep_dims
             raise LanguageError(f"tl.arg{kind} over a whole 2-D tile is not supported", hint="give axis=1")
         axis = 0 if nd == 1 else (1 if x.shape[0] == 1 else 0)
     axis = axis + nd if axis < 0 else axis
-    best = _reduce(kind, x, axis, keep_dims=True)
+    best = reduce_tile(kind, x, axis, keep_dims=True)
     n = x.shape[axis]
     idx = np.arange(n, dtype=np.int64).reshape([n if i == axis else 1 for i in range(nd)]).view(Index)
     candidates = where(x == best, idx, float(n) if tie_break_left else -1.0)
-    pick = _reduce("min" if tie_break_left else "max", candidates, axis, keep_dims)
+    pick = reduce_tile("min" if tie_break_left else "max", candidates, axis, keep_dims)
     return cast(pick, DType.I32)
 
 
 def sum(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
-    return _reduce("sum", x, axis, keep_dims)
+    return reduce_tile("sum", x, axis, keep_dims)
 
 
 def max(
@@ -406,7 +425,7 @@ def min(
 
 
 def _extreme(kind: str, x: object, axis: int | None, indices: bool, left: bool, keep_dims: bool) -> object:
-    value = _reduce(kind, x, axis, keep_dims)
+    value = reduce_tile(kind, x, axis, keep_dims)
     return (value, _arg(kind, x, axis, left, keep_dims)) if indices else value
 
 
@@ -453,3 +472,31 @@ def dot(a: Tensor, b: Tensor, acc: Tensor | None = None, **_: object) -> Tensor:
         d = f32(a.data) @ f32(b.data) + (f32(acc.data) if acc is not None else 0)
         data = rounded(d, out_t)
     return Tensor(rec.out, (m, n), out_t, data)
+
+
+# ------------------------------------------------------------------------------------- printing
+
+
+def static_print(*args: object, **kwargs: object) -> None:
+    """``tl.static_print``: printed while tracing, once per launch (the first program), as Triton prints it once
+    at compile time."""
+    if tracer().pid == (0, 0, 0):
+        print(*args, **kwargs)
+
+
+def device_print(prefix: str, *args: object, hex: bool = False) -> None:
+    """``tl.device_print``: when interpreted (``interpret=True``, or the interpreter a ``check=True`` launch runs),
+    each program prints ``pid (x, y, z) prefix`` and the values; on the simulated chip it prints nothing (there is
+    no host channel to carry it) and costs nothing."""
+    t = tracer()
+    if not t.interpret:
+        return
+    shown = []
+    for a in args:
+        v = np.asarray(a.data) if isinstance(a, Tensor) else np.asarray(a)
+        shown.append(np.array2string(v, threshold=64, formatter={"int": hex_fmt} if hex else None))
+    print(f"pid {t.pid} {prefix}", *shown)
+
+
+def hex_fmt(v: int) -> str:
+    return f"0x{int(v) & 0xFFFFFFFF:08x}"

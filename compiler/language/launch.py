@@ -33,9 +33,9 @@ from compiler.language.fixscale import fold_scales
 from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
+from compiler.language.pointers import Pointer
 from compiler.language.reuse import SharedTraced, Sharing
-from compiler.language.rewrite import split_vector_accumulators
-from compiler.language.tensor import Pointer
+from compiler.language.rewrite import copy_for_stores, split_vector_accumulators
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
 from compiler.passes.buffer import alloc_counts
@@ -190,6 +190,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     target = Target.of(chip)
     with paused_gc():  # the passes make hundreds of thousands of small acyclic objects: see isa.gcpause
         split_vector_accumulators(t)
+        copy_for_stores(t)
         fold_scales(t)
         return _compile(name, t, arrays, target, cores, rewrite)
 

@@ -33,6 +33,7 @@ from compiler.language.tensor import (
     promote,
     vec,
 )
+from isa import DType
 
 
 class Keep(NamedTuple):
@@ -108,7 +109,7 @@ def where(condition: object, x: object, y: object) -> object:
     nums = tuple(None if isinstance(v, Tensor) else v for v in (a, b))
 
     def compute() -> np.ndarray:
-        return np.where(cb, _data(a), _data(b))
+        return np.where(cb, _data(a, dtype), _data(b, dtype))
 
     return vec("where", ins, shape, dtype, kinds, (*k, *nums), compute=compute)
 
@@ -118,8 +119,9 @@ def _operands(x: object, y: object, shape: tuple[int, ...]) -> tuple[Tensor | fl
     for v in tensors:
         if is_mask(v):
             raise LanguageError("tl.where chooses between data, not masks", hint="combine masks with &, | and ~")
-    if not tensors:
-        dtype = F32
+    if not tensors:  # two numbers: int32 if both are integers (as in Triton), else f32
+        ints = all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (x, y))
+        dtype = DType.I32 if ints else F32
     else:
         dtype = tensors[0].dtype if len(tensors) == 1 else promote(tensors[0].dtype, tensors[1].dtype)
 
@@ -135,7 +137,10 @@ def _operands(x: object, y: object, shape: tuple[int, ...]) -> tuple[Tensor | fl
     return operand(x), operand(y), dtype
 
 
-def _data(v: Tensor | float) -> np.ndarray:
+def _data(v: Tensor | float, dtype: object) -> np.ndarray:
+    """An operand's values as the unit selects them: f32 for floats, exact integers (int64) for integer tiles."""
+    if isinstance(dtype, DType) and not dtype.is_float:
+        return np.asarray(v.data, np.int64) if isinstance(v, Tensor) else np.int64(round(v))
     return f32(v.data) if isinstance(v, Tensor) else np.float32(v)
 
 
@@ -148,6 +153,6 @@ def _select(cond: Tensor, x: object, y: object) -> Tensor:
     nums = tuple(None if isinstance(v, Tensor) else v for v in (a, b))
 
     def compute() -> np.ndarray:
-        return np.where(m.data != 0, _data(a), _data(b))
+        return np.where(m.data != 0, _data(a, dtype), _data(b, dtype))
 
     return vec("sel", ins, shape, dtype, kinds, nums, compute=compute)  # type: ignore[arg-type]

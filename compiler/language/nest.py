@@ -130,6 +130,14 @@ class Nest:
                     hint="the program id and loop variables may change offsets and masks, not which operations run",
                 )
             if isinstance(d, LoopRec):
+                if d.broken:
+                    raise LanguageError(
+                        "a break leaves this loop in the middle of a step (after some of the step's operations): "
+                        "on the chip every step of a loop runs the same operations",
+                        site=d.site,
+                        hint="break at the start of a step (before its first tl operation), bound the loop instead, "
+                        "or keep the step's results with tl.where",
+                    )
                 self.counts[(s.var, key)] = len(d.iters)  # type: ignore[union-attr]
                 for n, it in enumerate(d.iters):
                     self._walk(s, it, (*key, n), pid)  # type: ignore[arg-type]

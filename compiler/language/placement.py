@@ -34,6 +34,8 @@ class Placement:
         self.axes: dict[int, Axis] = {}
         self.stages: dict[str, int] = {}
         self.site_of: dict[str, Site] = {}
+        #: the values that are a gather's table (compiler.language.gather): one buffer each, single-buffered
+        self.tables = {getattr(v, "vid", None) for v in nest.t.tables.values()}
         for w in nest.webs:
             self._home(w)
         self._fold_stores()
@@ -233,6 +235,8 @@ class Placement:
         )
         self.alloc_at.setdefault(level, []).append(name)
         self.stages[name] = self.nest.loops[level[-1]].stages if level else self.nest.t.num_stages
+        if first.rec.kind == "load" and first.rec.out in self.tables:
+            self.stages[name] = 1  # a gather's table: a second copy would only prefetch the next program's
         self.site_of[name] = first.rec.site
         w.buf = name
 

@@ -2,6 +2,9 @@
 
 They make Triton's FlashAttention loop compile as it reads, each applied at every instance of a line:
 
+- ``copy_for_stores``: a loaded tile stored and also read by vector code, or a value carried across loop steps
+  and stored inside the loop, is stored from a ``v.copy``;
+
 - ``split_vector_accumulators``: ``acc = tl.dot(p, v, acc)`` on an accumulator vector code changes
   (``acc = acc * alpha[:, None]``) becomes ``tl.dot(p, v)`` into L0C and a vector add into ``acc`` (in UB):
   L0C is written by the Cube only — what the built-in FlashAttention does too;
@@ -37,9 +40,56 @@ def _all(items: list) -> Iterator[Rec]:
         yield d
 
 
+def copy_for_stores(t: Tracer) -> None:
+    """A store reads a ``v.copy`` of its value, at every instance of that line, where the value is a loaded tile
+    also read by vector code (``tl.store(y, x)`` and ``tl.sum(x)``: a tile in UB is handed on by one unit, so
+    MTE3 and the Vector unit do not both wait on the load), or is carried from one loop step to the next (the
+    running accumulator stored inside its loop: the copy is the step's own value)."""
+    need = set()  # the store lines to copy for, at every instance (all programs and steps run the same operations)
+    for body in t.programs:
+        readers: dict[int, set[str]] = {}
+        for d in _all(body):
+            for v in d.ins:
+                readers.setdefault(v, set()).add(d.kind)
+        carried = _carried(body)
+        for d in _all(body):
+            made = t.values[d.ins[0]].rec if d.kind == "store" else None
+            if made is not None and (
+                (made.kind == "load" and "vec" in readers.get(d.ins[0], ()))
+                or (made.kind == "vec" and d.ins[0] in carried)
+            ):
+                need.add(d.site)
+    if not need:
+        return
+    for body in t.programs:
+        for d, inside in list(_walk_lists(body)):
+            if d.kind != "store" or d.site not in need:
+                continue
+            info = t.values[d.ins[0]]
+            copy = Rec("vec", "un", d.site, (d.ins[0],), None, ("copy",))
+            copy.out = t.new_value(info.shape, info.dtype, copy, info.valid, info.transposed)
+            d.ins = (copy.out, *d.ins[1:])
+            items = body if inside is None else inside
+            items.insert(next(i for i, x in enumerate(items) if x is d), copy)
+
+
+def _carried(items: list) -> set[int]:
+    """Values made in one step of a loop and read in its next step."""
+    out: set[int] = set()
+    for d in items:
+        if isinstance(d, LoopRec):
+            for a, b in zip(d.iters, d.iters[1:], strict=False):
+                made = {r.out for r in _all(a)}
+                out.update(v for r in _all(b) for v in r.ins if v in made)
+            for it in d.iters:
+                out |= _carried(it)
+    return out
+
+
 def split_vector_accumulators(t: Tracer) -> None:
     """``acc = tl.dot(a, b, acc)`` where ``acc`` is not a Cube value (vector code scaled it, or a load made
-    it): record ``tl.dot(a, b)`` and a vector add instead, at every instance of that line."""
+    it), or is read inside the loop that accumulates it: record ``tl.dot(a, b)`` and a vector add instead, at
+    every instance of that line."""
     dots = [d for body in t.programs for d in _all(body) if d.kind == "dot" and len(d.ins) == 3]
 
     def in_cube(d: Rec) -> bool:
@@ -48,11 +98,31 @@ def split_vector_accumulators(t: Tracer) -> None:
             made.kind == "dot" or (made.kind == "vec" and made.op == "dup" and made.params == (0.0,))
         )
 
-    split = {(d.site, d.attrs) for d in dots if not in_cube(d)}
+    split = {(d.site, d.attrs) for d in dots if not in_cube(d)} | _observed_in_loop(t)
     if not split:
         return
     for body in t.programs:
         _split_in(t, body, split)
+
+
+def _observed_in_loop(t: Tracer) -> set:
+    """The ``tl.dot(a, b, acc)`` lines whose accumulator is read in the loop step that accumulates it (``tl.store``
+    of the running sum inside the K loop): in L0C it is only whole after the loop, so it accumulates in UB."""
+    out: set = set()
+
+    def visit(items: list) -> None:
+        for d in items:
+            if isinstance(d, LoopRec):
+                for it in d.iters:
+                    read = {v for r in _all(it) if r.kind in ("store", "vec") for v in r.ins}
+                    out.update(
+                        (r.site, r.attrs) for r in _all(it) if r.kind == "dot" and len(r.ins) == 3 and r.out in read
+                    )
+                    visit(it)
+
+    for body in t.programs:
+        visit(body)
+    return out
 
 
 def _split_in(t: Tracer, items: list, split: set) -> None:

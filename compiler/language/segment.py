@@ -28,7 +28,12 @@ from isa import (
     VBroadcast,
     VCast,
     VDup,
+    VGather,
+    VInt,
+    VIntScalar,
     VScalar,
+    VScan,
+    VScatter,
     VTranspose,
     VUnary,
 )
@@ -51,12 +56,17 @@ class SegmentOp:
         return f"{self.dst} = {rec.op}[{what}]({', '.join(self.srcs)})    # line {rec.site.line}"
 
 
+def binary_class(op: str) -> type[VBinary]:
+    """The instruction of a two-tile operation: ``v.add``… or the integer ``v.and``… ``v.irem``."""
+    return VInt if op in VInt.OPS else VBinary
+
+
 def shp(rows: int, cols: int) -> tuple[int, ...]:
     return (rows, cols) if rows > 1 else (cols,)
 
 
 #: Statements that may write their result over a source of the same type and shape (element by element).
-IN_PLACE = frozenset({"bin", "scal", "un", "cast", "where"})
+IN_PLACE = frozenset({"bin", "scal", "un", "cast", "where", "scatter"})
 
 
 def in_place(ops: tuple[SegmentOp, ...], ins: tuple[str, ...], outs: tuple[str, ...], nest: Nest) -> tuple:
@@ -79,6 +89,8 @@ def in_place(ops: tuple[SegmentOp, ...], ins: tuple[str, ...], outs: tuple[str, 
             for j, src in enumerate(o.srcs):
                 si = vals[rec.ins[j]]
                 if rec.op == "where" and (rec.attrs != ("t", "n") or j != 0):
+                    continue
+                if rec.op == "scatter" and j != 0:  # into the table it combines into, not over its values
                     continue
                 if rec.op == "cast" and si.dtype.itemsize != info.dtype.itemsize:
                     continue
@@ -253,7 +265,7 @@ class Segment:
             if (ra or rb) and self._repeat_rows(r, c, dt):
                 return self._row_op(op, d, s, at[f"{o.dst}_rep"], dt, r, c, ra)
             return [
-                VBinary(
+                binary_class(op)(
                     op,
                     d,
                     s[0],
@@ -265,7 +277,8 @@ class Segment:
                 )
             ]
         if rec.op == "scal":
-            return [VScalar(rec.attrs[0], d, s[0], rec.params[0], dt, shape)]
+            cls = VIntScalar if rec.attrs[0] in VIntScalar.OPS else VScalar
+            return [cls(rec.attrs[0], d, s[0], rec.params[0], dt, shape)]
         if rec.op == "un":
             return [VUnary(rec.attrs[0], d, s[0], dt, shape)]
         if rec.op == "cast":
@@ -273,6 +286,17 @@ class Segment:
             return [VCast(d, s[0], src, shape, to=dt, round=rounding(src, dt))]
         if rec.op == "dup":
             return [VDup(d, rec.params[0], dt, shape)]
+        if rec.op == "reshape":  # the elements in order into a tile of another shape
+            rs, cs = vals[rec.ins[0]].shape
+            return [VUnary("copy", d, s[0], dt, (rs * cs,))]
+        if rec.op == "scan":
+            return [VScan(d, s[0], dt, shape, combine=rec.attrs[0])]
+        if rec.op == "gather":
+            return [VGather(d, s[0], s[1], dt, shape, src_len=rec.attrs[0])]
+        if rec.op == "scatter":
+            op, n = rec.attrs
+            first: list[Instruction] = [] if d == s[0] else [VUnary("copy", d, s[0], dt, shape)]
+            return [*first, VScatter(d, s[1], s[2], dt, shp(*vals[rec.ins[1]].shape), dst_len=n, combine=op)]
         if rec.op == "bcast":
             if rec.attrs[0] == "row":
                 return [VUnary("copy", d, s[0], dt, shape, None, 0 if r > 1 else None)]
@@ -306,7 +330,7 @@ class Segment:
             dd, tt = Addr(Space.UB, d.offset + off), Addr(Space.UB, tile.offset + off)
             a, b = (rep, tt) if row_first else (tt, rep)
             zero = 0 if n > 1 else None
-            out.append(VBinary(op, dd, a, b, dt, shp(n, w), src0_stride=zero if row_first else None,
+            out.append(binary_class(op)(op, dd, a, b, dt, shp(n, w), src0_stride=zero if row_first else None,
                                src1_stride=None if row_first else zero))  # fmt: skip
         return out
 

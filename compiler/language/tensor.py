@@ -1,4 +1,4 @@
-"""Pointers and tensors of a traced kernel, and the recording of vector operations on tensors.
+"""Tensors of a traced kernel, and the recording of vector operations on them (pointers: ``pointers``).
 
 Every operation on a :class:`Tensor` records a :class:`~compiler.language.core.Rec` of kind ``vec``
 (its ``op`` is the vector step: ``bin``, ``scal``, ``un``, ``cast``, ``bcast``, ``reduce``, ``where``,
@@ -15,36 +15,49 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from compiler.language.core import FLOATS, Arg, PointerType, Rec, rc, tracer
+from compiler.language.core import FLOATS, Rec, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.scalars import ScalarType
 from isa import DType
 from isa.instructions.dma import convert
+from isa.instructions.vector import VUnary
+from isa.instructions.vint import INT_OPS, SCALAR_INT_OPS
 from isa.instructions.vselect import CONDITIONS
 
 F32 = DType.F32
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
-SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum}
-UNARY = {
-    "exp": np.exp,
-    "ln": np.log,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x),
-    "abs": np.abs,
-    "recip": np.reciprocal,
-    "relu": lambda x: np.maximum(x, 0),
-    "copy": lambda x: x,
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+    **INT_OPS,
 }
+SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum, **SCALAR_INT_OPS}
+#: Python's operator → the integer operation (``v.and`` … ``v.irem``; ``//`` truncates and ``%`` takes the
+#: dividend's sign, as in C and Triton)
+INTEGER_ONLY = ("and", "or", "xor", "shl", "shr", "idiv", "irem", "mulhi")
+#: the Vector unit's unary operations, as the instructions compute them (``v.exp`` … ``v.log1p``)
+UNARY = VUnary.OPS
 
 
 def f32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
 
 
+def work(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """A value as the vector unit computes with it: floats in f32, integers exactly (int64, wrapped when
+    rounded to their type)."""
+    return np.asarray(x).astype(np.float32 if dtype.is_float else np.int64)
+
+
 def rounded(x: np.ndarray, dtype: DType) -> np.ndarray:
     a = np.asarray(x)
-    if not dtype.is_float and a.dtype == dtype.np:  # already the integers (a cast's): f32 would lose them
-        return a.copy()
+    if not dtype.is_float and a.dtype.kind in "iu":  # integer results wrap (two's complement); f32 would lose them
+        return a.astype(dtype.np)
+    if not dtype.is_float and a.dtype.kind == "b":
+        return a.astype(dtype.np)
     with np.errstate(all="ignore"):
         return a.astype(np.float32).astype(dtype.np)
 
@@ -91,61 +104,10 @@ def index_data(values: np.ndarray, dtype: DType) -> Tensor:
 
 
 def _as_data(side: object, like: Tensor) -> object:
-    """An index tile meeting a tensor becomes data of the tensor's type (f32 for integer tensors)."""
+    """An index tile meeting a tensor becomes data of the tensor's type (i32 for integer tensors)."""
     if isinstance(side, np.ndarray):
-        return index_data(side, like.dtype if like.dtype.is_float else F32)
+        return index_data(side, like.dtype if like.dtype.is_float else DType.I32)
     return side
-
-
-class Pointer:
-    """An array argument plus element offsets: ``x_ptr + offs`` (offsets an int or an index tile)."""
-
-    __array_ufunc__ = None  # numpy defers to us: ``offs + x_ptr`` works
-
-    def __init__(self, arg: Arg, offs: int | np.ndarray = 0) -> None:
-        self.arg = arg
-        self.offs = offs
-
-    @property
-    def dtype(self) -> PointerType:
-        return PointerType(self.arg.dtype)
-
-    @property
-    def type(self) -> PointerType:
-        """``ptr.type.element_ty``, as Triton's attention tutorial spells it."""
-        return self.dtype
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return np.shape(self.offs)
-
-    def __add__(self, other: object) -> Pointer:
-        if isinstance(other, Tensor):
-            raise LanguageError(
-                "pointer offsets computed from loaded data (a gather) are not supported",
-                hint="offsets must come from tl.arange, tl.program_id, loop variables and launch arguments",
-            )
-        if isinstance(other, Pointer):
-            raise LanguageError("adding two pointers has no meaning", hint="add an offset to one pointer")
-        if isinstance(other, float) or (isinstance(other, np.ndarray) and other.dtype.kind == "f"):
-            raise LanguageError(f"pointer offset {other} is not an integer", hint="offsets count elements")
-        if isinstance(other, np.ndarray) and other.dtype.kind == "b":
-            raise LanguageError("a mask is not an offset", hint="pass masks as mask= to tl.load/tl.store")
-        return Pointer(self.arg, self.offs + other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: object) -> Pointer:
-        return self.__add__(-np.asarray(other) if isinstance(other, np.ndarray) else -other)  # type: ignore[operator]
-
-    def __getitem__(self, key: object) -> Pointer:
-        return Pointer(self.arg, np.asarray(self.offs)[key])
-
-    def __bool__(self) -> bool:
-        raise LanguageError("a pointer is not a condition")
-
-    def __repr__(self) -> str:
-        return f"<pointer to {self.arg.name} {self.arg.dtype}>"
 
 
 class Tensor:
@@ -162,6 +124,12 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"<tensor {self.dtype}{list(self.shape)} (value {self.vid})>"
+
+    def __str__(self) -> str:
+        """Interpreted (``interpret=True``): the values, as numpy prints them; traced for the chip: the type."""
+        if self.data is None:
+            return repr(self)
+        return f"tensor {self.dtype}{list(self.shape)} {np.array2string(np.asarray(self.data), threshold=64)}"
 
     @property
     def T(self) -> Tensor:
@@ -225,17 +193,51 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __and__(self, o: object) -> Tensor:
-        return logical("and", self, o)
+        return bitwise("and", self, o)
 
-    __rand__ = __and__
+    def __rand__(self, o: object) -> Tensor:
+        return bitwise("and", o, self)
 
     def __or__(self, o: object) -> Tensor:
-        return logical("or", self, o)
+        return bitwise("or", self, o)
 
-    __ror__ = __or__
+    def __ror__(self, o: object) -> Tensor:
+        return bitwise("or", o, self)
+
+    def __xor__(self, o: object) -> Tensor:
+        return bitwise("xor", self, o)
+
+    def __rxor__(self, o: object) -> Tensor:
+        return bitwise("xor", o, self)
 
     def __invert__(self) -> Tensor:
-        return logical("not", self, None)
+        if is_mask(self):
+            return logical("not", self, None)
+        return bitwise("xor", self, -1)
+
+    def __lshift__(self, o: object) -> Tensor:
+        return binary("shl", self, o)
+
+    def __rlshift__(self, o: object) -> Tensor:
+        return binary("shl", o, self)
+
+    def __rshift__(self, o: object) -> Tensor:
+        return binary("shr", self, o)
+
+    def __rrshift__(self, o: object) -> Tensor:
+        return binary("shr", o, self)
+
+    def __floordiv__(self, o: object) -> Tensor:
+        return binary("idiv", self, o)
+
+    def __rfloordiv__(self, o: object) -> Tensor:
+        return binary("idiv", o, self)
+
+    def __mod__(self, o: object) -> Tensor:
+        return binary("irem", self, o)
+
+    def __rmod__(self, o: object) -> Tensor:
+        return binary("irem", o, self)
 
     def __add__(self, o: object) -> Tensor:
         return binary("add", self, o)
@@ -262,19 +264,18 @@ class Tensor:
         return binary("div", o, self)
 
     def __neg__(self) -> Tensor:
-        return binary("mul", self, -1.0)
+        return binary("mul", self, -1.0 if self.dtype.is_float else -1)
 
     def __pos__(self) -> Tensor:
         return self
 
     def _unsupported(self, *_: object) -> Tensor:
         raise LanguageError(
-            "this operator is not supported on loaded data (the vector unit has no integer or bitwise operations)",
-            hint="use +, -, *, / and the tl math functions on float tensors",
+            "** on loaded data is not supported (the vector unit has no power)",
+            hint="multiply (x * x), or write tl.exp(y * tl.log(x))",
         )
 
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __xor__ = _unsupported
-    __pow__ = __rpow__ = __lshift__ = __rshift__ = _unsupported
+    __pow__ = __rpow__ = _unsupported
 
 
 # ----------------------------------------------------------------------------------- recording
@@ -325,7 +326,17 @@ def promote(a: DType, b: DType) -> DType:
         return F32
     if a in FLOATS and b in FLOATS:
         return F32  # f16 with bf16
-    return a if a in FLOATS else b
+    if a in FLOATS or b in FLOATS:
+        return a if a in FLOATS else b
+    return DType.I32  # i8 with i32
+
+
+def arithmetic(x: Tensor) -> Tensor:
+    """``x`` as the vector unit computes with it: i8 data and masks (0/1 bytes) widened to i32 — the unit has
+    no i8 arithmetic — everything else as it is."""
+    if x.dtype is DType.I8:
+        return cast(x, DType.I32)
+    return x
 
 
 def cast(x: Tensor, dtype: DType) -> Tensor:
@@ -385,13 +396,21 @@ def expand(x: Tensor, shape: tuple[int, ...], full: bool = False) -> tuple[Tenso
         if not full:
             return row, True
         return vec("bcast", (row,), shape, x.dtype, ("row",), compute=lambda: row.data), False
+    if len(shape) == 2 and r > 1 and math.prod(xs) == 1:  # a scalar over a 2-D tile: spread along one row first
+        one = x.view_as((1,))
+        row = vec("bcast", (one,), (c,), x.dtype, ("col",), compute=lambda: one.data).view_as((1, c))
+        if not full:
+            return row, True
+        return vec("bcast", (row,), shape, x.dtype, ("row",), compute=lambda: row.data), False
     col = x.view_as((r, 1) if len(shape) == 2 else (1,))
     spread = vec("bcast", (col,), (r, c) if len(shape) == 2 else (c,), x.dtype, ("col",), compute=lambda: col.data)
     return spread.view_as(shape), False
 
 
 def binary(op: str, a: object, b: object) -> Tensor | object:
-    """``a OP b`` where one side at least is a tensor (numbers become immediates)."""
+    """``a OP b`` where one side at least is a tensor (numbers become immediates). Integer tensors keep
+    integer arithmetic (``+ - * // % & | ^ << >>``, wrapping); ``/`` of integers and integers meeting a
+    float are computed in f32, as in Triton."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return _plain(op, a, b)
     a = _as_data(a, b) if isinstance(b, Tensor) else a
@@ -399,11 +418,22 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     for side in (a, b):
         if not isinstance(side, Tensor) and not is_number(side):
             raise LanguageError(f"cannot combine a tensor with {type(side).__name__}")
+    a, b = (arithmetic(x) if isinstance(x, Tensor) else x for x in (a, b))
+    floats = [x for x in (a, b) if isinstance(x, Tensor) and x.dtype.is_float]
+    if op in INTEGER_ONLY:
+        if floats or any(isinstance(x, float | np.floating) for x in (a, b)):
+            sym = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "idiv": "//", "irem": "%"}.get(op, op)
+            raise LanguageError(
+                f"{sym} takes integer operands, not {floats[0].dtype if floats else 'a float number'}",
+                hint="convert with .to(tl.int32) first (it truncates toward zero)",
+            )
+    elif not floats and (op == "div" or any(isinstance(x, float | np.floating) for x in (a, b))):
+        a, b = (cast(x, F32) if isinstance(x, Tensor) else x for x in (a, b))  # true division, or a float
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         return _tensors(op, a, b)
     if isinstance(a, Tensor):
-        return _with_number(op, a, float(b), number_first=False)  # type: ignore[arg-type]
-    return _with_number(op, b, float(a), number_first=True)  # type: ignore[arg-type]
+        return _with_number(op, a, b, number_first=False)  # type: ignore[arg-type]
+    return _with_number(op, b, a, number_first=True)  # type: ignore[arg-type]
 
 
 def _plain(op: str, a: object, b: object) -> object:
@@ -414,6 +444,14 @@ def _plain(op: str, a: object, b: object) -> object:
         "div": lambda: a / b,
         "max": lambda: np.maximum(a, b),
         "min": lambda: np.minimum(a, b),
+        "and": lambda: a & b,
+        "or": lambda: a | b,
+        "xor": lambda: a ^ b,
+        "shl": lambda: a << b,
+        "shr": lambda: a >> b,
+        "idiv": lambda: int(INT_OPS["idiv"](a, b)),
+        "irem": lambda: int(INT_OPS["irem"](a, b)),
+        "mulhi": lambda: int(INT_OPS["mulhi"](a, b)),
     }[op]
     return fn()
 
@@ -429,12 +467,16 @@ def _tensors(op: str, a: Tensor, b: Tensor) -> Tensor:
     eb, rb = expand(b, shape)
     if ra and rb:
         ea, ra = expand(a, shape, full=True)
-    return vec("bin", (ea, eb), shape, dtype, (op, ra, rb), compute=lambda: BINARY[op](f32(ea.data), f32(eb.data)))
+    fn = BINARY[op]
+    return vec(
+        "bin", (ea, eb), shape, dtype, (op, ra, rb), compute=lambda: fn(work(ea.data, dtype), work(eb.data, dtype))
+    )
 
 
-def _with_number(op: str, x: Tensor, s: float, number_first: bool) -> Tensor:
-    if x.dtype not in FLOATS:
-        raise LanguageError(f"arithmetic on {x.dtype} tensors is not supported", hint="use .to(tl.float32)")
+def _with_number(op: str, x: Tensor, number: object, number_first: bool) -> Tensor:
+    if not x.dtype.is_float:
+        return _int_with_number(op, x, int(number), number_first)  # type: ignore[call-overload]
+    s = float(number)  # type: ignore[arg-type]
     if op == "sub" and number_first:  # s - x = (-x) + s
         return _scal("adds", _scal("muls", x, -1.0), s)
     if op == "div" and number_first:  # s / x = s · recip(x)
@@ -453,11 +495,29 @@ def _with_number(op: str, x: Tensor, s: float, number_first: bool) -> Tensor:
     return _scal(name, x, imm)
 
 
+def _int_with_number(op: str, x: Tensor, s: int, number_first: bool) -> Tensor:
+    """An integer tensor with an integer: one vector–scalar step (``v.adds``, ``v.shrs``, ``v.irems``...); a
+    number on the left of an operation that does not commute is first a tile of its own (``v.dup``)."""
+    if op == "sub" and number_first:  # s - x = (-x) + s, wrapping as the subtraction would
+        return _scal("adds", _scal("muls", x, -1), s)
+    if number_first and op not in ("add", "mul", "max", "min", "and", "or", "xor", "mulhi"):
+        x = materialize(x)
+        return _tensors(op, vec("dup", (), x.shape, x.dtype, (), (float(s),), compute=lambda: np.full(x.shape, s)), x)
+    if op == "sub":
+        return _scal("adds", x, -s)
+    if op in ("idiv", "irem") and s == 0:
+        raise LanguageError(f"{'//' if op == 'idiv' else '%'} by the constant 0", hint="check the divisor")
+    if not -(2**31) <= s < 2**31:
+        raise LanguageError(f"the integer {s} does not fit in {x.dtype}", hint="integer tensors are int32")
+    name = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}.get(op, f"{op}s")
+    return _scal(name, x, s)
+
+
 def _scal(op: str, x: Tensor, s: float) -> Tensor:
     x = materialize(x)
-    return vec(
-        "scal", (x,), x.shape, x.dtype, (op,), (float(s),), compute=lambda: SCALAR[op](f32(x.data), np.float32(s))
-    )
+    dt = x.dtype
+    k = np.float32(s) if dt.is_float else int(s)
+    return vec("scal", (x,), x.shape, dt, (op,), (float(s),), compute=lambda: SCALAR[op](work(x.data, dt), k))
 
 
 # ------------------------------------------------------------------------------ masks on data
@@ -482,8 +542,6 @@ def _f64(x: np.ndarray) -> np.ndarray:
 def compare(cond: str, x: Tensor, other: object) -> Tensor:
     """``x < other`` and the other comparisons of data: a mask (``v.cmp.COND``, or ``v.cmps.COND`` with a
     number), for ``tl.where``."""
-    if isinstance(other, Pointer):
-        raise LanguageError("comparing loaded data with a pointer has no meaning", hint="compare with offsets")
     other = _as_data(other, x)
     if is_mask(x) or is_mask(other):
         raise LanguageError("comparing masks is not supported", hint="combine masks with &, | and ~")
@@ -509,6 +567,14 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
     return _as_mask(out)
 
 
+def bitwise(op: str, a: object, b: object) -> Tensor | object:
+    """``&``, ``|``, ``^``: of two masks, the logical operation (``v.sels``/``v.cmps`` on the 0/1 bytes); of
+    integer tensors, bit by bit (``v.and``, ``v.or``, ``v.xor``)."""
+    if (is_mask(a) or is_mask(b)) and op != "xor":
+        return logical(op, *((a, b) if isinstance(a, Tensor) and is_mask(a) else (b, a)))
+    return binary(op, a, b)
+
+
 def logical(op: str, a: Tensor, b: object) -> Tensor:
     """``&``, ``|`` and ``~`` of masks computed on the chip (``v.sels``/``v.cmps`` on the i8 masks)."""
     if isinstance(b, np.ndarray | bool):
@@ -520,8 +586,8 @@ def logical(op: str, a: Tensor, b: object) -> Tensor:
     for side in (a, b) if op != "not" else (a,):
         if not is_mask(side):
             raise LanguageError(
-                "&, | and ~ on loaded data are not supported (the vector unit has no bitwise operations)",
-                hint="they combine masks: (x > 0) & (y < 1)",
+                "&, | and ~ combine two masks, or two integer tiles — not a mask with data",
+                hint="make the mask data first: mask.to(tl.int32), or tl.where(mask, x, 0)",
             )
     if op == "not":
         return _as_mask(vec("mask", (a,), a.shape, MASK, ("not", False, False), compute=lambda: a.data == 0))
@@ -534,7 +600,8 @@ def logical(op: str, a: Tensor, b: object) -> Tensor:
 
 
 def unary(op: str, x: object) -> Tensor | object:
-    """``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``abs``, ``recip``, ``relu`` of a tensor (numbers: numpy)."""
+    """``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``abs``, ``recip``, ``relu``, ``sin``, ``cos``, ``tanh``, ``erf``,
+    ``floor``, ``log1p`` of a tensor (numbers: numpy, as the instruction computes)."""
     if not isinstance(x, Tensor):
         if isinstance(x, np.ndarray):
             raise LanguageError("math on an index tile is not supported", hint="load data with tl.load")

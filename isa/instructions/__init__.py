@@ -8,8 +8,10 @@ from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
+from isa.instructions.vgather import VGather, VScatter
 from isa.instructions.vindex import VIota, VTranspose, VTriangle
-from isa.instructions.vrow import VBroadcast, VReduce
+from isa.instructions.vint import VInt, VIntScalar
+from isa.instructions.vrow import VBroadcast, VReduce, VScan
 from isa.instructions.vselect import VCompare, VCompareScalar, VSelect, VSelectScalar
 
 #: Every instruction class, in the order the ISA reference lists them.
@@ -20,12 +22,17 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     VBinary,
     VUnary,
     VScalar,
+    VInt,
+    VIntScalar,
     VDup,
     VCast,
     VReduce,
     VBroadcast,
+    VScan,
     VTriangle,
     VIota,
+    VGather,
+    VScatter,
     VTranspose,
     VCompare,
     VCompareScalar,
@@ -67,9 +74,14 @@ __all__ = [
     "VCompare",
     "VCompareScalar",
     "VDup",
+    "VGather",
+    "VInt",
+    "VIntScalar",
     "VIota",
     "VReduce",
     "VScalar",
+    "VScan",
+    "VScatter",
     "VSelect",
     "VSelectScalar",
     "VTranspose",

@@ -27,9 +27,10 @@ class Memory(Protocol):
     def read(self, region: Region, dtype: DType) -> np.ndarray:
         """The region as a ``[rows, row_bytes // itemsize]`` array (a copy)."""
 
-    def write(self, region: Region, dtype: DType, data: np.ndarray) -> None: ...
+    def write(self, region: Region, dtype: DType, data: np.ndarray, combine: object = None) -> None: ...
 
 
+#: (region, type, data) — or, for an atomic copy, with a fourth item: how the data combines with memory's
 Write = tuple[Region, DType, np.ndarray]
 
 

@@ -41,6 +41,40 @@ COPY_ROUTES: dict[tuple[Space, Space], Pipe] = {
 FIXPIPE_ROUTES = ((Space.L0C, Space.GM), (Space.L0C, Space.UB), (Space.L0C, Space.L1))
 
 
+def _atomic_add(old: np.ndarray, new: np.ndarray, dtype: DType) -> np.ndarray:
+    return combine(np.add, old, new, dtype)
+
+
+def combine(fn: Callable, old: np.ndarray, new: np.ndarray, dtype: DType) -> np.ndarray:
+    """``fn(old, new)`` as an atomic copy computes it: floats in f32 rounded once, integers wrapping."""
+    if dtype.is_float:
+        with np.errstate(all="ignore"):
+            return convert(fn(old.astype(np.float32), new.astype(np.float32)), dtype)
+    return fn(old.astype(np.int64), new.astype(np.int64)).astype(dtype.np)
+
+
+#: ``atomic=`` of a UB→GM copy: how it combines each element with GM's, ``(old, new, dtype) → value``
+ATOMICS: dict[str, Callable[[np.ndarray, np.ndarray, DType], np.ndarray]] = {
+    "add": _atomic_add,
+    "max": lambda old, new, dtype: combine(np.maximum, old, new, dtype),
+    "min": lambda old, new, dtype: combine(np.minimum, old, new, dtype),
+}
+ATOMIC_TYPES = (DType.F32, DType.F16, DType.I32)
+
+
+def check_atomic(ins: Instruction, atomic: str, to_gm: bool, dtype: DType) -> None:
+    """An ``atomic=`` option: a known operation, into GM, of a type the DMA engine combines."""
+    if atomic not in ATOMICS:
+        raise ins.fail(f"unknown atomic={atomic}", hint=f"atomic is one of {', '.join(ATOMICS)}")
+    if not to_gm:
+        raise ins.fail(f"atomic={atomic} combines with GM: it needs a store to GM", hint="store UB→GM, or L0C→GM")
+    if dtype not in ATOMIC_TYPES:
+        raise ins.fail(
+            f"atomic={atomic} works on {', '.join(d.value for d in ATOMIC_TYPES)}, not {dtype}",
+            hint="convert the tile first",
+        )
+
+
 def _routes_text() -> str:
     return "; ".join(f"{route_label(s, d)} on {p.value}" for (s, d), p in COPY_ROUTES.items())
 
@@ -56,14 +90,19 @@ def _bursts(rows: int, cols: int, es: int, *strides: int | None) -> tuple[int, i
 class Copy(Instruction):
     """A DMA copy: a 2-D strided descriptor of ``rows`` bursts of ``cols`` elements.
 
-    Format: ``PIPE.copy DST, SRC, DTYPE[ROWS,COLS] [, src_stride=S] [, dst_stride=S] [, transpose] [, nd2nz]``
+    Format: ``PIPE.copy DST, SRC, DTYPE[ROWS,COLS] [, src_stride=S] [, dst_stride=S] [, transpose] [, nd2nz]
+    [, atomic=OP]``
 
     Action: for each row ``r`` (a burst), copy ``cols`` elements from ``SRC + r·src_stride`` to
     ``DST + r·dst_stride`` (strides in elements, default ``cols``: dense). With ``transpose`` (MTE1
     only) the destination receives the ``cols × rows`` transpose, row stride ``dst_stride``
     (default ``rows``). Bytes are copied as they are; no conversion. ``nd2nz`` (GM→L1 only) is the
     layout change a Cube operand takes on its way into L1 on DaVinci chips (row-major ND to the fractal
-    NZ layout); dsasim keeps the tile row-major and charges the change.
+    NZ layout); dsasim keeps the tile row-major and charges the change. ``atomic=add|max|min`` (UB→GM only:
+    Ascend C's ``SetAtomicAdd``/``SetAtomicMax``/``SetAtomicMin`` before a ``DataCopy`` out) combines each
+    element with the one already in GM when the data lands — ``f32``, ``f16`` and ``i32`` (floats in f32,
+    rounded once; integers wrap) — so copies from several cores into the same elements all count, in any
+    order.
 
     Timing: ``startup + nburst·burst_cycles + max(floor, ⌈streamed / bandwidth⌉)`` with the
     parameters of the route's path; ``streamed`` rounds every burst up to the path's granularity;
@@ -75,6 +114,8 @@ class Copy(Instruction):
     single burst; a transposed copy moves one burst per source row. An ``nd2nz`` load holds MTE2 at least
     as long as the chip's ``[nd2nz]`` conversion: its measured curve's time per transfer, or
     ``max(nd2nz.min_cycles, ⌈streamed / nd2nz.bandwidth⌉)`` of streaming (no ``[nd2nz]``: as a plain load).
+
+    An atomic copy is timed as a plain one (no public figure shows a difference).
 
     Notes: the pipe is part of the mnemonic so that a reader sees which queue a copy waits in; it must
     match the route (GM→L1, GM→UB, GM→L0A, GM→L0B on ``mte2``; L1→L0A, L1→L0B on ``mte1``; UB→GM, UB→L1
@@ -93,6 +134,7 @@ class Copy(Instruction):
     dst_stride: int | None = None
     transpose: bool = False
     nd2nz: bool = False
+    atomic: str | None = None
 
     @property
     def route(self) -> tuple[Space, Space]:
@@ -118,6 +160,7 @@ class Copy(Instruction):
             *opt("dst_stride", self.dst_stride),
             *opt("transpose", self.transpose),
             *opt("nd2nz", self.nd2nz),
+            *opt("atomic", self.atomic),
         ]
 
     @classmethod
@@ -125,8 +168,13 @@ class Copy(Instruction):
         dst = args.addr("destination")
         src = args.addr("source")
         dtype, shape = args.view()
-        o = args.options(ints={"src_stride": None, "dst_stride": None}, flags=("transpose", "nd2nz"))
-        ins = cls(dst, src, dtype, shape, o["src_stride"], o["dst_stride"], o["transpose"], o["nd2nz"], loc=loc)
+        o = args.options(
+            ints={"src_stride": None, "dst_stride": None},
+            flags=("transpose", "nd2nz"),
+            words={"atomic": ("none", *ATOMICS)},
+        )
+        atomic = None if o["atomic"] == "none" else o["atomic"]
+        ins = cls(dst, src, dtype, shape, o["src_stride"], o["dst_stride"], o["transpose"], o["nd2nz"], atomic, loc=loc)
         pipe = COPY_ROUTES.get(ins.route)
         if pipe is None:
             args.fail(f"no copy route {route_label(*ins.route)}", args.col, mnemonic, _routes_text())
@@ -162,6 +210,8 @@ class Copy(Instruction):
                 f"nd2nz is the layout change of a GM→L1 load, not of {route_label(*self.route)}",
                 hint="load the Cube operand from GM into L1 with nd2nz, or drop nd2nz",
             )
+        if self.atomic is not None:
+            check_atomic(self, self.atomic, self.route == (Space.UB, Space.GM), self.dtype)
         _, dcols, dstride = self._dst_view()
         check_stride(self, "dst_stride", dstride, dcols, write=True)
 
@@ -178,6 +228,8 @@ class Copy(Instruction):
     def execute(self, mem: Memory) -> list[Write]:
         src, dst = self.regions()
         data = mem.read(src, self.dtype)
+        if self.atomic is not None:  # combined with GM's elements when it lands (Memory.write)
+            return [(dst, self.dtype, data, ATOMICS[self.atomic])]  # type: ignore[list-item]
         return [(dst, self.dtype, data.T if self.transpose else data)]
 
 
@@ -186,12 +238,13 @@ class Fixpipe(Instruction):
     """FIXPIPE: move an L0C result out, converting on the fly.
 
     Format: ``fixpipe DST, l0c[OFF], ACC[ROWS,COLS] [, to=DTYPE] [, relu] [, src_stride=S] [, dst_stride=S]
-    [, scale=F]``
+    [, scale=F] [, atomic=OP]``
 
     Action: read the ``rows × cols`` accumulator tile (ACC is ``f32`` or ``i32``, row stride ``src_stride``
     elements) from L0C, multiply it by ``scale`` if given (in f32), apply ReLU if asked, convert to
     ``to`` (default: unchanged; round to nearest even) and write it to GM, UB or L1 with row stride
-    ``dst_stride``.
+    ``dst_stride``. ``atomic=add|max|min`` (to GM only) combines each converted element with GM's when it
+    lands, as ``mte3.copy``'s ``atomic`` (a split-K matmul's partial products summed in GM).
 
     Timing: as a copy on the path L0C→GM, L0C→UB or L0C→L1, counting the converted (destination)
     bytes. L0C→GM shares GM bandwidth.
@@ -214,6 +267,7 @@ class Fixpipe(Instruction):
     src_stride: int | None = None
     dst_stride: int | None = None
     scale: float | None = None
+    atomic: str | None = None
 
     @property
     def pipe(self) -> Pipe:
@@ -233,6 +287,7 @@ class Fixpipe(Instruction):
             *opt("src_stride", self.src_stride),
             *opt("dst_stride", self.dst_stride),
             *opt("scale", None if self.scale is None else repr(float(self.scale))),
+            *opt("atomic", self.atomic),
         ]
 
     @classmethod
@@ -241,9 +296,16 @@ class Fixpipe(Instruction):
         src = args.addr("source", (Space.L0C,))
         dtype, shape = args.view()
         o = args.options(
-            ints={"src_stride": None, "dst_stride": None}, flags=("relu",), dtypes={"to": None}, floats={"scale": None}
+            ints={"src_stride": None, "dst_stride": None},
+            flags=("relu",),
+            dtypes={"to": None},
+            floats={"scale": None},
+            words={"atomic": ("none", *ATOMICS)},
         )
-        return cls(dst, src, dtype, shape, o["to"], o["relu"], o["src_stride"], o["dst_stride"], o["scale"], loc=loc)
+        atomic = None if o["atomic"] == "none" else o["atomic"]
+        return cls(
+            dst, src, dtype, shape, o["to"], o["relu"], o["src_stride"], o["dst_stride"], o["scale"], atomic, loc=loc
+        )
 
     def regions(self) -> tuple[Region, ...]:
         rows, cols = shape2(self.shape)
@@ -260,6 +322,8 @@ class Fixpipe(Instruction):
                 f"L0C holds f32 or i32 accumulators, not {self.dtype}",
                 hint=f"read it as f32 (i32 after an i8 mmad) and convert on the way out: to={self.dtype}",
             )
+        if self.atomic is not None:
+            check_atomic(self, self.atomic, self.dst.space is Space.GM, self.out_dtype)
         _, cols = shape2(self.shape)
         check_stride(self, "dst_stride", self.dst_stride, cols, write=True)
 
@@ -276,7 +340,10 @@ class Fixpipe(Instruction):
                 data = data.astype(np.float32) * np.float32(self.scale)
         if self.relu:
             data = np.maximum(data, 0)
-        return [(dst, self.out_dtype, convert(data, self.out_dtype))]
+        out = convert(data, self.out_dtype)
+        if self.atomic is not None:  # combined with GM's elements when it lands (Memory.write)
+            return [(dst, self.out_dtype, out, ATOMICS[self.atomic])]  # type: ignore[list-item]
+        return [(dst, self.out_dtype, out)]
 
 
 #: How a float → integer conversion picks its integer (Ascend C ``RoundMode``: CAST_RINT, CAST_TRUNC,

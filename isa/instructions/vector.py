@@ -17,6 +17,7 @@ types); ``cost`` and ``min_cycles`` come from the chip's vector table, per op or
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -215,22 +216,47 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
     return 1.0 / np.sqrt(x)
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """The error function, element by element (numpy has none): in f64, rounded to f32."""
+    return np.asarray(_ERF(np.asarray(x, np.float64)), np.float64).astype(np.float32)
+
+
 @dataclass(frozen=True, slots=True)
 class VUnary(VectorInstruction):
     """Element-wise unary operation: ``dst = OP(src)``.
 
     Format: ``v.OP DST, SRC, DTYPE[ROWS,COLS] [, dst_stride=S] [, src_stride=S]``
 
-    Action: OP is one of ``abs exp ln sqrt rsqrt recip relu copy``. Floats are computed in f32 and
-    rounded once to DTYPE.
+    Action: OP is one of ``abs exp ln sqrt rsqrt recip relu copy`` and the math functions ``sin cos tanh erf
+    floor log1p``. Floats are computed in f32 and rounded once to DTYPE.
 
     Timing: the vector rule with ``cost[OP]`` per repeat (1 for abs/relu/copy/rsqrt/recip on the
-    reference chip; exp/ln/sqrt 2 in f32 and 4 in f16).
+    reference chip; exp/ln/sqrt 2 in f32 and 4 in f16). The math functions are library routines on the
+    real chip (Ascend C's ``Sin``, ``Cos``, ``Tanh``, ``Erf``, ``Floor``: a range reduction and a polynomial,
+    several vector passes), one instruction here whose cost the presets give (assumed).
 
     Notes: ``ln`` of a negative number is NaN and of 0 is -inf, as in IEEE arithmetic.
     """
 
-    MNEMONICS = ("v.abs", "v.exp", "v.ln", "v.sqrt", "v.rsqrt", "v.recip", "v.relu", "v.copy")
+    MNEMONICS = (
+        "v.abs",
+        "v.exp",
+        "v.ln",
+        "v.sqrt",
+        "v.rsqrt",
+        "v.recip",
+        "v.relu",
+        "v.copy",
+        "v.sin",
+        "v.cos",
+        "v.tanh",
+        "v.erf",
+        "v.floor",
+        "v.log1p",
+    )
     EXAMPLE = "v.exp       ub[0x4000], ub[0x0000], f32[32,128]"
     OPS: ClassVar = {
         "abs": np.abs,
@@ -241,8 +267,20 @@ class VUnary(VectorInstruction):
         "recip": np.reciprocal,
         "relu": lambda x: np.maximum(x, 0),
         "copy": lambda x: x,
+        "sin": np.sin,
+        "cos": np.cos,
+        "tanh": np.tanh,
+        "erf": _erf,
+        "floor": np.floor,
+        "log1p": np.log1p,
     }
     DTYPES: ClassVar = {
+        "sin": FLOATS,
+        "cos": FLOATS,
+        "tanh": FLOATS,
+        "erf": FLOATS,
+        "floor": FLOATS,
+        "log1p": FLOATS,
         "exp": FLOATS,
         "ln": FLOATS,
         "sqrt": FLOATS,

@@ -138,3 +138,89 @@ class VBroadcast(VectorInstruction):
         rows, cols = shape2(self.shape)
         x = mem.read(rs, self.dtype).reshape(rows, 1)
         return [(rd, self.dtype, np.repeat(x, cols, axis=1))]
+
+
+#: ``v.scan``'s operations: the running combination along each row
+SCANS = {"add": np.cumsum, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+
+
+@dataclass(frozen=True, slots=True)
+class VScan(VectorInstruction):
+    """Row-wise inclusive scan: ``dst[r, c] = OP(src[r, 0], …, src[r, c])``.
+
+    Format: ``v.scan DST, SRC, DTYPE[ROWS,COLS] [, op=add|max|min]``
+
+    Action: each row's running sum (``add``, the default), maximum or minimum, in place of its elements.
+    Floats are accumulated in f32, left to right (each partial sum rounded to f32, as ``np.cumsum`` in f32
+    does), and rounded once to DTYPE; ``i32`` sums wrap.
+
+    Timing: a log-step (Hillis–Steele) scan: ``⌈log2 COLS⌉`` passes over the tile, each the vector rule with
+    ``cost[scan]`` per repeat (assumed 2, as a two-source add: each pass adds the tile to itself shifted).
+
+    Notes: Ascend C's ``CumSum``. The tile language's ``tl.cumsum`` and ``tl.associative_scan`` with ``+``,
+    ``max`` or ``min``.
+    """
+
+    MNEMONICS = ("v.scan",)
+    EXAMPLE = "v.scan      ub[0x4000], ub[0x0000], f32[8,64], op=max"
+    DTYPES: ClassVar = {"scan": NUMERIC}
+
+    dst: Addr
+    src: Addr
+    dtype: DType
+    shape: tuple[int, ...]
+    combine: str = "add"
+
+    @property
+    def op(self) -> str:
+        return "scan"
+
+    def operands(self) -> list[str]:
+        return [
+            str(self.dst),
+            str(self.src),
+            fmt_shape(self.dtype, self.shape),
+            *opt("op", None if self.combine == "add" else self.combine),
+        ]
+
+    @classmethod
+    def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> VScan:
+        dst, src = args.addr("destination"), args.addr("source")
+        dtype, shape = args.view()
+        o = args.options(words={"op": tuple(SCANS)})
+        return cls(dst, src, dtype, shape, o["op"], loc=loc)  # type: ignore[arg-type]
+
+    def addrs(self) -> list[tuple[str, Addr]]:
+        return [("dst", self.dst), ("src", self.src)]
+
+    def check(self, chip: ChipParams | None = None) -> None:
+        super(VScan, self).check(chip)
+        if self.combine not in SCANS:
+            raise self.fail(f"unknown op={self.combine}", hint=f"op is one of {', '.join(SCANS)}")
+
+    def cost(self, chip: ChipParams) -> int:
+        _, cols = shape2(self.shape)
+        steps = max(1, (cols - 1).bit_length())
+        v = chip.vector
+        work = v.cost(self.op, self.dtype) * self.repeats(chip) * steps
+        return v.startup_for(self.op, self.dtype) + max(v.min_cycles(self.op, self.dtype), work)
+
+    def regions(self) -> tuple[Region, ...]:
+        rows, cols = shape2(self.shape)
+        return (
+            region(self.src, self.dtype, rows, cols, None, False),
+            region(self.dst, self.dtype, rows, cols, None, True),
+        )
+
+    def execute(self, mem: Memory) -> list[Write]:
+        rs, rd = self.regions()
+        return [(rd, self.dtype, scan(mem.read(rs, self.dtype), self.combine, self.dtype))]
+
+
+def scan(x: np.ndarray, combine: str, dtype: DType) -> np.ndarray:
+    """Each row's inclusive scan, as ``v.scan`` computes it (f32 left to right for floats; integers wrap)."""
+    w = work_type(dtype)
+    x = np.asarray(x).astype(w)
+    with np.errstate(all="ignore"):
+        out = np.cumsum(x, axis=-1, dtype=w) if combine == "add" else SCANS[combine](x, axis=-1)
+    return rounded(out, dtype)

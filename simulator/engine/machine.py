@@ -48,6 +48,7 @@ class Engine:
             self.machine.l2_link = SharedBandwidth(self.env, chip.l2.bandwidth)
         self.gm = self.machine.gm
         self.trace = self.machine.trace  # TraceEntry fields
+        self.held = self.machine.held  # (core, index) → cycles a GM transfer held its queue
         self.flags = self.machine.flags  # FlagEntry fields
         self.cross: dict[CrossKey, CrossFlag] = cross.flags  # cross-core flags by key
         if decoder is None:

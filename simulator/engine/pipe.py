@@ -283,6 +283,7 @@ class PipeUnit:
             st.stall("bandwidth", took - dma.alone)
         else:
             st.busy += took
+        self.machine.held[(self.core, index)] = min(took, dma.alone)
         done = now + dma.latency
         if inflight and inflight[-1].done > done:
             done = inflight[-1].done  # one queue's transfers complete in order

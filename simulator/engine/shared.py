@@ -30,5 +30,8 @@ class Machine:
     l2_link: SharedBandwidth | None = None
     trace: list[tuple] = field(default_factory=list)
     flags: list[tuple] = field(default_factory=list)
+    #: (core, index) → the cycles a GM transfer held its queue (its share of the pipe's busy time; the trace's
+    #: end is when its data landed, later)
+    held: dict[tuple[int, int], int] = field(default_factory=dict)
     #: ``DSASIM_DEBUG=1`` prints every instruction as it starts
     debug: bool = field(default_factory=lambda: os.environ.get("DSASIM_DEBUG", "") not in ("", "0"))

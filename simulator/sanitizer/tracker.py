@@ -90,6 +90,9 @@ class Tracker:
         self.plans: list[list[Plan | None]] = [[None] * len(s) for s in program.cores]
         self.started: dict[tuple[int, int], list[int]] = {}  # (core, index) → its clock at start, until it ends
         self.shadows: dict[tuple[int, Space | str], Shadow] = {}
+        #: GM tensor → the bytes atomic copies wrote (``atomic=add``…): atomics do not race with each other,
+        #: whatever their order, but do with a plain access not ordered with them
+        self.atomics: dict[str, Shadow] = {}
         self.kinds = {t.name: t.kind for t in program.tensors}
         self.sizes = {t.name: t.nbytes for t in program.tensors}
         # What went wrong, keyed for de-duplication.
@@ -147,6 +150,9 @@ class Tracker:
             if write:
                 continue
             hit = shadow.conflicts(g, t, base, vc, False)
+            twin = self.atomics.get(shadow.name)
+            if twin is not None:
+                hit = hit + twin.conflicts(g, t, base, vc, False)
             if hit:
                 self._races(core, index, False, hit, shadow)
             missing = shadow.unwritten(g)
@@ -163,13 +169,22 @@ class Tracker:
         vc = self.started.pop((core, index), None) or self.vc[t]
         base = self.base(core)
         clock = vc[t - base]
+        atomic = getattr(self.program.cores[core][index], "atomic", None) is not None
         for shadow, g, write in self.plans[core][index]:
             if not write:
                 continue
             hit = shadow.conflicts(g, t, base, vc, True)
+            twin = self.atomics.get(shadow.name)
+            if twin is not None and not atomic:
+                hit = hit + twin.conflicts(g, t, base, vc, True)
             if hit:
                 self._races(core, index, True, hit, shadow)
-            shadow.record(g, t, clock, True)
+            if atomic:  # recorded apart: the next atomic copy does not conflict with it
+                if twin is None:
+                    twin = self.atomics[shadow.name] = Shadow(shadow.name, shadow.size, True)
+                twin.record(g, t, clock, True)
+            else:
+                shadow.record(g, t, clock, True)
 
     def set(self, core: int, key: FlagKey, index: int, at: int) -> None:
         """``set_flag`` ``index`` fired: remember the clock its pipe had (every earlier instruction of it)."""

@@ -117,7 +117,7 @@ def run(kernel, n=256, **kw):
     ("kernel", "kw", "words"),
     [
         (data_dependent_if, {"BLOCK": 256}, "loaded data"),
-        (integer_op_on_data, {"BLOCK": 256}, "not supported on loaded data"),
+        (integer_op_on_data, {"BLOCK": 256}, "% takes integer operands, not f32"),
         (broadcast_mismatch, {"BLOCK": 256}, "do not broadcast"),
         (too_big, {"BLOCK": 65536, "n": 65536}, "do not fit"),
         (gather, {"BLOCK": 16, "n": 256}, "not affine"),
@@ -125,7 +125,7 @@ def run(kernel, n=256, **kw):
         (data_mask_and_offsets, {"BLOCK": 256}, "combining a mask of loaded data with a mask of offsets"),
         (where_on_a_data_tile, {"BLOCK": 256}, "must be a comparison (a mask), not a data tile"),
         (checkerboard_where, {"BLOCK": 256}, "not a leading block of the tile cut by diagonals"),
-        (bitwise_on_data, {"BLOCK": 256}, "&, | and ~ on loaded data are not supported"),
+        (bitwise_on_data, {"BLOCK": 256}, "combine two masks, or two integer tiles"),
     ],
 )
 @pytest.mark.parametrize("interpret", [False, True])

@@ -1,0 +1,80 @@
+"""Loads whose offsets are data: ``tl.load(table + idx[:, None] * stride + cols[None, :])`` with ``idx`` loaded.
+
+A pointer plus a loaded integer tile is a :class:`GatherPointer`: the array, the offsets that are data (a
+tensor, computed on the chip) and those known while tracing (an index tile or an int). Loading through it is
+a *gather*: the whole array is loaded into UB once per program (before the program's loops: it is the
+table), the offsets become one ``i32`` tile (``v.adds``/``v.iota`` + ``v.add`` of the two parts, ``v.sel``
+of 0 where a mask is off) and ``v.gather`` picks the elements. The table must fit in UB with the kernel's
+other tiles: one that does not is the capacity error at the line of the load. A scalar offset loaded from
+memory (``phys = tl.load(block_table + b)``; ``tl.load(K + phys * stride + offs)``) is the same gather.
+
+Stores through such a pointer (a scatter) are refused with the line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from compiler.language.core import Arg, tracer
+from compiler.language.errors import LanguageError, user_site
+from compiler.language.masks import where
+from compiler.language.pointers import GatherPointer, Pointer
+from compiler.language.tensor import Index, Tensor, binary, broadcast, expand, is_number, vec
+
+
+def table(arg: Arg, load: Callable[[Pointer], Tensor]) -> Tensor:
+    """The whole of ``arg`` in UB, by ``load`` (``tl.load``): once per program, before the program's loops (a
+    gather inside a loop reads the same copy at every step)."""
+    t = tracer()
+    key = (len(t.programs), arg.name)
+    if key not in t.tables:
+        with t.before_loops():
+            t.tables[key] = load(Pointer(arg, np.arange(arg.size, dtype=np.int64).view(Index)))
+    return t.tables[key]  # type: ignore[return-value]
+
+
+def gather(p: GatherPointer, mask: object, other: object, load: Callable[[Pointer], Tensor]) -> Tensor:
+    """``tl.load`` through a pointer whose offsets are data (module docs)."""
+    if other is not None and not is_number(other):
+        raise LanguageError("other= must be a number", hint="e.g. other=0.0")
+    mshape = np.shape(mask) if mask is not None and not isinstance(mask, Tensor) else ()
+    if isinstance(mask, Tensor):
+        mshape = mask.shape
+    shape = broadcast(p.shape, mshape)
+    offs = p.data
+    static = p.static
+    if isinstance(static, np.ndarray) or static != 0:
+        offs = binary("add", offs, static)  # type: ignore[assignment]
+    offs = expand(offs, shape, full=True)[0]  # type: ignore[arg-type]
+    if mask is not None:
+        offs = where(mask, offs, 0)  # type: ignore[assignment]
+    src = table(p.arg, load)
+    site = user_site()
+    n = p.arg.size
+
+    def compute() -> np.ndarray:
+        idx = np.asarray(offs.data, dtype=np.int64)
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise LanguageError(
+                f"load of {p.arg.name}[{int(idx[bad].min())}..{int(idx[bad].max())}] through offsets computed from "
+                f"data is out of bounds: {p.arg.name} has {n} elements",
+                site=site,
+                hint="check the loaded indices, or mask the lanes that have none (mask=, other=)",
+            )
+        return src.data.reshape(-1)[idx]
+
+    got = vec("gather", (src, offs), shape, p.arg.dtype, (n,), compute=compute)
+    if mask is None:
+        return got
+    return where(mask, got, float(other) if other is not None else 0.0)  # type: ignore[return-value]
+
+
+def refuse_scatter() -> None:
+    raise LanguageError(
+        "a store whose offsets are computed from loaded data (a scatter) is not supported",
+        hint="store tiles at offsets known at launch (tl.arange, program ids, loop variables); "
+        "tl.atomic_add is not available either",
+    )
