@@ -297,6 +297,8 @@ class Grader:
         if not math.isclose(got, want, rel_tol=rtol, abs_tol=atol):
             if rtol >= 1e-3:
                 tol = f"within {_pct(rtol)} of the right value"
+            elif atol > 0:
+                tol = f"within {atol:g} of the right value"
             elif rtol > 0:
                 tol = f"equal to the right value (to {rtol:g} relative: do not round)"
             else:
@@ -336,7 +338,8 @@ class Grader:
             self.fail(
                 f"{case}: your output has {what} at index {idx[0] if len(idx) == 1 else idx} ({int(broken.sum())} of "
                 f"{broken.size} values are NaN or inf)",
-                hint=nan_hint or "a NaN or inf comes from an overflow (exp of a large value), 0/0, or a value "
+                hint=nan_hint
+                or "a NaN or inf comes from an overflow (exp of a large value), 0/0, or a value "
                 "computed from masked-off (unloaded) elements",
             )
         bad = ~np.isclose(got, want, rtol=rtol, atol=atol)
