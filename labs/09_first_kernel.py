@@ -204,7 +204,7 @@ print(run)
 # ## 4. Make it faster
 #
 # The launch above is slow on purpose: `num_stages=1` (each block is loaded, then used, then the next is
-# loaded) and small blocks. The report's last line — the verdict — says which unit limits the run and
+# loaded) and small blocks. The report's verdict line says which unit limits the run and
 # which knob of *this* kernel to turn: `num_stages`, the block sizes, the grid. Each stage is one more copy
 # of a loop's blocks in UB, so larger blocks and more stages compete for the same 128 KiB (a launch that does
 # not fit says which line and which buffer).
@@ -253,25 +253,29 @@ for stages in (1, 2):
 # ## Questions
 #
 # **Question 9.6** *(written)*. In section 4, what did the verdict of the first launch say, what did you
-# change first, and how did the verdict change after each step? Which line of `by_line()` lost the most time
-# before and after?
+# change first, and how did the verdict change after each step? Which line of `by_line()` lost the most MTE2
+# time before and after, and how many instructions did it issue?
 #
 # <!-- BEGIN SOLUTION -->
-# At `num_stages=1` the Vector unit waits on MTE2 most of the time: each step's load, then its math, in turn;
-# the verdict names the loop and `num_stages=2`. With two stages the loads overlap the math and MTE2 becomes
-# busy nearly all the time, but half of its time is start-up: each row of a `16 × 64` block is a transfer of
-# only 256 bytes. The verdict then names the block sizes: a longer `BK` makes each row of a block one longer
-# transfer, and a larger `BM` makes fewer programs, so `x` is read fewer times. The `W` line keeps the most
-# MTE2 cycles throughout — it moves 16× more bytes than the `x` line at `BM = 16` — but per byte it became
-# about twice as cheap.
+# At `BM=16, BK=64, num_stages=1` (about 80,000 cycles) the Vector unit waits on MTE2 two thirds of the time,
+# and the verdict names the K loop's line and `num_stages=2`: each block is loaded, then used, in turn. With
+# two stages (about 40,000) MTE2 is busy 90% of the time, but half of that is per-transfer start-up: 512
+# transfers of about 2 KiB. The verdict then names the block sizes: with `BK=512` (about 20,000) each program
+# loads its 16 rows in one step, the `W` line issues 32 loads instead of 256, and MTE2 streams at 56 of its 64
+# bytes per cycle — the limit of one core's path, which only more cores or fewer bytes would move. The `W`
+# line keeps most of the MTE2 time throughout (50,000 → 33,000 → 17,600 busy cycles): it moves the bytes.
 # <!-- END SOLUTION -->
 #
-# **Question 9.7** *(written)*. Your softmax over axis 0 with `BLOCK_C = 16` and with `BLOCK_C = 256` on
-# 64 × 4096: how many programs, how many cycles, and why? And on `chip="ascend910b-like"` (24 cores)?
+# **Question 9.7** *(written)*. Your softmax over axis 0 on a 32 × 4096 matrix with `BLOCK_R = 32` and
+# `BLOCK_C` = 8, 16, 64 and 128: how many programs, how many cycles on `edu`, and what does the verdict say?
+# Then on `chip="ascend910b-like"` (24 cores), with 256 too? Why does `BLOCK_C = 256` not launch on `edu`?
 #
 # <!-- BEGIN SOLUTION -->
-# Small blocks make many programs (256) of short transfers: each row of a block is 64 bytes, so MTE2 pays
-# its start-up per 64 bytes. Large blocks make 16 programs of 1 KiB rows and far fewer, longer transfers.
-# On 24 cores, 16 programs leave 8 cores idle: a middle size that still gives every core a program is
-# fastest — the grid is a knob too.
+# On `edu` (one core) the kernel is Vector-bound and wider blocks help all the way: about 94,000, 60,000,
+# 42,000 and 40,000 cycles for 512, 256, 64 and 32 programs. With 8 columns almost half the Vector unit's time
+# is the start-up of short instructions (the verdict says so and names `BLOCK_C`). On 24 cores the best is
+# 64 programs (about 4,400 cycles): 32 programs (5,500) give 8 cores two programs and 16 cores one, and 16
+# programs (`BLOCK_C = 256`, 6,000) leave 8 cores idle — the grid is a knob too. On `edu`, at 256 the block,
+# its second stage and the temporaries take more than its 128 KiB of UB (the launch names the line and the
+# buffer); `ascend910b-like`'s UB is larger.
 # <!-- END SOLUTION -->

@@ -297,7 +297,7 @@ def _tuned(g: Grader, answer: Any) -> None:
         if stages == 1:
             hint = "read the verdict: with num_stages=1 the loads and the Vector unit take turns"
         elif bk <= 64:
-            hint = "read the verdict: each row of a block is one transfer, and short transfers pay their start-up"
+            hint = "read the verdict: each block is a transfer, and a small one is mostly start-up: larger blocks"
         else:
             hint = "print the run after each change: the verdict names the next knob (num_stages, BM, BK)"
         g.fail(f"{case}: {run.cycles:,} cycles, {speedup:.2f}× faster than the starting launch, not {SPEEDUP:g}×",
