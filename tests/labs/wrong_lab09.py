@@ -191,7 +191,7 @@ HINTS = {
     ("9.3", 2): r"never written",
     ("9.3", 3): r"after the loop",
     ("9.4", 0): r"not loaded once",
-    ("9.4", 1): r"masked load",
+    ("9.4", 1): r"masked load|partial",
     ("9.5", 0): r"num_stages=1",
     ("9.5", 1): r"start-up",
     ("9.5", 2): r"do not fit",
