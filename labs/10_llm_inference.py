@@ -41,11 +41,13 @@ print(tiny)
 # kernels: RMSNorm; the `q`, `k`, `v` projections (weights stored `[out, in]`, as `nn.Linear` does); the
 # rotary embedding of `q` and `k`; the new key and value **appended** to the KV cache in GM (tensors
 # `k_cache`, `v_cache`: `[batch, context + 1, kv_heads, head_dim]`); attention over the cache; the output
-# projection and the residual; RMSNorm; the SiLU-gated MLP and the residual. Look at it, fused:
+# projection and the residual; RMSNorm; the SiLU-gated MLP and the residual. Look at its kernels, fused
+# (`print(fuse(g))` also lists every tensor with its bytes: print it after exercise 10.1, to compare):
 
 # %%
 g = build("decoder-layer", phase="decode", batch=2, context=64, **tiny)
-print(fuse(g))
+for i, node in enumerate(fuse(g).nodes):
+    print(f"{i:>3} {node.name:<20} {node.op.shape_text():<12} {node.op.describe()}")
 
 # %% [markdown]
 # Count what a decode step **must** move between GM and the chip (2 bytes per f16 value):
