@@ -204,7 +204,13 @@ class JITFunction:
         decl = {d.name for d in compiled.program.tensors}
         inputs = {a.name: a.array for a in arrays if a.name in decl}
         run = simulate(
-            compiled.program, c, inputs=inputs, timing_only=timing_only, name=self.fn.__name__, sanitize=sanitize
+            compiled.program,
+            c,
+            inputs=inputs,
+            timing_only=timing_only,
+            name=self.fn.__name__,
+            sanitize=sanitize,
+            knobs=compiled.knob_hints(),
         )
         result = None
         expected: dict[str, np.ndarray] = {}

@@ -17,11 +17,13 @@
 #   tokens at once) and **decode** (one new token per sequence, attending to every cached one);
 # - to **predict decode's time per token from the bytes it moves** — the weights, the KV cache, the
 #   activations — and to see the simulator agree;
-# - the **crossover batch**: how far batching amortises the weights before decode turns compute-bound, from
-#   the ridge point and measured;
+# - the **crossover batch**: how far batching amortises the weights before decode turns compute-bound,
+#   predicted from the chip's figures, then measured;
 # - what **grouped-query attention** and a **longer context** do to the KV cache's bytes.
 #
-# Time: about 60 minutes. Labs 1 (roofline) and 4 (memory) first.
+# Each exercise asks for a prediction — a count, a bound, a batch — before the notebook measures it: the
+# numbers come after the exercise, so write yours first. Time: about 60 minutes. Labs 1 (roofline) and 4
+# (memory) first.
 
 # %%
 from dsasim import LLM_MODELS, build, fuse, kv_capacity, llm_crossover, load_chip, run_layer
@@ -39,11 +41,13 @@ print(tiny)
 # kernels: RMSNorm; the `q`, `k`, `v` projections (weights stored `[out, in]`, as `nn.Linear` does); the
 # rotary embedding of `q` and `k`; the new key and value **appended** to the KV cache in GM (tensors
 # `k_cache`, `v_cache`: `[batch, context + 1, kv_heads, head_dim]`); attention over the cache; the output
-# projection and the residual; RMSNorm; the SiLU-gated MLP and the residual. Look at it, fused:
+# projection and the residual; RMSNorm; the SiLU-gated MLP and the residual. Look at its kernels, fused
+# (`print(fuse(g))` also lists every tensor with its bytes: print it after exercise 10.1, to compare):
 
 # %%
 g = build("decoder-layer", phase="decode", batch=2, context=64, **tiny)
-print(fuse(g))
+for i, node in enumerate(fuse(g).nodes):
+    print(f"{i:>3} {node.name:<20} {node.op.shape_text():<12} {node.op.describe()}")
 
 # %% [markdown]
 # Count what a decode step **must** move between GM and the chip (2 bytes per f16 value):
@@ -56,8 +60,8 @@ print(fuse(g))
 # - the **activations**: the layer's input and its output, `batch × hidden` each.
 #
 # The FLOPs: about `2 · batch` per weight (one multiply-add per row), plus attention's `4 · heads · head_dim`
-# per cached token per sequence. At batch 1 that is about **one FLOP per byte** — against a ridge point of
-# 64 FLOP/byte on `edu` and 242 on `ascend910b-like`.
+# per cached token per sequence. At batch 1 that is about **one FLOP per byte**. Where is that on the
+# roofline of lab 1? Keep your guess: section 3 works out the chips' ridge points.
 #
 # ### Exercise 10.1 — the bytes of one decode step
 #
@@ -83,18 +87,19 @@ check("10.1", decode_step_bytes)
 # %% [markdown]
 # ## 2. Decode at batch 1: the time is the bytes
 #
-# If a step is limited by GM, its time is its bytes over the GM bandwidth (`chip.gm_bandwidth`, bytes per
-# cycle, shared by all cores).
+# A step limited by GM can go no faster than GM delivers its bytes. `chip.gm_bandwidth` is in bytes per
+# cycle — for the whole chip, however many cores share it.
 #
 # ### Exercise 10.2 — the memory bound
 #
-# Write `memory_bound_cycles(step_bytes, chip)`: the cycles to move all the bytes of `step_bytes` (your
-# dict from 10.1) at `chip`'s GM bandwidth.
+# Write `memory_bound_cycles(step_bytes, chip)`: the fewest cycles in which `chip`'s GM can move all the
+# bytes of `step_bytes` (your dict from 10.1). Whole cycles or not: the check accepts both (within half a
+# cycle).
 
 
 # %%
 def memory_bound_cycles(step_bytes: dict, chip) -> float:
-    """Cycles to move every byte of the step at the chip's GM bandwidth."""
+    """The step's memory bound on `chip`, in cycles."""
     ### BEGIN SOLUTION
     return sum(step_bytes.values()) / chip.gm_bandwidth
     ### END SOLUTION
@@ -104,7 +109,8 @@ check("10.2", memory_bound_cycles)
 
 # %% [markdown]
 # Now run the layer — functionally, checked against numpy — and compare the measured step with your
-# prediction. `run_layer` prints each kernel, then the metrics of the step.
+# prediction. `run_layer` prints each kernel, then the metrics of the step: its own count of the compulsory
+# bytes and its memory bound, which should be yours.
 
 # %%
 r = run_layer("decode", 1, context=64, chip=chip, **tiny)
@@ -131,19 +137,21 @@ print(f"predicted (memory bound) {predicted:,.0f} cycles; measured {r.metrics.cy
 # %% [markdown]
 # ## 3. The batch
 #
-# Batching `B` sequences multiplies every weight by `B` rows for the same bytes: the projections' intensity
-# is about `B` FLOP per byte (f16). They stay memory-bound until `B` reaches the **ridge point**
-# `Cube peak / GM bandwidth` — from there on, one more sequence costs Cube time.
+# Batching `B` sequences multiplies every weight by `B` rows for the same bytes: each weight, read once,
+# now serves `B` multiply-adds. The projections stay memory-bound until their intensity reaches the chip's
+# **ridge point** (lab 1) — from there on, one more sequence costs Cube time, not GM time.
 #
 # ### Exercise 10.3 — the ridge batch
 #
-# Write `ridge_batch(chip)`: the batch at which the projections' intensity reaches the ridge point. The Cube
-# peak is `chip.cube_flops_per_cycle` on each of `chip.cores` cores.
+# Write `ridge_batch(chip)`: the batch at which the projections' intensity (FLOP per GM byte, f16 weights)
+# reaches the ridge point of the whole chip — every core's Cube against the one GM. `chip.cores`,
+# `chip.gm_bandwidth` and the Cube's shape (`chip.cube`, lab 0) are what you need; rounded to a whole batch
+# or not, the check accepts both.
 
 
 # %%
 def ridge_batch(chip) -> float:
-    """Cube peak / GM bandwidth, in FLOP per byte — which is the batch, for f16 projections."""
+    """The decode batch at which the projections reach the chip's ridge point."""
     ### BEGIN SOLUTION
     return chip.cube_flops_per_cycle * chip.cores / chip.gm_bandwidth
     ### END SOLUTION
@@ -154,18 +162,20 @@ print(f"edu: {ridge_batch(chip):.0f}; ascend910b-like: {ridge_batch(load_chip('a
 
 # %% [markdown]
 # Measured: the step's cycles `T(B)` stay flat while the weights' streaming time dominates, then grow by a
-# constant cost per sequence. The flat roof `T(1)` and the large-batch cost per token `T(B)/B` meet at
-# `T(1) / (T(B)/B)`: the measured crossover.
+# nearly constant cost per sequence. Two lines, then: the flat roof at `T(1)`, and, at large batch, a line
+# through the origin whose slope is the cost of one more sequence. The batch where they cross is the
+# measured crossover.
 #
 # ### Exercise 10.4 — the measured crossover
 #
-# Write `measured_crossover(cycles_by_batch)`: from a dict `{batch: cycles}` (batch 1 always in it), return
-# `T(1) / (T(B) / B)` for the largest batch `B`.
+# Write `measured_crossover(cycles_by_batch)`: from a dict `{batch: cycles}` (batch 1 always in it, the
+# keys in any order), the batch at which the flat roof meets the large-batch line — its slope taken from
+# the largest batch in the dict.
 
 
 # %%
 def measured_crossover(cycles_by_batch: dict) -> float:
-    """Where the flat memory roof meets the large-batch cost per token."""
+    """The batch where the flat roof of T(1) meets the large-batch line."""
     ### BEGIN SOLUTION
     big = max(cycles_by_batch)
     return cycles_by_batch[1] / (cycles_by_batch[big] / big)
@@ -291,15 +301,18 @@ for cap in kv_capacity((256, 2048), chip, 64, **tiny):
 # per sequence and batching across sequences is the only way to reuse a weight byte.
 # <!-- END SOLUTION -->
 #
-# **Question 10.8** *(written)*. How many sequences fit in GM at each context (the table at the end of
-# section 4)? Why does the product batch × context stay nearly constant, and what does that mean for serving
-# long prompts?
+# **Question 10.8** *(written)*. Before you look at the table at the end of section 4: a cached token costs
+# the same bytes at any context (what did `run_layer` print per token?), so what would you expect of the
+# product batch × context? The table gives 5,632 tokens at context 256 and 4,096 at 2,048: why not the same
+# number? What does the answer mean for serving long prompts?
 #
 # <!-- BEGIN SOLUTION -->
-# Once the weights are placed, what is left of GM holds the KV cache, which costs the same bytes per cached
-# token whatever the context (512 B per token per layer here; 4 KiB for Llama-3-8B). So the cache holds a
-# fixed number of tokens, shared between sequences: 8× the context means about 8× fewer sequences (the
-# activations, which grow with the batch, take a little too). Serving long prompts means small
-# batches — and, from section 3, decode far from the Cube's roof — unless the cache shrinks (grouped-query
-# attention, a quantised cache) or spreads over more chips.
+# After the weights, what is left of the GM share holds cache tokens at a fixed cost each (512 B per token per
+# layer for the tiny shape), so the number of cached tokens that fit is nearly fixed: a little over 5,632 here
+# (23 sequences of 256 would be 5,888, too many; the activations, which grow with the batch, take a little
+# too). But a batch is a whole number of sequences: at context 2,048 a third sequence would need 6,144 tokens,
+# so two fit and about 1,500 tokens of room stay unused. The longer the context, the coarser the steps and the
+# more room is lost. Serving long prompts means small batches — and, from section 3, decode far from the
+# Cube's roof — unless the cache shrinks (grouped-query attention, a quantised cache), is split into pages
+# shared across sequences, or spreads over more chips.
 # <!-- END SOLUTION -->

@@ -25,7 +25,11 @@ unit also has ``queue:<pipe>`` and ``barrier``. So ``busy + Σ stalls == total c
 A compiled kernel knows its schedule: pass ``knobs``, a mapping from a pipe (``"mte2"``), a path
 (``"gm_l1"``), a buffer (``"l1"``) or a cause (``"issue"``, ``"bandwidth"``) to the knob to try, e.g.
 ``{"gm_l1": "raise the buffer depth of A/B or enlarge tile_k"}``. The most specific key wins (path, then
-buffer, then pipe), and the verdict ends with that text.
+buffer, then pipe), and the verdict ends with that text. Three more keys say *how* rather than *where*, for a
+kernel whose knobs are its launch (``compiler.language.hints``): ``stages`` (a loop that loads with one
+buffer: it replaces the advice of any wait on a data path, "the stages already overlap" included), ``tiles``
+(added where the advice asks for larger tiles or fewer, longer transfers or instructions) and ``grid``
+(added where it asks for more cores).
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ LATENCY = 0.3
 OVERLAPPED = 0.25
 #: Causes a knob may be keyed by, besides pipes, paths and buffers.
 CAUSE_KEYS = ("issue", "bandwidth", "latency")
+#: Keys of what to change rather than where: a loop to pipeline, the tile sizes, the grid.
+HOW_KEYS = ("stages", "tiles", "grid")
 
 
 def cause_label(cause: str) -> str:
@@ -133,7 +139,7 @@ def stall_summary(run: Run) -> dict[Pipe, dict[str, float]]:
 def knob_keys() -> list[str]:
     """Every key a knob mapping accepts."""
     pipes = [p.value for p in PIPE_ORDER]
-    return pipes + [route_name(s, d) for s, d in ROUTES] + [s.value for s in Space] + list(CAUSE_KEYS)
+    return pipes + [route_name(s, d) for s, d in ROUTES] + [s.value for s in Space] + list(CAUSE_KEYS + HOW_KEYS)
 
 
 def normalise_knobs(knobs: Mapping[object, str] | None) -> dict[str, str]:
@@ -230,6 +236,11 @@ def _pick(knobs: dict[str, str], *keys: str | None) -> str | None:
     return next((knobs[k] for k in keys if k and k in knobs), None)
 
 
+def _then(advice: str, kn: Mapping[str, str] | None, key: str) -> str:
+    """``advice``, then the ``key`` knob (``tiles``, ``grid``) saying which knob that is, if there is one."""
+    return f"{advice} — {kn[key]}" if kn and key in kn else advice
+
+
 def diagnose(run: Run, knobs: Mapping[object, str] | None = None) -> Diagnosis:
     """The bottleneck of the run (see the module docs). ``knobs`` defaults to ``run.knobs``."""
     kn = normalise_knobs(getattr(run, "knobs", None) if knobs is None else knobs)
@@ -304,7 +315,7 @@ def _saturated(run: Run, core: int, where: str, p: Pipe, w: PipeWork, kn: dict[s
                 note += f"; {_pct(start)} of its busy time is per-transfer start-up and bursts"
             lead += f" ({note})"
     knob = _pick(kn, path, p.value)
-    advice = knob or _busy_advice(run, p, w, ps.busy)
+    advice = knob or _busy_advice(run, p, w, ps.busy, kn)
     return Diagnosis(kind, core, p, busy, "busy", (), path, advice, knob, f"{lead}: {advice}")
 
 
@@ -315,7 +326,7 @@ def _latency_bound(run: Run, core: int, where: str, p: Pipe, path: str, kn: dict
     share = active(ps) / total
     lead = f"{where}{p.label} is {latency_text(run, core, p, path)}"
     knob = _pick(kn, path, _buffer(p, path), p.value, "latency")
-    advice = knob or latency_advice(run, core, p, path)
+    advice = knob or latency_advice(run, core, p, path, kn)
     return Diagnosis("latency-bound", core, p, share, "latency", (), path, advice, knob, f"{lead}: {advice}")
 
 
@@ -326,12 +337,18 @@ def latency_text(run: Run, core: int, p: Pipe, path: str) -> str:
     return f"latency-bound ({in_flight(ps, run.stats.cycles):.1f} transfers in flight on average of {allowed} allowed)"
 
 
-def latency_advice(run: Run, core: int, p: Pipe, path: str) -> str:
-    """More transfers in flight if the queue has room for them, else fewer, larger ones."""
+def latency_advice(run: Run, core: int, p: Pipe, path: str, kn: Mapping[str, str] | None = None) -> str:
+    """More transfers in flight if the queue has room for them, else fewer, larger ones. A loop that loads
+    with one buffer (the ``stages`` knob) is named first: its transfers cannot overlap at all."""
     allowed = run.chip.paths[path].outstanding
+    if kn and "stages" in kn:
+        return kn["stages"]
     if in_flight(run.stats.cores[core][p], run.stats.cycles) < allowed - 0.5:
-        return "larger tiles, or deeper prefetch (more buffers) so more transfers are in flight at once"
-    return f"all {allowed} slots are in use: larger tiles, so the same bytes move in fewer transfers"
+        return _then("larger tiles, or deeper prefetch (more buffers) so more transfers are in flight at once", kn,
+                     "tiles")  # fmt: skip
+    return _then(
+        f"all {allowed} slots are in use: larger tiles, so the same bytes move in fewer transfers", kn, "tiles"
+    )
 
 
 def _overhead(w: PipeWork) -> float:
@@ -349,8 +366,8 @@ def _converting(w: PipeWork) -> float:
     return w.convert / (w.overhead + w.useful) if w.overhead + w.useful else 0.0
 
 
-def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
-    """Why a saturated pipe is busy, and what would make it less so."""
+def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int, kn: Mapping[str, str] | None = None) -> str:
+    """Why a saturated pipe is busy, and what would make it less so (naming the ``tiles`` or ``grid`` knob)."""
     chip = run.chip
     if _converting(w) >= OVERHEAD:
         return (
@@ -361,31 +378,42 @@ def _busy_advice(run: Run, p: Pipe, w: PipeWork, busy: int) -> str:
     if p is Pipe.CUBE:
         waste = w.overhead / busy if busy else 0.0
         if waste >= 0.25:
-            return f"{_pct(waste)} of its busy time is mmad start-up and padding; use fewer, larger mmads"
-        return f"it runs near its peak; only {'more cores (or int8)' if _spare_cores(run) else 'int8'} make this faster"
+            return _then(f"{_pct(waste)} of its busy time is mmad start-up and padding; use fewer, larger mmads", kn,
+                         "tiles")  # fmt: skip
+        more = "more cores (or int8)" if _spare_cores(run) else "int8"
+        return _then(f"it runs near its peak; only {more} make this faster", kn, "grid")
     if p is Pipe.V:
         waste = w.overhead / busy if busy else 0.0
         if waste >= 0.25:
-            return f"{_pct(waste)} of its busy time is instruction start-up; use fewer, longer vector instructions"
+            waste_text = f"{_pct(waste)} of its busy time is instruction start-up"
+            return _then(f"{waste_text}; use fewer, longer vector instructions", kn, "tiles")
         more = " or spread the work over more cores" if _spare_cores(run) else ""
-        return f"make fewer passes over the data (fuse operations, avoid div){more}"
+        return _then(f"make fewer passes over the data (fuse operations, avoid div){more}", kn, "grid")
     share = _startup(w)
     if share >= OVERHEAD:
         avg = sum(w.path_bytes.values()) / max(1, w.count)
-        return (
+        return _then(
             f"{_pct(share)} of its time is per-transfer start-up ({w.count} transfers of {avg / 1024:.1f} KiB on "
-            "average); move the same bytes in fewer, larger transfers"
+            "average); move the same bytes in fewer, larger transfers",
+            kn,
+            "tiles",
         )
     pc = chip.paths[w.main_path] if w.main_path else None
     if pc is not None and pc.shared and pc.bandwidth * run.program.ncores < chip.gm_bandwidth:
         spread = "spread the work over more cores, or " if _spare_cores(run) else ""
-        return (
+        return _then(
             f"one core's {pc.label} path peaks at {pc.bandwidth:g} of GM's {chip.gm_bandwidth:g} B/cycle; "
-            f"{spread}move fewer bytes (reuse tiles on chip, fuse operators)"
+            f"{spread}move fewer bytes (reuse tiles on chip, fuse operators)",
+            kn,
+            "grid",
         )
     if pc is not None and pc.shared:
-        return "GM bandwidth is the limit; move fewer bytes (reuse tiles on chip, larger tiles, fuse operators)"
-    return "reuse each tile for more work (larger tiles) so fewer bytes cross this path"
+        return _then(
+            "GM bandwidth is the limit; move fewer bytes (reuse tiles on chip, larger tiles, fuse operators)",
+            kn,
+            "tiles",
+        )
+    return _then("reuse each tile for more work (larger tiles) so fewer bytes cross this path", kn, "tiles")
 
 
 def _spare_cores(run: Run) -> bool:
@@ -445,18 +473,20 @@ def _waits_on(
         advice = "the scalar unit sets the flag late; issue the set_flag earlier, or move the wait after other work"
     elif handovers <= 1:
         advice = "there is a single hand-over, so nothing can overlap; split the work into tiles and pipeline them"
+    elif "stages" in kn and root in (Pipe.MTE2, Pipe.MTE1, Pipe.MTE3, Pipe.FIX):
+        advice = kn["stages"]  # a loop with one buffer: whatever overlaps between programs, its steps take turns
     elif slow and not _overlap(run, core, root, subject) >= OVERLAPPED:
-        advice = latency_advice(run, core, root, path)
+        advice = latency_advice(run, core, root, path, kn)
     elif root in pipes and active(pipes[root]) / run.stats.cycles >= SATURATED:
         if pipes[root].stalls.get("latency", 0) >= LATENCY * active(pipes[root]) and path:
             lb = _latency_bound(run, core, "", root, path, kn)
             advice = lb.text[0].lower() + lb.text[1:]
         else:
             advice = f"{root.label} is itself busy {_pct(pipes[root].busy / run.stats.cycles)}; " + _busy_advice(
-                run, root, rw, pipes[root].busy
+                run, root, rw, pipes[root].busy, kn
             )
     elif _overlap(run, core, root, subject) >= OVERLAPPED:
-        advice = _overlapped_advice(run, core, subject, root, rw, cause)
+        advice = _overlapped_advice(run, core, subject, root, rw, cause, kn)
     elif root in (Pipe.MTE2, Pipe.MTE1):
         advice = (
             f"the stages take turns; double-buffer the {buffer.upper() if buffer else 'input'} tiles so "
@@ -515,7 +545,9 @@ def _overlap(run: Run, core: int, a: Pipe, b: Pipe) -> float:
     return both / smaller if smaller else 0.0
 
 
-def _overlapped_advice(run: Run, core: int, subject: Pipe, root: Pipe, rw: PipeWork, cause: str) -> str:
+def _overlapped_advice(
+    run: Run, core: int, subject: Pipe, root: Pipe, rw: PipeWork, cause: str, kn: Mapping[str, str] | None = None
+) -> str:
     """The stages already overlap: the waits are the pipeline filling, or the producer is the slower stage."""
     pipes = run.stats.cores[core]
     total, waited = run.stats.cycles, pipes[subject].stalls.get(cause, 0)
@@ -529,7 +561,7 @@ def _overlapped_advice(run: Run, core: int, subject: Pipe, root: Pipe, rw: PipeW
     rb, sb = pipes[root].busy / total, pipes[subject].busy / total
     if rb >= sb:
         return f"the stages already overlap and {root.label} is the slower one ({_pct(rb)} busy vs {_pct(sb)}); " + (
-            _busy_advice(run, root, rw, pipes[root].busy)
+            _busy_advice(run, root, rw, pipes[root].busy, kn)
         )
     return "the stages already overlap but the hand-overs come late; add a buffer (triple-buffer) or even out the work"
 
@@ -560,9 +592,11 @@ def _issue_bound(run: Run, core: int, where: str, subject: Pipe, frac: float, kn
             + "); move scalar work out of the loop and issue fewer, larger instructions"
         )
     else:
-        advice = (
+        advice = _then(
             f"the scalar unit issues every instruction ({issue_text(run.chip)}) and these are too "
-            "short to hide it; use fewer, larger instructions"
+            "short to hide it; use fewer, larger instructions",
+            kn,
+            "tiles",
         )
     return Diagnosis("issue-bound", core, subject, frac, "issue", (), None, advice, knob, f"{lead}: {advice}")
 

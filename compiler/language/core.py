@@ -161,6 +161,8 @@ class Tracer:
         self._loops: list[LoopRec] = []
         self.pid: tuple[int, int, int] = (0, 0, 0)
         self.grid: tuple[int, int, int] = (1, 1, 1)
+        #: the launch's constexprs (``BM=64``): the block sizes a verdict names
+        self.blocks: dict[str, object] = {}
         #: an L0 step for every dot longer than it (compiler.attention's k0); None: the compiler chooses
         self.k_step: int | None = None
         #: programs dealt round robin (program p on core p mod cores) rather than by their work: for kernels run

@@ -16,7 +16,7 @@ import itertools
 import traceback
 import types
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from compiler.language.cubesum import sums_on_cube
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
 from compiler.language.fills import fold_fills, hoist_fills
 from compiler.language.fixscale import fold_scales
+from compiler.language.hints import launch_hints
 from compiler.language.layout import choose_layouts
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
@@ -123,6 +124,7 @@ def trace(
     values, arrays = bind(fn, args, kwargs)
     t = Tracer(interpret, num_stages)
     t.grid = grid_of(grid, values)
+    t.blocks = {n: values[n] for n, p in inspect.signature(fn).parameters.items() if _is_constexpr(p.annotation)}
     body = types.FunctionType(
         fn.__code__, {**fn.__globals__, "range": functions.range}, fn.__name__, fn.__defaults__, fn.__closure__
     )
@@ -146,6 +148,10 @@ def trace(
     return t, arrays
 
 
+def _is_constexpr(annotation: object) -> bool:
+    return annotation is constexpr or (isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr")
+
+
 def kernel_frame(e: BaseException) -> Site | None:
     """The kernel line an exception was raised at, if it was raised in the kernel's code (not ours)."""
     frames = traceback.extract_tb(e.__traceback__)
@@ -161,6 +167,8 @@ class LaunchOp(Op):
     kernel: str
     specs: tuple[TensorSpec, ...]
     grid: tuple[int, int, int]
+    #: what the verdict names for each bottleneck (``compiler.language.hints``): num_stages, blocks, grid
+    hints: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -174,6 +182,10 @@ class LaunchOp(Op):
 
     def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raise OpError(f"{self.kernel} has no numpy reference of its own", hint="launch it with interpret=True")
+
+    def knob_hints(self, schedule: object, fits: object = None) -> dict[str, str]:
+        """The launch's own knobs, found when it compiled (``compiler.language.hints``)."""
+        return dict(self.hints)
 
     def describe(self) -> str:
         grid = "×".join(str(g) for g in self.grid if g > 1) or "1"
@@ -247,6 +259,8 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
         f"core{'s' if len(share) > 1 else ''}",
     )
     program = Program(program.tensors, program.cores, program.chip, comments)
+    hints = launch_hints(k_buf, place, nest, t.blocks, n, len(share))
+    op = replace(op, hints=tuple(hints.items()))
     passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))
     moved = traffic(nest, used)
     kinds: tuple[str, ...] = ()

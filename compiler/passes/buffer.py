@@ -182,7 +182,7 @@ def _temporaries(kernel: Kernel) -> tuple[list[Buffer], int, str]:
 def _program_tile(kernel: Kernel, prog: str) -> tuple[int, int]:
     """The largest tile a program runs on: (rows, cols)."""
     for s in _leaves(kernel.body):
-        if isinstance(s, Vec) and s.prog == prog:
+        if isinstance(s, Vec) and s.prog == prog and s.outs + s.ins:  # (a fill nobody reads names no buffer)
             names = s.outs + s.ins
             # A [rows, cols] buffer gives the tile (a fused kernel's first output may be one per row).
             full = [n for n in names if None not in kernel.buffer(n).dims]

@@ -295,7 +295,14 @@ class Grader:
     ) -> None:
         """``got`` within ``rtol`` (relative) or ``atol`` of ``want``; the message never shows ``want``."""
         if not math.isclose(got, want, rel_tol=rtol, abs_tol=atol):
-            tol = f"within {_pct(rtol)}" if rtol >= 1e-3 else "equal to the right value"
+            if rtol >= 1e-3:
+                tol = f"within {_pct(rtol)} of the right value"
+            elif atol > 0:
+                tol = f"within {atol:g} of the right value"
+            elif rtol > 0:
+                tol = f"equal to the right value (to {rtol:g} relative: do not round)"
+            else:
+                tol = "equal to the right value"
             self.fail(f"{case} gave {_num(got)}, which is not {tol}", hint=hint)
         self.ok(case)
 
@@ -319,8 +326,22 @@ class Grader:
         rtol: float = 1e-6,
         atol: float = 0.0,
         hint: str | None = None,
+        nan_hint: str | None = None,
     ) -> None:
-        """Element-wise; names the first wrong index (and what was there), never the expected value."""
+        """Element-wise; names the first wrong index (and what was there), never the expected value. A NaN or
+        an infinity where the right value is finite fails first, naming where (``nan_hint``: why it may be)."""
+        got = np.asarray(got)
+        broken = ~np.isfinite(got) & np.isfinite(want)
+        if broken.any():
+            idx = tuple(int(i) for i in np.argwhere(broken)[0])
+            what = "NaN" if np.isnan(got[idx]) else "inf"
+            self.fail(
+                f"{case}: your output has {what} at index {idx[0] if len(idx) == 1 else idx} ({int(broken.sum())} of "
+                f"{broken.size} values are NaN or inf)",
+                hint=nan_hint
+                or "a NaN or inf comes from an overflow (exp of a large value), 0/0, or a value "
+                "computed from masked-off (unloaded) elements",
+            )
         bad = ~np.isclose(got, want, rtol=rtol, atol=atol)
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -348,6 +369,8 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _num(v: float) -> str:
     v = float(v)
+    if not math.isfinite(v):
+        return str(v)
     if v == round(v) and abs(v) < 1e15:
         return f"{int(v):,}"
     return f"{v:.6g}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
 from functools import cache
 from typing import Any
@@ -56,6 +58,29 @@ def _other_cube(chip: Chip) -> Chip:
     )
 
 
+def _watched(chip: Chip, read: list[str]) -> Chip:
+    """``chip``, noting in ``read`` each use of a figure that already holds the Cube's peak."""
+    cube_cls, chip_cls = type(chip.cube), type(chip)
+
+    class Cube(cube_cls):  # type: ignore[valid-type, misc]
+        def flops_per_cycle(self, dtype: DType = DType.F16) -> int:
+            read.append("chip.cube.flops_per_cycle()")
+            return cube_cls.flops_per_cycle(self, dtype)
+
+    class Watched(chip_cls):  # type: ignore[valid-type, misc]
+        @property
+        def cube_flops_per_cycle(self) -> int:
+            read.append("chip.cube_flops_per_cycle")
+            return chip_cls.cube_flops_per_cycle.fget(self)  # type: ignore[attr-defined]
+
+    cube = copy.copy(chip.cube)
+    object.__setattr__(cube, "__class__", Cube)
+    watched = copy.copy(chip)
+    object.__setattr__(watched, "cube", cube)
+    object.__setattr__(watched, "__class__", Watched)
+    return watched
+
+
 @exercise("0.1", "cube_peak(chip) → f16 FLOP per cycle")
 def _cube_peak(g: Grader, fn: Any) -> None:
     g.function(fn, "cube_peak", 1)
@@ -65,7 +90,13 @@ def _cube_peak(g: Grader, fn: Any) -> None:
     first = None
     for label, chip in chips.items():
         case = f"cube_peak({label})"
-        got = g.number(g.call(fn, chip, case=case), case, unit="FLOP/cycle")
+        read: list[str] = []
+        got = g.number(g.call(fn, _watched(chip, read), case=case), case, unit="FLOP/cycle")
+        if read:
+            g.fail(
+                f"{case} read {read[0]}, which already holds the answer",
+                hint="the exercise is to compute the peak: from chip.cube.m0, chip.cube.n0 and chip.cube.k0_bytes",
+            )
         want = chip.cube.flops_per_cycle(DType.F16)
         if first is not None and got == first[1] and want != first[0]:
             g.fail(
@@ -120,6 +151,8 @@ def _busiest(g: Grader, fn: Any) -> None:
             )
         pipes = {p: st for p, st in run.stats.cores[0].items() if p is not Pipe.S}
         most = max(st.busy for st in pipes.values())
+        with contextlib.suppress(ValueError):  # 'mte2', 'vector', 'v': a pipe's name in any case → its label
+            got = Pipe.parse(got.strip().lower()).label
         if got.strip().upper() == "SCALAR":
             g.fail(f"{case} gave 'SCALAR'", hint="leave out the scalar unit (Pipe.S): it only issues")
         right = {p.label for p, st in pipes.items() if st.busy == most}

@@ -43,18 +43,36 @@ def _step_bytes(g: Grader, fn: Any) -> None:
         case = f"decode_step_bytes({model!r}, batch={batch}, context={context})"
         got = _bytes_dict(g, g.call(fn, LLM_MODELS[model], batch, context, case=case), case)
         want = _truth(model, batch, context)
-        m = LLM_MODELS[model]
-        hints = {
-            "weights": "seven matrices (q, k, v, o; gate, up, down) and the two norms' gains, 2 bytes each; "
-            "k and v are kv_heads · head_dim wide, q and o heads · head_dim",
-            "kv": f"K and V, kv_heads · head_dim values each, for the {context} cached tokens read and the new one "
-            "written, per sequence",
-            "activations": "the layer's input and its output: batch rows of hidden values each",
-        }
-        if got["kv"] == want["kv"] // (context + 1) * context and m["kv_heads"]:
-            hints["kv"] = "count the new token too: it is written to the cache (context + 1 tokens per sequence)"
         for key in ("weights", "kv", "activations"):
-            g.close(got[key], want[key], f"{case}[{key!r}]", rtol=0, hint=hints[key])
+            g.close(
+                got[key], want[key], f"{case}[{key!r}]", rtol=0, hint=_bytes_hint(key, got[key], want, model, context)
+            )
+
+
+def _bytes_hint(key: str, got: float, want: dict[str, int], model: str, context: int) -> str:
+    """The hint for a wrong ``got[key]``: the slip it matches, else what the term counts."""
+    m = LLM_MODELS[model]
+    h, d, heads, kv_heads = m["hidden"], m["head_dim"], m["heads"], m["kv_heads"]
+    right = want[key]
+    if key == "activations":
+        if got == right / 2:
+            return "the layer's input and its output both cross GM, 2 bytes per value"
+        return "the layer's input and output: how many rows, how many values each?"
+    if got == right / 2:
+        return "2 bytes per f16 value"
+    if key == "weights":
+        if got == right - 2 * 2 * h:
+            return "the two RMSNorm gains (hidden values each) are weights too"
+        if got == right + 2 * 2 * h * (heads - kv_heads) * d:
+            return "k and v are kv_heads · head_dim wide (grouped-query attention), not heads · head_dim"
+        return "count every weight matrix of the layer (attention's four, the MLP's three) and the norms' gains"
+    if key == "kv":
+        if got == right // (context + 1) * context:
+            return "count the new token too: it is written to the cache (context + 1 tokens per sequence)"
+        if kv_heads and got == right // kv_heads * heads:
+            return "the cache holds kv_heads heads per token, not heads: grouped-query attention shares them"
+        return "what does each sequence read from the cache, and what does it write to it, in one step?"
+    raise AssertionError(key)
 
 
 @exercise("10.2", "memory_bound_cycles(step_bytes, chip) → cycles to move those bytes at the chip's GM bandwidth")
@@ -67,15 +85,22 @@ def _memory_bound(g: Grader, fn: Any) -> None:
             case = f"memory_bound_cycles(<{model} batch {batch} context {context}>, {name})"
             got = g.number(g.call(fn, dict(step), chip, case=case), case, unit="cycles")
             want = sum(step.values()) / chip.gm_bandwidth
-            hint = "chip.gm_bandwidth is in bytes per cycle, shared by every core: do not multiply by chip.cores"
-            if math.isclose(got, want / chip.clock_ghz, rel_tol=1e-6):
-                hint = "cycles, not nanoseconds: do not divide by the clock"
-            g.close(got, want, case, rtol=1e-6, hint=hint)
+            slips = {
+                want / chip.cores: "chip.gm_bandwidth is for the whole chip, shared by every core: do not multiply "
+                "it by chip.cores",
+                want / chip.clock_ghz: "cycles, not nanoseconds: do not divide by the clock",
+                step["weights"] / chip.gm_bandwidth: "every byte of the step: the KV cache and activations too",
+                sum(step.values()) * chip.gm_bandwidth: "bytes over bytes per cycle gives cycles",
+            }
+            hint = next((h for v, h in slips.items() if math.isclose(got, v, rel_tol=1e-6)), None)
+            g.close(got, want, case, rtol=1e-6, atol=0.5,
+                    hint=hint or "how long does GM take to move these bytes at its bandwidth?")  # fmt: skip
 
 
 @exercise("10.3", "ridge_batch(chip) → the decode batch at which the projections reach the ridge point")
 def _ridge(g: Grader, fn: Any) -> None:
     g.function(fn, "ridge_batch", 1)
+    seen: dict[float, str] = {}
     for name in CHIPS:
         for cores in (None, 4):
             chip = load_chip(name)
@@ -84,11 +109,19 @@ def _ridge(g: Grader, fn: Any) -> None:
             case = f"ridge_batch({name}{'' if cores is None else f' with {cores} cores'})"
             got = g.number(g.call(fn, chip, case=case), case)
             want = chip.cube_flops_per_cycle * chip.cores / chip.gm_bandwidth  # f16: B FLOP per weight byte
-            hint = (
-                "the Cube peak is chip.cube_flops_per_cycle on every one of chip.cores; the ridge is peak / bandwidth, "
-                "and at batch B each 2-byte weight gives 2·B FLOPs"
-            )
-            g.close(got, want, case, rtol=1e-6, hint=hint)
+            slips = {
+                want / chip.cores: "the whole chip's ridge: every core's Cube works at once against the one GM",
+                want / 2: "at batch B a 2-byte weight gives B multiply-adds, 2·B FLOPs: B FLOP per byte",
+                want * 2: "at batch B a 2-byte weight gives B multiply-adds, 2·B FLOPs: B FLOP per byte",
+                want / chip.cores**2: "chip.gm_bandwidth is already the whole chip's: do not multiply it by the cores",
+            }
+            hint = next((h for v, h in slips.items() if math.isclose(got, v, rel_tol=1e-6)), None)
+            if hint is None and seen.get(round(got, 6), name) != name:
+                hint = "the same answer for two chips with other figures: compute it from the chip"
+            seen[round(got, 6)] = name
+            g.close(got, want, case, rtol=1e-6, atol=0.5,
+                    hint=hint or "the ridge point is the intensity at which the chip's Cube time equals its GM time; "
+                    "at which batch do the projections reach it?")  # fmt: skip
 
 
 #: (cycles by batch, what it shows)
@@ -105,15 +138,24 @@ def _crossover(g: Grader, fn: Any) -> None:
     for times, what in TIMES:
         case = f"measured_crossover({times}) ({what})"
         got = g.number(g.call(fn, dict(times), case=case), case)
-        big = max(times)
-        g.close(got, times[1] / (times[big] / big), case, rtol=1e-9,
-                hint="the largest batch is max(cycles_by_batch), not the last key")  # fmt: skip
+        big, last = max(times), list(times)[-1]
+        slips = {
+            times[1] / (times[last] / last): "the largest batch is max(cycles_by_batch), not the last key",
+            float(big): "a batch computed from the cycles, not one of the batches swept",
+            times[big] / times[1]: "the flat roof over the cost of one sequence, not the other way round",
+            times[1] / times[big]: "the large-batch line's slope is the cost per sequence: T(B) / B",
+        }
+        hint = next((h for v, h in slips.items() if math.isclose(got, v, rel_tol=1e-9)), None)
+        neutral = "where does the line through the origin with the large-batch slope reach T(1)?"
+        g.close(got, times[1] / (times[big] / big), case, rtol=1e-9, hint=hint or neutral)
 
 
 @exercise("10.5", "'a', 'b', 'c' or 'd': what grouped-query attention divides by the group size")
 def _gqa(g: Grader, answer: Any) -> None:
+    # one hint for every wrong letter: a hint per letter would name the right one by elimination
     g.hashed(g.choice(answer, ("a", "b", "c", "d")), "001788efab90faf53803",
-             hint="compare kv_heads 32 and 8 in the table: what changed, and what did not?")  # fmt: skip
+             hint="compare the rows kv_heads 4, 2 and 1 of the table: which columns shrank with kv_heads, which "
+             "did not? (the model's shape, print(tiny), says what the heads are)")  # fmt: skip
 
 
 @exercise("10.6", "'a', 'b', 'c' or 'd': why batching does not make long-context decode compute-bound")

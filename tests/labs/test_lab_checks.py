@@ -17,7 +17,7 @@ import pytest
 
 from isa import DsasimError
 from labs import EXAMPLES
-from labs.checks import CheckFailed, check, digest, exercises, grade, lookup
+from labs.checks import CheckFailed, Grader, check, digest, exercises, grade, lookup
 from labs.checks.__main__ import main as checks_main
 
 # ---------------------------------------------------------------------------------- wrong answers
@@ -188,3 +188,40 @@ def test_each_named_mistake_gets_the_hint_that_fits_it(exercise, lab, index, hin
     with pytest.raises(CheckFailed) as err:
         grade(exercise, _wrong(lab, exercise, index))
     assert re.search(hint, err.value.hint), f"{exercise}: {err.value}\n  hint: {err.value.hint}"
+
+
+#: (exercise, index) → what the message or hint must say, from the wrong-answer modules that name them
+NAMED = [(name, ex, i) for name, m in WRONG_MODULES.items() for ex, i in getattr(m, "HINTS", {})]
+
+
+@pytest.mark.parametrize(("module", "exercise", "index"), NAMED)
+def test_each_recognised_slip_is_named(module, exercise, index):
+    m = WRONG_MODULES[module]
+    hint = m.HINTS[(exercise, index)]
+    with pytest.raises(CheckFailed) as err:
+        grade(exercise, m.WRONG[exercise][index])
+    said = f"{err.value.message}\n{err.value.hint}"
+    assert re.search(hint, said), f"{exercise} #{index}: {said}"
+
+
+def test_an_attribute_holding_the_answer_is_refused():
+    with pytest.raises(CheckFailed, match="already holds the answer"):
+        grade("0.1", lambda chip: chip.cube_flops_per_cycle)
+
+
+def test_a_pipe_named_in_lower_case_or_by_its_name_is_accepted():
+    def busiest(run):
+        st = run.stats.cores[0]
+        return max((p for p in st if p.value != "s"), key=lambda p: st[p].busy)
+
+    assert grade("0.3", lambda run: busiest(run).label.lower()) >= 1
+    assert grade("0.3", lambda run: busiest(run).value) >= 1  # 'v' for VECTOR, 'mte2'
+
+
+def test_nan_or_inf_in_an_output_is_named_not_a_crash():
+    g = Grader(lookup("9.1"))
+    with pytest.raises(CheckFailed, match=r"your output has NaN at index \(0, 1\)") as err:
+        g.all_close(np.array([[1.0, np.nan]]), np.array([[1.0, 2.0]]), "case")
+    assert err.value.hint
+    with pytest.raises(CheckFailed, match="inf at index 1"):
+        g.all_close(np.array([1.0, np.inf]), np.array([1.0, 2.0]), "case", nan_hint="why")

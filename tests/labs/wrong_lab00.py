@@ -30,6 +30,8 @@ WRONG = {
         lambda chip: chip.cube.m0 * chip.cube.n0 * chip.cube.k0_bytes // 2,  # forgot 2 FLOPs per MAC
         lambda chip: 8192,  # edu's number, hard-coded (both presets share one Cube)
         lambda chip: 2 * chip.cube.m0 * chip.cube.n0 * chip.cube.k0_bytes,  # k0 in bytes, not elements
+        lambda chip: chip.cube_flops_per_cycle,  # the attribute that holds the answer
+        lambda chip: chip.cube.flops_per_cycle(),  # the method that computes it
     ],
     "0.2": [
         lambda r, c: (2 * 2 * r * c, r * c),  # forgot z
