@@ -5,6 +5,12 @@ spends a method call (``step``) and an exception frame on each. ``Clock.run`` do
 pop the next event, advance the time, call its callbacks, crash on a failed event nobody handled — in
 one loop.
 
+The engine's processes are *light*: ``start`` runs a generator as SimPy's ``env.process`` would — first
+resumed by an urgent event at the cycle it is started, then each time the event it yielded fires — without
+SimPy's ``Process`` object (its ``_resume`` bookkeeping, and the event it schedules when the generator
+ends, which nothing waits for). An exception a process raises stops the run at once, as SimPy's would when
+it reached the failed process's event (no other process can fail in between: only processes raise).
+
 The engine's processes wait on ``Due`` events, which carry only what the event loop and a waiting process
 read of an event. ``after`` (a ``Timeout``), ``signal`` (an ``Event``), ``fire`` (``succeed``), ``fire_at``
 (``succeed`` at a later cycle) and ``call_later`` (a timeout's callback) each put the event in the same place
@@ -20,7 +26,7 @@ flag was set.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from heapq import heappop, heappush
 from operator import attrgetter
 from typing import Any
@@ -72,6 +78,19 @@ class Clock(simpy.Environment):
                 exc.__cause__ = event._value
                 raise exc
         return None
+
+    def start(self, process: Generator[Due, None, None]) -> None:
+        """Run ``process`` (a generator yielding ``Due`` events) as ``env.process`` would: its first step at an
+        urgent event now, each later one when the event it yielded fires."""
+        send = process.send
+
+        def resume(_event: Due) -> None:
+            try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
+                send(None).callbacks.append(resume)
+            except StopIteration:
+                return
+
+        heappush(self._queue, (self._now, URGENT, next(self._eid), Due([resume])))
 
     def after(self, delay: int) -> Due:
         """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""

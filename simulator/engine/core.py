@@ -44,9 +44,9 @@ class Core:
 
     def start(self) -> None:
         """Start the scalar unit's and every pipe's process."""
-        self.env.process(self.scalar.run())
+        self.env.start(self.scalar.run())
         for unit in self.pipes.values():
-            self.env.process(unit.run())
+            self.env.start(unit.run())
 
     @property
     def stuck(self) -> bool:

@@ -80,8 +80,8 @@ class Engine:
         try:
             self.env.run()
         except DsasimError as e:
-            # SimPy re-raises a process's exception as a copy built from ``args`` alone, which drops
-            # the hint; the original is the copy's cause: raise that.
+            # A SimPy process's exception comes back as a copy built from ``args`` alone, which drops the
+            # hint; the original is the copy's cause: raise that (the engine's light processes raise it as is).
             raise (e.__cause__ if isinstance(e.__cause__, DsasimError) else e) from None
         blocked = [b for c in self.cores for b in c.blocked()]
         stuck = [c for c in self.cores if c.stuck]

@@ -23,8 +23,6 @@ from collections import deque
 from collections.abc import Generator
 from typing import NamedTuple
 
-import simpy
-
 from isa import Instruction, Pipe
 from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
@@ -35,7 +33,7 @@ from simulator.stats import PipeStats
 
 FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
 
-Process = Generator[simpy.Event, object, None]
+Process = Generator[Due, None, None]
 
 
 class Flight(NamedTuple):
@@ -73,7 +71,7 @@ class PipeUnit:
         self.stats = PipeStats()
         self.wake: Due | None = None
         self.space: Due | None = None  # the scalar unit waiting for a free slot
-        self.drain: tuple[int, simpy.Event] | None = None  # the scalar unit waiting in a barrier
+        self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
         self.completed = 0
@@ -214,7 +212,7 @@ class PipeUnit:
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
-                d.succeed()
+                self.env.fire(d)
 
     def _complete(self, _event: object = None) -> None:
         """The oldest transfer in flight is complete: its writes land, it retires."""
@@ -232,7 +230,7 @@ class PipeUnit:
         self.completed += 1
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
-            d.succeed()
+            self.env.fire(d)
 
     def _await_flights(self, limit: int) -> Process:
         """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
@@ -261,7 +259,7 @@ class PipeUnit:
         if san is not None:
             san.end(self.core, self.pipe, index)
 
-    def _stream(self, dma: Dma) -> simpy.Event:
+    def _stream(self, dma: Dma) -> Due:
         """Start a transfer's bytes streaming (after its fixed cycles) on the link that serves it: HBM, or
         the L2's link for a read that hits. The event fires when they have streamed."""
         machine = self.machine
@@ -296,7 +294,7 @@ class PipeUnit:
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
 
-    def _until_set(self, index: int, flag: Flag) -> simpy.Event | Due:
+    def _until_set(self, index: int, flag: Flag) -> Due:
         """What a ``wait_flag`` waits for: its flag set (the pipe is ``blocked`` on it meanwhile), or the
         cycle the flag, already set, fires."""
         env = self.env
@@ -306,7 +304,7 @@ class PipeUnit:
             return flag.waiter
         return env.after(flag.set_at - env.now)
 
-    def _until_visible(self, index: int, x: CrossFlag) -> simpy.Event | Due | None:
+    def _until_visible(self, index: int, x: CrossFlag) -> Due | None:
         """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
         meanwhile), or the oldest one's becoming visible; None if it is visible already."""
         env = self.env
