@@ -24,6 +24,7 @@ from collections.abc import Generator
 from typing import NamedTuple
 
 from isa import Instruction, Pipe
+from isa.fast import fast as isa_fast
 from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
@@ -79,6 +80,9 @@ class PipeUnit:
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
         self.complete = self._complete  # bound once: scheduled once per transfer
+        #: the core has no ``barrier``, the one thing that watches a transfer complete (``Core`` says so): in
+        #: timing-only runs its completion needs no event (``run``)
+        self.settle = False
         #: the Cube's results reach other pipes this many cycles after its mmads end (its flags fire later)
         self.result_latency = machine.chip.cube.result_latency if pipe is Pipe.CUBE else 0
 
@@ -112,7 +116,10 @@ class PipeUnit:
         decoded, stream = self.decoded, self.stream
         machine = self.machine
         trace, debug = machine.trace, machine.debug
-        fast = self.mem is None and not debug and machine.sanitizer is None
+        # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
+        fast = self.mem is None and not debug and machine.sanitizer is None and isa_fast()
+        #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
+        self.settle = fast and self.settle
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
@@ -121,6 +128,8 @@ class PipeUnit:
         while True:
             if not q:
                 if self.closed:
+                    if inflight and self.settle:
+                        self._settled()
                     if inflight:
                         yield from self._await_flights(0)
                     return
@@ -166,6 +175,8 @@ class PipeUnit:
                     st.busy += payload
                     self._retire(index, writes)
                 elif kind is DMA:
+                    if self.settle:
+                        self._settled()
                     if len(inflight) >= payload.outstanding:
                         yield from self._await_flights(payload.outstanding - 1)
                         start = env.now
@@ -176,6 +187,8 @@ class PipeUnit:
                 elif kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
+                    if inflight and self.settle:
+                        self._settled()
                     at = inflight[-1].done if inflight else start + self.result_latency
                     if kind is SET:
                         flags.set(payload, at, index)
@@ -238,6 +251,8 @@ class PipeUnit:
         t0 = env.now
         while len(inflight) > limit:
             yield env.after(inflight[len(inflight) - limit - 1].done - env.now)
+            if self.settle:
+                self._settled()
         self.stats.stall("latency", env.now - t0)
 
     # -- one instruction, by kind --------------------------------------------------------------
@@ -288,8 +303,20 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
-        env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
+        if self.settle:  # counted now, as completing at ``done``: nothing can tell the difference
+            st.in_flight += done - start
+            self._count(index, done, start)
+        else:
+            env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
         return True
+
+    def _settled(self) -> None:
+        """Forget the transfers complete by now (``settle``: counted when they streamed, with no event to
+        take them off ``inflight`` at ``done``, which ``_complete`` would have done before anything else of
+        that cycle)."""
+        inflight, now = self.inflight, self.env.now
+        while inflight and inflight[0].done <= now:
+            inflight.popleft()
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
