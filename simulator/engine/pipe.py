@@ -303,9 +303,10 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
-        if self.settle:  # counted now, as completing at ``done``: nothing can tell the difference
+        if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
-            self._count(index, done, start)
+            self.machine.trace.append((self.core, self.pipe, index, start, done))
+            self.completed += 1
         else:
             env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
         return True
@@ -314,9 +315,11 @@ class PipeUnit:
         """Forget the transfers complete by now (``settle``: counted when they streamed, with no event to
         take them off ``inflight`` at ``done``, which ``_complete`` would have done before anything else of
         that cycle)."""
-        inflight, now = self.inflight, self.env.now
+        inflight, now, st = self.inflight, self.env.now, self.stats
         while inflight and inflight[0].done <= now:
-            inflight.popleft()
+            done = inflight.popleft().done
+            if done > st.last_end:  # as ``_count`` at ``done``, before anything else of that cycle
+                st.last_end = done
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
