@@ -58,6 +58,8 @@ class Engine:
         for i, (stream, (decoded, ids)) in enumerate(zip(program.cores, decoder.cores, strict=True)):
             mem = memory.cores[i] if memory is not None else None
             self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
+        #: the instructions the cores' pipes will run (``progress``)
+        self._queued = sum(1 for c in self.cores for d in c.decoded if d.kind.queued)
         if chip.start_jitter:  # seeded: the same seed gives the same run
             rng = random.Random(seed)
             for core in self.cores:
@@ -72,6 +74,15 @@ class Engine:
         """Per core: each distinct instruction → how many times the core's stream holds it."""
         distinct = self.decoder.distinct
         return [{distinct[n]: k for n, k in Counter(c.ids).items()} for c in self.cores]
+
+    @property
+    def progress(self) -> float:
+        """The fraction of the program's pipe instructions counted complete so far, 0 to 1: what a progress bar
+        for a long run draws. Cheap, and safe to read from another thread while ``run`` goes on (it only
+        reads counters)."""
+        total = self._queued
+        done = sum(u.completed for c in self.cores for u in c.pipes.values())
+        return min(1.0, done / total) if total else 1.0
 
     def run(self) -> int:
         """Simulate; return the total cycles. Raises ``DeadlockError`` if waits can never be met."""
