@@ -38,14 +38,15 @@ from simpy.events import NORMAL, URGENT
 
 class Due:
     """An event with only what the event loop and a waiting process read of one (``callbacks``, ``_ok``,
-    ``_value``): scheduled at once (``after``, ``call_later``) or when fired (``signal``)."""
+    ``_value``): scheduled at once (``after``, ``call_later``) or when fired (``signal``). It always
+    succeeds with no value: ``_ok`` and ``_value`` are the class's, not set per event."""
 
-    __slots__ = ("_ok", "_value", "callbacks")
+    __slots__ = ("callbacks",)
+    _ok = True
+    _value = None
 
     def __init__(self, callbacks: list) -> None:
         self.callbacks = callbacks
-        self._ok = True
-        self._value = None
 
 
 class Clock(simpy.Environment):
@@ -113,14 +114,12 @@ class Clock(simpy.Environment):
         constructor): the scalar unit waiting for room in a queue, a pipe for work."""
         return Due([])
 
-    def fire_at(self, event: simpy.Event | Due, at: int) -> None:
+    def fire_at(self, event: Due, at: int) -> None:
         """Fire ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers in
         flight fires when they complete, and its waiter resumes then. What a ``Timeout`` does to itself, on an
         event made earlier."""
-        event._ok, event._value = True, None
         heappush(self._queue, (at if at > self._now else self._now, NORMAL, next(self._eid), event))
 
-    def fire(self, event: simpy.Event | Due) -> None:
+    def fire(self, event: Due) -> None:
         """``event.succeed()`` for an event not yet triggered: it is processed after those already due now."""
-        event._ok, event._value = True, None
         heappush(self._queue, (self._now, NORMAL, next(self._eid), event))

@@ -105,11 +105,6 @@ class PipeUnit:
         if self.wake is not None:
             self.wake_up()
 
-    def _free_slot(self) -> None:
-        if self.space is not None:  # a scalar unit blocked on this full queue must wake
-            sp, self.space = self.space, None
-            self.env.fire(sp)
-
     # -- the pipe's process --------------------------------------------------------------------
     def run(self) -> Process:
         env, q, st = self.env, self.queue, self.stats
@@ -124,6 +119,7 @@ class PipeUnit:
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
         timeout = env.after  # a Timeout without its checks: once per instruction
+        fire = env.fire
         pending_idle = 0
         while True:
             if not q:
@@ -146,8 +142,9 @@ class PipeUnit:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
-                if self.space is not None:
-                    self._free_slot()
+                if self.space is not None:  # the scalar unit waits for this slot: wake it
+                    sp, self.space = self.space, None
+                    fire(sp)
                 start = ready if ready > now else now
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
@@ -159,8 +156,9 @@ class PipeUnit:
                     pending_idle += ready - now
                     yield timeout(ready - now)
                 q.popleft()
-                if self.space is not None:
-                    self._free_slot()
+                if self.space is not None:  # the scalar unit waits for this slot: wake it
+                    sp, self.space = self.space, None
+                    fire(sp)
                 if pending_idle:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle
                     pending_idle = 0
