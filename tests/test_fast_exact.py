@@ -4,8 +4,10 @@ same GM bandwidth counter — or the same error.
 
 Random programs on every preset, on one core and several, timing-only and functional; programs without a
 ``barrier`` too (a core without one counts its transfers complete as they stream, with no event), and the
-example kernels. The trace is compared as the set of its entries: the engine records an entry when it
-counts it, and a transfer counted as it streams is recorded before entries that end earlier.
+example kernels. The trace and the flag hand-overs are compared as sets of entries: the engine records an
+entry when it counts it, a transfer counted as it streams is recorded before entries that end earlier, and
+two hand-overs of one cycle (on two cores, or two pipes) are logged in the order the clock ran them, which
+a merged event can change.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ def outcome(program: Program, chip, timing_only: bool) -> dict:
         "json": json.dumps(run.to_json(), sort_keys=True, default=str),
         "stats": repr(run.stats.cores),
         "trace": sorted(run.trace._raw, key=repr),
-        "flags": list(run.flags._raw),
-        "cross_flags": list(run.cross_flags._raw),
+        "flags": sorted(run.flags._raw, key=repr),
+        "cross_flags": sorted(run.cross_flags._raw, key=repr),
         "gm_usage": list(run.gm_usage),
         "outputs": {k: v.tobytes() for k, v in run.outputs.items()},
     }
