@@ -6,7 +6,9 @@ few repetitions (these machines are shared and noisy; the two engines' runs alte
 
 - ``simulate``: the whole user-facing call — validation, decoding, the SimPy run, statistics (wall seconds,
   and this process's CPU seconds, which a loaded machine distorts less);
-- ``engine``: the discrete-event run alone (``Engine.run``), the part that scales with the kernel.
+- ``engine``: the discrete-event run alone (``Engine.run``), the part that scales with the kernel, in CPU
+  seconds (this process's: on a machine shared with other jobs, wall seconds moved by 2× from one run to
+  the next).
 
 With ``--old REV`` (default: the last commit with the single-module engine) the same program also runs on
 that revision's engine — its ``simulator/engine.py`` and the GM bandwidth model it ran on,
@@ -98,9 +100,9 @@ def time_engine(make: type, program: object, chip: object, repeat: int) -> tuple
     for _ in range(repeat):
         engine = make(program, chip, None)
         gc.disable()  # as simulate() does while the engine runs
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         cycles = engine.run()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
         gc.enable()
     return best, cycles
 
@@ -254,7 +256,7 @@ def main() -> None:
         f"  simulate(): {r['simulate_seconds']:.2f} s  = {r['simulate_instructions_per_second']:,.0f} instructions/s"
         f" ({r['simulate_cpu_seconds']:.2f} s CPU = {r['instructions'] / r['simulate_cpu_seconds']:,.0f}/s)"
     )
-    print(f"  engine run: {r['engine_seconds']:.2f} s  = {r['engine_instructions_per_second']:,.0f} instructions/s")
+    print(f"  engine run: {r['engine_seconds']:.2f} s CPU = {r['engine_instructions_per_second']:,.0f} instructions/s")
     if "old" in r:
         o = r["old"]
         print(

@@ -5,6 +5,12 @@ spends a method call (``step``) and an exception frame on each. ``Clock.run`` do
 pop the next event, advance the time, call its callbacks, crash on a failed event nobody handled — in
 one loop.
 
+The engine's processes are *light*: ``start`` runs a generator as SimPy's ``env.process`` would — first
+resumed by an urgent event at the cycle it is started, then each time the event it yielded fires — without
+SimPy's ``Process`` object (its ``_resume`` bookkeeping, and the event it schedules when the generator
+ends, which nothing waits for). An exception a process raises stops the run at once, as SimPy's would when
+it reached the failed process's event (no other process can fail in between: only processes raise).
+
 The engine's processes wait on ``Due`` events, which carry only what the event loop and a waiting process
 read of an event. ``after`` (a ``Timeout``), ``signal`` (an ``Event``), ``fire`` (``succeed``), ``fire_at``
 (``succeed`` at a later cycle) and ``call_later`` (a timeout's callback) each put the event in the same place
@@ -20,7 +26,7 @@ flag was set.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from heapq import heappop, heappush
 from operator import attrgetter
 from typing import Any
@@ -32,14 +38,15 @@ from simpy.events import NORMAL, URGENT
 
 class Due:
     """An event with only what the event loop and a waiting process read of one (``callbacks``, ``_ok``,
-    ``_value``): scheduled at once (``after``, ``call_later``) or when fired (``signal``)."""
+    ``_value``): scheduled at once (``after``, ``call_later``) or when fired (``signal``). It always
+    succeeds with no value: ``_ok`` and ``_value`` are the class's, not set per event."""
 
-    __slots__ = ("_ok", "_value", "callbacks")
+    __slots__ = ("callbacks",)
+    _ok = True
+    _value = None
 
     def __init__(self, callbacks: list) -> None:
         self.callbacks = callbacks
-        self._ok = True
-        self._value = None
 
 
 class Clock(simpy.Environment):
@@ -73,6 +80,19 @@ class Clock(simpy.Environment):
                 raise exc
         return None
 
+    def start(self, process: Generator[Due, None, None]) -> None:
+        """Run ``process`` (a generator yielding ``Due`` events) as ``env.process`` would: its first step at an
+        urgent event now, each later one when the event it yielded fires."""
+        send = process.send
+
+        def resume(_event: Due) -> None:
+            try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
+                send(None).callbacks.append(resume)
+            except StopIteration:
+                return
+
+        heappush(self._queue, (self._now, URGENT, next(self._eid), Due([resume])))
+
     def after(self, delay: int) -> Due:
         """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""
         due = Due([])
@@ -94,14 +114,12 @@ class Clock(simpy.Environment):
         constructor): the scalar unit waiting for room in a queue, a pipe for work."""
         return Due([])
 
-    def fire_at(self, event: simpy.Event | Due, at: int) -> None:
+    def fire_at(self, event: Due, at: int) -> None:
         """Fire ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers in
         flight fires when they complete, and its waiter resumes then. What a ``Timeout`` does to itself, on an
         event made earlier."""
-        event._ok, event._value = True, None
         heappush(self._queue, (at if at > self._now else self._now, NORMAL, next(self._eid), event))
 
-    def fire(self, event: simpy.Event | Due) -> None:
+    def fire(self, event: Due) -> None:
         """``event.succeed()`` for an event not yet triggered: it is processed after those already due now."""
-        event._ok, event._value = True, None
         heappush(self._queue, (self._now, NORMAL, next(self._eid), event))

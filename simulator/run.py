@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,7 @@ def simulate(
     name: str | None = None,
     sanitize: bool = False,
     knobs: dict[str, str] | None = None,
+    on_engine: Callable[[Engine], None] | None = None,
 ) -> Run:
     """Run ``program`` (a Program or an assembly file) on ``chip`` (a Chip or preset name).
 
@@ -96,9 +98,11 @@ def simulate(
     With ``sanitize`` the run also looks for races, flag misuse, deadlocks and bad accesses, and
     reports them in ``run.sanitizer`` instead of stopping at the first (docs/sanitizer.md).
     ``knobs`` names the schedule knob to try per bottleneck, for the verdict (a compiler knows them).
+    ``on_engine`` is called with the ``Engine`` just before it runs: a progress bar may read
+    ``engine.progress`` (the fraction of instructions complete) from another thread while it runs.
     """
     with paused_gc():
-        run = _simulate(program, chip, inputs, timing_only, cores, seed, name, sanitize)
+        run = _simulate(program, chip, inputs, timing_only, cores, seed, name, sanitize, on_engine)
     run.knobs.update(knobs or {})
     return run
 
@@ -112,6 +116,7 @@ def _simulate(
     seed: int,
     name: str | None,
     sanitize: bool,
+    on_engine: Callable[[Engine], None] | None = None,
 ) -> Run:
     if isinstance(program, str | Path):
         name = name or Path(program).name
@@ -134,6 +139,8 @@ def _simulate(
         memory = MachineMemory(program, chip, used)
         memory.strict = san is None
     engine = Engine(program, chip, memory, san.tracker if san is not None else None, seed, decoder)
+    if on_engine is not None:
+        on_engine(engine)
     cycles = engine.run() if san is None else san.run(engine)
     stats = collect_stats(program, chip, engine, cycles, kinds)
     run = Run(

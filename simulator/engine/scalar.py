@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-import simpy
-
 from isa import Instruction, Pipe
+from simulator.clock import Due
 from simulator.engine.decode import QUEUED, Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
@@ -60,7 +59,7 @@ class ScalarUnit:
         what, pipe = self.waiting
         return what.format(pipe.label) if pipe is not None else what
 
-    def run(self) -> Generator[simpy.Event, object, None]:
+    def run(self) -> Generator[Due, None, None]:
         machine = self.machine
         env, st = machine.env, self.stats
         depth = machine.chip.queue_depth
@@ -102,7 +101,7 @@ class ScalarUnit:
                     unit = pipes[p]
                     if unit.completed < unit.issued:
                         st.busy, busy = st.busy + busy, 0
-                        unit.drain = (unit.issued, env.event())
+                        unit.drain = (unit.issued, env.signal())
                         self.waiting, self.at = (BARRIER_ON, p), index
                         yield unit.drain[1]
                         self.waiting = None
@@ -118,8 +117,8 @@ class ScalarUnit:
                     st.busy, busy = st.busy + busy, 0
                     # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
                     # to its clock (and finish that cycle) before calling a second set an error.
-                    yield env.timeout(max(0, t - env.now))
-                    yield env.timeout(0)
+                    yield env.after(max(0, t - env.now))
+                    yield env.after(0)
                 flags.set(payload, t, index)
             elif kind is SWAIT:
                 t += issue
