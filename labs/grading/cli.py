@@ -83,7 +83,7 @@ def _grade(args: argparse.Namespace) -> list[Submission]:
     if args.gradescope is not None:
         check_output(args.gradescope, "--gradescope", file=one)
     roster = read_roster(args.roster) if args.roster is not None else None
-    tasks, missing = collect(args.submissions, lab, args.timeout, roster, one=one)
+    tasks, _ = collect(args.submissions, lab, args.timeout, roster, one=one)
     bar = Progress(len(tasks), f"lab {lab:02d}", enabled=args.progress)
     hide = [p.parent if p.suffix else p for p in (args.out, args.gradescope) if p is not None]
     subs = grade_folder(

@@ -7,8 +7,8 @@ folders it hides — the grader's repository with the lab sources and solutions,
 results — are empty tmpfs mounts for this process and its children only, every other mount is
 read-only but the working folder, and every capability is dropped (so none of it can be undone). Then
 the limits (``setrlimit``: address space, CPU seconds, processes, file size, no core files) and the
-working folder. The parent-death signal kills it if the grader dies. This file imports only the standard library: it runs
-with ``python -S`` in the sandbox.
+working folder. The parent-death signal kills it if the grader dies. This file imports only the
+standard library: it runs with ``python -S`` in the sandbox.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def limits_for(timeout: float, memory: float | None) -> Limits:
     """The limits of a run with ``timeout`` seconds of code per notebook and ``memory`` GiB per process."""
     return Limits(
         memory=int((memory if memory is not None else 4.0) * 2**30),
-        cpu=int(math.ceil(timeout)) + 60,  # the budget is wall time; CPU is a backstop, plus start-up
+        cpu=math.ceil(timeout) + 60,  # the budget is wall time; CPU is a backstop, plus start-up
     )
 
 
