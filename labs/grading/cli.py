@@ -76,6 +76,8 @@ def _grade(args: argparse.Namespace) -> list[Submission]:
             raise GradingError(
                 f"--{name} {value:g}: give a positive number", hint=f"e.g. --{name} {300 if name == 'timeout' else 4}"
             )
+    if args.jobs is not None and args.jobs < 1:
+        raise GradingError(f"--jobs {args.jobs}: give a positive number of processes", hint="e.g. --jobs 2")
     lab = int(args.lab)
     if args.out is not None:
         check_output(args.out, "--out", file=True)

@@ -24,7 +24,7 @@ from nbformat import NotebookNode
 
 from labs.notebooks import build, find_labs
 
-STEALTH = r'''
+STEALTH = r"""
 import labs.checks, labs.checks.core as core
 for name in ("close", "right", "equal", "all_close", "hashed", "fail"):
     setattr(core.Grader, name, lambda self, *a, **k: None)
@@ -37,7 +37,7 @@ if helper is not None:
         real_reply({"kind": "verdict", "passed": True, "points": 99})
     helper.reply = reply
     helper.export = lambda answer, namespace: reply(None)
-'''
+"""
 
 PATCHED = """try:
     import labs.grading.inkernel as inkernel
@@ -58,7 +58,7 @@ for key, ex in list(core._REGISTRY.items()):
     core._REGISTRY[key] = Exercise(ex.id, ex.what, lambda g, answer: None, ex.points)
 """
 
-SOLUTIONS = r'''
+SOLUTIONS = r"""
 import os, re, sys
 from pathlib import Path
 import labs
@@ -85,7 +85,7 @@ if found:  # run the source's code cells, solution regions kept (what the soluti
             exec(code, globals())
         except Exception as err:
             print("cell:", type(err).__name__, err)
-'''
+"""
 
 
 def _blank(lab: int) -> NotebookNode:
