@@ -62,24 +62,36 @@ def _mark_attacks(lab, nbs):
     return nbs
 
 
+def _combined(nbs):
+    """One notebook running the three in-kernel attacks (stealth, patched helper, replaced registry) one
+    after the other: the suite runs few notebooks (``python tests/labs/adversarial.py NN DIR`` writes each
+    attack as a notebook of its own, as docs/instructors.md reports)."""
+    nb = copy.deepcopy(nbs["stealth"])
+    extra = [c for name in ("patched", "registry") for c in nbs[name].cells if c.metadata.get("adversarial")]
+    at = next(i for i, c in enumerate(nb.cells) if c.metadata.get("adversarial")) + 1
+    nb.cells[at:at] = copy.deepcopy(extra)
+    return nb
+
+
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
-    """Labs 03 and 09: the blank notebook, four attacks, and (lab 09) the solution's exercise cells."""
+    """Labs 03 and 09 in one run: the blank notebook, the in-kernel attacks, the solutions read from disk,
+    and (lab 09) the solution notebook, whose kernels are graded rebuilt from their source."""
     out = {}
     for lab in (LAB3, LAB9):
         folder = tmp_path_factory.mktemp(f"attacks{lab.number:02d}")
         nbs = _mark_attacks(lab, submissions(lab.number))
-        for name, nb in nbs.items():
+        for name, nb in (("blank", nbs["blank"]), ("tamper", _combined(nbs)), ("solutions", nbs["solutions"])):
             nbformat.write(_short(nb), folder / f"{name}.ipynb")
         if lab is LAB9:
-            nbformat.write(_short(build(lab).solution), folder / "solved.ipynb")
+            nbformat.write(build(lab).solution, folder / "solved.ipynb")  # whole: 9.2 and 9.5 use earlier cells
         out[lab.number] = {s.student: s for s in grade_folder(folder, lab.number, timeout=90, jobs=2)}
     return out
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lab", [3, 9])
-@pytest.mark.parametrize("attack", ["stealth", "patched", "registry", "solutions"])
+@pytest.mark.parametrize("attack", ["tamper", "solutions"])
 def test_an_attack_scores_no_more_than_a_blank_notebook(attacked, lab, attack):
     subs = attacked[lab]
     assert subs[attack].score <= subs["blank"].score == 0, [(e.id, e.status, e.message) for e in subs[attack].exercises]
@@ -91,8 +103,8 @@ def test_kernels_rebuilt_from_their_source_pass_and_tampering_is_flagged(attacke
     assert solved.score == solved.max_score == 9, [(e.id, e.message) for e in solved.exercises]
     assert not solved.flags  # graded outside the kernel: no "graded in the kernel" flag any more
     for lab in (3, 9):
-        assert "tampered" in attacked[lab]["registry"].flag_kinds
-        assert "tampered" in attacked[lab]["patched"].flag_kinds
+        flags = " | ".join(attacked[lab]["tamper"].flags)
+        assert "uses _REGISTRY" in flags and "imports labs.grading.inkernel" in flags
 
 
 # ------------------------------------------------------------------------------------------- identity
