@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dsasim import DsasimError, Progress
 from labs.grading.batch import collect, grade_folder
+from labs.grading.manual import merge, read_sheet, write_canvas, write_feedback, write_sheet
 from labs.grading.report import check_output, write_csv, write_gradescope
 from labs.grading.result import GradingError, Submission
 from labs.grading.roster import read_roster
@@ -37,6 +38,9 @@ def parser(prog: str = "python -m labs grade") -> argparse.ArgumentParser:
                    "missing students are listed, each graded against their own variant")  # fmt: skip
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="seconds of the notebook's own code allowed per notebook (default: 300)")  # fmt: skip
+    p.add_argument("--manual", type=Path, metavar="CSV",
+                   help="the manual-grading sheet (grades-manual.csv, filled in): its points are added")  # fmt: skip
+    p.add_argument("--canvas", type=Path, metavar="CSV", help="also write a gradebook CSV in Canvas's import layout")
     p.add_argument("--memory", type=float, default=4.0, metavar="GIB",
                    help="address space allowed per sandboxed process, in GiB (default: 4)")  # fmt: skip
     g = p.add_mutually_exclusive_group()
@@ -60,9 +64,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m labs grade") 
         print("interrupted: nothing written (the sandbox is removed)", file=sys.stderr)
         return 130
     print(summary(subs))
-    for what, path in (("grades", args.out), ("Gradescope results", args.gradescope)):
+    for what, path in (("grades", args.out), ("Gradescope results", args.gradescope), ("Canvas", args.canvas)):
         if path is not None:
             print(f"{what} → {path}")
+    if args.out is not None:
+        print(f"feedback → {args.out.with_name(args.out.stem + '-feedback')}/ID.txt (every message in full)")
+        if any(s.written for s in subs):
+            print(f"written answers → {args.out.with_name(args.out.stem + '-manual.csv')} (fill in, then --manual)")
     return 0
 
 
@@ -84,6 +92,9 @@ def _grade(args: argparse.Namespace) -> list[Submission]:
     one = args.gradescope is not None and args.gradescope.suffix == ".json"
     if args.gradescope is not None:
         check_output(args.gradescope, "--gradescope", file=one)
+    if args.canvas is not None:
+        check_output(args.canvas, "--canvas", file=True)
+    manual = read_sheet(args.manual) if args.manual is not None else None
     roster = read_roster(args.roster) if args.roster is not None else None
     tasks, _ = collect(args.submissions, lab, args.timeout, roster, one=one)
     bar = Progress(len(tasks), f"lab {lab:02d}", enabled=args.progress)
@@ -93,8 +104,15 @@ def _grade(args: argparse.Namespace) -> list[Submission]:
         on_done=lambda s: bar.update(now=s.student), roster=roster, memory=args.memory, hide=hide, one=one,
     )  # fmt: skip
     bar.close()
+    if manual is not None:
+        merge(subs, *manual)
     if args.out is not None:
         write_csv(subs, args.out)
+        if any(s.written for s in subs):
+            write_sheet(subs, args.out.with_name(f"{args.out.stem}-manual.csv"))
+        write_feedback(subs, args.out.with_name(f"{args.out.stem}-feedback"))
+    if args.canvas is not None:
+        write_canvas(subs, args.canvas, lab)
     if args.gradescope is not None:
         write_gradescope(subs, args.gradescope)
     return subs

@@ -72,6 +72,7 @@ def rows(subs: Sequence[Submission]) -> list[dict[str, Any]]:
             row[f"{e.id} message"] = bounded(e.message)
         for w in s.written:
             row[f"{w.id} to grade by hand"] = bounded(w.text)
+            row[f"{w.id} points"] = "" if w.points is None else _points(w.points)
         out.append(row)
     return out
 
@@ -114,6 +115,11 @@ def gradescope(sub: Submission) -> dict[str, Any]:
             "to_grade_by_hand": {w.id: bounded(w.text) for w in sub.written},
         },
     }
+    for w in sub.written:
+        if w.points is not None:
+            out["tests"].append({"name": f"Question {w.id} (written, graded by hand)", "number": w.id,
+                                 "score": _points(w.points), "max_score": _points(w.max_points or w.points),
+                                 "visibility": "visible"})  # fmt: skip
     if sub.flags:  # the instructor's, not the student's: shown after the due date
         out["tests"].append({"name": "Flags for the instructor", "score": 0, "max_score": 0, "status": "failed",
                              "output": bounded("\n".join(sub.flags)), "visibility": "after_due_date"})  # fmt: skip

@@ -26,6 +26,7 @@ from labs.checks import seed_for
 from labs.grading import collect, grade_folder
 from labs.grading.codec import CodecError, decode, encode
 from labs.grading.fake import exercise_cell
+from labs.grading.result import GradingError
 from labs.grading.roster import read_roster
 from labs.notebooks import build, find_labs
 
@@ -272,6 +273,39 @@ def test_rosters_in_nbgrader_and_lms_layouts(tmp_path):
         )
     )
     assert read_roster(canvas) == ["101"]  # Canvas's own ID column (what its gradebook import matches)
+
+
+def test_written_answers_graded_by_hand_are_merged(tmp_path):
+    from labs.grading.manual import merge, read_sheet, write_canvas, write_feedback, write_sheet
+    from labs.grading.report import gradescope
+    from labs.grading.result import ExerciseResult, Submission, WrittenAnswer
+
+    subs = []
+    for sid, text in (("ada", "balanced stages"), ("bob", "")):
+        s = Submission(sid, f"{sid}.ipynb", 3, [ExerciseResult("3.1", "x", 2.0, "passed", 2.0)])
+        s.written = [WrittenAnswer("3.7", text), WrittenAnswer("3.8", "x" * 5000)]
+        subs.append(s)
+    sheet = tmp_path / "grades-manual.csv"
+    write_sheet(subs, sheet)
+    rows = list(csv.reader(sheet.open()))
+    assert rows[0] == ["student", "3.7 points", "3.7 answer", "3.8 points", "3.8 answer"] and rows[1][0] == "max"
+    assert rows[2][2] == "balanced stages" and len(rows[2][4]) <= 2000
+    rows[1][1], rows[1][3], rows[2][1], rows[2][3] = "2", "1", "1.5", "1"
+    with sheet.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    merge(subs, *read_sheet(sheet))
+    assert (subs[0].score, subs[0].max_score, subs[1].score, subs[1].max_score) == (4.5, 5, 2, 5)
+    assert gradescope(subs[0])["tests"][-1]["score"] == 1 and gradescope(subs[0])["score"] == 4.5
+    write_feedback(subs, tmp_path / "feedback")
+    assert "x" * 5000 in (tmp_path / "feedback" / "ada.txt").read_text()  # the full text, not the cell's
+    write_canvas(subs, tmp_path / "canvas.csv", 3)
+    canvas = list(csv.reader((tmp_path / "canvas.csv").open()))
+    assert canvas[0][3:] == ["SIS Login ID", "Section", "Lab 03"] and canvas[2][3] == "ada" and canvas[2][5] == "4.5"
+    rows[2][1] = "nan"
+    with sheet.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    with pytest.raises(GradingError, match="not a number of points"):
+        read_sheet(sheet)
 
 
 def test_the_codec_builds_only_plain_data():
