@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from jupyter_client.manager import KernelManager
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
@@ -50,7 +51,7 @@ class Raised(Exception):
         self.type_name = type_name
 
 
-class _SandboxedKernel(KernelManager):
+class _SandboxedKernel(AsyncKernelManager):
     """A kernel manager that starts ``python -m ipykernel_launcher`` through the sandbox's jail."""
 
     sandbox: Sandbox
@@ -93,9 +94,7 @@ class Session:
             self._stack.close()
         with contextlib.suppress(Exception):
             if self._km.has_kernel:
-                self._km.shutdown_kernel(now=True)
-        with contextlib.suppress(Exception):
-            self._km.cleanup_resources()
+                run_sync(self._km.shutdown_kernel)(now=True)
 
     @property
     def remaining(self) -> float:
