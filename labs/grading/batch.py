@@ -120,7 +120,14 @@ def collect(
 
 
 def grade_task(task: Task) -> Submission:
-    """Grade one notebook (runs in a worker)."""
+    """Grade one notebook (runs in a worker; on another machine, in a sandbox made there)."""
+    box = task.sandbox
+    if box is not None and not (box.root / "site").is_dir():  # a dask worker elsewhere
+        box = sandboxes.create(box.limits, [Path(p) for p in box.hide])
+        try:
+            return grade_task(Task(task.path, task.student, task.lab, task.timeout, box, task.own_seed, task.flags))
+        finally:
+            sandboxes.remove(box.root)
     if any(f.startswith("unreadable:") for f in task.flags):
         sub = Submission(task.student, task.path, task.lab)
         sub.exercises = [ExerciseResult(ex, lookup(ex).what, lookup(ex).points) for ex in exercises(task.lab)]
