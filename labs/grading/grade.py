@@ -24,7 +24,8 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
-from labs.checks import CheckFailed, exercises, grade, lookup, seed_for, use_variant
+from labs.checks import CheckFailed, exercises, lookup, seed_for, use_variant
+from labs.grading.partial import grade_cases
 from labs.grading.remote import KernelDied, OutOfTime, Runner
 from labs.grading.result import ExerciseResult, Submission, WrittenAnswer
 from labs.grading.sandbox import HERE, Sandbox, remove
@@ -317,8 +318,17 @@ def _grade_answer(res: ExerciseResult, answer: Any, runner: Runner | None, expec
             if answer.type_name == "NotImplementedError":
                 raise NotImplementedError
             raise answer
-        grade(res.id, materialize(answer, runner))
+        passed, total, first = grade_cases(res.id, materialize(answer, runner))
+        if first is not None:
+            raise _Partial(first, passed, total)
         res.status, res.points, res.message = "passed", res.max_points, ""
+    except _Partial as part:
+        err = part.error
+        res.status = "failed"
+        res.points = round(res.max_points * part.passed / part.total, 4) if part.total else 0.0
+        res.message = _message(err.message, res.id, answer, expected) + (f" (hint: {err.hint})" if err.hint else "")
+        if part.total:
+            res.message += f" [{part.passed} of {part.total} cases passed]"
     except NotImplementedError:
         res.status, res.message = "not done", "raises NotImplementedError (not done yet)"
     except CheckFailed as err:
@@ -332,6 +342,12 @@ def _grade_answer(res: ExerciseResult, answer: Any, runner: Runner | None, expec
         res.status, res.message = "failed", f"evaluating the answer raised {err}"
     except Exception as err:  # an answer the grader could not handle (e.g. raised from the student's code)
         res.status, res.message = "failed", f"{type(err).__name__}: {err}"
+
+
+class _Partial(Exception):
+    def __init__(self, error: CheckFailed, passed: int, total: int) -> None:
+        super().__init__(error.message)
+        self.error, self.passed, self.total = error, passed, total
 
 
 def _message(text: str, exercise: str, answer: Any, expected: Built) -> str:

@@ -308,6 +308,28 @@ def test_written_answers_graded_by_hand_are_merged(tmp_path):
         read_sheet(sheet)
 
 
+def test_partial_credit_counts_every_case():
+    """3.1 with the store's cycles wrong: 10 of its 15 cases (5 shapes × load, compute, store) pass; an
+    answer of the wrong type names no case and stays all or nothing."""
+    import math
+
+    from dsasim import bench_path, bench_vector
+    from isa import DType
+    from labs.checks import use_variant
+    from labs.grading.partial import grade_cases
+
+    def stage_cycles(chip, op, rows, cols):
+        nbytes = rows * cols * 2
+        repeats = math.ceil(nbytes / chip.vector.bytes_per_repeat)
+        load = bench_path(chip, "gm-ub", nbytes, count=1).cycles
+        return load, bench_vector(chip, op, DType.F16, repeats, count=1).cycles, 0
+
+    use_variant(3)
+    passed, total, first = grade_cases("3.1", stage_cycles)
+    assert (passed, total) == (10, 15) and "(store) gave 0" in first.message
+    assert grade_cases("3.4", lambda chip, cols, operands, buffers: "x")[:2] == (0, 0)
+
+
 def test_the_codec_builds_only_plain_data():
     import numpy as np
 
