@@ -115,7 +115,7 @@ def collect(
         if roster is not None and sid not in known:
             own = False
         tasks.append(Task(str(path), sid, lab, timeout, None, own, tuple(flags)))
-    missing = [s for s in (roster or ()) if s not in by_student]
+    missing = [] if one else [s for s in (roster or ()) if s not in by_student]
     return tasks, missing
 
 

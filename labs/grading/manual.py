@@ -82,7 +82,9 @@ def merge(subs: Sequence[Submission], points: dict[str, dict[str, float]], maxim
         for w in s.written:
             w.points = mine.get(w.id)
             w.max_points = maximum.get(w.id)
-        s.flag_missing_manual = [w.id for w in s.written if w.points is None]
+        ungraded = [w.id for w in s.written if w.points is None]
+        if ungraded and s.student in points:
+            s.flag("not graded by hand", f"{', '.join(ungraded)} have no points in the sheet")
 
 
 def write_feedback(subs: Sequence[Submission], folder: Path) -> None:

@@ -53,8 +53,6 @@ class Submission:
     #: of ``seconds``, the time the notebook's own code took (what ``--timeout`` limits)
     code_seconds: float = 0.0
     variant_seed: int | None = None
-    #: written questions without points in the manual-grading sheet (``--manual``)
-    flag_missing_manual: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:

@@ -259,6 +259,20 @@ def test_gradescope_mode_grades_the_notebook_named_like_the_lab(tmp_path):
     assert tasks[0].flags[0].startswith("several notebooks: graded 03_double_buffering.ipynb (the one named like")
 
 
+def test_links_fifos_and_bad_names_are_flagged_without_being_opened(tmp_path):
+    os.mkfifo(tmp_path / "bob.ipynb")  # opening it would hang
+    (tmp_path / "zero.ipynb").symlink_to("/dev/zero")  # reading it would fill the memory
+    (tmp_path / "..weird").mkdir()
+    nbformat.write(build(LAB3).student, tmp_path / "ok name.ipynb")
+    start = time.perf_counter()
+    tasks, _ = collect(tmp_path, 3, 60, ["ada"])
+    assert time.perf_counter() - start < 5
+    flags = {t.student: " | ".join(t.flags) for t in tasks}
+    assert "unreadable: not a regular file" in flags["bob"] and "unreadable: a symbolic link" in flags["zero"]
+    bad = next(s for s in flags if s.startswith("invalid-id-"))
+    assert "bad id: 'ok name'" in flags[bad] and "unknown student" in flags[bad]
+
+
 def test_rosters_in_nbgrader_and_lms_layouts(tmp_path):
     one = tmp_path / "ids.txt"
     one.write_text("ada\n\ngrace\n")
