@@ -242,15 +242,17 @@ def _export(session: Session, expression: str) -> Any:
 def _grade_answers(
     sub: Submission, answers: dict[str, Any], expected: Built, sandbox: Sandbox, work: Path, session: Session
 ) -> None:
-    """Grade every answer taken out; functions rebuilt from their source in a fresh runner."""
+    """Grade every answer taken out; functions rebuilt from their source in a fresh runner, whose calls
+    have a budget of their own (``--timeout`` again: the notebook may have used all of its own)."""
     runner: Runner | None = None
+    budget = Budget(session.budget)
     try:
         for res in sub.exercises:
             if res.id not in answers:
                 continue
             answer = answers[res.id]
             if _has_code(answer) and runner is None:
-                runner = Runner(sandbox, sandbox.workdir(f"{sub.student}-runner"), session)
+                runner = Runner(sandbox, sandbox.workdir(f"{sub.student}-runner"), budget)
             try:
                 _grade_answer(res, answer, runner, expected)
             except OutOfTime:
@@ -265,6 +267,17 @@ def _grade_answers(
     finally:
         if runner is not None:
             runner.close()
+
+
+class Budget:
+    """Seconds of the student's code the graders' calls may take (``remaining``, ``used``)."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget, self.used = budget, 0.0
+
+    @property
+    def remaining(self) -> float:
+        return self.budget - self.used
 
 
 def _has_code(value: Any) -> bool:

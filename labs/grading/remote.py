@@ -45,7 +45,9 @@ class Runner:
     """A fresh sandboxed process that rebuilds answers from their source and runs them on request."""
 
     def __init__(self, sandbox: Sandbox, work: Path, budget: Any) -> None:
-        self.budget = budget  # the Session whose time the calls use (``remaining``, ``used``)
+        self.budget = budget  # what the calls' time counts against (``remaining``, ``used``)
+        #: the objects the grader sent as arguments (the runner refers to them by index)
+        self.sent: list[Any] = []
         argv = [os.path.realpath(os.sys.executable), "-S", str(sandbox.tools / "runner.py")]
         self.proc = subprocess.Popen(
             sandbox.command(work, argv),
@@ -122,9 +124,17 @@ class Runner:
         return reply
 
     def _stand_in(self, tagged: dict) -> Any:
+        if "$sent" in tagged:  # one of the grader's own objects, sent earlier
+            obj = self.sent[int(tagged["$sent"])]
+            path = tagged.get("path") or []
+            return getattr(obj, str(path[0]))[int(path[1])] if len(path) == 2 else obj
         if "$handle" not in tagged:
             raise CodecError(f"unexpected {next(iter(tagged))}")
         return stand_in(self, tagged)
+
+    def _send(self, arg: Any) -> int:
+        self.sent.append(arg)
+        return len(self.sent) - 1
 
     def define(self, bundle: dict[str, Any], *, jit: bool = False) -> Any:
         return self.request({"op": "define", "bundle": bundle, "jit": jit})
@@ -135,6 +145,7 @@ class Runner:
             "handle": handle,
             "name": method,
             "args": _pickle((args, kwargs)),
+            "tokens": [self._send(arg) for arg in args],
         }
         message["grid"] = None if grid is None else _pickle(grid)
         result = self.request(message)

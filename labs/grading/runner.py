@@ -36,6 +36,11 @@ except ImportError:  # in the sandbox, beside codec.py
 
 objects: list[Any] = []
 _defined = 0
+#: What the grader sent, by ``id`` here: (the grader's token, the path to it) — an argument, or an item of
+#: one of its list attributes (a search space's candidates). A result that *is* one of them is sent back
+#: as that reference, so that the grader gets its own object (graders compare candidates by identity).
+received: dict[int, tuple[int, list]] = {}
+_kept_alive: list[Any] = []
 
 
 def signature(obj: Any) -> list | None:
@@ -46,8 +51,24 @@ def signature(obj: Any) -> list | None:
     return [[p.name, int(p.kind), p.default is not inspect.Parameter.empty] for p in params]
 
 
+def remember(args: tuple, tokens: list) -> None:
+    """Note the arguments the grader sent (and the items of their list attributes) under its tokens."""
+    for arg, token in zip(args, tokens):
+        if token is None or isinstance(arg, int | float | str | bytes | bool) or arg is None:
+            continue
+        _kept_alive.append(arg)
+        received.setdefault(id(arg), (int(token), []))
+        for name, value in list(getattr(arg, "__dict__", {}).items())[:32]:
+            if isinstance(value, list | tuple) and len(value) <= 100_000:
+                for j, item in enumerate(value):
+                    received.setdefault(id(item), (int(token), [name, j]))
+
+
 def keep(obj: Any) -> dict[str, Any]:
-    """A handle for ``obj`` (it stays here)."""
+    """A handle for ``obj`` (it stays here), or a reference to the grader's own object it is."""
+    if id(obj) in received:
+        token, path = received[id(obj)]
+        return {"$sent": token, "path": path}
     objects.append(obj)
     out: dict[str, Any] = {"$handle": len(objects) - 1, "type": type(obj).__name__, "callable": callable(obj)}
     if isinstance(obj, type):
@@ -126,6 +147,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         if op == "getattr":
             return {"result": encode(getattr(obj, str(request["name"])), keep)}
         args, kwargs = pickle.loads(base64.b64decode(request["args"]))
+        remember(args, list(request.get("tokens") or []))
         if op == "method":
             obj = getattr(obj, str(request["name"]))
         if request.get("grid") is not None:
