@@ -30,7 +30,7 @@ from labs.grading.codec import CodecError, decode
 from labs.grading.sandbox import Sandbox
 
 #: The largest reply read from the runner (bytes).
-MAX_REPLY = 512 * 2**20
+MAX_REPLY = 64 * 2**20
 
 
 class OutOfTime(BaseException):
