@@ -30,10 +30,11 @@ fmt: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-# The Jupyter labs: student and solution notebooks in labs/build/ (docs/labs.md); `lab` opens the student ones.
+# The Jupyter labs: student notebooks in labs/build/student (docs/labs.md); `lab` opens them. Instructors:
+# make labs SOLUTIONS=1 also writes labs/build/solution/ (never hand it out).
 # Per-student variants (docs/instructors.md): make labs VARIANT_SEED=7, or make labs ROSTER=ids.txt.
 labs: $(STAMP)
-	$(PY) -m labs.notebooks $(if $(VARIANT_SEED),--variant-seed $(VARIANT_SEED)) $(if $(ROSTER),--roster $(ROSTER))
+	$(PY) -m labs.notebooks $(if $(VARIANT_SEED),--variant-seed $(VARIANT_SEED)) $(if $(ROSTER),--roster $(ROSTER)) $(if $(SOLUTIONS),--solutions)
 
 lab: labs
 	$(VENV)/bin/jupyter lab labs/build/student $$([ "$$(id -u)" = 0 ] && echo --allow-root)

@@ -14,8 +14,9 @@ from labs.grading import cli as grading
 PROG = os.environ.get("DSASIM_LABS_PROG", "python -m labs")
 USAGE = f"""usage: {PROG} {{build,grade}} ...
 
-  build   make the student and solution notebooks (--variant-seed S, --student ID, --roster FILE)
-  grade   grade a folder of submitted notebooks (--lab NN, --out CSV, --gradescope PATH, --jobs N)
+  build   make the student notebooks (--solutions too; --variant-seed S, --student ID, --roster FILE)
+  grade   grade a folder of submitted notebooks in a sandbox (--lab NN, --roster FILE, --out CSV,
+          --gradescope PATH, --jobs N)
 
 {PROG} COMMAND --help shows a command's options."""
 

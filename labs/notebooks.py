@@ -9,11 +9,13 @@ A lab source is ``labs/NN_topic.py`` in jupytext's percent format (``# %%`` star
 - in a markdown cell, the lines between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` — a
   model answer to a written question, replaced by a prompt in the student notebook.
 
-The solution notebook keeps the regions and drops the marker lines. Built notebooks carry no outputs.
-A student notebook the student has changed since it was built is kept, not overwritten, unless
-``--force`` is given (the build records what it wrote in ``.built.json`` beside the notebooks).
+The solution notebook keeps the regions and drops the marker lines; it is written only with
+``--solutions`` (an instructor's build): a student's build has no solution notebook and no solution
+cell. Built notebooks carry no outputs. A student notebook the student has changed since it was built is
+kept, not overwritten, unless ``--force`` is given (the build records what it wrote in ``.built.json``).
 
-    python -m labs.notebooks                 # every lab → labs/build/student/, labs/build/solution/
+    python -m labs.notebooks                 # every lab → labs/build/student/
+    python -m labs.notebooks --solutions     # and labs/build/solution/ (instructors)
     python -m labs.notebooks 01 03 --out DIR # some labs, elsewhere
     python -m labs.notebooks --check         # validate the sources, write nothing
     python -m labs.notebooks 03 --variant-seed 7   # a variant → labs/build/variants/seed-7/
@@ -277,10 +279,23 @@ class WriteReport:
     kept: list[Path]
 
 
-def write(built: Sequence[Built], out: Path = BUILD_DIR, *, force: bool = False) -> WriteReport:
-    """Write ``out/student/*.ipynb`` and ``out/solution/*.ipynb``; keep student notebooks changed since built."""
+def check_out(out: Path) -> None:
+    """Refuse an output folder that cannot be one, before anything is built: it must be a folder (or not
+    exist yet) and its parent an existing folder."""
+    if out.exists() and not out.is_dir():
+        raise LabSourceError(f"--out {out} is a file, not a folder", hint="give a folder for the notebooks")
+    if not out.exists() and not out.parent.is_dir():
+        what = "a file, not a folder" if out.parent.exists() else "missing"
+        raise LabSourceError(f"--out {out}: its folder {out.parent} is {what}", hint=f"create {out.parent} first")
+
+
+def write(
+    built: Sequence[Built], out: Path = BUILD_DIR, *, force: bool = False, solutions: bool = False
+) -> WriteReport:
+    """Write ``out/student/*.ipynb`` (and ``out/solution/*.ipynb`` with ``solutions``); keep student
+    notebooks changed since built."""
     report = WriteReport([], [])
-    for kind in ("student", "solution"):
+    for kind in ("student", "solution") if solutions else ("student",):
         folder = out / kind
         folder.mkdir(parents=True, exist_ok=True)
         record_path = folder / ".built.json"
@@ -311,6 +326,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m labs.notebook
     parser.add_argument("--out", type=Path, help="output folder (default: labs/build, or labs/build/variants/...)")
     parser.add_argument("--check", action="store_true", help="validate the sources only")
     parser.add_argument("--force", action="store_true", help="overwrite student notebooks even if changed")
+    parser.add_argument(
+        "--solutions", action="store_true", help="also write the solution notebooks (instructors; never hand out)"
+    )
     v = parser.add_argument_group("per-student variants (labs with parameters only)")
     v.add_argument("--variant-seed", type=int, metavar="S", help="build the variant of seed S")
     v.add_argument("--student", metavar="ID", help="build the variant of student ID (its seed is a hash of ID)")
@@ -318,6 +336,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m labs.notebook
     args = parser.parse_args(argv)
     try:
         targets = _targets(args)
+        if args.out is not None:
+            check_out(args.out)
         labs = find_labs(LABS_DIR, args.labs)
         if targets != [(None, None, args.out or BUILD_DIR)]:
             labs = [lab for lab in labs if has_variants(lab.number)] if not args.labs else labs
@@ -327,9 +347,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m labs.notebook
                 for b in built:
                     print(f"{b.lab.slug}: {len(b.solution.cells)} cells, exercises {', '.join(b.exercises) or 'none'}")
                 continue
-            report = write(built, out, force=args.force)
+            out.mkdir(parents=out != args.out, exist_ok=True)
+            report = write(built, out, force=args.force, solutions=args.solutions)
+            kinds = f"{_rel(out)}/student" + (f", {_rel(out)}/solution" if args.solutions else "")
             for b in built:
-                print(f"{b.lab.slug}: {len(b.exercises)} exercises → {_rel(out)}/student, {_rel(out)}/solution")
+                print(f"{b.lab.slug}: {len(b.exercises)} exercises → {kinds}")
             for path in report.kept:
                 print(f"kept {path}: you changed it since it was built (--force overwrites it)")
     except DsasimError as err:

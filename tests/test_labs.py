@@ -217,7 +217,7 @@ def test_exercises_out_of_order_are_refused(tmp_path):
 def test_write_keeps_student_work_and_rebuilds_the_same_bytes(tmp_path):
     b = [build(LABS[0])]
     out = tmp_path / "build"
-    first = write(b, out)
+    first = write(b, out, solutions=True)
     assert len(first.written) == 2 and not first.kept
     student = out / "student" / LABS[0].notebook_name
     solution = out / "solution" / LABS[0].notebook_name
@@ -232,8 +232,34 @@ def test_write_keeps_student_work_and_rebuilds_the_same_bytes(tmp_path):
     assert nbformat.read(solution, as_version=4).cells
 
 
+def test_a_student_build_has_no_solution(tmp_path, capsys):
+    """The default build (``make lab``, ``dsasim labs build``) writes student notebooks only: no solution
+    folder, and no line of any solution region in any cell; ``--solutions`` adds the solution notebooks."""
+    assert main(["--out", str(tmp_path / "class")]) == 0
+    assert sorted(p.name for p in (tmp_path / "class").iterdir()) == ["student"]
+    for lab in LABS:
+        text = lab.source.read_text()
+        regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", text, flags=re.S)
+        regions += re.findall(r"<!-- BEGIN SOLUTION -->\n(.*?)<!-- END SOLUTION -->", text, flags=re.S)
+        solution_lines = {ln.strip() for r in regions for ln in r.splitlines() if len(ln.strip()) > 12}
+        nb = nbformat.read(tmp_path / "class" / "student" / lab.notebook_name, as_version=4)
+        student_lines = {ln.strip() for c in nb.cells for ln in c.source.splitlines()}
+        outside = re.sub(r"(###|<!--) BEGIN SOLUTION.*?END SOLUTION", "", text, flags=re.S)
+        leaked = solution_lines & student_lines - {ln.strip() for ln in outside.splitlines()}
+        assert not leaked, (lab.slug, sorted(leaked)[:3])
+    capsys.readouterr()
+    assert main(["00", "--out", str(tmp_path / "inst"), "--solutions"]) == 0
+    assert (tmp_path / "inst" / "solution" / "00_tour.ipynb").exists()
+    (tmp_path / "file").write_text("x")
+    assert main(["00", "--out", str(tmp_path / "file" / "nb")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert main(["00", "--out", str(tmp_path / "file")]) == 2
+    assert main(["00", "--out", str(tmp_path / "no" / "such")]) == 2
+    assert "create" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
 def test_cli_builds_checks_and_reports_errors(tmp_path, capsys):
-    assert main(["00", "--out", str(tmp_path)]) == 0
+    assert main(["00", "--out", str(tmp_path), "--solutions"]) == 0
     assert (tmp_path / "student" / "00_tour.ipynb").exists() and (tmp_path / "solution" / "00_tour.ipynb").exists()
     assert main(["--check"]) == 0
     assert "00_tour:" in capsys.readouterr().out

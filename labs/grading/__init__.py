@@ -1,12 +1,13 @@
-"""Grading a class: run each submitted notebook in a fresh kernel, grade its answers with the lab's
-graders outside it, and write one table (CSV) and Gradescope's ``results.json``.
+"""Grading a class: run each submitted notebook in a sandboxed kernel, take its answers out as data,
+grade them with the lab's graders outside it, and write one table (CSV) and Gradescope's ``results.json``.
 
-    python -m labs grade submitted/ --lab 03 --out grades.csv --jobs 2
+    python -m labs grade submitted/ --lab 03 --roster ids.csv --out grades.csv --jobs 2
 
-- ``batch``: find the notebooks and grade them in parallel (the tuner's executors);
-- ``grade``: one notebook — run, take each answer, grade it here, flag what looks wrong;
-- ``session``: the kernel (nbclient) under a time budget, and the student's functions called inside it;
-- ``wire`` / ``inkernel``: what crosses between the kernel and the grader, and the helper in the kernel;
+- ``batch``: find the notebooks, name the students (``roster``), grade them in parallel;
+- ``grade``: one notebook — run, take each answer out, grade it here, flag what looks wrong;
+- ``sandbox`` / ``jail``: the student copy of the packages, limits, hidden folders, cleanup;
+- ``session``: the kernel (nbclient) under a time budget; ``export`` / ``codec``: answers as data;
+- ``runner`` / ``remote``: functions and kernels rebuilt from their source in a fresh process;
 - ``tamper``: signs that a notebook tried to change its own grading;
 - ``report``: the CSV and Gradescope formats; ``cli``: the command.
 """

@@ -18,6 +18,34 @@ from pathlib import Path
 from typing import Any
 
 from labs.grading.result import GradingError, Submission
+from labs.grading.roster import valid_id
+
+#: The longest text one cell (CSV) or message (Gradescope) holds; the full text is in the feedback file.
+MAX_CELL = 2000
+
+
+def bounded(text: str, limit: int = MAX_CELL) -> str:
+    """``text`` cut to ``limit`` characters, saying so."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    tail = " … (cut: the full text is in the student's feedback file)"
+    return text[: limit - len(tail)] + tail
+
+
+def check_output(path: Path, option: str, *, file: bool) -> None:
+    """Refuse an output that cannot be written, before anything is graded: its parent must be an existing
+    folder; a file output must not be a folder, a folder output must not be a file."""
+    parent = path.parent
+    if not parent.is_dir():
+        what = "a file, not a folder" if parent.exists() else "missing"
+        raise GradingError(f"{option} {path}: its folder {parent} is {what}", hint=f"create {parent} first")
+    if file and path.is_dir():
+        raise GradingError(f"{option} {path} is a folder", hint="give a file name, e.g. grades.csv")
+    if file and path.exists() and not path.is_file():
+        raise GradingError(f"{option} {path} is not a regular file", hint="give a file name")
+    if not file and path.exists() and not path.is_dir():
+        raise GradingError(f"{option} {path} is a file, not a folder", hint="give a folder (or a .json file)")
 
 
 def _points(x: float) -> float | int:
@@ -32,7 +60,7 @@ def rows(subs: Sequence[Submission]) -> list[dict[str, Any]]:
             "student": s.student,
             "total": _points(s.score),
             "max": _points(s.max_score),
-            "flags": "; ".join(s.flags),
+            "flags": bounded("; ".join(s.flags)),
             "seconds": round(s.seconds, 1),
             "code_seconds": round(s.code_seconds, 1),
             "variant_seed": "" if s.variant_seed is None else s.variant_seed,
@@ -41,9 +69,10 @@ def rows(subs: Sequence[Submission]) -> list[dict[str, Any]]:
         for e in s.exercises:
             row[f"{e.id} points"] = _points(e.points)
             row[f"{e.id} status"] = e.status
-            row[f"{e.id} message"] = e.message
+            row[f"{e.id} message"] = bounded(e.message)
         for w in s.written:
-            row[f"{w.id} to grade by hand"] = w.text
+            row[f"{w.id} to grade by hand"] = bounded(w.text)
+            row[f"{w.id} points"] = "" if w.points is None else _points(w.points)
         out.append(row)
     return out
 
@@ -51,7 +80,7 @@ def rows(subs: Sequence[Submission]) -> list[dict[str, Any]]:
 def write_csv(subs: Sequence[Submission], path: Path) -> None:
     table = rows(subs)
     columns = list(dict.fromkeys(k for r in table for k in r))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_output(path, "--out", file=True)
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
@@ -61,13 +90,12 @@ def write_csv(subs: Sequence[Submission], path: Path) -> None:
 def gradescope(sub: Submission) -> dict[str, Any]:
     """``sub`` in Gradescope's autograder results format."""
     lines = [f"Lab {sub.lab}: {_points(sub.score)} / {_points(sub.max_score)} points"]
-    lines += [f"flag: {f}" for f in sub.flags]
     if sub.written:
         lines.append(f"to grade by hand: {', '.join(w.id for w in sub.written)}")
-    return {
+    out = {
         "score": _points(sub.score),
         "execution_time": round(sub.seconds),
-        "output": "\n".join(lines),
+        "output": bounded("\n".join(lines)),
         "tests": [
             {
                 "name": f"Exercise {e.id}: {e.what}",
@@ -75,17 +103,27 @@ def gradescope(sub: Submission) -> dict[str, Any]:
                 "score": _points(e.points),
                 "max_score": _points(e.max_points),
                 "status": "passed" if e.status == "passed" else "failed",
-                "output": e.message or e.status,
+                "output": bounded(e.message or e.status),
+                "visibility": "visible",
             }
             for e in sub.exercises
         ],
         "extra_data": {
             "student": sub.student,
-            "flags": sub.flags,
+            "flags": [bounded(f) for f in sub.flags],
             "variant_seed": sub.variant_seed,
-            "to_grade_by_hand": {w.id: w.text for w in sub.written},
+            "to_grade_by_hand": {w.id: bounded(w.text) for w in sub.written},
         },
     }
+    for w in sub.written:
+        if w.points is not None:
+            out["tests"].append({"name": f"Question {w.id} (written, graded by hand)", "number": w.id,
+                                 "score": _points(w.points), "max_score": _points(w.max_points or w.points),
+                                 "visibility": "visible"})  # fmt: skip
+    if sub.flags:  # the instructor's, not the student's: shown after the due date
+        out["tests"].append({"name": "Flags for the instructor", "score": 0, "max_score": 0, "status": "failed",
+                             "output": bounded("\n".join(sub.flags)), "visibility": "after_due_date"})  # fmt: skip
+    return out
 
 
 def write_gradescope(subs: Sequence[Submission], path: Path) -> list[Path]:
@@ -99,8 +137,9 @@ def write_gradescope(subs: Sequence[Submission], path: Path) -> list[Path]:
             )
         targets = [(subs[0], path)]
     else:
-        targets = [(s, path / f"{s.student}.json") for s in subs]
+        check_output(path, "--gradescope", file=False)
+        path.mkdir(exist_ok=True)
+        targets = [(s, path / f"{s.student}.json") for s in subs if valid_id(s.student)]
     for sub, target in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(gradescope(sub), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return [t for _, t in targets]

@@ -33,6 +33,9 @@ class WrittenAnswer:
 
     id: str
     text: str
+    #: the points given by hand (``--manual``), and the question's maximum (None: not graded yet)
+    points: float | None = None
+    max_points: float | None = None
 
 
 @dataclass
@@ -53,11 +56,11 @@ class Submission:
 
     @property
     def score(self) -> float:
-        return sum(e.points for e in self.exercises)
+        return sum(e.points for e in self.exercises) + sum(w.points or 0 for w in self.written)
 
     @property
     def max_score(self) -> float:
-        return sum(e.max_points for e in self.exercises)
+        return sum(e.max_points for e in self.exercises) + sum(w.max_points or 0 for w in self.written)
 
     def flag(self, kind: str, detail: str = "") -> None:
         text = f"{kind}: {detail}" if detail else kind

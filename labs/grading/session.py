@@ -1,43 +1,39 @@
-"""One student's notebook in its own fresh kernel (nbclient), under a time budget, and the answers in it.
+"""One student's notebook in its own sandboxed kernel (nbclient), under a time budget.
 
 :class:`Session` runs cells one at a time, so the grader can take each exercise's answer right after its
-cell ran, and counts the time the student's code takes — cells, and the calls the graders make into it —
-against the notebook's budget. Running out raises :class:`OutOfTime`, a dead kernel :class:`KernelDied`;
-both derive from ``BaseException`` so that no grader's ``except Exception`` mistakes them for a wrong
-answer.
+cell ran, and counts the time the student's code takes against the notebook's budget. Running out raises
+:class:`OutOfTime`, a dead kernel :class:`KernelDied`; both derive from ``BaseException`` so that no
+grader's ``except Exception`` mistakes them for a wrong answer.
 
-Answers that are plain data come back as values; the rest (functions defined in the notebook, objects of
-the student's classes) stay in the kernel and are reached through :class:`RemoteFunction` and
-:class:`RemoteObject`, whose calls run in the kernel and whose results come back the same way.
+The kernel is started through the sandbox (``labs.grading.sandbox``): its own working folder (which
+holds its connection file), limits, a clean environment whose ``labs`` is the student copy. The only
+thing read from it is what the exporter (``labs.grading.export``) replies: data, never an object.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
-import pickle
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 
-from labs.grading.wire import MIME, dumps, loads
+from labs.grading.codec import CodecError, decode
+from labs.grading.export import MIME
+from labs.grading.remote import KernelDied, OutOfTime
+from labs.grading.sandbox import Sandbox
 
 HELPER = "__dsasim_grading__"
-
-
-class OutOfTime(BaseException):
-    """The notebook used up its time budget (a signal, like ``KeyboardInterrupt``, not an error)."""
-
-
-class KernelDied(BaseException):
-    """The student's kernel died (``os._exit``, a segfault, out of memory)."""
 
 
 class Missing:
@@ -47,29 +43,58 @@ class Missing:
         self.message = message
 
 
+class Raised(Exception):
+    """The student's own code raised while its answer was evaluated."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(f"{type_name}: {message}")
+        self.type_name = type_name
+
+
+class _SandboxedKernel(AsyncKernelManager):
+    """A kernel manager that starts ``python -m ipykernel_launcher`` through the sandbox's jail."""
+
+    sandbox: Sandbox
+    work: Path
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        python = os.path.realpath(sys.executable)
+        argv = [python, "-S", "-m", "ipykernel_launcher", "-f", self.connection_file, *(extra_arguments or [])]
+        return self.sandbox.command(self.work, argv)
+
+
 class Session:
     """A kernel running one notebook; use as a context manager (the kernel is shut down on exit)."""
 
-    def __init__(self, cwd: Path, budget: float, kernel_name: str = "python3") -> None:
+    def __init__(self, sandbox: Sandbox, work: Path, budget: float) -> None:
         self.budget = budget
         self.used = 0.0
+        km = _SandboxedKernel(kernel_name="python3", connection_file=str(work / "kernel.json"))
+        km.sandbox, km.work = sandbox, work
+        self._km = km
+        self._env = sandbox.env(work)
         self._client = NotebookClient(
             nbformat.v4.new_notebook(),
-            kernel_name=kernel_name,
+            km=km,
             allow_errors=True,
             timeout=60,
-            resources={"metadata": {"path": str(cwd)}},
+            resources={"metadata": {"path": str(work)}},
         )
         self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> Session:
         # the kernel's own stderr (its start-up warnings, its death rattle) is noise in a grading log
-        self._stack.enter_context(self._client.setup_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self._stack.enter_context(
+            self._client.setup_kernel(env=self._env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(Exception):
             self._stack.close()
+        with contextlib.suppress(Exception):
+            if self._km.has_kernel:
+                run_sync(self._km.shutdown_kernel)(now=True)
 
     @property
     def remaining(self) -> float:
@@ -94,80 +119,40 @@ class Session:
         return cell
 
     def ask(self, code: str) -> Any:
-        """Run ``code`` in the kernel, unseen by the notebook, and read the helper's reply."""
+        """Run ``code`` (a call of the exporter) unseen by the notebook; the data it replied with."""
         cell = self.run(nbformat.v4.new_code_cell(code), hidden=True)
         for out in cell.outputs:
             if out.output_type == "display_data" and MIME in out.get("data", {}):
-                return self.resolve(out["data"][MIME])
+                return read_reply(out["data"][MIME])
             if out.output_type == "error":
-                raise RuntimeError(f"the grading helper failed in the kernel: {out.ename}: {out.evalue}")
-        raise RuntimeError("the kernel gave no answer to the grader")
-
-    def resolve(self, reply: dict[str, Any]) -> Any:
-        """The value a reply stands for; raises what the student's code raised."""
-        kind = reply.get("kind")
-        if kind == "missing":
-            return Missing(reply.get("message", ""))
-        if kind == "raised":
-            name, message = str(reply.get("type", "Exception")), str(reply.get("message", ""))
-            if name == "NotImplementedError":
-                raise NotImplementedError(message)
-            raise type(name, (Exception,), {})(message)
-        if kind in ("fingerprint", "verdict"):
-            return reply
-        if "pickle" in reply:
-            with contextlib.suppress(
-                pickle.UnpicklingError, ValueError, TypeError, EOFError, AttributeError, ImportError
-            ):
-                return loads(reply["pickle"])  # anything else stays in the kernel, behind a handle
-        if reply.get("callable"):
-            return RemoteFunction(self, int(reply["handle"]), str(reply.get("type")), reply.get("signature"))
-        return RemoteObject(self, int(reply["handle"]), str(reply.get("type")))
+                return Raised("an error in the grading helper", f"{out.ename}: {out.evalue}"[:500])
+        return Raised("no answer", "the kernel gave no answer to the grader")
 
 
-_KINDS = (
-    inspect.Parameter.POSITIONAL_ONLY,
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    inspect.Parameter.VAR_POSITIONAL,
-    inspect.Parameter.KEYWORD_ONLY,
-    inspect.Parameter.VAR_KEYWORD,
-)
+def read_reply(reply: Any) -> Any:
+    """What an exporter's reply says: the value as data (functions as their source bundles), a
+    :class:`Missing` or a :class:`Raised`."""
+    if not isinstance(reply, dict):
+        return Raised("a malformed reply", type(reply).__name__)
+    kind = reply.get("kind")
+    if kind == "missing":
+        return Missing(str(reply.get("message", ""))[:500])
+    if kind == "raised":
+        return Raised(str(reply.get("type", "Exception"))[:100], str(reply.get("message", ""))[:2000])
+    if kind == "value":
+        try:
+            return decode(reply.get("data"), lambda tagged: Tagged(tagged))
+        except (CodecError, ValueError, TypeError, KeyError, IndexError) as err:
+            return Raised("an answer that is not data", str(err)[:500])
+    return Raised("an answer that cannot be sent", str(reply.get("message", ""))[:2000])
 
 
-def _signature(spec: list | None) -> inspect.Signature | None:
-    if spec is None:
-        return None
-    params = []
-    for name, kind, has_default in spec:
-        default = None if has_default else inspect.Parameter.empty
-        params.append(inspect.Parameter(name, _KINDS[kind], default=default))
-    try:
-        return inspect.Signature(params)
-    except ValueError:
-        return None
+class Tagged:
+    """A stand-in the exporter sent (a function's source bundle, a module, an object's fields): it is
+    rebuilt in the runner, never here."""
 
-
-class RemoteObject:
-    """An object that lives in the student's kernel; its attributes are fetched from there."""
-
-    def __init__(self, session: Session, handle: int, type_name: str) -> None:
-        self._session, self._handle, self._type = session, handle, type_name
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._session.ask(f"{HELPER}.attribute({self._handle}, {name!r})")
+    def __init__(self, tagged: dict) -> None:
+        self.tagged = tagged
 
     def __repr__(self) -> str:
-        return f"<{self._type} in the student's kernel>"
-
-
-class RemoteFunction(RemoteObject):
-    """A function (or class) that lives in the student's kernel; calling it runs it there."""
-
-    def __init__(self, session: Session, handle: int, type_name: str, signature: list | None) -> None:
-        super().__init__(session, handle, type_name)
-        self.__signature__ = _signature(signature)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._session.ask(f"{HELPER}.call({self._handle}, {dumps((args, kwargs))!r})")
+        return f"<{next(iter(self.tagged), '?')} of the student's>"

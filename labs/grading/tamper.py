@@ -1,83 +1,18 @@
-"""Signs that a notebook tried to change its own grading: found in its source, and in its kernel.
+"""Signs that a notebook tried to change its own grading, found in its source.
 
-Scores never depend on these: the graders run in the grading process, which the notebook cannot reach.
-They only *flag* a notebook for the instructor to look at. Two independent looks:
-
-- :func:`scan` reads the submitted code cells (in the grading process): ``check`` defined or assigned,
-  the graders' internals imported or assigned to (``labs.checks.core``, a ``labs.checks.labNN`` module,
-  ``_REGISTRY``), the grading helper touched;
-- :func:`fingerprint` hashes the code of every function and class of ``labs.checks`` and of one lab's
-  graders. The kernel computes it after the last cell; the grading process computes it too; a difference
-  names what was altered at run time (monkey-patching that the source hides, e.g. behind ``exec``).
+Scores never depend on these: the graders run in the grading process, which the notebook cannot reach
+(``labs.grading.grade``). :func:`scan` only *flags* a notebook for the instructor to look at: ``check``
+defined or assigned, the graders' internals imported or assigned to (``labs.checks.core``, a
+``labs.checks.labNN`` module, ``_REGISTRY``), the grading helper touched.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
-import sys
-import types
-from typing import Any
 
-from labs.checks import exercises, lookup
-
-_CHECKS = ("labs.checks", "labs.checks.core", "labs.checks.variants")
 _INTERNALS = re.compile(r"^labs\.(checks\.|grading)")
 _TOUCHY = {"_REGISTRY", "__dsasim_grading__"}
-#: What the grading replaces in the kernel (``labs.grading.inkernel``), left out of the fingerprint.
-SILENCED = "labs.checks.check"
-
-
-def _code(code: types.CodeType) -> str:
-    """A code object's instructions, constants and names (``marshal`` is not stable across processes)."""
-    return f"{code.co_code.hex()}|{[_const(c) for c in code.co_consts]}|{code.co_names}|{code.co_varnames}"
-
-
-def _const(c: Any) -> str:
-    """A constant's text, the same in every process: a set's order and an object's address vary."""
-    if isinstance(c, types.CodeType):
-        return _code(c)
-    if isinstance(c, frozenset | set):
-        return f"{{{', '.join(sorted(map(_const, c)))}}}"
-    if isinstance(c, tuple):
-        return f"({', '.join(map(_const, c))})"
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(c))
-
-
-def _hash(obj: Any) -> str | None:
-    if isinstance(obj, types.FunctionType):
-        data = (_code(obj.__code__) + _const(obj.__defaults__ or ())).encode()
-    elif isinstance(obj, type):
-        parts = [f"{k}={_hash(v)}" for k, v in sorted(vars(obj).items()) if _hash(v)]
-        data = "\n".join(parts).encode()
-    elif isinstance(obj, str | int | float | tuple | frozenset):
-        data = _const(obj).encode()
-    else:
-        return None
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def fingerprint(lab: int) -> dict[str, str]:
-    """``{name: hash}`` of every function, class and constant of ``labs.checks`` and of lab ``lab``'s
-    graders, and of every registered exercise of that lab (grader code and points)."""
-    out: dict[str, str] = {}
-    ids = exercises(lab)  # imports the lab's graders
-    for name in (*_CHECKS, f"labs.checks.lab{lab:02d}"):
-        module = sys.modules.get(name)
-        for attr, obj in sorted(vars(module).items()) if module else ():
-            h = _hash(obj)
-            if h and not attr.startswith("__") and f"{name}.{attr}" != SILENCED:
-                out[f"{name}.{attr}"] = h
-    for ex in ids:
-        e = lookup(ex)
-        out[f"exercise {ex}"] = hashlib.sha256(f"{_hash(e.grade)} {e.points}".encode()).hexdigest()[:16]
-    return out
-
-
-def altered(kernel: dict[str, str], here: dict[str, str]) -> list[str]:
-    """The names whose fingerprints differ (or exist on one side only)."""
-    return sorted(k for k in kernel.keys() | here.keys() if kernel.get(k) != here.get(k))
 
 
 def scan(sources: list[str]) -> list[str]:

@@ -1,7 +1,7 @@
 """``dsasim labs``: the course kit — build the lab notebooks (per-student variants too) and grade a class.
 
-    dsasim labs build 03 --roster ids.txt                  # one variant of lab 3 per student
-    dsasim labs grade submitted/ --lab 03 --out grades.csv --gradescope results/ --jobs 2
+    dsasim labs build 03 --roster ids.txt                  # one variant of lab 3 per student (no solutions)
+    dsasim labs grade submitted/ --lab 03 --roster ids.txt --out grades.csv --gradescope results/ --jobs 2
 
 The same as ``python -m labs ...``, which this runs: the labs are a layer above dsasim (they import it),
 so the command hands its arguments to them rather than importing them. docs/instructors.md.
