@@ -30,7 +30,7 @@ from isa import Program
 from simulator.advice import Diagnosis
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy
-from simulator.engine import TraceEntry
+from simulator.engine import Engine, TraceEntry
 from simulator.run import Run, simulate
 from simulator.sanitizer import SanitizerReport
 from simulator.stats import Stats
@@ -250,6 +250,7 @@ def compile_and_run(
     sanitize: bool = False,
     max_instructions: int | None = MAX_INSTRUCTIONS,
     on_estimate: Callable[[Estimate], None] | None = None,
+    on_engine: Callable[[Engine], None] | None = None,
 ) -> KernelRun:
     """Compile ``op`` with ``schedule`` (missing knobs: good defaults) for ``chip``, run it, check it.
 
@@ -257,7 +258,8 @@ def compile_and_run(
     from the operator's valid domain. Unless ``timing_only`` (or ``check=False``), the outputs are
     compared with the operator's numpy reference (``compiler.check``). A program estimated beyond
     ``max_instructions`` (None: no limit), or data beyond the host's memory, is refused before compiling;
-    ``on_estimate`` is called with the estimate (``dsasim.budget.Estimate``) once it passed.
+    ``on_estimate`` is called with the estimate (``dsasim.budget.Estimate``) once it passed, ``on_engine`` with the
+    simulator's engine just before it runs (a progress bar reads ``engine.progress``).
     """
     chip_obj = chip_for(chip, schedule.cores if schedule else 1)
     compiled, _ = compile_within_budget(
@@ -275,6 +277,7 @@ def compile_and_run(
         name=f"{op.name} {op.shape_text()}",
         sanitize=sanitize,
         knobs=compiled.knob_hints(),
+        on_engine=on_engine,
     )
     result = None
     expected: dict[str, np.ndarray] = {}

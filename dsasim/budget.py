@@ -1,6 +1,6 @@
 """Budgets checked before compiling: refuse a problem too large to simulate, with the estimate and the knob.
 
-Simulating costs about 100 µs and 1 KiB of host memory per instruction (compiling, then running; measured
+Compiling and simulating cost about 60 µs and 1 KiB of host memory per instruction (compiling, then running; measured
 in ``docs/limits.md``), so a shape's size is only a problem through the instructions it compiles to and the
 data it holds. Both are estimated *before* anything is emitted or allocated:
 
@@ -44,7 +44,7 @@ SLOW_INSTRUCTIONS = 50_000
 PROXY_SEQ = 2048
 
 #: Host seconds to compile and simulate one instruction, roughly (docs/limits.md): for the time estimate.
-SECONDS_PER_INSTRUCTION = 100e-6
+SECONDS_PER_INSTRUCTION = 60e-6
 
 
 @dataclass(frozen=True)

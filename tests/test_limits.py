@@ -318,6 +318,31 @@ def test_a_slow_run_draws_a_progress_bar_and_clears_it(capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_the_progress_bar_follows_the_engine_not_the_clock(capsys):
+    """The bar stands still while compiling and moves with ``engine.progress`` once the engine runs."""
+    import time
+
+    from dsasim.budget import Estimate
+    from dsasim.cli.commands.budget_args import RunProgress
+
+    class FakeEngine:
+        progress = 0.0
+
+    engine = FakeEngine()
+    with RunProgress("run", enabled=True) as bar:
+        bar.start(Estimate(10**6, 0))
+        time.sleep(0.7)
+        assert bar._bar.done == 0  # compiling: no engine yet, however long it takes
+        bar.watch(engine)
+        engine.progress = 0.5
+        for _ in range(40):
+            if bar._bar.done:
+                break
+            time.sleep(0.1)
+        assert bar._bar.done == 50
+    assert "simulating" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------------- the sanitizer
 
 

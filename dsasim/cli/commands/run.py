@@ -66,6 +66,7 @@ def main(args: argparse.Namespace) -> int:
             sanitize=args.sanitize,
             max_instructions=args.max_instructions,
             on_estimate=bar.start,
+            on_engine=bar.watch,
         )
     if args.show_passes and not args.json:
         print(result.compiled.show_passes())
