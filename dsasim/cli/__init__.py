@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as e:  # the disk is full, a file vanished or may not be written: the environment, not a bug
-        _drop_stdout()
+        if e.filename is None:  # not a file of ours: the report on stdout
+            _drop_stdout()
         what = f"{e.filename}: " if e.filename else "cannot write the output: "
         print(f"error: {what}{e.strerror or e}", file=sys.stderr)
         print("  hint: check the free space and the permissions of where the output goes", file=sys.stderr)
@@ -132,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
 def _drop_stdout() -> None:
     """Send what is left of stdout's buffer to /dev/null: it could not be written, and Python would try again at
     exit (a second error, with a traceback)."""
+    if sys.stdout is not sys.__stdout__:  # redirected inside Python (a test, a notebook): leave the process's fd 1
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -12,6 +12,10 @@ skinny projection ran (Cube or Vector) and why, and into how many chunks attenti
 the cores (flash-decoding, ``--kv-chunks``) and why. ``--batches`` sweeps decode over the batch and prints the
 crossover batch, measured and from the ridge point; ``--kv-capacity`` asks the GM planner for the largest
 batch at each context.
+
+Sizes are checked before the layer is built: ``--batch``, ``--seq``, ``--context``, ``--layers`` and the shape
+options are at least 1; ``--seq`` belongs to prefill and ``--context`` to decode; a layer whose input, weights
+and KV cache alone exceed the chip's GM is refused with the bytes it needs; the layer runs in f16.
 """
 
 from __future__ import annotations

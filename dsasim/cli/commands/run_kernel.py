@@ -5,6 +5,11 @@ The arguments are given in the kernel's parameter order: an array as ``DTYPE[SHA
 Constexprs go with ``--const NAME=VALUE`` (repeatable). ``--by-line`` adds what each line of the kernel
 cost; ``--json`` prints one JSON object (with the per-line costs).
 
+Checked before anything is allocated or traced (docs/limits.md): the arrays against the chip's GM, their
+element types, each constexpr given once (``--const num_stages=N`` is ``--num-stages N``), the output paths;
+then the grid and the loops against ``--max-instructions`` (each traced operation is at least one
+instruction). A kernel file that fails or calls ``sys.exit`` while it is imported is an error naming it.
+
     dsasim run-kernel examples/kernels/vector_add.py::add_kernel --grid 97 \\
         --args f32[98432] f32[98432] f32[98432] 98432 --const BLOCK_SIZE=1024 --by-line
 """
