@@ -175,6 +175,10 @@ class JITFunction:
             raise LanguageError(
                 f"cores={cores!r} must be a positive integer", site=LAUNCH, hint="e.g. cores=4 (default: the chip's)"
             )
+        if not isinstance(chip, Chip | str):
+            raise LanguageError(
+                f"chip={chip!r} is not a chip", site=LAUNCH, hint="a preset name (chip='edu'), a TOML file or a Chip"
+            )
         if "num_stages" in inspect.signature(self.fn).parameters:  # a constexpr of the kernel too (Triton's tutorial)
             kwargs["num_stages"] = num_stages
         steps = max_instructions

@@ -106,7 +106,16 @@ def bind(fn: Callable, args: tuple, kwargs: Mapping[str, object]) -> tuple[dict[
 
 def grid_of(grid: object, meta: Mapping[str, object]) -> tuple[int, int, int]:
     """The grid as ``(gx, gy, gz)``: 1 to 3 positive integers, or a function of the constexprs giving them."""
-    g = grid(dict(meta)) if callable(grid) else grid
+    try:
+        g = grid(dict(meta)) if callable(grid) else grid
+    except DsasimError:
+        raise
+    except Exception as e:  # the user's grid function failed: a mistake of the launch, named
+        raise LanguageError(
+            f"the grid function raised {type(e).__name__}: {e}",
+            site=user_frame(e) or Site("<launch>", 0),
+            hint="a grid function takes the launch's arguments by name: lambda meta: (cdiv(n, meta['BLOCK']),)",
+        ) from None
     if isinstance(g, int | np.integer):
         g = (g,)
     dims = tuple(g) if isinstance(g, tuple | list) else None
