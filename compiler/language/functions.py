@@ -14,7 +14,7 @@ import numpy as np
 
 from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
-from compiler.language.core import Rec, rc, tracer
+from compiler.language.core import Rec, rc, tracer, tracing_active
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.limits import check_tile
 from compiler.language.masks import where
@@ -96,7 +96,10 @@ def range(*args: int, num_stages: int | None = None, **_: object) -> Iterator[in
 
 def static_range(*args: int) -> builtins.range:
     """A loop unrolled while tracing (each iteration's operations are separate statements)."""
-    return builtins.range(*args)
+    r = builtins.range(*args)
+    if tracing_active():
+        tracer().budget.loop(len(r), user_site())
+    return r
 
 
 # ------------------------------------------------------------------------------- memory access

@@ -152,7 +152,7 @@ def trace(
     )
     gx, gy, gz = t.grid
     n = gx * gy * gz
-    shape = tuple(grid) if isinstance(grid, tuple | list) else t.grid[: max(1, sum(g > 1 for g in t.grid))]
+    shape = t.grid[: max([1] + [i + 1 for i, g in enumerate(t.grid) if g > 1])]  # without trailing 1s
     t.budget.grid(n, shape)
     with tracing(t), paused_gc():  # many small acyclic objects (records, tiles): see isa.gcpause
         for p in range(n):  # program p = x + y·gx + z·gx·gy, without expanding the grid
@@ -163,8 +163,7 @@ def trace(
                 raise  # ours, already located; or a body not written yet (a lab's exercise), as it is
             except Exception as e:  # a Python error in the kernel's own code: name its line
                 raise kernel_error(e, t) from None
-            if p == 0:
-                t.budget.programs(n, shape)
+            t.budget.program_done(p + 1, n, shape)
     return t, arrays
 
 

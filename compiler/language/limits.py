@@ -8,7 +8,9 @@ trace: a :class:`StepBudget` counts the *steps* traced — operations recorded a
 and refuses, naming the line and the budget,
 
 - a grid of more programs than the budget (before tracing any), and a grid whose first program's steps
-  times its number of programs exceed it (after tracing that one program, not the others);
+  times its number of programs exceed it (after tracing that one program, not the others); while programs
+  only grow longer along a 1-D grid (a triangle), one whose remaining programs, each as long as the last,
+  would;
 - a loop of more iterations than the budget left (on entering it), and a loop whose first iteration's
   steps times its trip count exceed it (after that iteration);
 - any trace that reaches the budget anyway (programs or iterations unlike the first).
@@ -59,6 +61,9 @@ class StepBudget:
             )
         self.limit = limit
         self.steps = 0
+        self._before = 0  # steps before the program being traced
+        self._last = 0  # steps of the last program traced
+        self._rising = True  # no program so far shorter than the one before it
 
     def spend(self, site: Site | None) -> None:
         """One more step; past the budget, the error at ``site``."""
@@ -80,6 +85,29 @@ class StepBudget:
                 site=Site("<launch>", 0),
                 hint=f"give each program more work (a larger BLOCK, fewer programs), or {HINT}",
             )
+
+    def program_done(self, done: int, programs: int, shape: tuple[int, ...]) -> None:
+        """After ``done`` programs of ``programs``: refuse a grid whose programs, each as long as the first, exceed
+        the budget (checked after the first); and, while no program has been shorter than the one before (work
+        growing with the program id, as a causal triangle's), one whose remaining programs, each as long as the
+        last, would."""
+        per = self.steps - self._before
+        self._before = self.steps
+        if done == 1:
+            self.programs(programs, shape)
+        elif self._rising and per >= self._last and len(shape) == 1:  # 2-D grids repeat their rows: not rising
+            need = self.steps + per * (programs - done)
+            if need > self.limit:
+                raise LanguageError(
+                    f"grid {_grid(shape)}: programs grow longer with their id ({per:,} traced operations at program "
+                    f"{done - 1:,}); the {programs - done:,} left, each at least as long, make at least {need:,} "
+                    f"instructions, more than the budget of {self.limit:,}",
+                    site=Site("<launch>", 0),
+                    hint=f"a smaller grid or shorter loops, or {HINT}",
+                )
+        else:
+            self._rising = False
+        self._last = per
 
     def programs(self, programs: int, shape: tuple[int, ...]) -> None:
         """After the first program: refuse a grid whose programs, each as long as the first, exceed the budget."""
