@@ -13,8 +13,10 @@ exchanging tiles through GM: ``compiler.passes.split``), ``cores=`` (default: th
 chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run the programs in numpy, no
 engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
 double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
-(also run the interpreter on copies of the arguments and compare: ``run.check``). A GPU's launch options
-(``num_warps=``, ``num_ctas=``, ``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean nothing here.
+(also run the interpreter on copies of the arguments and compare: ``run.check``), ``max_instructions=``
+(default 1,000,000: the trace is refused beyond it, before a large grid or loop is traced: docs/limits.md). A
+GPU's launch options (``num_warps=``, ``num_ctas=``, ``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean
+nothing here.
 """
 
 from __future__ import annotations
@@ -30,13 +32,17 @@ import numpy as np
 
 from compiler.check import compare
 from compiler.language import LanguageError, TilesDoNotFit, cdiv, compile_traced, trace, tracing_active
-from compiler.language.errors import internal_path
+from compiler.language.errors import Site, internal_path
 from dsasim.api import KernelRun, chip_for
+from dsasim.budget import MAX_INSTRUCTIONS
 from isa import DsasimError
 from simulator.config import Chip
 from simulator.run import simulate
 
 internal_path(__file__)  # frames of dsasim's launcher are not the kernel's lines
+
+#: Where a launch's own mistakes are (its grid, its keywords): no kernel line.
+LAUNCH = Site("<launch>", 0)
 
 __all__ = ["JITFunction", "LaunchRun", "LineCost", "cdiv", "jit"]
 
@@ -180,26 +186,39 @@ class JITFunction:
         num_stages: int = 2,
         sanitize: bool = False,
         check: bool = False,
+        max_instructions: int = MAX_INSTRUCTIONS,
         **kwargs: object,
     ) -> LaunchRun | None:
-        if not isinstance(num_stages, int) or not 1 <= num_stages <= 3:
+        """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip``.
+        The trace stops at ``max_instructions`` operations and loop iterations (each at least one instruction;
+        a grid or loop that would pass it is refused before it is traced: ``compiler.language.limits``)."""
+        if isinstance(num_stages, bool) or not isinstance(num_stages, int) or not 1 <= num_stages <= 3:
             raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="num_stages=2: double buffering")
+        if cores is not None and (isinstance(cores, bool) or not isinstance(cores, int) or cores < 1):
+            raise LanguageError(
+                f"cores={cores!r} must be a positive integer", site=LAUNCH, hint="e.g. cores=4 (default: the chip's)"
+            )
+        if not isinstance(chip, Chip | str):
+            raise LanguageError(
+                f"chip={chip!r} is not a chip", site=LAUNCH, hint="a preset name (chip='edu'), a TOML file or a Chip"
+            )
         if "num_stages" in inspect.signature(self.fn).parameters:  # a constexpr of the kernel too (Triton's tutorial)
             kwargs["num_stages"] = num_stages
         params = inspect.signature(self.fn).parameters
         for name in GPU_OPTIONS:  # a GPU's launch options: meaningless here (no warps, CTAs or registers)
             if name not in params:
                 kwargs.pop(name, None)
+        steps = max_instructions
         if interpret:
-            trace(self.fn, grid, args, kwargs, True, num_stages)
+            trace(self.fn, grid, args, kwargs, True, num_stages, steps)
             return None
         c = chip_for(chip) if cores is None else chip_for(chip, cores)
         ncores = cores or c.cores
-        t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages)
+        t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages, steps)
         try:
             compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores)
         except TilesDoNotFit:  # the compiler's own tiles (transposed layout, sums on the Cube) took the room
-            t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages)
+            t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages, steps)
             compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores, rewrite=False)
         decl = {d.name for d in compiled.program.tensors}
         inputs = {a.name: a.array for a in arrays if a.name in decl}
@@ -216,7 +235,7 @@ class JITFunction:
         expected: dict[str, np.ndarray] = {}
         if check and not timing_only:  # the interpreter on copies of the arguments: the oracle
             copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-            _, oracle = trace(self.fn, grid, copies, kwargs, True, num_stages)
+            _, oracle = trace(self.fn, grid, copies, kwargs, True, num_stages, steps)
             expected = {a.name: a.array.reshape(-1) for a in oracle if a.stored}
             result = compare({k: v.reshape(-1) for k, v in run.outputs.items()}, expected)
         if not timing_only:

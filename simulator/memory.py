@@ -132,8 +132,47 @@ class CoreMemory:
         ins = self.current
         where = f"{ins.loc}: " if ins is not None and ins.loc else ""
         text = ins.text().split("  ")[0] if ins is not None else "an instruction"
+        a = region.addr
         raise MemoryAccessError(
             f"{where}core {self.index}, cycle {self.now}: {text} reads {count} never-written byte(s) of "
             f"{region.addr.where}, the first at {first:#x}",
-            hint="a wait_flag may be missing (the read ran before the write it needs), or the data was never loaded",
+            hint=unwritten_hint(Writers(self.machine.program).any(self.index, a.space, a.tensor, first, first + 1)),
         )
+
+
+#: Why bytes were read before any write: one hint for the run's error and the sanitizer's finding.
+RACE_HINT = "a wait_flag may be missing (the read ran before the write it needs), or the data was never loaded"
+NEVER_HINT = (
+    "no instruction of the program writes these bytes: load them first (a DMA into the buffer), or read only "
+    "what was loaded (a masked tile's tail holds data only where something fills it)"
+)
+
+
+def unwritten_hint(written_later: bool) -> str:
+    """The hint for a read of never-written bytes: a missing wait if some instruction writes them, else none does."""
+    return RACE_HINT if written_later else NEVER_HINT
+
+
+class Writers:
+    """The byte ranges each buffer is written at, over the whole program: whether a read of never-written bytes
+    came too early (some instruction writes them: a missing wait) or reads what nothing ever writes."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._spans: dict[tuple[int, Space, str | None], list[tuple[int, int]]] = {}
+
+    def any(self, core: int, space: Space, tensor: str | None, lo: int, hi: int) -> bool:
+        """Whether some instruction writes a byte of ``[lo, hi)`` of ``space`` (of ``core``; GM: of ``tensor``,
+        by any core)."""
+        key = (-1 if space is Space.GM else core, space, tensor if space is Space.GM else None)
+        spans = self._spans.get(key)
+        if spans is None:
+            cores = range(self.program.ncores) if space is Space.GM else (core,)
+            spans = self._spans[key] = [
+                (r.start, r.end)
+                for c in cores
+                for ins in self.program.cores[c]
+                for r in ins.regions()
+                if r.write and r.addr.space is space and (space is not Space.GM or r.addr.tensor == tensor)
+            ]
+        return any(start < hi and lo < end for start, end in spans)

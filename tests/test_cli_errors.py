@@ -136,7 +136,11 @@ def test_flag_set_twice(capsys, tmp_path):
 
 
 def test_read_of_never_written_bytes(capsys, tmp_path):
+    """Bytes no instruction writes are said to be that; bytes written later point at a missing wait."""
     path = write(tmp_path, "k.s", ".core 0\n    v.abs ub[0x0100], ub[0x0000], f16[64]\n")
+    assert_user_error(*dsasim(capsys, "run-asm", path), "never-written", "no instruction of the program writes")
+    later = ".core 0\n    v.abs ub[0x0100], ub[0x0000], f16[64]\n    v.dup ub[0x0000], 1.0, f16[64]\n"
+    path = write(tmp_path, "later.s", later)
     assert_user_error(*dsasim(capsys, "run-asm", path), "never-written", "wait_flag may be missing")
 
 

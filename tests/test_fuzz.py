@@ -6,17 +6,23 @@ time and memory. Seeded (the ``ci`` hypothesis profile derandomizes) and bounded
 
 from __future__ import annotations
 
+import errno
+import importlib.util
+import io
 import os
 import resource
+import sys
 import time
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsasim.cli import main
+from isa import DsasimError
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -209,3 +215,202 @@ def test_fuzzed_command_lines(capsys, command, op, dims, valid, options):
             continue
         argv += o
     run_cli(capsys, argv)
+
+
+# ------------------------------------------------------------------------------- the tile language
+
+KERNELS = """
+import sys
+import dsasim
+import dsasim.language as tl
+
+
+@dsasim.jit
+def add(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@dsasim.jit
+def divide(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    q = BLOCK // (n - n)
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
+@dsasim.jit
+def again(v):
+    return again(v)
+
+
+@dsasim.jit
+def recursive(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, again(tl.load(x_ptr + offs)))
+
+
+@dsasim.jit
+def huge(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 10**400)
+
+
+@dsasim.jit
+def loop(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in range(n):
+        acc += tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, acc)
+
+
+@dsasim.jit
+def copy_masked(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n))
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    """The kernels above as a module, its file, and a file that calls sys.exit(0) when imported."""
+    folder = tmp_path_factory.mktemp("kernels")
+    path = folder / "fuzz_kernels.py"
+    path.write_text(KERNELS)
+    (folder / "exits.py").write_text("import sys\nsys.exit(0)\n")
+    (folder / "kernel.txt").write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("fuzz_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, folder
+
+
+X, OUT = np.ones(1024, np.float32), np.zeros(1024, np.float32)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "grid", "n", "launch", "needle"),
+    [
+        ("add", (10**9,), 1024, {}, "1,000,000,000 programs, more than the instruction budget"),
+        ("add", (1000, 1000, 1000), 1024, {}, "1,000,000,000 programs"),
+        ("add", (97,), 1024, {"max_instructions": 200}, "about 291 instructions, more than the budget of 200"),
+        ("loop", (1,), 10**6, {}, "the loop runs 1,000,000 iterations"),
+        ("loop", (1,), 400_000, {}, "of about 3 traced operations each"),
+        ("divide", (1,), 1024, {}, "ZeroDivisionError"),
+        ("recursive", (1,), 1024, {}, "cannot call itself"),
+        ("huge", (1,), 1024, {}, "OverflowError"),
+        ("add", None, 1024, {}, "grid None must be 1 to 3 positive integers"),
+        ("add", (True,), 1024, {}, "positive integers"),
+        ("add", (1,), 1024, {"cores": -3}, "cores=-3 must be a positive integer"),
+        ("add", (1,), 1024, {"cores": 0}, "cores=0"),
+        ("add", (1,), 1024, {"BLOCK": 2**30}, "more than the 16,777,216"),
+    ],
+)
+def test_launch_mistakes_are_refused_before_the_work(kernels, kernel, grid, n, launch, needle):
+    """Each mistake of a Python launch is a DsasimError naming the limit, within a few seconds."""
+    module, _ = kernels
+    launch = {"BLOCK": 1024, **launch}
+    t0 = time.perf_counter()
+    with pytest.raises(DsasimError) as e:
+        getattr(module, kernel)[grid](X, OUT.copy(), n, timing_only=True, **launch)
+    assert needle in str(e.value), str(e.value)
+    assert time.perf_counter() - t0 < TIME_LIMIT
+
+
+def test_a_read_only_output_is_refused_before_the_run(kernels):
+    out = OUT.copy()
+    out.flags.writeable = False
+    with pytest.raises(DsasimError, match="read-only"):
+        kernels[0].add[(1,)](X, out, 1024, BLOCK=1024)
+
+
+@pytest.mark.parametrize(("grid", "n", "cores"), [(1, 100, 1), (8, 2000, 1), (4, 700, 2)])
+def test_masked_load_without_other_reads_0_compiled_as_interpreted(kernels, grid, n, cores):
+    """Masked-off lanes stored without the mask: 0 in the interpreter and on the chip, even where an earlier
+    program on the same core left data in that buffer."""
+    x = np.arange(2048, dtype=np.float32) + 1
+    out = np.full(2048, 7, np.float32)
+    run = kernels[0].copy_masked[(grid,)](x, out, n, BLOCK=256, cores=cores, check=True)
+    expected = np.where(np.arange(2048) < n, x, 0)
+    expected[grid * 256 :] = 7
+    assert run.check.passed and np.array_equal(out, expected)
+
+
+def run_kernel(folder: Path, target: str, *options: str) -> list[str]:
+    return ["run-kernel", f"{folder}/{target}", "--grid", "1", "--args", "f32[1024]", "f32[1024]", "1024", *options]
+
+
+@pytest.mark.parametrize(
+    ("target", "options", "needle"),
+    [
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=16", "--const", "BLOCK=32"], "given twice"),
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=1024", "--const", "chip=edu"], "use --chip"),
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=1073741824"], "more than the 16,777,216"),
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=1024", "--cores", "0"], "give an integer 1 or more"),
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=1024", "--seed", "-1"], "seed -1"),
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=1024", "--max-instructions", "0"], "integer 1 or more"),
+        ("fuzz_kernels.py::add", ["--const", "BLOCK=1024", "--trace", "/nonexistent/t.json"], "does not exist"),
+        ("kernel.txt::add", ["--const", "BLOCK=1024"], "not a Python file"),
+        ("exits.py::add", [], "called sys.exit(0) while it was imported"),
+    ],
+)
+def test_run_kernel_mistakes(capsys, kernels, target, options, needle):
+    rc, text = run_cli(capsys, run_kernel(kernels[1], target, *options))
+    assert rc == 2 and needle in text, text
+
+
+def test_run_kernel_refuses_arrays_beyond_gm_before_allocating(capsys, kernels):
+    argv = run_kernel(kernels[1], "fuzz_kernels.py::add", "--const", "BLOCK=1024")
+    argv[argv.index("f32[1024]")] = "f32[500000000]"
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rc, text = run_cli(capsys, argv)
+    assert rc == 2 and "bytes of GM" in text, text
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: nothing drawn
+
+
+def test_const_num_stages_is_the_launch_depth(capsys):
+    """The shipped softmax has a num_stages constexpr: --const num_stages=N sets it (the launch's --num-stages)."""
+    argv = ["run-kernel", EXAMPLES / "kernels" / "softmax.py::softmax_kernel", "--grid", "4", "--args", "f32[4x256]",
+            "f32[4x256]", "256", "256", "4", "256", "--const", "BLOCK_SIZE=256", "--const", "num_stages=1",
+            "--timing-only"]  # fmt: skip
+    rc, text = run_cli(capsys, argv)
+    assert rc == 0, text
+    rc, text = run_cli(capsys, [*argv, "--num-stages", "2"])
+    assert rc == 2 and "disagree" in text, text
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        (["--phase", "decode", "--batch", "1000000000"], "of GM for its input, weights and KV cache"),
+        (["--phase", "prefill", "--batch", "64", "--seq", "100000000"], "of GM"),
+        (["--batch", "0"], "--batch 0 must be at least 1"),
+        (["--phase", "prefill", "--seq", "0"], "--seq 0 must be at least 1"),
+        (["--phase", "decode", "--seq", "12"], "--seq is prefill's"),
+        (["--phase", "prefill", "--context", "12"], "--context is decode's"),
+        (["--layers", "0"], "--layers 0 must be at least 1"),
+        (["--layers", "4"], "--layers counts the layers sharing GM in --kv-capacity"),
+        (["--dtype", "f64"], "runs in f16"),
+        (["--kv-capacity", "64", "--batch", "3"], "--batch does not apply"),
+        (["--max-instructions", "0"], "integer 1 or more"),
+    ],
+)
+def test_decoder_layer_mistakes(capsys, options, needle):
+    rc, text = run_cli(capsys, ["graph", "decoder-layer", "--model", "tiny", "--timing-only", *options])
+    assert rc == 2 and needle in text, text
+
+
+def test_a_report_that_cannot_be_written_is_an_error(capsys, monkeypatch):
+    """stdout on a full disk: ``error:`` and exit 2, not an OSError traceback."""
+
+    class Full(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def fileno(self) -> int:
+            raise io.UnsupportedOperation
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    rc = main(["chips"])
+    assert rc == 2
+    assert "No space left on device" in capsys.readouterr().err

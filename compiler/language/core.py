@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.language.errors import LanguageError, Site
+from compiler.language.limits import StepBudget
 from isa import DType, Instruction, SourceLoc
 
 float16, bfloat16, float32, int8, int32 = DType.F16, DType.BF16, DType.F32, DType.I8, DType.I32
@@ -151,11 +152,14 @@ class ValueInfo:
 class Tracer:
     """Records one launch: per program a list of records and loops; values by id."""
 
-    def __init__(self, interpret: bool, num_stages: int) -> None:
+    def __init__(self, interpret: bool, num_stages: int, budget: StepBudget | None = None) -> None:
         self.interpret = interpret
         self.num_stages = num_stages
+        #: the steps (records, loop iterations) the launch may trace: compiler.language.limits
+        self.budget = budget or StepBudget(None)
         self.values: dict[int, ValueInfo] = {}
         self.masks: set[int] = set()  # values that are masks (comparisons of data): i8 tiles of 0 and 1
+        self.masked_loads: dict[int, object] = {}  # values of a masked tl.load → its mask= (tl.store fills the rest)
         self.programs: list[list] = []
         self._stack: list[list] = []
         self._loops: list[LoopRec] = []
@@ -194,6 +198,7 @@ class Tracer:
             top[at:at] = made
 
     def record(self, rec: Rec) -> Rec:
+        self.budget.spend(rec.site)
         self._stack[-1].append(rec)
         return rec
 
@@ -213,8 +218,13 @@ class Tracer:
         loop = LoopRec(site, self.num_stages if stages is None else stages)
         self._stack[-1].append(loop)
         depth = len(self._stack)
+        self.budget.loop(len(values), site)
+        start = self.budget.steps
         try:
-            for v in values:
+            for i, v in enumerate(values):
+                if i == 1:  # the first iteration's steps, times the rest: refused before tracing them
+                    self.budget.iterations(len(values) - 1, self.budget.steps - start, site)
+                self.budget.spend(site)
                 body: list = []
                 loop.iters.append(body)
                 del self._stack[depth:]

@@ -14,9 +14,10 @@ import numpy as np
 
 from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
-from compiler.language.core import Rec, rc, tracer
+from compiler.language.core import Rec, rc, tracer, tracing_active
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.gather import gather, refuse_scatter
+from compiler.language.limits import check_tile
 from compiler.language.masks import where
 from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
@@ -65,6 +66,7 @@ def arange(start: int, end: int) -> np.ndarray:
         raise LanguageError(
             f"tl.arange({start!r}, {end!r}) needs integers with end > start", hint="tl.arange(0, BLOCK)"
         )
+    check_tile((end - start,), f"tl.arange({start}, {end})")
     return np.arange(start, end, dtype=np.int64).view(Index)
 
 
@@ -96,7 +98,10 @@ def range(*args: int, num_stages: int | None = None, **_: object) -> Iterator[in
 
 def static_range(*args: int) -> builtins.range:
     """A loop unrolled while tracing (each iteration's operations are separate statements)."""
-    return builtins.range(*args)
+    r = builtins.range(*args)
+    if tracing_active():
+        tracer().budget.loop(len(r), user_site())
+    return r
 
 
 # ------------------------------------------------------------------------------- memory access
@@ -176,6 +181,8 @@ def load(
     stored = (c, r) if a.transposed else (r, c)
     rec.out = t.new_value(stored, p.arg.dtype, rec, valid=(a.rows, a.cols), transposed=a.transposed)
     t.record(rec)
+    if m is not None:
+        t.masked_loads[rec.out] = mask
     data = None
     if t.interpret:
         flat = p.arg.array.reshape(-1)
@@ -217,6 +224,12 @@ def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = Non
         raise LanguageError(f"tl.{what} to wrapped offsets (% n) is not supported", hint="mask the tail instead")
     if a.transposed:
         raise LanguageError("a column-major store is not supported", hint="store rows: the last axis contiguous")
+    v = filled(v, mask)
+    if not p.arg.array.flags.writeable:
+        raise LanguageError(
+            f"tl.store writes argument {p.arg.name!r}, a read-only array",
+            hint=f"pass a writable array: {p.arg.name}.copy() (or set {p.arg.name}.flags.writeable = True)",
+        )
     t = tracer()
     p.arg.stored = True
     t.record(
@@ -240,6 +253,18 @@ def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = Non
             flat[:] = scatter(flat, offs[keep].reshape(-1), data.reshape(-1), atomic, p.arg.dtype)
 
 
+def filled(v: Tensor, mask: object) -> Tensor:
+    """``v``, or a copy of it when it is a masked load's tile stored other than under the load's own mask: the
+    copy (a vector step) fills the load's masked-off lanes with its ``other`` (0 by default), as the interpreter
+    reads them — the tile alone would carry whatever an earlier program left in that buffer. Decided by the
+    mask objects, not this program's lanes, so that every program runs the same operations."""
+    masks = tracer().masked_loads
+    if v.vid not in masks or (mask is not None and mask is masks[v.vid]):
+        return v
+    src = v
+    return vec("un", (src,), src.shape, src.dtype, ("copy",), compute=lambda: src.data)
+
+
 # ----------------------------------------------------------------------------------- making tiles
 
 
@@ -247,6 +272,7 @@ def full(shape: object, value: float, dtype: DType) -> Tensor:
     """A tile of ``value`` (``v.dup``; a zero accumulator of ``dot`` costs nothing: the first ``mmad``
     overwrites L0C)."""
     shape = _shape(shape)
+    check_tile(shape, f"tl.full({list(shape)})")
     if not isinstance(dtype, DType):
         raise LanguageError(f"{dtype!r} is not a tl dtype", hint="use tl.float32, tl.float16...")
     if not is_number(value):

@@ -12,7 +12,6 @@ AIV program exchanging tiles through GM workspaces (``compiler.passes.split``).
 from __future__ import annotations
 
 import inspect
-import itertools
 import traceback
 import types
 from collections.abc import Callable, Mapping
@@ -32,6 +31,7 @@ from compiler.language.fills import fold_fills, hoist_fills
 from compiler.language.fixscale import fold_scales
 from compiler.language.hints import launch_hints
 from compiler.language.layout import choose_layouts
+from compiler.language.limits import StepBudget
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
 from compiler.language.pointers import Pointer
@@ -106,50 +106,108 @@ def bind(fn: Callable, args: tuple, kwargs: Mapping[str, object]) -> tuple[dict[
 
 
 def grid_of(grid: object, meta: Mapping[str, object]) -> tuple[int, int, int]:
-    g = grid(dict(meta)) if callable(grid) else grid
-    g = (g,) if isinstance(g, int) else tuple(g)  # type: ignore[arg-type]
-    if not 1 <= len(g) <= 3 or not all(isinstance(x, int) and x >= 1 for x in g):
+    """The grid as ``(gx, gy, gz)``: 1 to 3 positive integers, or a function of the constexprs giving them."""
+    try:
+        g = grid(dict(meta)) if callable(grid) else grid
+    except DsasimError:
+        raise
+    except Exception as e:  # the user's grid function failed: a mistake of the launch, named
+        raise LanguageError(
+            f"the grid function raised {type(e).__name__}: {e}",
+            site=user_frame(e) or Site("<launch>", 0),
+            hint="a grid function takes the launch's arguments by name: lambda meta: (cdiv(n, meta['BLOCK']),)",
+        ) from None
+    if isinstance(g, int | np.integer):
+        g = (g,)
+    dims = tuple(g) if isinstance(g, tuple | list) else None
+    if (
+        dims is None
+        or not 1 <= len(dims) <= 3
+        or not all(isinstance(x, int | np.integer) and not isinstance(x, bool) and x >= 1 for x in dims)
+    ):
         raise LanguageError(
             f"grid {g!r} must be 1 to 3 positive integers",
             site=Site("<launch>", 0),
             hint="e.g. kernel[(dsasim.cdiv(n, BLOCK),)](...)",
         )
-    return (*g, 1, 1, 1)[:3]  # type: ignore[return-value]
+    return (*(int(x) for x in dims), 1, 1, 1)[:3]  # type: ignore[return-value]
 
 
 def trace(
-    fn: Callable, grid: object, args: tuple, kwargs: Mapping[str, object], interpret: bool, num_stages: int
+    fn: Callable,
+    grid: object,
+    args: tuple,
+    kwargs: Mapping[str, object],
+    interpret: bool,
+    num_stages: int,
+    max_steps: int | None = None,
 ) -> tuple[Tracer, list[Arg]]:
-    """Run the kernel body for every program, recording (and, with ``interpret``, computing) it."""
+    """Run the kernel body for every program, recording (and, with ``interpret``, computing) it; at most
+    ``max_steps`` operations and loop iterations (the instruction budget: ``compiler.language.limits``;
+    None: no limit, for the compiler's own kernels, which estimate their instructions first)."""
     values, arrays = bind(fn, args, kwargs)
-    t = Tracer(interpret, num_stages)
+    t = Tracer(interpret, num_stages, StepBudget(max_steps))
     t.grid = grid_of(grid, values)
     t.blocks = {n: values[n] for n, p in inspect.signature(fn).parameters.items() if _is_constexpr(p.annotation)}
     body = types.FunctionType(
         fn.__code__, {**fn.__globals__, "range": functions.range}, fn.__name__, fn.__defaults__, fn.__closure__
     )
     gx, gy, gz = t.grid
+    n = gx * gy * gz
+    shape = t.grid[: max([1] + [i + 1 for i, g in enumerate(t.grid) if g > 1])]  # without trailing 1s
+    t.budget.grid(n, shape)
     with tracing(t), paused_gc():  # many small acyclic objects (records, tiles): see isa.gcpause
-        for z, y, x in itertools.product(range(gz), range(gy), range(gx)):
-            t.begin_program((x, y, z))
+        for p in range(n):  # program p = x + y·gx + z·gx·gy, without expanding the grid
+            t.begin_program((p % gx, p // gx % gy, p // (gx * gy)))
             try:
                 body(**values)
             except (DsasimError, NotImplementedError):
                 raise  # ours, already located; or a body not written yet (a lab's exercise), as it is
             except Exception as e:  # a Python error in the kernel's own code: name its line
-                site = kernel_frame(e)
-                if site is None:
-                    raise  # raised inside the language: a bug of ours, keep the traceback
-                raise LanguageError(
-                    f"{type(e).__name__} while tracing program {t.pid[: max(1, sum(g > 1 for g in t.grid))]}: {e}",
-                    site=site,
-                    hint="the kernel runs as Python while it is traced; docs/language.md lists what tl supports",
-                ) from None
+                raise kernel_error(e, t) from None
+            t.budget.program_done(p + 1, n, shape)
     return t, arrays
 
 
 def _is_constexpr(annotation: object) -> bool:
     return annotation is constexpr or (isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr")
+
+
+#: Errors the kernel's own arithmetic or calls cause even when the language raised them (an integer divided by
+#: zero in a program id's arithmetic, a number too large for a float, a helper calling itself, a tile too large
+#: for the host): named at the kernel's innermost line.
+USER_ERRORS = (ArithmeticError, RecursionError, MemoryError)
+
+HINTS = {
+    ZeroDivisionError: "a divisor of the kernel's integer arithmetic is 0 in this program: check the launch "
+    "arguments and constexprs it is computed from",
+    OverflowError: "a number too large for the chip's types (float32 holds about 3.4e38)",
+    RecursionError: "a @dsasim.jit helper is inlined where it is called, so it cannot call itself: write the "
+    "recursion as a loop",
+    MemoryError: "the kernel's tiles or offsets are too large for the host: lower the BLOCK sizes",
+}
+
+
+def kernel_error(e: Exception, t: Tracer) -> BaseException:
+    """A Python error raised while tracing, as a :class:`LanguageError` at the kernel's line; the exception
+    itself when it came from inside the language (a bug of ours: its traceback is wanted)."""
+    site = kernel_frame(e)
+    if site is None and isinstance(e, USER_ERRORS):
+        site = user_frame(e)
+    if site is None:
+        return e
+    hint = next((h for k, h in HINTS.items() if isinstance(e, k)), None)
+    return LanguageError(
+        f"{type(e).__name__} while tracing program {t.pid[: max(1, sum(g > 1 for g in t.grid))]}: {e}",
+        site=site,
+        hint=hint or "the kernel runs as Python while it is traced; docs/language.md lists what tl supports",
+    )
+
+
+def user_frame(e: BaseException) -> Site | None:
+    """The innermost kernel line in ``e``'s traceback (the language's frames below it skipped)."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not is_internal(f.filename)]
+    return Site(frames[-1].filename, frames[-1].lineno or 0) if frames else None
 
 
 def kernel_frame(e: BaseException) -> Site | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -109,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     if extra:  # the command's own parser says it, with its name and "did you mean" for an option
         unknown(parser, args.command, extra)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a report that cannot be written (a full disk) fails here, not at exit
+        return code
     except DsasimError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -118,6 +121,25 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # the disk is full, a file vanished or may not be written: the environment, not a bug
+        if e.filename is None:  # not a file of ours: the report on stdout
+            _drop_stdout()
+        what = f"{e.filename}: " if e.filename else "cannot write the output: "
+        print(f"error: {what}{e.strerror or e}", file=sys.stderr)
+        print("  hint: check the free space and the permissions of where the output goes", file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Send what is left of stdout's buffer to /dev/null: it could not be written, and Python would try again at
+    exit (a second error, with a traceback)."""
+    if sys.stdout is not sys.__stdout__:  # redirected inside Python (a test, a notebook): leave the process's fd 1
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def unknown(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from isa import Pipe, SetFlag, WaitFlag
+from isa import Instruction, Pipe, SetFlag, Space, WaitFlag
 from simulator.engine import Engine, WaitChain, short
+from simulator.memory import Writers, unwritten_hint
 from simulator.sanitizer.findings import (
     DEADLOCK,
     DOUBLE_SET,
@@ -41,6 +42,16 @@ class _Refs:
         ins = self.program.cores[core][index]
         start, end = self.times.get((core, index), (None, None))
         return InstrRef(core, index, ins.pipe, short(ins), ins.loc, start, end)
+
+
+def _written_later(writers: Writers, ins: Instruction, core: int, buffer: str, lo: int, hi: int) -> bool:
+    """Whether some instruction writes bytes ``[lo, hi)`` of ``buffer`` (a shadow's name), which ``ins`` read."""
+    for r in ins.regions():
+        a = r.addr
+        name = a.where if a.space is Space.GM else f"{a.space.label} of core {core}"
+        if not r.write and name == buffer:
+            return writers.any(core, a.space, a.tensor, lo, hi)
+    return True
 
 
 def _flag_name(key: tuple[Pipe, Pipe, int]) -> str:
@@ -203,20 +214,22 @@ def build_report(
             message = f"out-of-bounds access past the end of {buffer}"
             found.append(Finding(OUT_OF_BOUNDS, ERROR, message, (ref(core, index),), ("",), buffer, lo, hi))
     found += [_race(r, ref) for r in tracker.races.values()]
+    writers = Writers(engine.program)
     for (core, index, buffer), (count, lo, hi) in tracker.uninit.items():
+        later = _written_later(writers, engine.program.cores[core][index], core, buffer, lo, hi)
         found.append(
             Finding(
                 UNINIT,
                 ERROR,
-                f"read of {count} never-written byte{'s' * (count != 1)}",
+                f"read of {count} never-written byte{'s' * (count != 1)}"
+                + ("" if later else " (no instruction of the program writes them)"),
                 (ref(core, index),),
                 ("read",),
                 buffer,
                 lo,
                 hi,
                 count,
-                hint="a wait_flag may be missing (the read ran before the write it needs), or the data was "
-                "never loaded",
+                hint=unwritten_hint(later),
             )
         )
     for core, key, index, at, prev_index, prev_at in tracker.double_sets:

@@ -36,7 +36,8 @@ def test_run_kernel_json_has_the_lines(capsys):
         ("nowhere.py::k", [], "no such file"),
         (f"{ADD}", [], "does not name a kernel"),
         (f"{ADD}::add", [], "kernels in"),
-        (f"{ADD}::add_kernel", ["--args", "f64[3]"], "cannot read argument"),
+        (f"{ADD}::add_kernel", ["--args", "f64[3]"], "f64 is not an element type"),
+        (f"{ADD}::add_kernel", ["--args", "f32[three]"], "cannot read argument"),
         (f"{ADD}::add_kernel", ["--args", "f32[8]", "f32[8]", "f32[8]", "8"], "missing a required argument"),
     ],
 )

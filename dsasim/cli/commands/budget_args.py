@@ -13,6 +13,7 @@ import argparse
 import threading
 
 from dsasim.budget import MAX_INSTRUCTIONS, Estimate
+from dsasim.cli.commands.kernel_args import positive
 from dsasim.progress import Progress
 
 #: Steps of the time-driven progress bar.
@@ -22,7 +23,7 @@ STEPS = 100
 def add_budget_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-instructions",
-        type=int,
+        type=positive,
         default=MAX_INSTRUCTIONS,
         metavar="N",
         help="refuse a program estimated beyond N instructions before compiling it (~60 µs each to compile and run)",

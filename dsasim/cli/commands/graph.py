@@ -28,7 +28,7 @@ from dsasim.api import chip_for
 from dsasim.budget import check_graph_budget
 from dsasim.cli.commands import llm_args
 from dsasim.cli.commands.budget_args import add_budget_option
-from dsasim.cli.commands.kernel_args import dtype
+from dsasim.cli.commands.kernel_args import dtype, seed
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from dsasim.graph_run import run_graph
@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--cores", type=int, metavar="N", help="cores per kernel (default: all the chip's)")
     g.add_argument("--timing-only", action="store_true", help="skip data (and the check): same cycles, faster")
     g.add_argument("--no-check", dest="check", action="store_false", default=True, help="do not compare with numpy")
-    g.add_argument("--seed", type=int, default=0, help="seed for the inputs and weights (default 0)")
+    g.add_argument("--seed", type=seed, default=0, help="seed for the inputs and weights (default 0)")
     g = p.add_argument_group("output")
     g.add_argument("--json", action="store_true", help="print the result as one JSON object")
     g.add_argument("--memory-plot", metavar="OUT.png", help="draw GM in use over time and the arena")

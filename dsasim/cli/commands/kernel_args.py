@@ -54,6 +54,28 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chip", default="edu", metavar="NAME", help="chip preset or TOML file (default: edu)")
 
 
+def seed(text: str) -> int:
+    """``--seed``: a non-negative integer (numpy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed {text} is not an integer 0 or more (e.g. --seed 0)")
+    return value
+
+
+def positive(text: str) -> int:
+    """A count option (``--cores``, ``--max-instructions``, ...): an integer 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: give an integer 1 or more")
+    return value
+
+
 def dtype(text: str | None, what: str) -> DType | None:
     if text is None:
         return None

@@ -12,6 +12,10 @@ skinny projection ran (Cube or Vector) and why, and into how many chunks attenti
 the cores (flash-decoding, ``--kv-chunks``) and why. ``--batches`` sweeps decode over the batch and prints the
 crossover batch, measured and from the ridge point; ``--kv-capacity`` asks the GM planner for the largest
 batch at each context.
+
+Sizes are checked before the layer is built: ``--batch``, ``--seq``, ``--context``, ``--layers`` and the shape
+options are at least 1; ``--seq`` belongs to prefill and ``--context`` to decode; a layer whose input, weights
+and KV cache alone exceed the chip's GM is refused with the bytes it needs; the layer runs in f16.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
 from dsasim.llm_sweep import crossover, kv_capacity
 from isa import DsasimError
+from simulator.config import load_chip
 
 #: The layer's shape options (builder parameter → CLI flag).
 SHAPE = ("hidden", "heads", "kv_heads", "head_dim", "ffn_dim")
@@ -84,6 +89,7 @@ def main(args: argparse.Namespace) -> int:
         if getattr(args, flag[2:].replace("-", "_"), None) not in (None, False):
             raise DsasimError(f"decoder-layer does not take {flag}", hint="see dsasim graph --help, decoder-layer")
     model = model_params(args)
+    check_options(args)
     if args.kv_capacity:
         return _capacity(args, model)
     if args.batches:
@@ -92,11 +98,16 @@ def main(args: argparse.Namespace) -> int:
         raise DsasimError("--roofline draws a batch sweep", hint="add --batches 1,16,64,256")
     if args.kv_chunks is not None and (args.phase or "decode") != "decode":
         raise DsasimError("--kv-chunks splits decode attention's context", hint="drop it, or use --phase decode")
+    phase = args.phase or "decode"
+    batch = args.batch if args.batch is not None else 1
+    seq = args.seq if args.seq is not None else 64
+    context = args.context if args.context is not None else 64
+    check_gm(phase, batch, seq, context, args.chip, model)
     r = run_layer(
-        args.phase or "decode",
-        args.batch or 1,
-        seq=args.seq or 64,
-        context=args.context if args.context is not None else 64,
+        phase,
+        batch,
+        seq=seq,
+        context=context,
         chip=args.chip,
         gemv=args.gemv,
         timing_only=args.timing_only,
@@ -118,6 +129,58 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse what decoder-layer would otherwise ignore or replace: a count below 1, an option of the other
+    phase or of another mode, a type the layer does not run in."""
+    for flag in ("--batch", "--seq", "--context", *(f"--{k.replace('_', '-')}" for k in SHAPE), "--kv-chunks",
+                 "--layers"):  # fmt: skip
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is not None and value < 1:
+            raise DsasimError(f"{flag} {value} must be at least 1", hint=f"e.g. {flag} 64")
+    phase = args.phase or "decode"
+    sweep = "--kv-capacity" if args.kv_capacity else "--batches" if args.batches else None
+    if args.seq is not None and (phase == "decode" or sweep):
+        raise DsasimError(
+            "--seq is prefill's tokens per sequence; decode makes one token per sequence",
+            hint="use --phase prefill --seq N, or --context L for the tokens already in decode's KV cache",
+        )
+    if args.context is not None and phase == "prefill":
+        raise DsasimError(
+            "--context is decode's KV cache length; prefill reads only the --seq tokens it is given",
+            hint="use --seq N with --phase prefill, or --phase decode --context L",
+        )
+    if sweep and args.phase == "prefill":
+        raise DsasimError(f"{sweep} measures decode", hint="drop --phase prefill")
+    if sweep and args.batch is not None:
+        raise DsasimError(f"{sweep} chooses the batches itself: --batch does not apply", hint="drop --batch")
+    if args.context is not None and args.kv_capacity:
+        raise DsasimError("--kv-capacity L1,L2,... gives the contexts itself", hint="drop --context")
+    if args.layers is not None and not args.kv_capacity:
+        raise DsasimError("--layers counts the layers sharing GM in --kv-capacity", hint="add --kv-capacity L1,L2")
+    if args.dtype != "f16":
+        raise DsasimError(f"decoder-layer runs in f16, not {args.dtype}", hint="drop --dtype (f16 is the default)")
+
+
+def check_gm(phase: str, batch: int, seq: int, context: int, chip: str, model: dict) -> None:
+    """Refuse a layer whose input, weights and KV cache alone exceed the chip's GM, before the graph (one attention
+    kernel per sequence and key head) is built: ``decoder_layer``'s tensor shapes, at 2 bytes an element."""
+    p = {**MODELS["tiny"], **model}
+    hidden, heads, kv, d, ffn = p["hidden"], p["heads"], p["kv_heads"], p["head_dim"], p["ffn_dim"]
+    tokens = batch * (seq if phase == "prefill" else 1)
+    cached = batch * (seq if phase == "prefill" else context + 1) * kv * d * 2
+    weights = hidden * (2 * heads * d + 2 * kv * d + 3 * ffn)
+    need = 2 * (tokens * hidden + cached + weights)
+    gm = load_chip(chip).gm_size
+    if need > gm:
+        size = f"batch {batch:,}, " + (f"seq {seq:,}" if phase == "prefill" else f"context {context:,}")
+        raise DsasimError(
+            f"decoder-layer {phase} ({size}) needs at least {fmt_bytes(need)} of GM for its input, weights and KV "
+            f"cache, but chip {chip}'s GM holds {fmt_bytes(gm)}",
+            hint="lower --batch, --seq or --context (dsasim graph decoder-layer --kv-capacity L gives the largest "
+            "decode batch for a context L), or use a chip with more GM",
+        )
+
+
 def _ints(text: str, flag: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(","))
@@ -132,7 +195,9 @@ def _crossover(args: argparse.Namespace, model: dict) -> int:
     if args.roofline and not args.roofline.lower().endswith(PICTURE_TYPES):
         raise DsasimError(f"--roofline {args.roofline}: not a picture file", hint="end it with .png, .svg or .pdf")
     context = args.context if args.context is not None else 128
-    c = crossover(_ints(args.batches, "--batches"), context, args.chip, args.kv_chunks, **model)
+    batches = _ints(args.batches, "--batches")
+    check_gm("decode", max(batches), 1, context, args.chip, model)
+    c = crossover(batches, context, args.chip, args.kv_chunks, **model)
     if args.json:
         print(json.dumps(c.to_json(), indent=2))
     else:

@@ -17,7 +17,7 @@ import sys
 from compiler import OP_NAMES
 from dsasim.api import compile_and_run
 from dsasim.cli.commands.budget_args import RunProgress, add_budget_option
-from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
+from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule, seed
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
 from dsasim.cli.commands.run_asm import load_inputs
@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timing-only", action="store_true", help="skip data (and the check): same cycles, much faster")
     p.add_argument("--check", dest="check", action="store_true", default=True, help="compare with numpy (the default)")
     p.add_argument("--no-check", dest="check", action="store_false", help="do not compare with numpy")
-    p.add_argument("--seed", type=int, default=0, help="seed for the generated inputs (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed for the generated inputs (default 0)")
     p.add_argument("--inputs", metavar="IN.npz", help="input tensors by name (default: seeded random)")
     p.add_argument("--outputs", metavar="OUT.npz", help="write the output tensors here")
     p.add_argument("--show-passes", action="store_true", help="print the loop nest after every pass first")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dsasim.cli.commands.kernel_args import seed
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
 from isa import DsasimError, parse_file
@@ -21,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_chip_options(p)
     p.add_argument("--inputs", metavar="IN.npz", help="input tensors by name (default: seeded random)")
     p.add_argument("--outputs", metavar="OUT.npz", help="write the output tensors here")
-    p.add_argument("--seed", type=int, default=0, help="seed for generated inputs (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--timing-only", action="store_true", help="skip data; same cycles, much faster")
     add_output_options(p)
     p.add_argument(

@@ -18,7 +18,7 @@ import json
 import sys
 
 from compiler import make_op
-from dsasim.cli.commands.kernel_args import add_kernel_options, dtype, schedule_of
+from dsasim.cli.commands.kernel_args import add_kernel_options, dtype, schedule_of, seed
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from dsasim.sweep import MAX_RUNS, parse_vary, sweep
@@ -63,7 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run with data and compare every output with numpy (slower; default: timing-only, same cycles)",
     )
-    g.add_argument("--seed", type=int, default=0, help="seed for the inputs of --check (default 0)")
+    g.add_argument("--seed", type=seed, default=0, help="seed for the inputs of --check (default 0)")
     g.add_argument("--max-runs", type=int, default=MAX_RUNS, metavar="N", help="refuse sweeps of more combinations")
     g.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway unless on a terminal)")
     p.add_argument("--json", action="store_true", help="print every row as JSON (no table, no progress bar)")

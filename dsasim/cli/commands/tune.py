@@ -20,7 +20,7 @@ from compiler.attention import Attention
 from compiler.tune import MAX_INSTRUCTIONS, STRATEGIES, TuneError
 from dsasim.api import chip_for
 from dsasim.budget import check_budget
-from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
+from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule, seed
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from isa import DsasimError, ResourceLimitError
@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument(
         "--trials", type=int, metavar="N", help="schedules each strategy measures (default: 10%% of the space, 16-200)"
     )
-    g.add_argument("--seed", type=int, default=0, help="seed of the random and tpe strategies")
+    g.add_argument("--seed", type=seed, default=0, help="seed of the random and tpe strategies")
     g.add_argument("--max-instructions", type=int, default=MAX_INSTRUCTIONS, metavar="N",
                    help="skip schedules whose program is longer (all cores)")  # fmt: skip
     g = p.add_argument_group("database and workers")
