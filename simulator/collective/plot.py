@@ -43,7 +43,6 @@ def spans_figure(spans: Sequence[Span], chip: Chip, *, title: str = "", max_lane
         ax.set_title(title)
         if seen:
             ax.legend(loc="upper right", fontsize=9)
-        fig.tight_layout()
     return fig
 
 
@@ -64,5 +63,4 @@ def sweep_figure(rows: Sequence[dict], title: str) -> Figure:
         ax.set_ylabel("GB/s")
         ax.set_title(title)
         ax.legend()
-        fig.tight_layout()
     return fig
