@@ -17,7 +17,7 @@ import numpy as np
 
 from isa import DsasimError
 from isa.fast import fast
-from simulator.collective.machine import CollectiveResult, Span, check_links, run, symmetric
+from simulator.collective.machine import CollectiveResult, InFlight, Span, check_links, launch, run, symmetric
 from simulator.collective.model import FORMULAS, alpha_beta, bus_factor
 from simulator.collective.programs import ALGOS, ELEMENT, OPS, Collective, build, layout, segments
 from simulator.config import Chip
@@ -34,9 +34,11 @@ __all__ = [
     "Collective",
     "CollectiveResult",
     "CollectiveRun",
+    "InFlight",
     "Span",
     "build",
     "check_links",
+    "launch",
     "run",
     "segments",
     "simulate_collective",

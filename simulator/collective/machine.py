@@ -96,41 +96,63 @@ def run(
     once: bool = False,
     data: list[np.ndarray] | None = None,
     ready: Mapping[tuple, int] | None = None,
-    env: Clock | None = None,
 ) -> CollectiveResult:
     """Simulate ``coll`` (every rank, or rank 0 for all with ``once``). ``data``: each rank's input (float32,
     ``data_bytes`` long) for a functional run; ``ready``: flag → cycle at which it is set on every rank (a
-    gate a put may wait on). ``env``: run on a caller's clock (the caller runs it); else on a new one."""
+    gate a put may wait on)."""
+    env = Clock()
+    sim = launch(coll, links, gm_bandwidth, env, once=once, data=data)
+    for flag, at in (ready or {}).items():
+        for r in sim.ranks:
+            env.process(sim.gate(r, flag, at))
+    env.run()
+    sim.check_done()
+    return sim.result()
+
+
+def launch(
+    coll: Collective,
+    links: Links,
+    gm_bandwidth: float,
+    env: Clock,
+    *,
+    once: bool = False,
+    data: list[np.ndarray] | None = None,
+    shared: dict | None = None,
+    start: simpy.Event | None = None,
+    tag: str = "",
+) -> InFlight:
+    """Start ``coll``'s processes on ``env`` (the caller runs it): its DMA engines begin once ``start`` has
+    fired; links are the bandwidths in ``shared`` (link key → ``SharedBandwidth``), so collectives launched
+    on one clock with one ``shared`` share the links. ``.done`` fires when every rank has finished."""
     if once and not symmetric(coll, links):
         raise DsasimError("this collective is not the same program on every rank", hint="simulate every rank")
     if once and data is not None:
         raise DsasimError("a functional run needs every rank's data", hint="once=False")
     check_links(coll, links)
-    own = env is None
-    env = env or Clock()
-    sim = _Sim(coll, links, gm_bandwidth, env, once, data)
-    for flag, at in (ready or {}).items():
-        for r in sim.ranks:
-            env.process(sim.gate(r, flag, at))
+    sim = InFlight(coll, links, gm_bandwidth, env, once, data, {} if shared is None else shared, start, tag)
+    procs = []
     for r in sim.ranks:
         prog = coll.programs[r]
         for e, queue in enumerate(prog.engines):
-            env.process(sim.engine(r, e, queue))
+            procs.append(env.process(sim.engine(r, e, queue)))
         if prog.reduces:
-            env.process(sim.vector(r, prog.reduces))
-    if own:
-        env.run()
-        sim.check_done()
-    return sim.result()
+            procs.append(env.process(sim.vector(r, prog.reduces)))
+    sim.done = simpy.AllOf(env, procs)
+    return sim
 
 
-class _Sim:
-    def __init__(self, coll: Collective, links: Links, gm_bw: float, env: Clock, once: bool, data) -> None:
+class InFlight:
+    """A collective launched on a clock: its ranks' flags, the spans of its units, ``done`` when finished."""
+
+    def __init__(self, coll: Collective, links: Links, gm_bw: float, env: Clock, once: bool, data, shared: dict,
+                 start: simpy.Event | None, tag: str) -> None:  # fmt: skip
         self.coll, self.links, self.gm_bw, self.env, self.once = coll, links, gm_bw, env, once
+        self.start, self.tag, self.done = start, tag, None
         self.ranks = [0] if once else list(range(coll.ranks))
         self.flags: dict[int, dict[tuple, simpy.Event]] = {r: {} for r in self.ranks}
         self.times: dict[tuple, int] = {}
-        self.shared: dict[tuple, SharedBandwidth] = {}
+        self.shared: dict[tuple, SharedBandwidth] = shared
         self.spans: list[Span] = []
         self.link_bytes: dict[str, int] = {}
         self.end = 0
@@ -165,6 +187,8 @@ class _Sim:
 
     def engine(self, rank: int, e: int, queue: tuple[Put, ...]) -> Iterator:
         env, n = self.env, self.coll.ranks
+        if self.start is not None:
+            yield self.start
         for put in queue:
             for f in put.after:
                 yield self.flag(rank, f)
@@ -175,7 +199,7 @@ class _Sim:
                 bw = self.shared[key] = SharedBandwidth(env, spec.bandwidth)
             start = env.now
             yield bw.transfer(put.nbytes, spec.bandwidth)
-            self.spans.append(Span(rank, f"dma{e}", f"{put.flag[0]} → +{put.peer}", start, env.now))
+            self.spans.append(Span(rank, f"dma{e}", f"{put.flag[0]} {self.tag}→ +{put.peer}", start, env.now))
             self.link_bytes[spec.kind] = self.link_bytes.get(spec.kind, 0) + put.nbytes
             moved = self._read(rank, put)
             env.process(self._land(rank if self.once else dst, put, moved, spec.latency))
@@ -204,7 +228,7 @@ class _Sim:
                 d, s, k = red.dst // ELEMENT, red.src // ELEMENT, red.nbytes // ELEMENT
                 buf = self.buffers[rank]
                 buf["data"][d : d + k] += buf["recv"][s : s + k]
-            self.spans.append(Span(rank, "vector", f"add {red.flag[1:]}", start, env.now))
+            self.spans.append(Span(rank, "vector", f"add {self.tag}{red.flag[1:]}", start, env.now))
             self.set(rank, red.flag)
 
     def check_done(self) -> None:
