@@ -51,7 +51,7 @@ from compiler.ops import Elementwise, MatMul
 from dsasim.api import chip_for
 from dsasim.graph_run import run_graph
 from dsasim.llm import MODELS, LayerRun, is_attention, run_layer
-from isa import DsasimError, DType
+from isa import ConfigError, DsasimError, DType
 from isa.fast import fast
 from simulator.clock import Clock
 from simulator.collective import DEFAULT_CHUNK, Span, build, launch, simulate_collective, symmetric
@@ -139,7 +139,7 @@ def check_tp(tp: int, chip: Chip, model: dict[str, int]) -> None:
     if tp == 1:
         return
     if chip.links is None:
-        raise DsasimError(f"chip {chip.name} has no [links]: no peers to split the layer over", field="links",
+        raise ConfigError(f"chip {chip.name} has no [links]: no peers to split the layer over", field="links",
                           hint="use --chip ascend910b-like or edu")  # fmt: skip
     if tp > chip.links.chips:
         raise DsasimError(f"--tp {tp}: a server of {chip.name} holds {chip.links.chips} chips",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from isa import DsasimError
+from isa import ConfigError, DsasimError
 from isa.fast import fast
 from simulator.collective.machine import CollectiveResult, InFlight, Span, check_links, launch, run, symmetric
 from simulator.collective.model import FORMULAS, alpha_beta, bus_factor
@@ -141,7 +141,7 @@ def simulate_collective(
     ``DSASIM_FAST=0``). ``data``: every rank's input for a functional run (``result.outputs``)."""
     links = chip.links
     if links is None:
-        raise DsasimError(
+        raise ConfigError(
             f"chip {chip.name} has no [links] table: it has no peers",
             field="links",
             hint="use a preset with a server (edu, ascend910b-like) or add [links] to the TOML",
@@ -150,7 +150,7 @@ def simulate_collective(
         raise DsasimError(f"--chips {chips} must be from 1 to 1024", hint="e.g. --chips 8")
     servers = -(-chips // links.chips)
     if servers > 1 and links.network is None:
-        raise DsasimError(
+        raise ConfigError(
             f"{chips} chips need {servers} servers of {links.chips}, and {chip.name} has no network",
             field="links.network",
             hint=f"--chips {links.chips} or fewer",
