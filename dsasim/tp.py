@@ -168,22 +168,26 @@ def run_tp_layer(
     seed: int = 0,
     cores: int | None = None,
     fuse_graph: bool = True,
+    shard: LayerRun | None = None,
     **model: int,
 ) -> TpRun:
     """One decoder layer split over ``tp`` chips (module doc). ``algo``: the all-reduce's (default mesh on a
-    fully connected server, else ring); ``chunks``: row blocks for the overlap (default 4; 1: none)."""
+    fully connected server, else ring); ``chunks``: row blocks for the overlap (default 4; 1: none).
+    ``shard``: one chip's timing-only run of this split layer (``shard_layer``), when the caller has it."""
     chip_obj = chip_for(chip, cores or 1)
     full = {**MODELS["tiny"], **model}
     check_tp(tp, chip_obj, full)
-    algo = algo or ("mesh" if chip_obj.links and chip_obj.links.topology == "full" else "ring")
-    shard_model = {**full, "heads": full["heads"] // tp, "kv_heads": full["kv_heads"] // tp,
-                   "ffn_dim": full["ffn_dim"] // tp}  # fmt: skip
-    shard = run_layer(phase, batch, seq=seq, context=context, chip=chip_obj, timing_only=True, check=False,
-                      fuse_graph=fuse_graph, cores=cores, **shard_model)  # fmt: skip
-    tokens = batch * (seq if phase == "prefill" else 1)
-    k = max(1, min(chunks if chunks is not None else DEFAULT_CHUNKS, tokens))
     if chunks is not None and chunks < 1:
         raise DsasimError(f"--tp-chunks {chunks} must be at least 1", hint="1: no overlap; e.g. 4")
+    numerics = check and not timing_only and tp > 1
+    if numerics and phase != "prefill":
+        raise DsasimError("the --tp numerics check runs prefill", hint="add --timing-only, or --phase prefill")
+    algo = algo or ("mesh" if chip_obj.links and chip_obj.links.topology == "full" else "ring")
+    if shard is None:
+        shard = shard_layer(phase, batch, tp, seq=seq, context=context, chip=chip_obj, cores=cores,
+                            fuse_graph=fuse_graph, **full)  # fmt: skip
+    tokens = batch * (seq if phase == "prefill" else 1)
+    k = max(1, min(chunks if chunks is not None else DEFAULT_CHUNKS, tokens))
     row_bytes = full["hidden"] * DType.F16.itemsize
     if tp == 1:
         steps, spans, comm = shard.graph_run.cycles, [], 0
@@ -193,11 +197,21 @@ def run_tp_layer(
         ar = simulate_collective("all-reduce", chip_obj, chips=tp, nbytes=tokens * row_bytes, algo=algo, once=once)
         comm = 2 * ar.result.cycles
     result = TpRun(tp, algo, k, chip_obj, shard, steps, comm, spans)
-    if check and not timing_only and tp > 1:
-        if phase != "prefill":
-            raise DsasimError("the --tp numerics check runs prefill", hint="add --timing-only, or --phase prefill")
+    if numerics:
         result.check = tp_check(batch, seq, chip_obj, tp, algo, full, seed, cores)
     return result
+
+
+def shard_layer(phase: str, batch: int, tp: int, *, chip: Chip, cores: int | None = None, fuse_graph: bool = True,
+                **model: int) -> LayerRun:  # fmt: skip
+    """One chip's part of the layer split over ``tp`` chips, timing-only: the layer with ``heads/tp``,
+    ``kv_heads/tp`` and ``ffn_dim/tp`` — the kernels every chip runs (``seq``, ``context`` in ``model``)."""
+    full = {**MODELS["tiny"], **model}
+    sizes = {k: full.pop(k) for k in ("seq", "context") if k in full}
+    shard_model = {**full, "heads": full["heads"] // tp, "kv_heads": full["kv_heads"] // tp,
+                   "ffn_dim": full["ffn_dim"] // tp}  # fmt: skip
+    return run_layer(phase, batch, chip=chip, timing_only=True, check=False, fuse_graph=fuse_graph, cores=cores,
+                     **sizes, **shard_model)  # fmt: skip
 
 
 def _overlap(shard: LayerRun, chip: Chip, tp: int, algo: str, k: int, tokens: int, row_bytes: int, phase: str):

@@ -187,6 +187,7 @@ class InFlight:
 
     def engine(self, rank: int, e: int, queue: tuple[Put, ...]) -> Iterator:
         env, n = self.env, self.coll.ranks
+        landing = []
         if self.start is not None:
             yield self.start
         for put in queue:
@@ -202,7 +203,8 @@ class InFlight:
             self.spans.append(Span(rank, f"dma{e}", f"{put.flag[0]} {self.tag}→ +{put.peer}", start, env.now))
             self.link_bytes[spec.kind] = self.link_bytes.get(spec.kind, 0) + put.nbytes
             moved = self._read(rank, put)
-            env.process(self._land(rank if self.once else dst, put, moved, spec.latency))
+            landing.append(env.process(self._land(rank if self.once else dst, put, moved, spec.latency)))
+        yield simpy.AllOf(env, landing)  # the engine's work is done when its last bytes have landed
 
     def _read(self, rank: int, put: Put) -> np.ndarray | None:
         if self.buffers is None:
