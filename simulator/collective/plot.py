@@ -35,6 +35,8 @@ def spans_figure(spans: Sequence[Span], chip: Chip, *, title: str = "", max_lane
                 [(s.start * us, max(s.end - s.start, 1) * us)],
                 (i - 0.4, 0.8),
                 color=COLORS.get(kind, "#17becf"),
+                edgecolor="white",
+                linewidth=0.4,
                 label=label,
             )
         ax.set_yticks(range(len(lanes)), [f"chip {r} {u}" for r, u in lanes])
