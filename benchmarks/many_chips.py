@@ -32,7 +32,7 @@ def main() -> None:
         ]
         fig = sweep_figure(rows, f"all-reduce ({algo}), 8 chips of ascend910b-like")
         print("wrote", save_figure(fig, OUT / f"sweep_{algo}.png"))
-    tp = run_tp_layer("prefill", 1, tp=8, seq=256, chip=b910, timing_only=True, **MODELS["llama3-8b"])
+    tp = run_tp_layer("prefill", 1, tp=8, seq=256, chip=b910, timing_only=True, chunks=4, **MODELS["llama3-8b"])
     print(tp.text())
     print("wrote", save_figure(tp.timeline(), OUT / "tp_timeline.png"))
 

@@ -14,12 +14,13 @@ norms and residual adds are done by every chip on the whole (reduced) activation
 program, so one chip's compute is simulated (the layer with ``heads/tp``, ``kv_heads/tp``, ``ffn_dim/tp``: the
 same kernels a chip runs) and its collectives are simulated for one rank (``simulator.collective``).
 
-**The overlap.** The tokens are cut into ``chunks`` row blocks. A chip computes the attention half (norm,
-projections, attention, ``o_proj``) of block 0, and as soon as block 0's ``o_proj`` rows are finished its
-all-reduce starts on the DMA engines while block 1 computes; the MLP half of block ``m`` runs once block
-``m``'s first all-reduce has landed, and its second all-reduce overlaps what comes next. The compute of a
-block is its share of each kernel's simulated time — its rows, and for causal attention its (query, key)
-pairs: block ``m`` of ``K`` does ``(2m+1)/K²`` of the work. ``chunks=1`` is the plain schedule, every
+**The overlap.** The tokens are cut into ``chunks`` row blocks (default: whole row tiles of every projection,
+``default_chunks``). A chip computes the attention halves (norm, projections, attention, ``o_proj``) of the
+blocks in order, and as soon as block 0's ``o_proj`` rows are finished its all-reduce starts on the DMA engines
+while block 1 computes; the MLP half of block ``m`` runs once the attention halves are done and block ``m``'s
+first all-reduce has landed, and its second all-reduce overlaps what comes next; the last block's is exposed.
+The compute of a block is its share of each kernel's simulated time — its rows, and for causal attention its
+(query, key) pairs: block ``m`` of ``K`` does ``(2m+1)/K²`` of the work. ``chunks=1`` is the plain schedule, every
 all-reduce exposed. The chip's DMA engines and links are the preset's ``[links]``; the reductions are priced
 at HBM speed on the receiving chip, beside its compute (simplification: they do not take cores from it, and
 the links' HBM traffic does not slow the kernels). The residual adds stay fused into the epilogues of
@@ -57,7 +58,8 @@ from simulator.clock import Clock
 from simulator.collective import DEFAULT_CHUNK, Span, build, launch, simulate_collective, symmetric
 from simulator.config import Chip
 
-DEFAULT_CHUNKS = 4
+#: the most row blocks the default overlap cuts the tokens into
+MAX_CHUNKS = 16
 
 
 @dataclass
@@ -172,7 +174,8 @@ def run_tp_layer(
     **model: int,
 ) -> TpRun:
     """One decoder layer split over ``tp`` chips (module doc). ``algo``: the all-reduce's (default mesh on a
-    fully connected server, else ring); ``chunks``: row blocks for the overlap (default 4; 1: none).
+    fully connected server, else ring); ``chunks``: row blocks for the overlap (default ``default_chunks``;
+    1: none).
     ``shard``: one chip's timing-only run of this split layer (``shard_layer``), when the caller has it."""
     chip_obj = chip_for(chip, cores or 1)
     full = {**MODELS["tiny"], **model}
@@ -187,7 +190,7 @@ def run_tp_layer(
         shard = shard_layer(phase, batch, tp, seq=seq, context=context, chip=chip_obj, cores=cores,
                             fuse_graph=fuse_graph, **full)  # fmt: skip
     tokens = batch * (seq if phase == "prefill" else 1)
-    k = max(1, min(chunks if chunks is not None else DEFAULT_CHUNKS, tokens))
+    k = max(1, min(chunks if chunks is not None else default_chunks(shard, tokens), tokens))
     row_bytes = full["hidden"] * DType.F16.itemsize
     if tp == 1:
         steps, spans, comm = shard.graph_run.cycles, [], 0
@@ -200,6 +203,14 @@ def run_tp_layer(
     if numerics:
         result.check = tp_check(batch, seq, chip_obj, tp, algo, full, seed, cores)
     return result
+
+
+def default_chunks(shard: LayerRun, tokens: int) -> int:
+    """Row blocks of whole row tiles of every projection: ``tokens`` over the largest ``m`` tile of the chip's
+    matmul kernels (so a block's share of each kernel is whole tiles of it), at most ``MAX_CHUNKS``."""
+    tiles = (getattr(kr.compiled.schedule, "tile", {}) for kr in shard.graph_run.kernels)  # attention has its own
+    rows = max((t.get("m", 0) for t in tiles), default=0) or tokens
+    return max(1, min(MAX_CHUNKS, tokens // rows))
 
 
 def shard_layer(phase: str, batch: int, tp: int, *, chip: Chip, cores: int | None = None, fuse_graph: bool = True,
@@ -247,7 +258,7 @@ def _overlap(shard: LayerRun, chip: Chip, tp: int, algo: str, k: int, tokens: in
     def compute():
         a = b = 0
         while b < k:
-            if a < k and not (b < a and ar1[b].done.triggered):
+            if a < k:  # the attention halves first, in program order; the MLP halves as their all-reduces land
                 what, cycles, done = f"compute A{a}", work(0, end_a + 1, a), a_done[a]
                 a += 1
             else:

@@ -154,16 +154,16 @@ for tokens, compute in ((256, 565.7e-6), (32, 75e-6)):
     print(f"{tokens} tokens: " + (f"communication dominates from N = {n}" if n else "compute dominates up to N = 8"))
 
 # %% [markdown]
-# **Question 11.5** *(written)*. With `--tp 8`, the 256-token layer takes 134.2 µs: 4.21× faster than one
-# chip, not 8× — though 68% of its 63 µs of all-reduce hides behind compute (`dsasim graph decoder-layer ...
-# --tp 8 --json`: `comm.seconds`, `comm.exposed_seconds`). Where did the rest of the speed-up go, and what would
-# recover it?
+# **Question 11.5** *(written)*. With `--tp 8 --tp-chunks 4`, the 256-token layer takes 124.1 µs: 4.56× faster
+# than one chip, not 8× — though 84% of its 63 µs of all-reduce hides behind compute (`dsasim graph
+# decoder-layer ... --tp 8 --tp-chunks 4 --json`: `comm.seconds`, `comm.exposed_seconds`). Where did the rest of
+# the speed-up go, and what would recover it?
 #
 # <!-- BEGIN SOLUTION -->
 # Mostly compute that does not scale: each chip's projections are 8× thinner (`[256, 4096] × [4096, 512]`),
 # which the Cube runs less efficiently — q_proj is 4× faster, not 8× — attention on 4 heads instead of 32 only
-# 2.4×, and both RMSNorms run whole on every chip: compute alone is 113.9 µs, 4.97× one chip's. Only 20 µs is
-# exposed communication, mostly the last row block's second all-reduce. Longer prompts recover
+# 2.4×, and both RMSNorms run whole on every chip: compute alone is 113.9 µs, 4.97× one chip's. Only 10 µs is
+# exposed communication, the last row block's second all-reduce. Longer prompts recover
 # efficiency (larger matmuls per chip); sequence parallelism (reduce-scatter, then all-gather) would split the
 # norms; more row blocks overlap more of the all-reduces.
 # <!-- END SOLUTION -->

@@ -188,6 +188,9 @@ class InFlight:
     def engine(self, rank: int, e: int, queue: tuple[Put, ...]) -> Iterator:
         env, n = self.env, self.coll.ranks
         landing = []
+        engine = self.shared.get(("engine", rank, e))
+        if engine is None:
+            engine = self.shared[("engine", rank, e)] = simpy.Resource(env, 1)
         if self.start is not None:
             yield self.start
         for put in queue:
@@ -198,8 +201,10 @@ class InFlight:
             bw = self.shared.get(key)
             if bw is None:
                 bw = self.shared[key] = SharedBandwidth(env, spec.bandwidth)
-            start = env.now
-            yield bw.transfer(put.nbytes, spec.bandwidth)
+            with engine.request() as turn:  # collectives in flight together take turns on the chip's engines
+                yield turn
+                start = env.now
+                yield bw.transfer(put.nbytes, spec.bandwidth)
             self.spans.append(Span(rank, f"dma{e}", f"{put.flag[0]} {self.tag}→ +{put.peer}", start, env.now))
             self.link_bytes[spec.kind] = self.link_bytes.get(spec.kind, 0) + put.nbytes
             moved = self._read(rank, put)

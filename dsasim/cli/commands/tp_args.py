@@ -22,7 +22,7 @@ def add_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--tp", type=int, metavar="N", help="tensor parallelism: split the layer over N chips of a server")
     g.add_argument("--tp-algo", dest="tp_algo", choices=ALGOS, help="the all-reduce (default: mesh when fully linked)")
     g.add_argument("--tp-chunks", dest="tp_chunks", type=int, metavar="K",
-                   help="row blocks, each all-reduced while the next computes (default 4; 1: none)")  # fmt: skip
+                   help="row blocks, all-reduced as the next computes (default: whole row tiles; 1: none)")  # fmt: skip
     g.add_argument("--tp-timeline", dest="tp_timeline", metavar="OUT.png", help="draw compute beside the all-reduces")
 
 
