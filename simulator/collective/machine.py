@@ -123,8 +123,9 @@ def launch(
     tag: str = "",
 ) -> InFlight:
     """Start ``coll``'s processes on ``env`` (the caller runs it): its DMA engines begin once ``start`` has
-    fired; links are the bandwidths in ``shared`` (link key → ``SharedBandwidth``), so collectives launched
-    on one clock with one ``shared`` share the links. ``.done`` fires when every rank has finished."""
+    fired; links and engines are those in ``shared`` (link key → ``SharedBandwidth``, engine key → a SimPy
+    ``Resource``), so collectives launched on one clock with one ``shared`` share the links and take turns on
+    each chip's DMA engines, put by put. ``.done`` fires when every rank's last bytes have landed."""
     if once and not symmetric(coll, links):
         raise DsasimError("this collective is not the same program on every rank", hint="simulate every rank")
     if once and data is not None:
