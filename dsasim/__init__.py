@@ -86,6 +86,7 @@ SOURCES: dict[str, tuple[str, str | None]] = {
     "kv_capacity": ("dsasim.llm_sweep", "kv_capacity"),
     "llm_crossover": ("dsasim.llm_sweep", "crossover"),
     "Progress": ("dsasim.progress", "Progress"),
+    "run_tp_layer": ("dsasim.tp", "run_tp_layer"),
     "autotune": ("dsasim.tune", "tune"),
     "make_executor": ("dsasim.tune", "make_executor"),
     "roofline": ("dsasim.views", "roofline"),
@@ -99,6 +100,7 @@ SOURCES: dict[str, tuple[str, str | None]] = {
     "Run": ("simulator", "Run"),
     "simulate": ("simulator", "simulate"),
     "cause_label": ("simulator.advice", "cause_label"),
+    "simulate_collective": ("simulator.collective", "simulate_collective"),
     "bench_path": ("simulator.microbench", "bench_path"),
     "bench_vector": ("simulator.microbench", "bench_vector"),
 }

@@ -21,6 +21,7 @@ from typing import Any
 from isa import ConfigError, DType, Space, VInt, VIntScalar
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.timing import route_label, route_name
+from simulator.links import Links, links_from_toml
 
 #: Every path a chip must describe: the copy routes plus FIXPIPE's.
 ROUTES: tuple[tuple[Space, Space], ...] = (*COPY_ROUTES, *FIXPIPE_ROUTES)
@@ -191,6 +192,8 @@ class Chip:
     #: cycles the scalar unit spends issuing one instruction, by class (``SCALAR_CLASSES``; [core] scalar_cost,
     #: optional): the scalar work a real kernel does per call. A class not given costs ``issue_cycles``
     scalar_cost: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    #: the server around the chip ([links], optional: simulator.links): None = a chip alone
+    links: Links | None = None
 
     def __post_init__(self) -> None:
         routes = {(src, dst): self.paths[route_name(src, dst)] for src, dst in ROUTES}
@@ -259,6 +262,7 @@ class Chip:
         d.pop("source")
         d.pop("description")
         d.pop("energy")
+        d.pop("links")  # the server around the chip: no single-chip run depends on it
         d["memory"] = {k.value: v for k, v in self.memory.items()}
         blob = json.dumps(d, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -280,6 +284,7 @@ class Chip:
             "l2_size": self.l2.size if self.l2 else 0,
             "l2_bytes_per_cycle": self.l2.bandwidth if self.l2 else 0,
             "issue_cycles": {c: self.issue_cost(c) for c in SCALAR_CLASSES},
+            "links": self.links.text() if self.links else None,
         }
 
 
@@ -453,10 +458,11 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     if "nd2nz" in data:  # optional: GM→L1 loads change the layout to NZ on the way
         nd2nz = _nd2nz(r.table("nd2nz"), clock)
     energy = _energy(r.table("energy")) if "energy" in data else None
+    links = links_from_toml(r._get("links"), clock) if "links" in data else None  # optional: the server
     r.done()
     return Chip(
         name, description, clock, cores, issue, depth, ids, memory, gm_size, gm_bw, cube, vector, paths, source, energy,
-        xlat, xids, vpc, l2, jitter, nd2nz, scalar_cost=scalar_cost,
+        xlat, xids, vpc, l2, jitter, nd2nz, scalar_cost=scalar_cost, links=links,
     )  # fmt: skip
 
 

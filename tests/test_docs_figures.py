@@ -16,6 +16,7 @@ GENERATORS = {
     "autotuning-figures": "benchmarks/bench_tune.py",
     "llm-figures": "benchmarks/llm.py",
     "language-figures": "benchmarks/cube_vector.py",
+    "many-chips-figures": "benchmarks/many_chips.py",
 }
 
 

@@ -35,8 +35,8 @@ def built() -> dict:
     return {lab.slug: build(lab) for lab in LABS}
 
 
-def test_all_eleven_labs_exist():
-    assert [s[:2] for s in IDS] == [f"{n:02d}" for n in range(11)], IDS  # the eleven labs, in order
+def test_all_twelve_labs_exist():
+    assert [s[:2] for s in IDS] == [f"{n:02d}" for n in range(12)], IDS  # the twelve labs, in order
 
 
 @pytest.mark.parametrize("slug", IDS)

@@ -35,7 +35,7 @@ for _path in sorted(Path(__file__).parent.glob("wrong_lab*.py")):
 
 
 def _ids() -> list[str]:
-    return [ex for lab in range(11) for ex in exercises(lab)]
+    return [ex for lab in range(12) for ex in exercises(lab)]
 
 
 def test_every_exercise_has_wrong_answers_to_catch():

@@ -26,6 +26,7 @@ import sys
 
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES
+from dsasim.cli.commands import tp_args
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
 from dsasim.llm_sweep import crossover, kv_capacity
@@ -60,6 +61,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--roofline", metavar="OUT.png", help="with --batches: decode's points on the roofline")
     g.add_argument("--kv-capacity", dest="kv_capacity", metavar="L1,L2,...", help="largest batch per context")
     g.add_argument("--layers", type=int, metavar="N", help="with --kv-capacity: layers sharing GM")
+    tp_args.add_options(g)
 
 
 def model_params(args: argparse.Namespace) -> dict:
@@ -76,8 +78,8 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
     for flag, value in (("--phase", args.phase), ("--context", args.context), ("--kv-heads", args.kv_heads),
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
                         ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
-                        ("--kv-chunks", args.kv_chunks)):  # fmt: skip
-        if value is not None:
+                        ("--kv-chunks", args.kv_chunks), (tp_args.given(args), True)):  # fmt: skip
+        if flag is not None and value is not None:
             raise DsasimError(
                 f"{flag} belongs to the decoder-layer graph, not to {args.name}",
                 hint=f"e.g. dsasim graph decoder-layer {flag} ...",
@@ -90,6 +92,8 @@ def main(args: argparse.Namespace) -> int:
             raise DsasimError(f"decoder-layer does not take {flag}", hint="see dsasim graph --help, decoder-layer")
     model = model_params(args)
     check_options(args)
+    if tp_args.given(args):
+        return tp_args.main(args, model)
     if args.kv_capacity:
         return _capacity(args, model)
     if args.batches:
