@@ -123,6 +123,12 @@ class Nest:
         self.counts: dict[tuple[str, tuple[int, ...]], int] = {}
         for p, body in enumerate(t.programs):
             self._walk(self.root, body, (p,), p)
+        # which statements each input of each statement reads from, over every instance: fixed until the next
+        # build, so the webs can be formed again (``_coalesce``) without walking the instances again
+        self.reads: dict[tuple[str, int], set[str]] = {}
+        for (sid, _), rec in self.inst.items():
+            for j, vid in enumerate(rec.ins):
+                self.reads.setdefault((sid, j), set()).add(self.producer(vid).sid)
         self._webs()
 
     # -- 1. merge ------------------------------------------------------------------------------
@@ -186,10 +192,7 @@ class Nest:
         def union(a: str, b: str) -> None:
             parent[find(a)] = find(b)
 
-        reads: dict[tuple[str, int], set[str]] = {}
-        for (sid, _), rec in self.inst.items():
-            for j, vid in enumerate(rec.ins):
-                reads.setdefault((sid, j), set()).add(self.producer(vid).sid)
+        reads = self.reads
         by_id = {s.sid: s for s in self.statics}
         for (sid, j), roles in reads.items():
             first = next(iter(roles))
