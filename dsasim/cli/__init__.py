@@ -17,7 +17,10 @@ from collections.abc import Sequence
 from isa import DsasimError
 
 #: Subcommand modules, in the order ``dsasim --help`` lists them.
-COMMANDS = ("run", "compile", "run_asm", "run_kernel", "graph", "chips", "microbench", "tiles", "sweep", "tune", "labs")
+COMMANDS = (
+    "run", "compile", "run_asm", "run_kernel", "graph", "model", "serve", "chips", "microbench", "tiles", "sweep",
+    "tune", "labs",
+)  # fmt: skip
 
 #: The command ``dsasim --help`` and ``dsasim`` alone suggest trying first.
 FIRST_COMMAND = "dsasim run matmul --shape 256x256x256"
