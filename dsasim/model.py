@@ -385,11 +385,14 @@ def run_model(
     weights: str = "f16",
     kv_dtype: str = "f16",
     gemv: str = "auto",
+    kv_block: int = 0,
     check_memory: bool = True,
+    heads: dict[int, tuple[GraphRun, tuple[GemvChoice, ...]]] | None = None,
 ) -> ModelRun:
     """A whole model's step (timing-only): refuses a batch that does not fit HBM before simulating, then
     simulates one decoder layer and the LM head (see the module doc). ``check_memory=False`` prices a step
-    without the HBM check."""
+    without the HBM check; ``heads`` memoises the LM head's runs by rows for a caller that prices many steps
+    (the head depends only on the batch)."""
     check_layer(phase, batch=batch, seq=seq, context=context, **cfg.layer_shape())
     _check_choice("--weights", weights, WEIGHT_BYTES)
     _check_choice("--kv-dtype", kv_dtype, KV_BYTES)
@@ -399,10 +402,12 @@ def run_model(
     if check_memory:  # a serving run prices a rounded-up batch whose true batch fits
         check_fits(cfg, chip_obj, phase, batch, tokens + (phase == "decode"), mem)
     layer = run_layer(phase, batch, seq=seq, context=context, chip=chip_obj, gemv=gemv, timing_only=True,
-                      check=False, **cfg.layer_shape())  # fmt: skip
-    graph = lm_head(batch, cfg.hidden, cfg.vocab)
-    placed, choices = place_gemv(graph, chip_obj, gemv)
-    head = run_graph(placed, chip_obj, timing_only=True, check=False)
+                      check=False, kv_block=kv_block if phase == "decode" else 0, **cfg.layer_shape())  # fmt: skip
+    heads = {} if heads is None else heads
+    if batch not in heads:
+        placed, choices = place_gemv(lm_head(batch, cfg.hidden, cfg.vocab), chip_obj, gemv)
+        heads[batch] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
+    head, choices = heads[batch]
     return ModelRun(cfg, phase, batch, tokens, chip_obj, layer, head, mem, weights, kv_dtype, choices)
 
 

@@ -103,6 +103,7 @@ class StepTimes:
     chip: Chip
     bucket: int = 2
     memo: dict[tuple[str, int, int], float] = field(default_factory=dict)
+    heads: dict = field(default_factory=dict)  # the LM head's runs by rows (``run_model``'s memo)
 
     def decode(self, batch: int, context: int) -> float:
         return self._step("decode", bucket_up(batch, self.bucket), bucket_up(context, self.bucket))
@@ -113,7 +114,8 @@ class StepTimes:
     def _step(self, phase: str, batch: int, tokens: int) -> float:
         key = (phase, batch, tokens)
         if key not in self.memo:
-            r = run_model(self.cfg, phase, batch, context=tokens, seq=tokens, chip=self.chip, check_memory=False)
+            r = run_model(self.cfg, phase, batch, context=tokens, seq=tokens, chip=self.chip, check_memory=False,
+                          heads=self.heads)  # fmt: skip
             self.memo[key] = r.seconds
         return self.memo[key]
 
