@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--weights", choices=tuple(WEIGHT_BYTES), default="f16", help="weight storage type")
     p.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_BYTES), default="f16", help="KV cache type")
     p.add_argument("--kv-block", dest="kv_block", type=int, default=0, metavar="N",
-                   help="decode: a paged KV cache of N-token blocks read through a block table (0: contiguous)")  # fmt: skip
+                   help="decode: a paged KV cache of N-token blocks (0: contiguous)")  # fmt: skip
     p.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=main)
