@@ -100,29 +100,28 @@ def decoder_layer(
     elif paged:
         cap, pos = context + 1, context
         table = block_table(batch, -(-cap // kv_block))
-        pool = (batch * len(table[0]), kv_block, kv_heads, head_dim)
-        kc, vc = b.tensor("k_cache", pool, "cache"), b.tensor("v_cache", pool, "cache")
+        kc = vc = b.tensor("kv_cache", (batch * len(table[0]), kv_block, 2, kv_heads, head_dim), "cache")
     else:
         cap, pos = context + 1, context
         kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim), "cache")
         vc = b.tensor("v_cache", (batch, cap, kv_heads, head_dim), "cache")
     row = cap * kv_heads * head_dim  # elements of one sequence's cache
     width = kv_heads * head_dim
-    # v: the projection writes straight into the cache rows of this step's tokens (paged: into v_new).
+    # paged: this step's keys and values side by side in kv_new, then copied into the pool (paged_append)
+    new = b.tensor("kv_new", (t, 2 * width)) if paged else None
+    # v: the projection writes straight into the cache rows of this step's tokens.
     wv = b.tensor("v_proj.w", (width, hidden), "weight", 1 / math.sqrt(hidden))
     op = MatMul(t, width, hidden, dtype, dtype, trans_b=True)
-    v_out = Ref(b.tensor("v_new", (t, width))) if paged else _append_ref(vc, pos, s, width, row)
-    b.node("v_proj", op, a=n1, b=wv, c=v_out)
+    b.node("v_proj", op, a=n1, b=wv, c=Ref(new, width, 2 * width) if paged else _append_ref(vc, pos, s, width, row))
     qr = rope(b, "q_rope", q, heads, head_dim)
-    # k: rotated straight into the cache rows of this step's tokens (the append; paged: into k_new).
-    k_out = Ref(b.tensor("k_new", (t * kv_heads, head_dim))) if paged else _append_ref(kc, pos, s, width, row)
+    # k: rotated straight into the cache rows of this step's tokens (the append).
+    k_out = Ref(new, 0, 2 * width) if paged else _append_ref(kc, pos, s, width, row)
     rope(b, "k_rope", k, kv_heads, head_dim, out=k_out)
-    if paged:  # both copied into their slot of the pool, then attention reads through the block table
-        paged_append(b, "k_new", kc, table, pos, kv_block, width)
-        paged_append(b, "v_new", vc, table, pos, kv_block, width)
+    if paged:
+        paged_append(b, new, kc, table, pos, kv_block, 2 * width)
     att = b.tensor("attn.out", (t, heads * head_dim))
     if paged:
-        paged_decode_attention(b, qr, kc, vc, att, table, cap, kv_block, heads, kv_heads, head_dim)
+        paged_decode_attention(b, qr, kc, att, table, cap, kv_block, heads, kv_heads, head_dim)
     elif phase == "prefill":
         _prefill_attention(b, qr, kc, vc, att, batch, seq, heads, kv_heads, head_dim)
     elif kv_split(cap, kv_chunks).chunks > 1:
@@ -142,7 +141,7 @@ def decoder_layer(
         "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
         "kv_block": kv_block,
     }  # fmt: skip
-    return b.graph(f"decoder-layer-{phase}", (y, kc, vc), params, decoder_layer)
+    return b.graph(f"decoder-layer-{phase}", (y, kc) if paged else (y, kc, vc), params, decoder_layer)
 
 
 def check_layer(phase: str, **sizes: int) -> None:

@@ -5,7 +5,7 @@ A contiguous cache reserves ``capacity`` tokens per sequence up front; a paged o
 ``block`` tokens as a sequence grows, so a pool of requests of different lengths wastes at most one partly
 filled block each. The decode step's kernels then read each block where the table says it is:
 
-    pool     k_cache [blocks, block, kv_heads, d]        (token-major inside a block, as the contiguous cache)
+    pool     kv_cache [blocks, block, 2, kv_heads, d]    (token-major: a token's keys, then its values)
     table    table[b][i] = the physical block holding tokens i·block .. (i+1)·block − 1 of sequence b
 
     rewrite (per sequence b, key head j; r = its G query rows; n = ⌈cap / block⌉ logical blocks):
@@ -54,13 +54,17 @@ def block_table(batch: int, blocks_per_seq: int, seed: int = 0) -> tuple[tuple[i
     return tuple(tuple(int(p) for p in perm[b * blocks_per_seq : (b + 1) * blocks_per_seq]) for b in range(batch))
 
 
-def gather_pool(pool: np.ndarray, table: tuple[tuple[int, ...], ...], cap: int) -> np.ndarray:
-    """The contiguous cache ``[batch, cap, kv, d]`` of a pool ``[blocks, block, kv, d]`` read through ``table``."""
-    return np.stack([np.concatenate([pool[p] for p in row])[:cap] for row in table])
+def gather_pool(pool: np.ndarray, table: tuple[tuple[int, ...], ...], cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """The contiguous caches ``[batch, cap, kv, d]`` (keys, values) of a pool ``[blocks, block, 2, kv, d]``
+    read through ``table``."""
+    seqs = np.stack([np.concatenate([pool[p] for p in row])[:cap] for row in table])
+    return seqs[:, :, 0], seqs[:, :, 1]
 
 
-def scatter_pool(cache: np.ndarray, table: tuple[tuple[int, ...], ...], block: int) -> np.ndarray:
-    """The pool holding the contiguous ``cache`` ``[batch, cap, kv, d]`` at ``table``'s blocks (zeros past ``cap``)."""
+def scatter_pool(k: np.ndarray, v: np.ndarray, table: tuple[tuple[int, ...], ...], block: int) -> np.ndarray:
+    """The pool ``[blocks, block, 2, kv, d]`` holding the contiguous caches ``k``, ``v`` ``[batch, cap, kv, d]``
+    at ``table``'s blocks (zeros past ``cap``)."""
+    cache = np.stack([k, v], axis=2)
     batch = cache.shape[0]
     pool = np.zeros((batch * len(table[0]), block, *cache.shape[2:]), cache.dtype)
     for b, row in enumerate(table):
@@ -73,19 +77,18 @@ def scatter_pool(cache: np.ndarray, table: tuple[tuple[int, ...], ...], block: i
 def paged_append(
     b: GraphBuilder, new: str, pool: str, table: tuple[tuple[int, ...], ...], pos: int, block: int, width: int
 ) -> None:
-    """Copy each sequence's row of ``new`` ``[batch, width]`` (this step's keys or values) into the pool at
+    """Copy each sequence's row of ``new`` ``[batch, width]`` (this step's keys and values) into the pool at
     token ``pos``: block ``table[s][pos // block]``, row ``pos % block`` (one small copy kernel each)."""
     op = ScalarOp("muls", 1, width, 1.0, b.dtype)  # a copy: x · 1 is exact
     for s, row in enumerate(table):
         at = (row[pos // block] * block + pos % block) * width
-        b.node(f"kv_append.{pool}.s{s}", op, x=Ref(new, s * width), z=Ref(pool, at))
+        b.node(f"kv_append.s{s}", op, x=Ref(new, s * width), z=Ref(pool, at))
 
 
 def paged_decode_attention(
     b: GraphBuilder,
     q: str,
-    kc: str,
-    vc: str,
+    pool: str,
     out: str,
     table: tuple[tuple[int, ...], ...],
     cap: int,
@@ -94,8 +97,8 @@ def paged_decode_attention(
     kv: int,
     d: int,
 ) -> None:
-    """Decode attention through the block table (module doc): ``q`` ``[batch · heads, d]``, pools
-    ``[blocks, block, kv, d]``, ``out`` ``[batch, heads · d]``; ``cap`` tokens per sequence are valid."""
+    """Decode attention through the block table (module doc): ``q`` ``[batch · heads, d]``, the pool
+    ``[blocks, block, 2, kv, d]``, ``out`` ``[batch, heads · d]``; ``cap`` tokens per sequence are valid."""
     group, dt = heads // kv, b.dtype
     batch, n = len(table), len(table[0])
     rows, width = batch * heads, n * block
@@ -103,7 +106,7 @@ def paged_decode_attention(
     qk = MatMul(group, block, d, dt, dt, trans_b=True)
     for name, r, i, at in _block_problems(table, heads, kv, d, block):
         s = Ref(scores, r * width + i * block, width)
-        b.node(f"{name}.scores", qk, a=Ref(q, r * d), b=Ref(kc, at, kv * d), c=s)
+        b.node(f"{name}.scores", qk, a=Ref(q, r * d), b=Ref(pool, at, 2 * kv * d), c=s)
     if width > cap:  # the last block's unused tokens
         zeros = b.tensor(f"{ATTENTION}.mask.zeros", (rows, width - cap), "const")
         fill = ScalarOp("adds", rows, width - cap, MASK, dt)
@@ -113,7 +116,7 @@ def paged_decode_attention(
     pv = MatMul(group, d, block, dt, dt)
     for name, r, i, at in _block_problems(table, heads, kv, d, block):
         pr = Ref(p, r * width + i * block, width)
-        b.node(f"{name}.pv", pv, a=pr, b=Ref(vc, at, kv * d), c=Ref(part, i * rows * d + r * d))
+        b.node(f"{name}.pv", pv, a=pr, b=Ref(pool, at + kv * d, 2 * kv * d), c=Ref(part, i * rows * d + r * d))
     ones = b.tensor(f"{ATTENTION}.combine.ones", (n,), "weight", 0.0, 1.0)  # 1 + 0·N(0, 1): exactly ones
     b.node(f"{ATTENTION}.combine", MatMul(1, rows * d, n, dt, dt), a=ones, b=part, c=out)
 
@@ -122,9 +125,9 @@ def _block_problems(
     table: tuple[tuple[int, ...], ...], heads: int, kv: int, d: int, block: int
 ) -> Iterator[tuple[str, int, int, int]]:
     """Each (sequence, key head, logical block): its node name, first query row, logical block and where
-    its physical block's column of key head ``j`` starts in the pool (elements)."""
+    its physical block's keys of key head ``j`` start in the pool (elements; its values follow ``kv · d`` later)."""
     group = heads // kv
     for s, row in enumerate(table):
         for j in range(kv):
             for i, p in enumerate(row):
-                yield f"{ATTENTION}.s{s}g{j}b{i}", s * heads + j * group, i, p * block * kv * d + j * d
+                yield f"{ATTENTION}.s{s}g{j}b{i}", s * heads + j * group, i, p * block * 2 * kv * d + j * d
