@@ -236,8 +236,10 @@ def serve(
     max_batch: int = 256,
     chunk: int | None = None,
     bucket: int = 2,
+    times: StepTimes | None = None,
 ) -> ServeResult:
-    """Run ``trace`` through the continuous-batching scheduler (module doc) and measure it."""
+    """Run ``trace`` through the continuous-batching scheduler (module doc) and measure it. ``times``: the
+    iteration times to use (default: a new ``StepTimes`` of the simulator for this model and chip)."""
     chip_obj = load_chip(chip) if isinstance(chip, str) else chip
     for name, v in (("--kv-block", block), ("--max-batch", max_batch), ("--chunk", chunk or 1), ("--bucket", bucket)):
         if v < 1 or (name == "--bucket" and v < 2):
@@ -249,7 +251,7 @@ def serve(
             f"the longest request needs {need} KV blocks of {block} tokens but only {total} exist",
             hint="give more --kv-blocks, a larger --kv-block or a shorter request",
         )
-    times = StepTimes(cfg, chip_obj, bucket)
+    times = times if times is not None else StepTimes(cfg, chip_obj, bucket)
     return _Engine(trace, total, block, max_batch, chunk, times).run()
 
 
