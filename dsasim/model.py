@@ -207,14 +207,14 @@ def check_fits(cfg: ModelConfig, chip: Chip, phase: str, batch: int, tokens: int
         raise DsasimError(
             f"{cfg.name}: even one sequence at {what} does not fit {chip.name}'s {fmt_bytes(mem.hbm_bytes)} "
             f"of HBM (weights {fmt_bytes(mem.weights_bytes)}, KV cache {fmt_bytes(mem.kv_bytes_per_sequence)})",
-            hint="use a shorter --context, --weights int8 or --kv-dtype int8",
+            hint=f"use a shorter {'--context' if phase == 'decode' else '--seq'} or a chip with more HBM",
         )
     raise DsasimError(
         f"{cfg.name}: batch {batch} at {what} needs {fmt_bytes(mem.used)} of HBM (weights "
         f"{fmt_bytes(mem.weights_bytes)}, KV cache {fmt_bytes(mem.kv_bytes)}, workspace "
         f"{fmt_bytes(mem.workspace_bytes)}) but {chip.name} has {fmt_bytes(mem.hbm_bytes)}; the largest batch "
         f"that fits is {mem.max_batch}",
-        hint=f"use --batch {mem.max_batch}, a shorter --context, or --kv-dtype int8",
+        hint=f"use --batch {mem.max_batch} or a shorter {'--context' if phase == 'decode' else '--seq'}",
     )
 
 

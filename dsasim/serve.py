@@ -56,9 +56,12 @@ class Request:
     output_tokens: int
 
 
-def load_trace(path: str | Path) -> tuple[Request, ...]:
+def load_trace(path: str | Path, speedup: float = 1.0) -> tuple[Request, ...]:
     """A JSONL trace, one request a line with ``arrival_s``, ``prompt_tokens``, ``output_tokens``; sorted
-    by arrival (ties in file order)."""
+    by arrival (ties in file order). ``speedup``: arrivals ``speedup`` times closer together (the same
+    requests at ``speedup`` times the rate)."""
+    if not (isinstance(speedup, (int, float)) and math.isfinite(speedup) and speedup > 0):
+        raise DsasimError(f"--speedup {speedup!r} must be a positive number", hint="e.g. --speedup 10")
     p = Path(path)
     try:
         lines = p.read_text().splitlines()
@@ -80,7 +83,8 @@ def load_trace(path: str | Path) -> tuple[Request, ...]:
                     f"{p}:{i}: field '{f}' is {v!r}",
                     hint="arrival_s: seconds ≥ 0; prompt_tokens and output_tokens: integers ≥ 1",
                 )
-        out.append(Request(len(out), float(row["arrival_s"]), int(row["prompt_tokens"]), int(row["output_tokens"])))
+        arrival = float(row["arrival_s"]) / speedup
+        out.append(Request(len(out), arrival, int(row["prompt_tokens"]), int(row["output_tokens"])))
     if not out:
         raise DsasimError(f"trace {p} has no requests", hint="one JSON object a line")
     return tuple(sorted(out, key=lambda r: (r.arrival_s, r.id)))

@@ -79,8 +79,11 @@ def decoder_layer(
     decode attention's context split in that many chunks (flash-decoding, ``compiler.graph.flash_decode``;
     fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
     many tokens read through a block table (``compiler.graph.paged``; 0: contiguous)."""
-    check_layer(phase, batch=batch, seq=seq, context=context, hidden=hidden, heads=heads, kv_heads=kv_heads,
+    # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)
+    length = {"seq": seq} if phase == "prefill" else {"context": context}
+    check_layer(phase, batch=batch, **length, hidden=hidden, heads=heads, kv_heads=kv_heads,
                 head_dim=head_dim, ffn_dim=ffn_dim, kv_chunks=kv_chunks)  # fmt: skip
+    seq, context = (seq, 0) if phase == "prefill" else (1, context)
     paged = phase == "decode" and kv_block > 0
     if kv_block:
         check_block(kv_block, head_dim)

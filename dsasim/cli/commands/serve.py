@@ -32,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="tinyllama-1.1b", metavar="NAME|config.json",
                    help=f"{', '.join(MODEL_CONFIGS)} or a config.json (default tinyllama-1.1b)")  # fmt: skip
     p.add_argument("--chip", default="ascend910b-like", help="chip preset or TOML path (default ascend910b-like)")
+    p.add_argument("--speedup", type=float, default=1.0, metavar="K", help="arrivals K times closer together")
     p.add_argument("--kv-block", dest="kv_block", type=int, default=16, metavar="N", help="tokens per KV block (16)")
     p.add_argument("--kv-blocks", dest="kv_blocks", type=int, metavar="N", help="KV blocks (default: what fits HBM)")
     p.add_argument("--max-batch", dest="max_batch", type=int, default=256, metavar="N", help="running requests at most")
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     r = serve(
-        load_trace(args.trace),
+        load_trace(args.trace, args.speedup),
         model_config(args.model),
         args.chip,
         block=args.kv_block,
