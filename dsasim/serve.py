@@ -22,11 +22,11 @@ rest follow, and how many tokens per second the chip turns out.
 **Iteration times come from the simulator**, memoised for the run (``StepTimes``): a decode iteration of
 ``b`` sequences whose longest context is ``L`` is priced by simulating the whole model's decode step
 (``dsasim.model.run_model``) at batch and context rounded *up* to the next power of ``bucket`` (2 by
-default: at most 2× the true batch and context, always pessimistic); a prefill iteration by the
-prefill step of the summed prompt tokens as one sequence, rounded up the same way (attention's cost grows
-with each prompt's own length, so one long sequence over-prices many short ones). A chunked iteration is
-priced as its decode step plus its chunk's prefill step — the weights are read twice where a fused mixed
-batch reads them once. No launch or host overhead, no sampling, no network.
+default: at most 2× the true batch and context, always pessimistic); a prefill iteration as the sum of
+each prompt's own prefill step (one sequence of its length rounded up the same way) — the weights are
+read once per prompt where one batched prefill reads them once. A chunked iteration is priced as its
+decode step plus each chunk piece's prefill as a prompt of its own length (its attention to the earlier
+chunks of its prompt is not counted). No launch or host overhead, no sampling, no network.
 """
 
 from __future__ import annotations
@@ -112,8 +112,9 @@ class StepTimes:
     def decode(self, batch: int, context: int) -> float:
         return self._step("decode", bucket_up(batch, self.bucket), bucket_up(context, self.bucket))
 
-    def prefill(self, tokens: int) -> float:
-        return self._step("prefill", 1, max(16, bucket_up(tokens, self.bucket)))
+    def prefill(self, prompts: list[int]) -> float:
+        """Each prompt's prefill step (one sequence of its tokens, rounded up), summed."""
+        return sum(self._step("prefill", 1, max(16, bucket_up(n, self.bucket))) for n in prompts)
 
     def _step(self, phase: str, batch: int, tokens: int) -> float:
         key = (phase, batch, tokens)
@@ -317,8 +318,8 @@ class _Engine:
         if self.chunk is None:
             new = self.admit()
             if new:
-                tokens = sum(r.target_prefill for r in new)
-                self.finish_iteration(self.times.prefill(tokens), "prefill", tokens, prefilled=new, decoded=[])
+                prompts = [r.target_prefill for r in new]
+                self.finish_iteration(self.times.prefill(prompts), "prefill", sum(prompts), prefilled=new, decoded=[])
                 return
             self.grow()
             decoding = [r for r in self.running if r.prefilled >= r.target_prefill]
@@ -328,16 +329,17 @@ class _Engine:
         self.admit()
         self.grow()
         decoding = [r for r in self.running if r.prefilled >= r.target_prefill]
-        budget, prefilled, tokens = self.chunk, [], 0
+        budget, prefilled, pieces = self.chunk, [], []
         for r in self.running:
             if r.prefilled < r.target_prefill and budget > 0:
                 take = min(budget, r.target_prefill - r.prefilled)
                 r.prefilled += take
                 budget -= take
-                tokens += take
+                pieces.append(take)
                 if r.prefilled >= r.target_prefill:
                     prefilled.append(r)
-        t = self.times.prefill(tokens) if tokens else 0.0
+        tokens = sum(pieces)
+        t = self.times.prefill(pieces) if pieces else 0.0
         if decoding:
             t += self.times.decode(len(decoding), max(r.context for r in decoding))
         self.finish_iteration(t, "mixed" if tokens and decoding else ("prefill" if tokens else "decode"), tokens,
