@@ -104,3 +104,11 @@ def test_serve_end_to_end_is_deterministic_and_bounded_by_the_decode_step(tmp_pa
     assert j["requests"] == 2
     assert j["ttft_p50_s"] <= j["ttft_p99_s"]
     assert j["tpot_p50_s"] >= j["decode_step_b1_s"]
+
+
+def test_the_example_trace_loads_in_arrival_order():
+    trace = load_trace(ROOT / "examples" / "serve" / "azure_conv_50.jsonl")
+    assert len(trace) == 50 and trace[0].arrival_s == 0.0
+    assert [r.arrival_s for r in trace] == sorted(r.arrival_s for r in trace)
+    fast = load_trace(ROOT / "examples" / "serve" / "azure_conv_50.jsonl", speedup=4)
+    assert fast[-1].arrival_s == pytest.approx(trace[-1].arrival_s / 4)
