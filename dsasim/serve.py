@@ -119,8 +119,13 @@ class StepTimes:
     def _step(self, phase: str, batch: int, tokens: int) -> float:
         key = (phase, batch, tokens)
         if key not in self.memo:
-            r = run_model(self.cfg, phase, batch, context=tokens, seq=tokens, chip=self.chip, check_memory=False,
-                          heads=self.heads)  # fmt: skip
+            try:
+                r = run_model(self.cfg, phase, batch, context=tokens, seq=tokens, chip=self.chip, check_memory=False,
+                              heads=self.heads)  # fmt: skip
+            except DsasimError as e:  # a long prompt's prefill over the instruction budget: say which knob helps
+                what = f"a {phase} step of batch {batch} and {tokens:,} tokens (rounded up to a power of {self.bucket})"
+                knob = "--chunk 1024 (no prefill step longer than the chunk)" if phase == "prefill" else "--bucket 2"
+                raise DsasimError(f"pricing {what}: {e.message}", hint=f"use {knob}") from e
             self.memo[key] = r.seconds
         return self.memo[key]
 
