@@ -153,8 +153,9 @@ class _Live:
 
 @dataclass(frozen=True)
 class Iteration:
-    """One engine step: when it ended, its kind, the running batch and the KV blocks in use."""
+    """One engine step: when it started and ended, its kind, the running batch and the KV blocks in use."""
 
+    start_s: float
     end_s: float
     kind: str
     batch: int
@@ -214,15 +215,20 @@ class ServeResult:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        t = [i.end_s for i in self.iterations]
+        its = self.iterations
+        starts, ends = [i.start_s for i in its], [i.end_s for i in its]
         fig, ax = plt.subplots(figsize=(8, 3.5))
-        ax.step(t, [i.batch for i in self.iterations], where="post", label="running batch", color="C0")
+        ax.hlines([i.batch for i in its], starts, ends, color="C0", lw=2)  # idle between arrivals: no line
         ax.set_xlabel("time (s)")
         ax.set_ylabel("running requests", color="C0")
+        ax.set_ylim(0, max(i.batch for i in its) * 1.15 + 0.5)
         ax2 = ax.twinx()
-        ax2.step(t, [i.kv_blocks for i in self.iterations], where="post", label="KV blocks in use", color="C1")
-        ax2.axhline(self.blocks, color="C1", ls=":", lw=1)
-        ax2.set_ylabel(f"KV blocks in use (of {self.blocks})", color="C1")
+        used = [i.kv_blocks for i in its]
+        ax2.hlines(used, starts, ends, color="C1", lw=1)
+        if self.blocks <= 2 * max(used):  # the pool's size, when it is in reach
+            ax2.axhline(self.blocks, color="C1", ls=":", lw=1)
+        ax2.set_ylim(0, max(max(used) * 1.15, 1) if self.blocks > 2 * max(used) else self.blocks * 1.05)
+        ax2.set_ylabel(f"KV blocks in use (of {self.blocks:,})", color="C1")
         ax.set_title("continuous batching: batch size and KV blocks over time")
         fig.tight_layout()
         fig.savefig(path, dpi=110)
@@ -352,7 +358,9 @@ class _Engine:
 
     def finish_iteration(self, seconds: float, kind: str, tokens: int, prefilled: list, decoded: list) -> None:
         self.now += seconds
-        self.iterations.append(Iteration(self.now, kind, len(self.running), tokens, self.total - self.free))
+        self.iterations.append(
+            Iteration(self.now - seconds, self.now, kind, len(self.running), tokens, self.total - self.free)
+        )
         for r in prefilled:  # a prefill produces the next token
             r.prefilled = r.target_prefill
             self.emit(r)

@@ -112,3 +112,13 @@ def test_the_example_trace_loads_in_arrival_order():
     assert [r.arrival_s for r in trace] == sorted(r.arrival_s for r in trace)
     fast = load_trace(ROOT / "examples" / "serve" / "azure_conv_50.jsonl", speedup=4)
     assert fast[-1].arrival_s == pytest.approx(trace[-1].arrival_s / 4)
+
+
+def test_the_plot_draws_batch_and_blocks_over_time(tmp_path):
+    chip = load_chip("ascend910b-like")
+    trace = load_trace(ROOT / "examples" / "serve" / "azure_conv_50.jsonl", speedup=4)
+    r = serve(trace, TINY, chip, blocks=400, times=Constant(TINY, chip))
+    assert r.to_json()["max_kv_blocks_used"] <= 400
+    assert all(i.start_s < i.end_s for i in r.iterations)
+    r.plot(tmp_path / "serve.png")
+    assert (tmp_path / "serve.png").read_bytes()[:4] == b"\x89PNG"
