@@ -240,22 +240,25 @@ def run_layer(
     seed: int = 0,
     kv_chunks: int | None = None,
     max_instructions: int | None = MAX_INSTRUCTIONS,
+    kv_block: int = 0,
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
     ``kv_chunks`` chunks over the cores (flash-decoding; None: as many as the cost model picks,
     ``choose_kv_chunks``), place its skinny projections (``gemv``: auto, cube or vector), batch decode
     attention's per-(sequence, key head[, chunk]) matmuls into one kernel each (``batched``;
-    ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it. Each kernel
-    estimated beyond ``max_instructions`` (None: no limit) is refused before it is compiled."""
+    ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it.
+    ``kv_block``: decode reads a paged KV cache through its block table (``compiler.graph.paged``; 0:
+    contiguous; the context is then not split in chunks). Each kernel estimated beyond ``max_instructions`` (None:
+    no limit) is refused before it is compiled."""
     chip_obj = chip_for(chip, cores or 1)
     kv = None
-    if phase == "decode":
+    if phase == "decode" and not kv_block:
         full = {**MODELS["tiny"], **model}  # "tiny" is the builder's default shape
         check_layer(phase, batch=batch, seq=seq, context=context, **full, kv_chunks=kv_chunks or 1)
         shape = {k: full[k] for k in ("heads", "kv_heads", "head_dim")}
         kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=kv_chunks, **shape)
-    graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1)
+    graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1, kv_block=kv_block)
     placed, choices = place_gemv(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
     if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
         placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))

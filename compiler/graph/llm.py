@@ -49,6 +49,7 @@ from compiler.attention.op import Attention
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.flash_decode import flash_decode_attention, kv_split
 from compiler.graph.ir import Graph, Ref
+from compiler.graph.paged import block_table, check_block, paged_append, paged_decode_attention
 from compiler.ops import Elementwise, MatMul, OpError
 from compiler.vecops import Rope
 from isa import DType
@@ -71,13 +72,23 @@ def decoder_layer(
     ffn_dim: int = 512,
     dtype: DType = F16,
     kv_chunks: int = 1,
+    kv_block: int = 0,
 ) -> Graph:
     """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
     ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width; ``kv_chunks``:
     decode attention's context split in that many chunks (flash-decoding, ``compiler.graph.flash_decode``;
-    fewer if the context is short; 1: no split)."""
-    check_layer(phase, batch=batch, seq=seq, context=context, hidden=hidden, heads=heads, kv_heads=kv_heads,
+    fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
+    many tokens read through a block table (``compiler.graph.paged``; 0: contiguous)."""
+    # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)
+    length = {"seq": seq} if phase == "prefill" else {"context": context}
+    check_layer(phase, batch=batch, **length, hidden=hidden, heads=heads, kv_heads=kv_heads,
                 head_dim=head_dim, ffn_dim=ffn_dim, kv_chunks=kv_chunks)  # fmt: skip
+    seq, context = (seq, 0) if phase == "prefill" else (1, context)
+    paged = phase == "decode" and kv_block > 0
+    if kv_block:
+        check_block(kv_block, head_dim)
+        if kv_chunks > 1:
+            raise OpError("a paged KV cache is read block by block", hint="use --kv-block or --kv-chunks, not both")
     b = GraphBuilder(dtype)
     s = seq if phase == "prefill" else 1
     t = batch * s
@@ -89,20 +100,32 @@ def decoder_layer(
         cap, pos = seq, 0
         kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim))
         vc = b.tensor("v_cache", (batch, cap, kv_heads, head_dim))
+    elif paged:
+        cap, pos = context + 1, context
+        table = block_table(batch, -(-cap // kv_block))
+        kc = vc = b.tensor("kv_cache", (batch * len(table[0]), kv_block, 2, kv_heads, head_dim), "cache")
     else:
         cap, pos = context + 1, context
         kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim), "cache")
         vc = b.tensor("v_cache", (batch, cap, kv_heads, head_dim), "cache")
     row = cap * kv_heads * head_dim  # elements of one sequence's cache
+    width = kv_heads * head_dim
+    # paged: this step's keys and values side by side in kv_new, then copied into the pool (paged_append)
+    new = b.tensor("kv_new", (t, 2 * width)) if paged else None
     # v: the projection writes straight into the cache rows of this step's tokens.
-    wv = b.tensor("v_proj.w", (kv_heads * head_dim, hidden), "weight", 1 / math.sqrt(hidden))
-    op = MatMul(t, kv_heads * head_dim, hidden, dtype, dtype, trans_b=True)
-    b.node("v_proj", op, a=n1, b=wv, c=_append_ref(vc, pos, s, kv_heads * head_dim, row))
+    wv = b.tensor("v_proj.w", (width, hidden), "weight", 1 / math.sqrt(hidden))
+    op = MatMul(t, width, hidden, dtype, dtype, trans_b=True)
+    b.node("v_proj", op, a=n1, b=wv, c=Ref(new, width, 2 * width) if paged else _append_ref(vc, pos, s, width, row))
     qr = rope(b, "q_rope", q, heads, head_dim)
     # k: rotated straight into the cache rows of this step's tokens (the append).
-    rope(b, "k_rope", k, kv_heads, head_dim, out=_append_ref(kc, pos, s, kv_heads * head_dim, row))
+    k_out = Ref(new, 0, 2 * width) if paged else _append_ref(kc, pos, s, width, row)
+    rope(b, "k_rope", k, kv_heads, head_dim, out=k_out)
+    if paged:
+        paged_append(b, new, kc, table, pos, kv_block, 2 * width)
     att = b.tensor("attn.out", (t, heads * head_dim))
-    if phase == "prefill":
+    if paged:
+        paged_decode_attention(b, qr, kc, att, table, cap, kv_block, heads, kv_heads, head_dim)
+    elif phase == "prefill":
         _prefill_attention(b, qr, kc, vc, att, batch, seq, heads, kv_heads, head_dim)
     elif kv_split(cap, kv_chunks).chunks > 1:
         flash_decode_attention(b, qr, kc, vc, att, batch, heads, kv_heads, head_dim, kv_split(cap, kv_chunks))
@@ -119,8 +142,9 @@ def decoder_layer(
     params = {
         "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
         "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
+        "kv_block": kv_block,
     }  # fmt: skip
-    return b.graph(f"decoder-layer-{phase}", (y, kc, vc), params, decoder_layer)
+    return b.graph(f"decoder-layer-{phase}", (y, kc) if paged else (y, kc, vc), params, decoder_layer)
 
 
 def check_layer(phase: str, **sizes: int) -> None:

@@ -19,8 +19,8 @@ from isa import DsasimError
 
 #: Subcommand modules, in the order ``dsasim --help`` lists them.
 COMMANDS = (
-    "run", "compile", "run_asm", "run_kernel", "graph", "collective", "chips", "microbench", "tiles", "sweep", "tune",
-    "labs",
+    "run", "compile", "run_asm", "run_kernel", "graph", "model", "serve", "collective", "chips", "microbench", "tiles",
+    "sweep", "tune", "labs",
 )  # fmt: skip
 
 #: The command ``dsasim --help`` and ``dsasim`` alone suggest trying first.

@@ -57,6 +57,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="decode: split attention's context into N chunks over the cores (flash-decoding; 1: no split; "
         "default: the count the cost model prices cheapest)",
     )
+    g.add_argument(
+        "--kv-block",
+        dest="kv_block",
+        type=int,
+        metavar="N",
+        help="decode: a paged KV cache of N-token blocks read through a block table (default: contiguous)",
+    )
     g.add_argument("--batches", metavar="B1,B2,...", help="sweep decode over these batches: the crossover")
     g.add_argument("--roofline", metavar="OUT.png", help="with --batches: decode's points on the roofline")
     g.add_argument("--kv-capacity", dest="kv_capacity", metavar="L1,L2,...", help="largest batch per context")
@@ -78,7 +85,8 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
     for flag, value in (("--phase", args.phase), ("--context", args.context), ("--kv-heads", args.kv_heads),
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
                         ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
-                        ("--kv-chunks", args.kv_chunks), (tp_args.given(args), True)):  # fmt: skip
+                        ("--kv-chunks", args.kv_chunks), ("--kv-block", args.kv_block),
+                        (tp_args.given(args), True)):  # fmt: skip
         if flag is not None and value is not None:
             raise DsasimError(
                 f"{flag} belongs to the decoder-layer graph, not to {args.name}",
@@ -100,6 +108,8 @@ def main(args: argparse.Namespace) -> int:
         return _crossover(args, model)
     if args.roofline:
         raise DsasimError("--roofline draws a batch sweep", hint="add --batches 1,16,64,256")
+    if args.kv_block is not None and (args.phase or "decode") != "decode":
+        raise DsasimError("--kv-block pages decode's KV cache", hint="drop it, or use --phase decode")
     if args.kv_chunks is not None and (args.phase or "decode") != "decode":
         raise DsasimError("--kv-chunks splits decode attention's context", hint="drop it, or use --phase decode")
     phase = args.phase or "decode"
@@ -121,6 +131,7 @@ def main(args: argparse.Namespace) -> int:
         seed=args.seed,
         kv_chunks=args.kv_chunks,
         max_instructions=args.max_instructions,
+        kv_block=args.kv_block or 0,
         **model,
     )
     if args.json:

@@ -1,0 +1,63 @@
+"""``dsasim model``: a whole LLM's step — every decoder layer, the embedding and the LM head — with time per
+token, time to first token, tokens/s and whether the weights and the KV cache fit in HBM.
+
+    dsasim model --model llama3-8b --chip ascend910b-like --phase decode --batch 1 --context 1024
+    dsasim model --model llama3-8b --phase prefill --batch 1 --seq 512 --json
+    dsasim model --model ./config.json --phase decode --batch 8 --context 4096
+
+One decoder layer is simulated and counted once per layer (every layer is the same kernels); the final norm
+and the LM head are simulated once; the embedding gather is counted at the GM bandwidth. A batch whose
+weights, KV cache and workspace do not fit the chip's HBM is refused (exit 2) with the largest batch that
+does. Timing-only: the layers' numerics are checked by ``dsasim graph decoder-layer``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from compiler.gemv import UNITS
+from compiler.graph.llm import PHASES
+from dsasim.model import KV_BYTES, MODEL_CONFIGS, WEIGHT_BYTES, model_config, run_model
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "model",
+        help="a whole LLM's step: time per token, TTFT, memory",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--model", default="llama3-8b", metavar="NAME|config.json",
+                   help=f"{', '.join(MODEL_CONFIGS)} or a Hugging Face config.json (default llama3-8b)")  # fmt: skip
+    p.add_argument("--chip", default="ascend910b-like", help="chip preset or TOML path (default ascend910b-like)")
+    p.add_argument("--phase", choices=PHASES, default="decode", help="prefill or decode (default)")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences in the step (default 1)")
+    p.add_argument("--context", type=int, default=1024, metavar="L",
+                   help="decode: tokens already in each sequence's KV cache (default 1024)")  # fmt: skip
+    p.add_argument("--seq", type=int, default=512, metavar="S", help="prefill: prompt tokens per sequence")
+    p.add_argument("--weights", choices=tuple(WEIGHT_BYTES), default="f16", help="weight storage type")
+    p.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_BYTES), default="f16", help="KV cache type")
+    p.add_argument("--kv-block", dest="kv_block", type=int, default=0, metavar="N",
+                   help="decode: a paged KV cache of N-token blocks (0: contiguous)")  # fmt: skip
+    p.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = model_config(args.model)
+    r = run_model(
+        cfg,
+        args.phase,
+        args.batch,
+        context=args.context,
+        seq=args.seq,
+        chip=args.chip,
+        weights=args.weights,
+        kv_dtype=args.kv_dtype,
+        gemv=args.gemv,
+        kv_block=args.kv_block,
+    )
+    print(json.dumps(r.to_json(), indent=2) if args.json else r.text())
+    return 0
