@@ -223,24 +223,19 @@ class Traced(Protocol):
 
     def tensor_decls(self) -> tuple[TensorDecl, ...]:
         """The GM tensors of the launch (its arrays, each read and written as the kernel does)."""
-        ...
 
     def count(self, var: str, env: dict[str, int]) -> int:
         """The trip count of the ``kind="traced"`` loop ``var`` at the loop indices ``env`` (per program)."""
-        ...
 
     def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         """The instructions of a statement carrying a ``site``, at the loop indices ``env`` (``addr``: a buffer's
         address in its current slot)."""
-        ...
 
     def describe(self, site: str) -> str:
         """The kernel source line of a statement, for the printed loop nest."""
-        ...
 
     def describe_loop(self, var: str) -> str:
         """The kernel source line of a traced loop, for the printed loop nest."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Where tiles go: the tiling plan, apart from what a tile computes (STYLE.md item 3).
+"""Where tiles go: the tiling plan, apart from what a tile computes.
 
 The plan is data: each axis split into tiles (a smaller tail tile when the size does not divide), the
 loop order, and which tiles of the parallel axes each core runs. Code generation reads tile extents

@@ -1,6 +1,6 @@
 """What the compiler needs to know about a chip, as plain values.
 
-The compiler never imports the simulator (DESIGN.md §1). It reads a chip through the
+The compiler never imports the simulator (docs/architecture.md: layering). It reads a chip through the
 ``isa.timing.ChipParams`` protocol — which ``simulator.config.Chip`` implements — plus three optional
 attributes (``name``, ``cores``, ``gm_bandwidth``), and keeps a frozen snapshot of the limits every pass
 checks against: buffer capacities and alignments, event ids per pipe pair, the Cube fractal, the vector

@@ -1,7 +1,8 @@
 """What a tile computes on the Vector unit: small straight-line programs over named tile values.
 
-A :class:`TileProgram` is the *application* half of STYLE.md item 3: it knows nothing of loops, GM or
-cores — only that it gets input tiles of ``rows × cols`` in UB and must leave its outputs in UB. The
+A :class:`TileProgram` is the *application* half of the split between where tiles go (``compiler.plan``) and
+what a tile computes: it knows nothing of loops, GM or cores — only that it gets input tiles of
+``rows × cols`` in UB and must leave its outputs in UB. The
 ``buffer`` pass places its temporaries (sharing space between values whose lifetimes do not overlap)
 and ``lower`` calls :meth:`TileProgram.emit` with the actual tile size (tails included) and addresses.
 

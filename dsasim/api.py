@@ -8,7 +8,7 @@
     r.cycles, r.stats, r.outputs  # as on a simulator Run
     print(r.passes["hoist"])      # the loop nest after a pass
 
-This is the user-facing layer of ``simulator``, so it may import ``compiler`` (DESIGN.md §1).
+This is the user-facing layer of ``simulator``, so it may import ``compiler`` (docs/architecture.md: layering).
 """
 
 from __future__ import annotations

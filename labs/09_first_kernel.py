@@ -261,7 +261,7 @@ for stages in (1, 2):
 # and the verdict names the K loop's line and `num_stages=2`: each block is loaded, then used, in turn. With
 # two stages (about 40,000) MTE2 is busy 90% of the time, but half of that is per-transfer start-up: 512
 # transfers of about 2 KiB. The verdict then names the block sizes: with `BK=512` (about 20,000) each program
-# loads its 16 rows in one step, the `W` line issues 32 loads instead of 256, and MTE2 streams at 56 of its 64
+# loads its 16 rows in one step, the `W` line makes 32 loads instead of 256, and MTE2 streams at 56 of its 64
 # bytes per cycle — the limit of one core's path, which only more cores or fewer bytes would move. The `W`
 # line keeps most of the MTE2 time throughout (50,000 → 33,000 → 17,600 busy cycles): it moves the bytes.
 # <!-- END SOLUTION -->

@@ -1,6 +1,6 @@
 """Shared test helpers: the numpy comparison with dtype-aware tolerances, and golden files.
 
-``assert_close`` is how tests compare simulated data with a numpy oracle (STYLE.md item 5); it is
+``assert_close`` is how tests compare simulated data with a numpy oracle; it is
 ``compiler.check.compare_array`` — the comparison ``--check`` uses — with a unit test's defaults:
 integers must match exactly; floats may differ by ``ulps`` units in the last place of the *result*
 dtype (one rounding step by default), NaN must meet NaN and ±inf the same ±inf. A failure names the

@@ -1,4 +1,4 @@
-"""Shared hypothesis strategies for dsasim's tests (STYLE.md item 5).
+"""Shared hypothesis strategies for dsasim's tests.
 
 From small to large:
 

@@ -1,6 +1,6 @@
 """Autotuning, the compiler's half: search spaces, the analytical model and the search strategies.
 
-The compiler never runs the simulator (DESIGN.md §1): :func:`search` takes the *measuring function* as
+The compiler never runs the simulator (docs/architecture.md: layering): :func:`search` takes the *measuring function* as
 an argument. ``dsasim.tune`` supplies one (compile + timing-only simulation, over processes or a dask
 cluster) and the performance database.
 

@@ -1,6 +1,6 @@
 """The search loop: a strategy proposes, a measuring function measures, the strategy learns.
 
-``compiler`` never runs the simulator (DESIGN.md §1), so :func:`search` takes the measuring function as
+``compiler`` never runs the simulator (docs/architecture.md), so :func:`search` takes the measuring function as
 an argument: ``measure(schedules)`` yields ``(position, Measurement)`` pairs, in any order (as parallel
 workers finish). ``dsasim.tune`` provides it: compile + timing-only simulation, on local processes
 or a dask cluster, with the performance database in front.

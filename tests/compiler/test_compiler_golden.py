@@ -1,4 +1,4 @@
-"""Golden files for every pass's printed loop nest (STYLE.md item 6), for a few kernels that between
+"""Golden files for every pass's printed loop nest, for a few kernels that between
 them use every construct: tails, an L0 step loop, live accumulators (order m,k,n), bias and ReLU,
 a hoisted broadcast operand, a tile program with temporaries, two cores, an L1 k panel, a grouped walk
 over three cores.
