@@ -90,27 +90,6 @@ class Nest:
                 site=reader.site,
                 hint="read the old value before computing the new one, or copy it first (old = x * 1.0)",
             )
-        self._stores_in_carrying_loops()
-
-    def _stores_in_carrying_loops(self) -> None:
-        """Refuse a ``tl.store`` inside a loop of a value that loop carries from step to step (an accumulator
-        stored at each K step): its buffer is made before the loop and completed after it, so no step has a
-        finished value to hand to the store."""
-        for w in self.webs:
-            for r, _ in w.readers:
-                if r.rec.kind != "store":
-                    continue
-                for m in w.members:
-                    if len(m.loops) >= len(r.loops) or r.loops[: len(m.loops)] != m.loops:
-                        continue
-                    loop = r.loops[len(m.loops)]
-                    if any(loop in other.loops for other in w.members):
-                        raise LanguageError(
-                            f"this store is inside the loop at line {self.loops[loop].site.line}, which carries the "
-                            "value it stores from one step to the next",
-                            site=r.rec.site,
-                            hint="store it once, after the loop: dedent the tl.store out of the loop",
-                        )
 
     def _build(self) -> None:
         t = self.t

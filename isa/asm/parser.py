@@ -74,7 +74,10 @@ def parse(text: str, file: str = "<string>") -> Program:
             fail("instruction before any .core", col, head, "start the stream with .core 0")
         cls = MNEMONICS.get(head)
         if cls is None:
-            close = difflib.get_close_matches(head, MNEMONICS, n=1)
+            # a mnemonic the word begins (a typo cut short: v.ad → v.add) first, then the closest by spelling
+            close = sorted(m for m in MNEMONICS if m.startswith(head) and head) or difflib.get_close_matches(
+                head, MNEMONICS, n=1
+            )
             fail("unknown instruction", col, head, f"did you mean {close[0]}?" if close else "see docs/isa.md")
         if cores[-1] and isinstance(cores[-1][-1], End):
             fail("instruction after end", col, head, "remove it or the end before it")

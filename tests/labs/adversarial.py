@@ -52,6 +52,9 @@ except NameError:
     pass
 """
 
+#: This checkout: the grader's repository, the copy of the lab sources an attack looks for first.
+REPO = Path(__file__).resolve().parents[2]
+
 REGISTRY = """from labs.checks import core
 from labs.checks.core import Exercise
 for key, ex in list(core._REGISTRY.items()):
@@ -65,7 +68,7 @@ import labs
 places = [Path(labs.__file__).resolve().parent, Path.cwd(), Path(sys.executable).resolve().parent,
           Path(sys.prefix), Path(os.__file__).parent]
 places += [p for q in list(places) for p in q.parents]
-places += [Path(p) for p in sys.path if p] + [Path("/work/main"), Path("/work/wt/grading"), Path.home()]
+places += [Path(p) for p in sys.path if p] + [Path("{repo}"), Path.home()]
 found = None
 for place in places:
     for candidate in (place / "labs", place):
@@ -119,7 +122,9 @@ def submissions(lab: int) -> dict[str, NotebookNode]:
         "stealth": _first(blank, stealth),
         "patched": _first(blank, PATCHED.replace("{lab:02d}", f"{lab:02d}")),
         "registry": _first(blank, REGISTRY),
-        "solutions": _without_exercises(blank, SOLUTIONS.replace("{lab:02d}", f"{lab:02d}")),
+        "solutions": _without_exercises(
+            blank, SOLUTIONS.replace("{lab:02d}", f"{lab:02d}").replace("{repo}", str(REPO))
+        ),
     }
 
 

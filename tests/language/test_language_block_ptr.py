@@ -26,14 +26,17 @@ def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize(("M", "N", "K", "bm", "bn", "bk"), [(77, 45, 53, 32, 32, 32), (130, 70, 100, 64, 32, 64)])
 def test_block_pointer_matmul_matches_numpy_on_odd_sizes(M, N, K, bm, bn, bk, transposed):
-    a = RNG.standard_normal((M, K)).astype(np.float16)
-    b = RNG.standard_normal((K, N)).astype(np.float16)
+    rng = np.random.default_rng((M, N, K, transposed))  # each case its own data, whatever runs before it
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
     given = np.ascontiguousarray(b.T) if transposed else b
     c, run = block_ptr_matmul.matmul(a, given, bm, bn, bk, b_transposed=transposed, sanitize=True)
     assert run.sanitizer.clean, run.sanitizer.summary()
     ci, _ = block_ptr_matmul.matmul(a, given, bm, bn, bk, b_transposed=transposed, interpret=True)
     assert_close(c, reference(a, b), ulps=2)
-    np.testing.assert_array_equal(c, ci)
+    # The Cube adds each L0 step's f32 products into L0C; the interpreter adds each BLOCK_K step's: the f32 sums
+    # differ in their last bits, so after the cast to f16 an element may differ by one unit in the last place.
+    assert_close(c, ci, ulps=1)
 
 
 def test_block_pointers_move_what_pointer_tiles_move():
