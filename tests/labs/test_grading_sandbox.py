@@ -203,15 +203,17 @@ def test_ctrl_c_leaves_no_temporary_folder(tmp_path):
     nbformat.write(endless, sub / "ada.ipynb")
     env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(ROOT))
     argv = [sys.executable, "-m", "labs", "grade", str(sub), "--lab", "03", "--timeout", "120", "--no-progress"]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(temp.glob("dsasim-grade-*/work/*/kernel.json")):
-        time.sleep(0.2)
-    assert list(temp.glob("dsasim-grade-*/work/*/kernel.json")), "the kernel never started"
-    time.sleep(1)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    log = tmp_path / "err.txt"
+    with log.open("wb") as err_file:  # a file, not a pipe: the wait is for the grader, not for every process
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(temp.glob("dsasim-grade-*/work/*/kernel.json")):
+            time.sleep(0.2)
+        assert list(temp.glob("dsasim-grade-*/work/*/kernel.json")), "the kernel never started"
+        time.sleep(1)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        proc.wait(timeout=120)
+    assert proc.returncode == 130, log.read_text()
     assert list(temp.iterdir()) == []
 
 

@@ -141,7 +141,8 @@ def test_cli_kv_chunks(capsys):
     assert cli([*args, "--kv-chunks", "0"]) == 2
     err = capsys.readouterr().err
     assert "--kv-chunks 0 must be at least 1" in err and "Traceback" not in err
-    assert cli([*args, "--phase", "prefill", "--kv-chunks", "2"]) == 2
+    prefill = [a for a in args if a not in ("--context", "100")]  # prefill takes no --context
+    assert cli([*prefill, "--phase", "prefill", "--kv-chunks", "2"]) == 2
     assert "--kv-chunks splits decode attention" in capsys.readouterr().err
 
 
