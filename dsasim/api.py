@@ -219,22 +219,30 @@ def compile_within_budget(
     timing_only: bool = False,
     on_estimate: Callable[[Estimate], None] | None = None,
 ) -> tuple[Compiled, Estimate]:
-    """The driver's compile: ``op`` refused before compiling if over the budget (``dsasim.budget``), else compiled;
-    both remembered (``dsasim.cache``: in this process and on disk), so the same kernel asked again — the same
-    operator, schedule, chip and compiler — is checked against the same estimate and loaded, not compiled."""
+    """The driver's compile: ``op`` refused before compiling if over the budget (``dsasim.budget``), else compiled.
+    Remembered (``dsasim.cache``): in this process the compiled kernel, on disk the decision — the estimate and the
+    resolved schedule — so the same kernel asked again (the same operator, schedule, chip and compiler) is checked
+    against the same estimate and compiled at once, without the estimate's and the default search's work."""
     name = cache.key("compiled", op, schedule, chip)
-    kept = cache.load(name)
+    kept = cache.kept(name)
     if kept is not None:
         compiled, est = kept
         enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
         if on_estimate is not None:
             on_estimate(est)
         return compiled, est
-    est = check_budget(op, schedule, chip, max_instructions=max_instructions, timing_only=timing_only)
+    decided = cache.load(name)
+    if decided is not None:
+        est = decided
+        enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
+    else:
+        est = check_budget(op, schedule, chip, max_instructions=max_instructions, timing_only=timing_only)
     if on_estimate is not None:
         on_estimate(est)  # e.g. the CLI starts a progress bar for a long run
     compiled = compile_kernel(op, est.schedule, chip)
-    cache.store(name, (compiled, est))
+    if decided is None:  # the schedule as resolved: a later run compiles it without searching
+        cache.store(name, Estimate(est.instructions, est.data_bytes, compiled.schedule))
+    cache.keep(name, (compiled, est))
     return compiled, est
 
 

@@ -1,15 +1,20 @@
-"""Compiled kernels remembered across runs: in this process, and on disk under the cache folder.
+"""What a compile decided, remembered across runs (on disk), and compiled kernels within a run (in process).
 
-A compile is a pure function of (operator, schedule as given, chip, compiler sources), so its result is kept
-under a key made of exactly those: the operator's and schedule's values, the chip's fingerprint (every field,
-not its name) and a hash of the sources that decide a program (:data:`SOURCES`). A user's second run of
-the same kernel — a notebook re-run, a sweep, a decoder layer's repeated projections — loads the program
-instead of compiling it again.
+A compile is a pure function of (operator, schedule as given, chip, compiler sources), so what it decides is kept
+under a key made of exactly those: the operator's and schedule's values, the chip's fingerprint (every field, not
+its name) and a hash of the sources that decide a program (:data:`SOURCES`).
+
+- **On disk**, the decision: the instruction estimate and the resolved schedule (a few hundred bytes). A user's
+  next run of the same kernel — a notebook re-run, a sweep, a decoder layer run again — skips the budget's estimate
+  and the default search (for attention, its fit checks: compiles of short kernels) and compiles the resolved
+  schedule at once. Programs themselves are not written: pickling a large one costs seconds and tens of MiB, more
+  than a cold run can spare (flash attention at 4,096 tokens: 4.4 s and 23 MiB).
+- **In process**, the compiled kernel itself (:func:`kept`, :func:`keep`): the same kernel asked again in a run.
 
 The folder is ``$DSASIM_CACHE``, else ``$XDG_CACHE_HOME/dsasim``, else ``~/.cache/dsasim``; it holds at most
 :data:`MAX_BYTES` (the least recently used entries go first). A cache that cannot be written, or an entry that
 cannot be read, is passed over silently: the kernel is compiled as if it were not there. ``DSASIM_FAST=0`` turns
-the cache off (nothing read, nothing written).
+the cache off (nothing read, nothing written, nothing kept).
 """
 
 from __future__ import annotations
@@ -53,29 +58,34 @@ def key(kind: str, op: object, schedule: object, chip: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def kept(name: str) -> Any | None:
+    """What this process keeps under ``name`` (:func:`keep`), or None."""
+    return _IN_PROCESS.peek(name)
+
+
+def keep(name: str, value: Any) -> None:
+    """Keep ``value`` under ``name`` in this process only (a compiled kernel: not worth pickling)."""
+    _IN_PROCESS.put(name, value)
+
+
 def load(name: str) -> Any | None:
-    """The entry ``name`` (from :func:`key`), or None: absent, unreadable, or shortcuts off."""
+    """The disk entry ``name`` (from :func:`key`), or None: absent, unreadable, or shortcuts off."""
     if not fast():
         return None
-    found = _IN_PROCESS.peek(name)
-    if found is not None:
-        return found
     path = folder() / name[:2] / name
     try:
         with path.open("rb") as f:
             value = pickle.load(f)
         os.utime(path)  # recently used: evicted last
-    except Exception:  # absent, truncated, written by another version of Python: compile instead
+    except Exception:  # absent, truncated, written by another version of Python: decide again instead
         return None
-    _IN_PROCESS.put(name, value)
     return value
 
 
 def store(name: str, value: Any) -> None:
-    """Keep ``value`` under ``name``, in this process and on disk (atomically: a reader never sees half)."""
+    """Write ``value`` under ``name`` on disk (atomically: a reader never sees half of it)."""
     if not fast():
         return
-    _IN_PROCESS.put(name, value)
     top = folder()
     path = top / name[:2] / name
     tmp = None

@@ -14,6 +14,7 @@ import dsasim.language as tl
 from compiler import Schedule
 from compiler.catalog import make_op
 from compiler.graph import build
+from dsasim import cache
 from dsasim.graph_run import run_graph
 
 
@@ -29,13 +30,21 @@ def _runs() -> dict:
     op = make_op("matmul", "200x96x130")
     first = dsasim.compile_and_run(op, Schedule(), "edu")
     again = dsasim.compile_and_run(op, Schedule(), "edu")  # the second asks the cache
+    cache._IN_PROCESS.clear()  # as a new process would: the disk's decision, compiled again
+    fresh = dsasim.compile_and_run(op, Schedule(), "edu")
+    attention = make_op("attention", "1x2x200x64")
+    flash = [dsasim.compile_and_run(attention, None, "edu", timing_only=True) for _ in range(2)]
+    cache._IN_PROCESS.clear()
+    flash.append(dsasim.compile_and_run(attention, None, "edu", timing_only=True))
+    assert len({(r.run.report(), r.compiled.program.text()) for r in flash}) == 1
     x = np.arange(3000, dtype=np.float32)
     out = np.empty_like(x)
     kernel = _scale_kernel[(3,)](x, out, x.size, BLOCK=1024, chip="edu")
     assert np.array_equal(out, x * 2 + 1)
     return {
         "layer": json.dumps(layer.to_json(), sort_keys=True),
-        "matmul": (first.run.report(), again.run.report(), first.compiled.program.text()),
+        "matmul": (first.run.report(), again.run.report(), fresh.run.report(), first.compiled.program.text()),
+        "attention": flash[0].run.report(),
         "kernel": (kernel.cycles, str(kernel)),
     }
 
@@ -43,7 +52,7 @@ def _runs() -> dict:
 def test_fast_off_gives_the_same_cycles_and_reports(monkeypatch: pytest.MonkeyPatch, tmp_path):
     monkeypatch.setenv("DSASIM_CACHE", str(tmp_path))
     fast = _runs()
-    assert fast["matmul"][0] == fast["matmul"][1]
+    assert fast["matmul"][0] == fast["matmul"][1] == fast["matmul"][2]
     assert any(tmp_path.rglob("*")), "the compile cache wrote nothing"
     monkeypatch.setenv("DSASIM_FAST", "0")
     assert _runs() == fast
