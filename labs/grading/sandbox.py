@@ -29,6 +29,7 @@ import site
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,14 +177,34 @@ def _remove_all() -> None:
 atexit.register(_remove_all)
 
 
+#: Seconds a grader interrupted by Ctrl-C or SIGTERM has to wind down before it removes its folders and exits.
+GRACE_SECONDS = 20.0
+
+
 def cleanup_on_signals() -> None:
-    """Make SIGTERM end this process as Ctrl-C does (so every ``finally`` runs and the folders go)."""
+    """Make Ctrl-C and SIGTERM end this process: ``KeyboardInterrupt`` at once (so every ``finally`` runs and the
+    folders go) and, should winding down hang — a kernel busy in an endless loop, an event loop waiting on it — the
+    folders removed and the process ended after :data:`GRACE_SECONDS` (the sandboxed processes die with it).
+
+    The handler is installed for SIGINT too: an ``asyncio`` runner (nbclient's) replaces only Python's default
+    SIGINT handler, with one that cancels its task and may wait on the kernel."""
 
     def stop(signum: int, frame: object) -> None:
+        timer = threading.Timer(GRACE_SECONDS, _last_resort)
+        timer.daemon = True
+        timer.start()
         raise KeyboardInterrupt(f"signal {signum}")
 
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+
+
+def _last_resort() -> None:
+    _remove_all()
+    sys.stderr.write("interrupted: nothing written (the sandbox is removed)\n")
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def create(limits: Limits, hide: list[Path]) -> Sandbox:
