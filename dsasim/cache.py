@@ -38,7 +38,7 @@ MAX_BYTES = 1 << 30
 SOURCES = ("compiler", "isa", "simulator/config.py", "dsasim/budget.py", "dsasim/cache.py")
 
 #: Compiled kernels kept in this process (each holds its program and its passes' kernels).
-_IN_PROCESS: Memo[Any] = Memo(32)
+_IN_PROCESS: Memo[Any] = Memo(8)
 
 
 def folder() -> Path:

@@ -40,7 +40,7 @@ def front(op: Op, schedule: Schedule, target: Target) -> Kernel:
 
 #: Kernels already taken through the passes: the budget check prices the kernel ``compile`` then lowers, and a
 #: graph's repeated operators share theirs (the kernels are immutable values).
-_RUNS: Memo[tuple[tuple[str, Kernel], ...]] = Memo(64)
+_RUNS: Memo[tuple[tuple[str, Kernel], ...]] = Memo(16)
 
 
 def run(op: Op, schedule: Schedule, target: Target, upto: str = "sync") -> list[tuple[str, Kernel]]:
