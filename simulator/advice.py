@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from isa import DsasimError, Pipe, Space, WaitFlag
 from isa.timing import route_name
+from simulator.attribution import PIPE_ORDER
 from simulator.config import ROUTES, SCALAR_CLASSES, Chip
 from simulator.stats import PipeStats, Stats
 from simulator.work import PipeWork
@@ -49,8 +50,6 @@ from simulator.work import PipeWork
 if TYPE_CHECKING:
     from simulator.record import RunRecord as Run
 
-#: Pipes in data-flow order (the scalar unit first), as the report and the pictures list them.
-PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MTE3)
 #: A pipe busy this share of the run is the bottleneck itself.
 SATURATED = 0.8
 #: Above this share of per-instruction start-up, instructions are too small.
@@ -78,59 +77,6 @@ def cause_label(cause: str) -> str:
     if kind == "queue":
         return f"{Pipe(pipe).label} queue full"
     return cause
-
-
-# ----------------------------------------------------------------------------------- attribution
-
-
-@dataclass(frozen=True)
-class PipeTime:
-    """One pipe of one core: busy cycles and idle cycles by cause, out of ``total`` cycles."""
-
-    core: int
-    pipe: Pipe
-    instructions: int
-    busy: int
-    stalls: Mapping[str, int]
-    total: int
-
-    @property
-    def idle(self) -> int:
-        return sum(self.stalls.values())
-
-    @property
-    def accounted(self) -> int:
-        """``busy + Σ stalls``: equals ``total`` when every cycle is attributed."""
-        return self.busy + self.idle
-
-
-def attribution(run: Run) -> list[PipeTime]:
-    """Every pipe of every core (the scalar unit included), in data-flow order."""
-    return [
-        PipeTime(c, p, ps.instructions, ps.busy, dict(ps.stalls), run.stats.cycles)
-        for c, pipes in enumerate(run.stats.cores)
-        for p in PIPE_ORDER
-        if (ps := pipes.get(p)) is not None
-    ]
-
-
-def stall_summary(run: Run) -> dict[Pipe, dict[str, float]]:
-    """Per pipe that ran, summed over cores: ``{"busy": share, "flag:mte2": share, ...}``.
-
-    Shares are of ``cores × total cycles``, so each pipe's shares sum to 1.
-    """
-    span = run.stats.cycles * len(run.stats.cores)
-    sums: dict[Pipe, dict[str, float]] = {}
-    counts: dict[Pipe, int] = {}
-    for row in attribution(run):
-        d = sums.setdefault(row.pipe, {"busy": 0.0})
-        d["busy"] += row.busy
-        for cause, v in row.stalls.items():
-            d[cause] = d.get(cause, 0.0) + v
-        counts[row.pipe] = counts.get(row.pipe, 0) + row.instructions
-    if not span:
-        return {}
-    return {p: {k: v / span for k, v in d.items()} for p, d in sums.items() if counts[p] or p is Pipe.S}
 
 
 # ---------------------------------------------------------------------------------------- knobs

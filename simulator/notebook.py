@@ -12,7 +12,8 @@ import html
 from typing import TYPE_CHECKING
 
 from isa import Pipe
-from simulator.advice import attribution, cause_label, diagnose, stall_summary
+from simulator.advice import cause_label, diagnose
+from simulator.attribution import attribution, stall_summary
 from simulator.colors import PIPE_COLORS, cause_color
 from simulator.energy import energy, format_pj
 

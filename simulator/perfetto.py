@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from isa import Copy, DsasimError, Fixpipe, Instruction, Pipe, Region, Space
-from simulator.advice import PIPE_ORDER
+from simulator.attribution import PIPE_ORDER
 from simulator.colors import instruction_kind
 from simulator.engine import short
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from isa import Pipe
-from simulator.advice import PIPE_ORDER, cause_label, diagnose, verdict
+from simulator.advice import cause_label, diagnose, verdict
+from simulator.attribution import PIPE_ORDER
 from simulator.energy import energy, format_energy
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from compiler import MatMul, Schedule
 from dsasim.api import compile_and_run
 from isa import DsasimError, Pipe, parse
 from simulator import load_chip, simulate
-from simulator.advice import attribution, diagnose, normalise_knobs, stall_summary, verdict
+from simulator.advice import diagnose, normalise_knobs, verdict
+from simulator.attribution import attribution, stall_summary
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.s"))

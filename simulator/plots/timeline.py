@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch
 
 from isa import DsasimError, Pipe
-from simulator.advice import PIPE_ORDER
+from simulator.attribution import PIPE_ORDER
 from simulator.plots.style import WAIT_COLOR, WAIT_EDGE, instruction_kind, kind_color, kind_order, new_figure, styled
 
 if TYPE_CHECKING:
