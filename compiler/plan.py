@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from compiler.memo import Memo
 from compiler.ops import Op
 
 
@@ -158,8 +159,17 @@ def spread(counts: tuple[int, ...], cores: int) -> tuple[tuple[tuple[int, ...], 
     """Split the parallel tile grid (row-major) into ``cores`` contiguous, balanced shares.
 
     Contiguous blocks keep a core's tiles neighbours, so an operand indexed by the outer parallel axis
-    is reused across consecutive steps of one core. Shares differ by at most one tile.
+    is reused across consecutive steps of one core. Shares differ by at most one tile. Remembered (a default
+    search orders thousands of candidate tilings, many with the same grid): the grid's tuples are built once.
     """
+    return _SPREADS.get((tuple(counts), cores), lambda: _spread(tuple(counts), cores))
+
+
+#: :func:`spread`'s answers, by (tile counts, cores).
+_SPREADS: Memo[tuple[tuple[tuple[int, ...], ...], ...]] = Memo(256)
+
+
+def _spread(counts: tuple[int, ...], cores: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
     grid = list(itertools.product(*(range(c) for c in counts)))
     n = len(grid)
     used = min(cores, n) or 1

@@ -26,14 +26,16 @@ to larger Q blocks (less traffic).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from compiler.attention.flash_lang import flash_misfit
 from compiler.attention.naive import naive_misfit, naive_rows
 from compiler.attention.op import Attention
-from compiler.attention.plan import loads_nz, q_blocks, units
+from compiler.attention.plan import loads_nz
 from compiler.attention.schedule import AttentionSchedule
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.memo import Memo
 from compiler.target import Target, fmt_bytes
 from isa import DType, Mmad, Space, Transfer
 from isa.timing import nd2nz_cycles, vector_cycles
@@ -299,24 +301,91 @@ def _mmads(target: Target, m: int, extent: int, n: int, k0: int) -> int:
 
 def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
     """Estimated cycles of ``op`` under a resolved schedule ``s`` (see the module docs)."""
-    # the programs — a Q block each for flash, a query tile each for naive — dealt round-robin to the cores
-    work = q_blocks(units(op, s.tile_q, s.tile_kv), s.q_tiles if s.algorithm == "flash" else 1)
-    blocks = [[u for qb in work[c :: s.cores] for u in qb] for c in range(min(s.cores, len(work)))]
-    if s.algorithm == "flash":
-        # every query tile of a Q block (a tail block's too) runs every key tile the block needs (its last tile
-        # attends to the most keys), and K/V are loaded once per key tile of the block
-        def steps(b: list) -> tuple[int, int]:
-            loads = sum(len(qb[-1].kv_tiles) for qb in q_blocks(b, s.q_tiles))
-            return s.q_tiles * loads, loads
+    flash = s.algorithm == "flash"
+    nsteps, loads, cores, per_core = _WORK.get(
+        (op, s.tile_q, s.tile_kv, s.q_tiles if flash else 1, s.cores),
+        lambda: work_counts(op, s.tile_q, s.tile_kv, s.q_tiles if flash else 1, s.cores),
+    )
+    if flash:
+        return (nsteps + s.depth) * _flash_step(op, s, target, vpc, cores, loads / nsteps)
+    return _naive(op, s, target, vpc, cores, per_core)
 
-        nsteps, loads = max(steps(b) for b in blocks)
-        return (nsteps + s.depth) * _flash_step(op, s, target, vpc, len(blocks), loads / nsteps)
-    return _naive(op, s, target, vpc, blocks)
+
+def work_counts(op: Attention, tile_q: int, tile_kv: int, q_tiles: int, cores: int) -> tuple[int, int, int, int]:
+    """What the model counts of the work on the busiest core: ``(steps, K/V loads, cores used, query tiles)`` —
+    the programs, a Q block of ``q_tiles`` query tiles each (1: a query tile; :func:`plan.q_blocks` of
+    :func:`plan.units`), dealt round-robin to the cores. Every query tile of a Q block (a tail block's too) runs
+    every key tile the block needs (its last tile attends to the most keys), and K/V are loaded once per key tile
+    of the block. Counted per Q block of one (batch·head) — every (batch·head) has the same — without listing
+    the units, so the count costs one pass over the programs whatever the sequence length."""
+    s = op.seq
+    nq = -(-s // tile_q)
+    nqb = -(-nq // q_tiles)
+    kv, size = [], []
+    for j in range(nqb):
+        last = min(nq, (j + 1) * q_tiles) - 1  # the block's last query tile
+        last_key = min(last * tile_q + tile_q, s) - 1 if op.causal else s - 1
+        kv.append(last_key // tile_kv + 1)
+        size.append(last - j * q_tiles + 1)
+    programs = op.bh * nqb
+    used = min(cores, programs)
+    loads = [sum(kv[i % nqb] for i in range(c, programs, used)) for c in range(used)]
+    tiles = [sum(size[i % nqb] for i in range(c, programs, used)) for c in range(used)]
+    return q_tiles * max(loads), max(loads), used, max(tiles)
+
+
+#: :func:`work_counts` by (operator, tile_q, tile_kv, query tiles per program, cores): a search prices each
+#: tiling with every ``k0``, depth and Q block, and a tiling's units are the same for all of them.
+_WORK: Memo[tuple[int, int, int, int]] = Memo(4096)
 
 
 def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores: int, share: float = 1.0) -> float:
     """Cycles of one step of the busiest unit; ``share``: K/V loads per step (1 without Q blocks)."""
-    d, bq, bk, k0 = op.head_dim, s.tile_q, s.tile_kv, s.k0
+    key = (op, s.tile_q, s.tile_kv, s.k0, t.key, vpc)
+    p = _PARTS.get(key, lambda: _flash_parts(op, s.tile_q, s.tile_kv, s.k0, t, vpc))
+    vector, mte1 = p.vector, p.mte1
+    if vpc:  # a separated chip's AIVs take a Q block's query tiles (its independent chains) in turns
+        vector *= math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
+    if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
+        mte1 += p.mte1_q
+    mte2 = p.mte2 * share
+    gm_bytes = p.gm_bytes * share
+    if vpc:
+        mte2 += p.mte2_scores
+        gm_bytes += p.gm_scores
+        spread = math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
+        others = (p.fix, mte2, p.aiv * spread, p.mte3 * spread)
+    else:
+        others = (p.fix, mte2, p.mte3)
+    gm = gm_bytes * cores / t.gm_bandwidth
+    step = max(p.cube, vector, mte1, gm, *others)
+    if vpc:  # a step's tiles go round through GM — scores out, probabilities back, P·V out — and the AIC and AIV
+        # wait for each other across it: latency the stages do not hide (measured on edu-separated: ~570 cycles)
+        step += p.round_trip
+        step += p.handoff
+    return step
+
+
+class _Parts(NamedTuple):
+    """The terms of a flash step that do not depend on the Q block, the cores or the K/V loads per step."""
+
+    cube: int
+    vector: int
+    mte1: int
+    mte1_q: int  # a Q block's Qᵀ brought into L0B again
+    mte2: int  # K and V, per load
+    gm_bytes: int  # K and V, per load
+    fix: int
+    mte3: int
+    mte2_scores: int = 0  # separated: the probabilities back into L1
+    gm_scores: int = 0
+    aiv: int = 0
+    round_trip: int = 0
+    handoff: float = 0
+
+
+def _flash_parts(op: Attention, bq: int, bk: int, k0: int, t: Target, vpc: int) -> _Parts:
+    d = op.head_dim
     sdt = F16 if op.precision == "fast" else F32
     bqv = bq
     cube = _mmads(t, bk, d, bq, k0) + _mmads(t, d + 1, bk, bq, k0)
@@ -331,39 +400,37 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
     vector += _bcast(t, "mul", F32, d + 1, bqv) + _vec(t, "add", F32, d + 1, bqv, od)
     if sdt is F32:
         vector += _vec(t, "cast", F32, bk, bqv, sd)
-    if vpc:  # a separated chip's AIVs take a Q block's query tiles (its independent chains) in turns
-        vector *= math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
     mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0A, bk, k0 * 2)
     mte1 += math.ceil(bk / k0) * (
         _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
     )
-    if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
-        mte1 += math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bq, k0 * 2)
+    mte1_q = math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bq, k0 * 2)
     rows_apart = op.row("k", 0, 1)[1] != d  # sequence-major: each key row is a burst of its own
-    mte2 = 2 * _move(t, Space.GM, Space.L1, *((bk, d * 2) if rows_apart else (1, bk * d * 2))) * share
-    gm_bytes = 2 * bk * d * 2 * share
+    mte2 = 2 * _move(t, Space.GM, Space.L1, *((bk, d * 2) if rows_apart else (1, bk * d * 2)))
+    gm_bytes = 2 * bk * d * 2
     es = sdt.itemsize
-    if vpc:
-        fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
-        mte2 += _move(t, Space.GM, Space.L1, 1, bk * bq * 2)
-        aiv = _move(t, Space.GM, Space.UB, bk, bqv * es) + _move(t, Space.GM, Space.UB, d + 1, bqv * 4)
-        mte3 = _move(t, Space.UB, Space.GM, bk, bqv * 2)
-        gm_bytes += 2 * (bk * bq * (es + 2) + (d + 1) * bq * 4)
-        spread = math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
-        others = (fix, mte2, aiv * spread, mte3 * spread)
-    else:
+    if not vpc:
         fix = _move(t, Space.L0C, Space.UB, 1, bk * bq * es) + _move(t, Space.L0C, Space.UB, 1, (d + 1) * bq * 4)
         mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
-        others = (fix, mte2, mte3)
-    gm = gm_bytes * cores / t.gm_bandwidth
-    step = max(cube, vector, mte1, gm, *others)
-    if vpc:  # a step's tiles go round through GM — scores out, probabilities back, P·V out — and the AIC and AIV
-        # wait for each other across it: latency the stages do not hide (measured on edu-separated: ~570 cycles)
-        lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
-                                                         (Space.UB, Space.GM), (Space.GM, Space.L1))}  # fmt: skip
-        step += 2 * (lat[Space.L0C, Space.GM] + lat[Space.GM, Space.UB]) + lat[Space.UB, Space.GM]
-        step += lat[Space.GM, Space.L1] + 3 * t.params.cross_flag_latency
-    return step
+        return _Parts(cube, vector, mte1, mte1_q, mte2, gm_bytes, fix, mte3)
+    fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
+    aiv = _move(t, Space.GM, Space.UB, bk, bqv * es) + _move(t, Space.GM, Space.UB, d + 1, bqv * 4)
+    mte3 = _move(t, Space.UB, Space.GM, bk, bqv * 2)
+    lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
+                                                     (Space.UB, Space.GM), (Space.GM, Space.L1))}  # fmt: skip
+    return _Parts(
+        cube, vector, mte1, mte1_q, mte2, gm_bytes, fix, mte3,
+        mte2_scores=_move(t, Space.GM, Space.L1, 1, bk * bq * 2),
+        gm_scores=2 * (bk * bq * (es + 2) + (d + 1) * bq * 4),
+        aiv=aiv,
+        round_trip=2 * (lat[Space.L0C, Space.GM] + lat[Space.GM, Space.UB]) + lat[Space.UB, Space.GM],
+        handoff=lat[Space.GM, Space.L1] + 3 * t.params.cross_flag_latency,
+    )  # fmt: skip
+
+
+#: :func:`_flash_parts` by (operator, tile_q, tile_kv, k0, chip, AIVs per AIC): a search prices each tiling with
+#: every depth and Q block.
+_PARTS: Memo[_Parts] = Memo(4096)
 
 
 def _naive_softmax(op: Attention, rows: int, t: Target, vpc: int) -> float:
@@ -380,13 +447,12 @@ def _naive_softmax(op: Attention, rows: int, t: Target, vpc: int) -> float:
     return max(vec, load, store) / (r * max(1, vpc))
 
 
-def _naive(op: Attention, s: AttentionSchedule, t: Target, vpc: int, blocks: list) -> float:
+def _naive(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores: int, per_core: int) -> float:
+    """Naive's three kernels in turn, ``per_core`` query tiles on the busiest of ``cores`` cores."""
     d, n, bq, bk, k0 = op.head_dim, op.seq, s.tile_q, s.tile_kv, s.k0
     sdt = F16 if op.precision == "fast" else F32
     es = sdt.itemsize
-    per_core = max(len(b) for b in blocks)
     tiles = -(-n // bk)
-    cores = len(blocks)
     # 1: scores
     cube = _mmads(t, bq, d, bk, k0)
     mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bk, k0 * 2)

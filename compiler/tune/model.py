@@ -38,6 +38,7 @@ from compiler.passes.buffer import alloc_counts
 from compiler.passes.hoist import BLOCK_AXIS
 from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
+from compiler.schedule import MAX_BUFFERS
 from compiler.traffic import Traffic, gm_traffic
 from isa import Instruction, Transfer
 
@@ -133,8 +134,9 @@ def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = Non
     )
 
 
-def price(kernel: Kernel) -> Work:
-    """Every statement's work per pipe (busiest core), and the instructions they emit."""
+def price(kernel: Kernel, kinds: tuple[type, ...] | None = None) -> Work:
+    """Every statement's work per pipe (busiest core), and the instructions they emit; with ``kinds``, only the
+    statements of those types (a part of the work: what a lower bound of the prediction reads)."""
     target = kernel.target
     params = target.params
     plan = kernel.plan
@@ -179,7 +181,7 @@ def price(kernel: Kernel) -> Work:
             elif isinstance(s, Parallel):
                 tails = [t for v, a, n in zip(s.vars, s.axes, s.counts) for t in _tail(kernel, v, a, n)]
                 visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)}, (*varying, *tails))
-            elif not isinstance(s, Alloc | Compute | Flag):
+            elif not isinstance(s, Alloc | Compute | Flag) and (kinds is None or isinstance(s, kinds)):
                 leaves.extend(_price(emitter, s, mult, env, varying, cost, counts))
 
     visit(kernel.body, 1.0, {}, ())
@@ -260,7 +262,14 @@ def stream_cycles(transfer: Transfer, path, bandwidth: float) -> tuple[float, fl
     return float(max(occupancy, (occupancy + latency) / outstanding)), float(occupancy + latency)
 
 
-def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int):
+def deepest(kernel: Kernel, leaves: tuple[_Leaf, ...]) -> tuple[_Leaf, ...]:
+    """``leaves`` (of ``kernel``, buffered or not) with each copy at the most transfers in flight any depth and
+    prefetch give — ``MAX_BUFFERS`` slots, ``MAX_BUFFERS - 1`` tiles ahead: no depth prices a copy lower, so
+    their work bounds :func:`predict`'s from below whatever the depths."""
+    return tuple(_in_flight(kernel, leaves, MAX_BUFFERS - 1, MAX_BUFFERS))
+
+
+def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int, slots: int | None = None):
     """``leaves`` with each copy priced at the transfers in flight the loop keeps on its queue.
 
     A DMA queue runs up to ``outstanding`` transfers at once, but a loop gives it only as many as it has
@@ -268,8 +277,9 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int):
     its buffer's depth less one) keeps that many steps of its queue's loads in flight; a store, as many
     steps as its buffer has slots less the one its producer is filling (at least one). So a copy costs
     ``max(occupancy, (occupancy + latency) / in_flight)``, ``in_flight = min(outstanding, steps × copies
-    per step on that queue)`` (copies per step: those of the same loop level on the same queue)."""
-    depth = {b.name: b.depth for b in kernel.buffers}
+    per step on that queue)`` (copies per step: those of the same loop level on the same queue). ``slots``: every
+    buffer's depth taken as that many instead of its own."""
+    depth = {b.name: b.depth if slots is None else slots for b in kernel.buffers}
     per_step: dict[tuple[str, float], float] = {}
     for leaf in leaves:
         if leaf.flight:

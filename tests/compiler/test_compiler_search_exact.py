@@ -1,0 +1,79 @@
+"""The default search's shortcut is exact: a neighbour whose lower bound (``floor_cycles``) is above the best score
+found is not priced, and the schedule chosen is the one chosen by pricing every candidate the descents reach
+(``DSASIM_FAST=0``) — on odd and square matmuls, GEMV-like ones, epilogues, a transposed ``b``, a separated preset,
+several core counts and a row operation. The bound itself is checked against the prediction it bounds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from compiler import Schedule
+from compiler import defaults as d
+from compiler.catalog import make_op
+from compiler.errors import BufferCapacityError
+from compiler.ops import MatMul
+from compiler.passes import buffer
+from compiler.schedule import operands
+from compiler.target import Target
+from compiler.tune.model import predict, price
+from simulator.config import load_chip
+
+CASES = [
+    ("edu", 1, MatMul(200, 3000, 500)),
+    ("edu", 4, MatMul(384, 384, 384)),
+    ("edu", 1, MatMul(1, 4096, 4096)),
+    ("edu", 2, MatMul(300, 700, 640, trans_b=True, bias=True)),
+    ("edu", 4, MatMul(512, 2048, 1024, residual=True)),
+    ("edu-separated", 2, MatMul(129, 257, 1000)),
+    ("ascend910b-like", 6, MatMul(256, 1024, 1024, gate=True, act="silu")),
+    ("edu", 1, make_op("rmsnorm", "512x4096")),
+]
+
+
+@pytest.mark.parametrize(("chip", "cores", "op"), CASES, ids=[f"{c}-{n}-{o.shape_text()}" for c, n, o in CASES])
+def test_the_search_with_bounds_chooses_what_pricing_every_candidate_chooses(monkeypatch, chip, cores, op):
+    d._SEARCHES.clear()
+    target = load_chip(chip).with_cores(max(cores, load_chip(chip).cores))
+    fast = d.default_schedule(op, target, Schedule(cores=cores))
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    assert d.default_schedule(op, target, Schedule(cores=cores)) == fast, f"{op.name} {op.shape_text()} on {chip}"
+
+
+def test_the_bound_skips_most_neighbours(monkeypatch):
+    """Not a speed test: the shortcut is taken (a bound that never bites would pass the test above)."""
+    made: list[d.Pricer] = []
+    init = d.Pricer.__init__
+
+    def keep(self, *args):
+        init(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(d.Pricer, "__init__", keep)
+    d._SEARCHES.clear()
+    d.default_schedule(MatMul(200, 3000, 500), load_chip("edu"), Schedule())
+    (pricer,) = made
+    assert len(pricer.scores) <= 0.8 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
+
+
+@pytest.mark.parametrize(("chip", "cores", "op"), [c for c in CASES if c[2].unit == "cube"][:4])
+def test_the_bound_never_exceeds_the_prediction_at_any_depth(chip, cores, op):
+    target = Target.of(load_chip(chip))
+    given = Schedule(cores=cores)
+    names = operands(op)
+    pricer = d.Pricer(op, target, dict.fromkeys(names, 2), given, names)
+    cands = list(d._candidates(op, target, {}, given))
+    for cand in random.Random(7).sample(cands, min(25, len(cands))):
+        hoisted = pricer.hoisted(cand)
+        if hoisted is None:
+            continue
+        bound = d.floor_cycles(op, target, hoisted, cores)
+        for depths in (dict.fromkeys(names, 1), dict.fromkeys(names, 2), {**dict.fromkeys(names, 3), names[-1]: 1}):
+            try:
+                buffered = buffer(hoisted, depths)
+            except BufferCapacityError:  # a depth that does not fit has no prediction to bound
+                continue
+            for prefetch in range(min(depths.values())):
+                cycles = predict(buffered, price(buffered), prefetch).cycles
+                assert bound <= cycles + 1e-6, (cand, depths, prefetch, bound, cycles)
