@@ -107,11 +107,10 @@ def _runs(diffs: np.ndarray, step: int | None) -> list[tuple[int, int]]:
 
 
 def _pieces(o: np.ndarray) -> list[tuple[int, int, int, int, int, int]] | None:
-    """The tile as a few affine blocks with contiguous rows (offsets wrapped by ``% n``), or None."""
+    """The tile as affine blocks with contiguous rows (offsets wrapped by ``% n``), or None
+    (``compiler.language.wraps`` keeps the first few)."""
     rows = _runs(np.diff(o[:, 0]), None)
     cols = _runs(np.diff(o[0, :]), 1)
-    if len(rows) * len(cols) > 4:
-        return None
     out = []
     for r0, nr in rows:
         stride = int(o[r0 + 1, 0] - o[r0, 0]) if nr > 1 else o.shape[1]

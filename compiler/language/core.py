@@ -174,6 +174,9 @@ class Tracer:
         self.round_robin = False
         #: per (program, array): the whole array loaded into UB for gathers (compiler.language.gather)
         self.tables: dict[tuple[int, str], object] = {}
+        #: loads whose wrapped (``% n``) blocks were not moved: value → (the lanes dropped, the load's line)
+        #: (compiler.language.wraps)
+        self.dropped: dict[int, tuple[np.ndarray, Site]] = {}
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:

@@ -37,6 +37,7 @@ from compiler.language.tensor import (
     unary,
     vec,
 )
+from compiler.language.wraps import leading_block
 from isa import DType
 from isa.instructions.vgather import scatter
 
@@ -164,14 +165,15 @@ def load(
     if other is not None and not is_number(other):
         raise LanguageError("other= must be a number", hint="e.g. other=0.0 or other=float('-inf')")
     offs = np.broadcast_to(np.asarray(p.offs), shape)
-    a = analyse(offs, m, p.arg.size, "load", p.arg.name)
+    a, dropped = leading_block(analyse(offs, m, p.arg.size, "load", p.arg.name), p.arg.dtype.itemsize)
     t = tracer()
     p.arg.loaded = True
     fill = None if other is None else float(other)
+    site = user_site()
     rec = Rec(
         "load",
         p.arg.name,
-        user_site(),
+        site,
         (),
         None,
         (p.arg.dtype.value, rc(shape), fill, a.transposed),
@@ -181,6 +183,8 @@ def load(
     stored = (c, r) if a.transposed else (r, c)
     rec.out = t.new_value(stored, p.arg.dtype, rec, valid=(a.rows, a.cols), transposed=a.transposed)
     t.record(rec)
+    if dropped is not None:
+        t.dropped[rec.out] = (dropped, site)
     if m is not None:
         t.masked_loads[rec.out] = mask
     data = None

@@ -37,6 +37,7 @@ from compiler.language.placement import Placement
 from compiler.language.pointers import Pointer
 from compiler.language.reuse import SharedTraced, Sharing
 from compiler.language.rewrite import copy_for_stores, split_vector_accumulators
+from compiler.language.wraps import check_dropped
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
 from compiler.passes.buffer import alloc_counts
@@ -258,6 +259,7 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     scratch in UB): a kernel whose tiles then do not fit raises :class:`TilesDoNotFit`, and ``dsasim.jit``
     traces it again and compiles it as written (``rewrite=False``: row-major, sums on the Vector unit)."""
     target = Target.of(chip)
+    check_dropped(t)
     with paused_gc():  # the passes make hundreds of thousands of small acyclic objects: see isa.gcpause
         split_vector_accumulators(t)
         copy_for_stores(t)
