@@ -24,6 +24,7 @@ import numpy as np
 from compiler.language.access import Access
 from compiler.language.core import Rec, Tracer, records
 from compiler.language.errors import LanguageError, Site
+from compiler.language.tensor import ELEMENTWISE
 
 #: the start-address granularity of a DMA's on-chip side (UB and L1: 32 bytes on every preset)
 ROW_ALIGN = 32
@@ -31,9 +32,6 @@ ROW_ALIGN = 32
 #: the most wrapped blocks a tile is moved in along each axis (a tile of 16 columns of an array of 5 wraps three
 #: times: its first two blocks are moved, the rest dropped)
 MAX_RUNS = 2
-
-#: vector steps whose every output lane reads only the same lane of each input (or a broadcast row of it)
-ELEMENTWISE = frozenset({"bin", "scal", "un", "cast", "cmp", "cmps", "sel", "where", "mask"})
 
 
 def leading_block(a: Access, itemsize: int) -> tuple[Access, np.ndarray | None]:
