@@ -235,15 +235,24 @@ def branches(code: types.CodeType, fn: Callable) -> types.CodeType:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
         return code
-    tree = ast.parse(textwrap.dedent("".join(lines)))
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return code
     ast.increment_lineno(tree, first - 1)
     func = tree.body[0]
-    if not isinstance(func, ast.FunctionDef):
+    if not isinstance(func, ast.FunctionDef) or func.name != code.co_name:
         return code
-    func.decorator_list = []
+    same = _code_of(tree, code)
+    if (same.co_names, same.co_varnames, same.co_firstlineno) != (code.co_names, code.co_varnames, code.co_firstlineno):
+        return code  # the file changed since the kernel was defined: run the code as it is
     rewriter = _Branches()
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     if not rewriter.n:
         return code
+    return _code_of(tree, code)
+
+
+def _code_of(tree: ast.Module, code: types.CodeType) -> types.CodeType:
     module = compile(tree, code.co_filename, "exec")
     return next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name)

@@ -161,7 +161,7 @@ class Tensor:
     def __bool__(self) -> bool:
         raise LanguageError(
             "this use of loaded data as a Python truth value is not supported (a while loop, and/or/not, a ternary, "
-            "or an if holding a break or continue of an outer loop)",
+            "an if holding a break or continue of an outer loop, or an if in a @jit helper or a closure)",
             hint="an if on one loaded element works as a statement of its own (if n > 0:); bound loops with "
             "for i in range(start, n, step); combine conditions with & and |; choose per element with tl.where",
         )
