@@ -226,6 +226,14 @@ def _returns_to_else(body: list[ast.stmt]) -> list[ast.stmt]:
     return body
 
 
+def traced(fn: Callable, code: types.CodeType | None = None, **names: object) -> Callable:
+    """``fn`` as the tracer runs it: ``code`` (its own with the ``if`` statements rewritten: :func:`branches`) over
+    its globals plus the rewrite's names and ``names`` (``range``: the chip's loops)."""
+    scope = {**fn.__globals__, THEN: then, ELSE: otherwise, COND: cond, **names}
+    body = branches(fn.__code__, fn) if code is None else code
+    return types.FunctionType(body, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
 def branches(code: types.CodeType, fn: Callable) -> types.CodeType:
     """``fn``'s code with its ``if`` statements rewritten (module docs); its own code when its source cannot be
     read or it has free variables (a closure: then an ``if`` on data is refused at ``__bool__``)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import traceback
-import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -24,7 +23,7 @@ from compiler.errors import BufferCapacityError, EventIdError, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel, shares
-from compiler.language.control import COND, ELSE, THEN, branches, check_decisions, cond, otherwise, then
+from compiler.language.control import check_decisions, traced
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
@@ -152,8 +151,7 @@ def trace(
     t = Tracer(interpret, num_stages, StepBudget(max_steps))
     t.grid = grid_of(grid, values)
     t.blocks = {n: values[n] for n, p in inspect.signature(fn).parameters.items() if _is_constexpr(p.annotation)}
-    scope = {**fn.__globals__, "range": functions.range, THEN: then, ELSE: otherwise, COND: cond}
-    body = types.FunctionType(branches(fn.__code__, fn), scope, fn.__name__, fn.__defaults__, fn.__closure__)
+    body = traced(fn, range=functions.range)
     gx, gy, gz = t.grid
     n = gx * gy * gz
     shape = t.grid[: max([1] + [i + 1 for i, g in enumerate(t.grid) if g > 1])]  # without trailing 1s

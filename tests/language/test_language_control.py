@@ -170,3 +170,32 @@ def test_refused_forms_name_their_line():
     with pytest.raises(LanguageError) as e:
         branch_on_what_it_writes[(1,)](np.full(16, 16, np.int32), BLOCK=16)
     assert "for _ in range(0, n, BLOCK)" in str(e.value) and "also stores to" in str(e.value)
+
+
+@dsasim.jit
+def scaled(x, n):
+    if n > 8:
+        x = x * 0.5
+    return x
+
+
+@dsasim.jit
+def rows_through_helper(x_ptr, n_ptr, y_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    n = tl.load(n_ptr + pid)
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + pid * BLOCK + offs, mask=m, other=0.0)
+    tl.store(y_ptr + pid * BLOCK + offs, scaled(x + 1.0, n), mask=m)
+
+
+def test_an_if_on_data_in_a_jit_helper():
+    x = np.arange(3 * 16, dtype=np.float32)
+    n = np.array([4, 16, 9], np.int32)
+    want = np.zeros((3, 16), np.float32)
+    for p, k in enumerate(n):
+        want[p, :k] = (x.reshape(3, 16)[p, :k] + 1) * (0.5 if k > 8 else 1.0)
+    for interpret in (False, True):
+        y = np.zeros(3 * 16, np.float32)
+        rows_through_helper[(3,)](x, n, y, BLOCK=16, interpret=interpret)
+        np.testing.assert_array_equal(y.reshape(3, 16), want)
