@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from compiler.language.core import LoopRec, Read, Rec, Tracer, drop, records, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.tensor import Tensor
+from compiler.memo import Memo
 
 #: the names the rewritten ``if`` statements call (put in the kernel's globals by ``launch.trace``)
 THEN, ELSE, COND = "__dsasim_then", "__dsasim_else", "__dsasim_cond"
@@ -234,9 +235,17 @@ def traced(fn: Callable, code: types.CodeType | None = None, **names: object) ->
     return types.FunctionType(body, scope, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
+#: rewritten code by the code it was made from (reading and parsing a kernel's source took 0.1 s a launch)
+_REWRITTEN: Memo[types.CodeType] = Memo(256)
+
+
 def branches(code: types.CodeType, fn: Callable) -> types.CodeType:
     """``fn``'s code with its ``if`` statements rewritten (module docs); its own code when its source cannot be
     read or it has free variables (a closure: then an ``if`` on data is refused at ``__bool__``)."""
+    return _REWRITTEN.get(code, lambda: _rewrite(code, fn))
+
+
+def _rewrite(code: types.CodeType, fn: Callable) -> types.CodeType:
     if code.co_freevars:
         return code
     try:
