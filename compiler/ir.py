@@ -227,6 +227,10 @@ class Traced(Protocol):
     def count(self, var: str, env: dict[str, int]) -> int:
         """The trip count of the ``kind="traced"`` loop ``var`` at the loop indices ``env`` (per program)."""
 
+    def reads(self, var: str, env: dict[str, int]) -> list[Instruction]:
+        """The scalar unit's reads (``s.ld``) that loop ``var``'s trip count at ``env`` was decided on, issued before
+        its first step (a bound or an ``if`` on loaded data)."""
+
     def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         """The instructions of a statement carrying a ``site``, at the loop indices ``env`` (``addr``: a buffer's
         address in its current slot)."""

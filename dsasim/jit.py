@@ -25,13 +25,23 @@ import functools
 import inspect
 import linecache
 import os
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from compiler.check import compare
-from compiler.language import LanguageError, TilesDoNotFit, cdiv, compile_traced, trace, tracing_active
+from compiler.language import (
+    LanguageError,
+    TilesDoNotFit,
+    branches,
+    cdiv,
+    compile_traced,
+    trace,
+    traced,
+    tracing_active,
+)
 from compiler.language.errors import Site, internal_path
 from dsasim.api import KernelRun, chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
@@ -151,14 +161,18 @@ class JITFunction:
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
+        #: its code with the ifs on loaded data rewritten, once called from a kernel (compiler.language.control)
+        self.code: types.CodeType | None = None
         functools.update_wrapper(self, fn)
 
     def __getitem__(self, grid: object) -> Callable[..., LaunchRun | None]:
         return functools.partial(self.launch, grid)
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        if tracing_active():  # a @jit helper called from a kernel: inlined, as in Triton
-            return self.fn(*args, **kwargs)
+        if tracing_active():  # a @jit helper called from a kernel: inlined, as in Triton (its ifs on data rewritten)
+            if self.code is None:
+                self.code = branches(self.fn.__code__, self.fn)
+            return traced(self.fn, self.code)(*args, **kwargs)
         raise LanguageError(
             f"{self.fn.__name__} is a kernel: launch it over a grid",
             hint=f"{self.fn.__name__}[(programs,)](...)",

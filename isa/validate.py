@@ -7,7 +7,7 @@ accesses (races, never-written reads) needs a run.
 from __future__ import annotations
 
 from isa.errors import ValidationError
-from isa.instructions import End, Instruction
+from isa.instructions import End, Instruction, SLoad
 from isa.program import Program
 from isa.timing import ChipParams
 from isa.types import Region, Space
@@ -44,6 +44,8 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
     if chip is not None:
         check_gm_capacity(program, chip)
     sizes = {t.name: t.nbytes for t in program.tensors}
+    reads: list[SLoad] = []  # the scalar unit's reads of GM: of tensors nothing writes
+    written: set[str | None] = set()
     limits = {}
     if chip is not None:
         limits = {s: (chip.capacity(s), chip.alignment(s)) for s in Space if s is not Space.GM}
@@ -53,7 +55,15 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
     checked: set[Instruction] = set()
     for stream in program.cores:
         last = len(stream) - 1
+        lines: set[tuple[str | None, int]] = set()  # the data-cache lines this core's s.ld read
         for i, ins in enumerate(stream):
+            if type(ins) is SLoad:
+                if ins.hit and ins.line not in lines:
+                    raise ins.fail(
+                        "hit, but no earlier s.ld of this core read that 64-byte line",
+                        hint="drop hit: the first read of a line misses",
+                    )
+                lines.add(ins.line)
             if i != last and type(ins) is End:
                 raise ins.fail("instructions after end", hint="end must be the last instruction of its core")
             if ins in checked:
@@ -61,6 +71,8 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
             checked.add(ins)
             ins.check(chip)
             _check_fields(ins)
+            if type(ins) is SLoad:
+                reads.append(ins)
             for reg in ins.regions():
                 addr, rows, row_bytes, stride, _ = reg
                 if addr.offset < 0 or stride < 0:  # only a program built in Python can get here
@@ -68,6 +80,8 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
                 end = addr.offset + (rows - 1) * stride + row_bytes
                 space = addr.space
                 if space is gm:
+                    if reg.write:
+                        written.add(addr.tensor)
                     have = sizes.get(addr.tensor)
                     if have is None or end > have:
                         _region_error(ins, reg, sizes, None)
@@ -75,6 +89,12 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
                     have, align = limits[space]
                     if end > have or addr.offset % align:
                         _region_error(ins, reg, sizes, chip)
+    for ins in reads:
+        if ins.src.tensor in written:
+            raise ins.fail(
+                f"it reads '{ins.src.tensor}', which the program writes",
+                hint="the scalar unit reads tensors nothing writes (no flag orders its reads after a DMA's writes)",
+            )
 
 
 def _check_fields(ins: Instruction) -> None:

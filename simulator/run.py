@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from isa import DsasimError, Program, parse_file, validate
+from isa import DsasimError, Program, SLoad, parse_file, validate
 from isa.gcpause import paused_gc
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
@@ -136,6 +136,10 @@ def _simulate(
     if not timing_only:
         check_allocation(program, chip)  # before the inputs are generated
         used = make_inputs(program, inputs or {}, seed)
+        for _, ids in decoder.cores:  # the path each scalar read was written for holds for this data
+            for ins in decoder.core_distinct(ids):
+                if type(ins) is SLoad:
+                    ins.verify(used[ins.src.tensor])
         memory = MachineMemory(program, chip, used)
         memory.strict = san is None
     engine = Engine(program, chip, memory, san.tracker if san is not None else None, seed, decoder)

@@ -8,6 +8,7 @@ tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), rewr
 
 from compiler.language.atomics import atomic_add, atomic_max, atomic_min, histogram
 from compiler.language.block_ptr import BlockPointer, advance, make_block_ptr
+from compiler.language.control import branches, traced
 from compiler.language.core import bfloat16, constexpr, float16, float32, int8, int32, tracing_active
 from compiler.language.elementwise import ceil, cos, erf, floor, log1p, sin, tanh, umulhi
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit
@@ -95,6 +96,7 @@ __all__ = [
     "atomic_max",
     "atomic_min",
     "bfloat16",
+    "branches",
     "broadcast_to",
     "cast",
     "cdiv",
@@ -155,6 +157,7 @@ __all__ = [
     "sum",
     "tanh",
     "trace",
+    "traced",
     "tracing_active",
     "trans",
     "uint32",

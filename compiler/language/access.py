@@ -107,10 +107,13 @@ def _runs(diffs: np.ndarray, step: int | None) -> list[tuple[int, int]]:
 
 
 def _pieces(o: np.ndarray) -> list[tuple[int, int, int, int, int, int]] | None:
-    """The tile as a few affine blocks with contiguous rows (offsets wrapped by ``% n``), or None."""
-    rows = _runs(np.diff(o[:, 0]), None)
+    """The tile as affine blocks with contiguous rows (offsets wrapped by ``% n``), or None
+    (``compiler.language.wraps`` keeps the first few)."""
+    steps = np.diff(o[:, 0])
+    # rows a constant positive step apart are one block (a DMA's GM stride is not negative); others a row each
+    rows = _runs(steps, None) if steps.size == 0 or steps[0] > 0 else [(i, 1) for i in range(o.shape[0])]
     cols = _runs(np.diff(o[0, :]), 1)
-    if len(rows) * len(cols) > 4:
+    if len({int(o[0, c0]) for c0, _ in cols[1:]}) > 1:  # a wrap starts each later block at the row's start again
         return None
     out = []
     for r0, nr in rows:

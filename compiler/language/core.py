@@ -13,7 +13,8 @@ the tracer sees is of three kinds:
   in numpy. Both live in ``compiler.language.tensor``.
 
 Loops written with ``range``/``tl.range`` are recorded as loops (each iteration's operations apart);
-``tl.static_range`` is unrolled. Deciding on data (``if x > 0``) is refused with the line.
+``tl.static_range`` is unrolled. Deciding on data is possible where the value is read from an input while
+tracing (``compiler.language.control``); otherwise it is refused with the line.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class Rec:
     out: int | None
     attrs: tuple = ()
     params: tuple = ()
+    #: elements of inputs the scalar unit reads first (``s.ld``): its offsets were computed from them
+    reads: tuple[Read, ...] = ()
 
     def signature(self) -> tuple:
         return (self.kind, self.op, self.site, self.attrs, len(self.ins), self.out is None)
@@ -105,6 +108,35 @@ class LoopRec:
     iters: list[list] = field(default_factory=list)
     #: a ``break`` left it in the middle of a step (after some of the step's operations)
     broken: bool = False
+    #: the elements of GM its trip count was decided on (a bound or an ``if`` on loaded data): the scalar unit reads
+    #: them before the loop (``s.ld``; compiler.language.control)
+    reads: tuple[Read, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class TileSource:
+    """Where the lanes of an integer tile known while tracing come from: ``arg``'s elements ``index`` (flat, one per
+    lane, -1 for a lane not read) loaded at ``site``, combined with the scalars ``reads``."""
+
+    arg: Arg
+    index: np.ndarray
+    site: Site
+    reads: tuple[Read, ...] = ()
+
+    def read(self, lane: int, value: float) -> Read | None:
+        i = int(self.index[lane])
+        return None if i < 0 else Read(self.arg, i, value, self.site)
+
+
+@dataclass(frozen=True)
+class Read:
+    """An element of an input the scalar unit reads to decide (``s.ld``): the array, the element, its value and
+    the line of the ``tl.load``."""
+
+    arg: Arg
+    index: int
+    value: float
+    site: Site
 
 
 def records(items: list) -> Iterator[Rec]:
@@ -174,6 +206,20 @@ class Tracer:
         self.round_robin = False
         #: per (program, array): the whole array loaded into UB for gathers (compiler.language.gather)
         self.tables: dict[tuple[int, str], object] = {}
+        #: loads whose wrapped (``% n``) blocks were not moved: value → (the lanes dropped, the load's line)
+        #: (compiler.language.wraps)
+        self.dropped: dict[int, tuple[np.ndarray, Site]] = {}
+        #: scalar values known while tracing because they are read from inputs (compiler.language.control): the
+        #: elements each was computed from
+        self.sources: dict[int, tuple[Read, ...]] = {}
+        #: every decision made on such a value: its reads and its line (checked once the trace is whole)
+        self.decisions: list[tuple[tuple[Read, ...], Site]] = []
+        #: integer tiles loaded from inputs and element-wise arithmetic on them (``idx * stride``): value → the
+        #: array and the element each lane was read from (-1: none, a masked lane), and the scalars it was computed
+        #: with; a gather through them moves rows by DMA (compiler.language.gather)
+        self.tiles: dict[int, TileSource] = {}
+        #: reads decided on since the last load, store or loop recorded: the scalar unit reads them before it
+        self.pending: dict[Read, None] = {}
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:
@@ -200,7 +246,19 @@ class Tracer:
     def record(self, rec: Rec) -> Rec:
         self.budget.spend(rec.site)
         self._stack[-1].append(rec)
+        if self.pending and rec.kind in ("load", "store"):  # its address or mask was computed from them
+            rec.reads, self.pending = tuple(self.pending), {}
         return rec
+
+    def decide(self, vid: int, data: np.ndarray | None, site: Site) -> float | None:
+        """The value of scalar ``vid`` if it is known while tracing (read from inputs: ``sources``), and the scalar
+        unit's reads of it pending for the next load, store or loop; None if it is not known."""
+        reads = self.sources.get(vid)
+        if reads is None or data is None:
+            return None
+        self.pending.update(dict.fromkeys(reads))
+        self.decisions.append((reads, site))
+        return np.asarray(data).item()
 
     def new_value(
         self,
@@ -214,8 +272,11 @@ class Tracer:
         self.values[vid] = ValueInfo(shape, dtype, valid or shape, rec, transposed)
         return vid
 
-    def loop(self, values: builtins.range, stages: int | None, site: Site) -> Iterator[int]:
-        loop = LoopRec(site, self.num_stages if stages is None else stages)
+    def loop(
+        self, values: builtins.range, stages: int | None, site: Site, reads: tuple[Read, ...] = ()
+    ) -> Iterator[int]:
+        loop = LoopRec(site, self.num_stages if stages is None else stages, reads=(*self.pending, *reads))
+        self.pending = {}
         self._stack[-1].append(loop)
         depth = len(self._stack)
         self.budget.loop(len(values), site)

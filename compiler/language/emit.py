@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
-from compiler.language.core import Rec, located
+from compiler.language.core import Read, Rec, located
 from compiler.language.errors import LanguageError, Site
 from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
-from isa import Addr, Copy, DType, Fixpipe, Instruction, Space, TensorDecl, TensorKind
+from isa import Addr, Copy, DType, Fixpipe, Instruction, SLoad, Space, TensorDecl, TensorKind
 from isa import Mmad as MmadIns
 
 
@@ -87,6 +87,13 @@ class Traced:
         lp = self.nest.loops[var]
         return self.nest.counts.get((var, self.key(lp.loops, env)), 0)
 
+    def reads(self, var: str, env: dict[str, int]) -> list[Instruction]:
+        """The ``s.ld`` of the elements a loop's trip count was decided on (an ``if`` or a bound on loaded data),
+        issued before its first step."""
+        if var not in self.nest.loops:
+            return []
+        return s_loads(self.nest.reads_of.get((var, self.key(self.nest.loops[var].loops, env)), ()))
+
     def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         site = stmt.site  # type: ignore[union-attr]
         if isinstance(stmt, Vec):
@@ -116,6 +123,8 @@ class Traced:
             out = [MmadIns(addr(stmt.acc), addr(stmt.a), addr(stmt.b), dt, m, k, n, init=init)] if m and k and n else []
         else:
             raise AssertionError(stmt)
+        if rec.reads:  # the scalar unit reads what it computes the addresses from first
+            return s_loads(rec.reads) + self._loc(out, rec.site)
         return self._loc(out, rec.site)
 
     @staticmethod
@@ -186,13 +195,26 @@ class Traced:
         off, rows, cols, stride, pieces = rec.params
         if not rows or not cols:
             return []
-        if pieces:
-            raise LanguageError(
-                "a store to wrapped offsets (% n) is not supported",
-                site=rec.site,
-                hint="mask the tail (offs < n) instead",
-            )
         dt = DType(rec.attrs[0])
+        if pieces:  # rows scattered by offsets from data (compiler.language.gather.by_rows): a copy per block of rows
+            if stmt.pipe.value == "fix":
+                raise LanguageError(
+                    "a tl.dot result stored to rows at offsets from data is not supported",
+                    site=rec.site,
+                    hint="store it through vector code (acc * 1.0) or at offsets known at launch",
+                )
+            src, width = addr(stmt.buf), self.nest.t.values[rec.ins[0]].shape[1]
+            return [
+                Copy(
+                    Addr(Space.GM, goff * dt.itemsize, stmt.tensor),
+                    Addr(src.space, src.offset + (r0 * width + c0) * dt.itemsize),
+                    dt,
+                    _shape(nr, nc),
+                    src_stride=width if nr > 1 and nc < width else None,
+                    dst_stride=stride if nr > 1 and stride != nc else None,
+                )
+                for r0, c0, nr, nc, goff in pieces
+            ]
         atomic = rec.attrs[2] if len(rec.attrs) > 2 else None  # tl.atomic_add…: combined with GM's elements
         dst = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
         dst_stride = stride if rows > 1 and stride != cols else None
@@ -319,3 +341,12 @@ class Traced:
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:
     return (rows, cols) if rows > 1 else (cols,)
+
+
+def s_loads(reads: tuple[Read, ...]) -> list[Instruction]:
+    """The scalar unit's reads of ``reads`` (``s.ld``), each at the line of its ``tl.load``."""
+    out: list[Instruction] = []
+    for r in reads:
+        src = Addr(Space.GM, r.index * r.arg.dtype.itemsize, r.arg.name)
+        out += located([SLoad(src, r.arg.dtype, r.value)], r.site)
+    return out

@@ -14,9 +14,10 @@ import numpy as np
 
 from compiler.language.access import analyse
 from compiler.language.block_ptr import BlockPointer, padding_value
-from compiler.language.core import Rec, rc, tracer, tracing_active
+from compiler.language.control import bound
+from compiler.language.core import Read, Rec, TileSource, rc, tracer, tracing_active
 from compiler.language.errors import LanguageError, user_site
-from compiler.language.gather import gather, refuse_scatter
+from compiler.language.gather import by_rows, gather, refuse_scatter
 from compiler.language.limits import check_tile
 from compiler.language.masks import where
 from compiler.language.pointers import GatherPointer, Pointer
@@ -37,6 +38,7 @@ from compiler.language.tensor import (
     unary,
     vec,
 )
+from compiler.language.wraps import leading_block
 from isa import DType
 from isa.instructions.vgather import scatter
 
@@ -85,15 +87,18 @@ max_contiguous = multiple_of
 
 def range(*args: int, num_stages: int | None = None, **_: object) -> Iterator[int]:
     """A loop on the chip: its loads are software-pipelined ``num_stages`` deep (default: the launch's)."""
-    for a in args:
+    values = []
+    for what, a in zip(("start", "stop", "step") if len(args) > 1 else ("stop",), args, strict=False):
+        a, _ = bound(a, what)  # one element loaded from an input: known at launch (compiler.language.control)
         if not isinstance(a, int | np.integer):
             raise LanguageError(
                 f"loop bound {a!r} is not an integer known at launch",
-                hint="loop bounds come from launch arguments, constexprs and tl.cdiv",
+                hint="loop bounds come from launch arguments, constexprs, tl.cdiv and scalars loaded from inputs",
             )
+        values.append(a)
     if num_stages is not None and (not isinstance(num_stages, int) or not 1 <= num_stages <= 3):
         raise LanguageError(f"num_stages={num_stages!r} must be 1, 2 or 3", hint="1 = no prefetch, 2 = double buffer")
-    return tracer().loop(builtins.range(*args), num_stages, user_site())
+    return tracer().loop(builtins.range(*values), num_stages, user_site())
 
 
 def static_range(*args: int) -> builtins.range:
@@ -151,8 +156,12 @@ def load(
 ) -> Tensor:
     """Load a tile (or a scalar): the block ``mask`` keeps is moved by DMA, the rest is ``other`` (0).
     Through a block pointer, ``boundary_check`` makes the mask and ``padding_option`` the fill."""
+    row_reads = None
     if isinstance(pointer, GatherPointer):
-        return gather(pointer, mask, other, load)
+        rows = by_rows(pointer, mask)
+        if rows is None:
+            return gather(pointer, mask, other, load)
+        pointer, row_reads = rows  # rows by DMA, each after the scalar unit reads its index
     _block_args(pointer, mask if other is None else other, "load", boundary_check, padding_option)
     if isinstance(pointer, BlockPointer):
         fill = padding_value(padding_option)
@@ -164,14 +173,17 @@ def load(
     if other is not None and not is_number(other):
         raise LanguageError("other= must be a number", hint="e.g. other=0.0 or other=float('-inf')")
     offs = np.broadcast_to(np.asarray(p.offs), shape)
-    a = analyse(offs, m, p.arg.size, "load", p.arg.name)
+    a, dropped = analyse(offs, m, p.arg.size, "load", p.arg.name), None
+    if row_reads is None:
+        a, dropped = leading_block(a, p.arg.dtype.itemsize)
     t = tracer()
     p.arg.loaded = True
     fill = None if other is None else float(other)
+    site = user_site()
     rec = Rec(
         "load",
         p.arg.name,
-        user_site(),
+        site,
         (),
         None,
         (p.arg.dtype.value, rc(shape), fill, a.transposed),
@@ -181,13 +193,26 @@ def load(
     stored = (c, r) if a.transposed else (r, c)
     rec.out = t.new_value(stored, p.arg.dtype, rec, valid=(a.rows, a.cols), transposed=a.transposed)
     t.record(rec)
+    if row_reads:
+        rec.reads = tuple(dict.fromkeys((*rec.reads, *row_reads)))
+    if dropped is not None:
+        t.dropped[rec.out] = (dropped, site)
     if m is not None:
         t.masked_loads[rec.out] = mask
     data = None
-    if t.interpret:
+    scalar = shape == () and (m is None or bool(m))  # one element: known while tracing (compiler.language.control)
+    if t.interpret or scalar:
         flat = p.arg.array.reshape(-1)
         keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)
         data = np.where(keep, flat[np.clip(offs, 0, flat.size - 1)], fill or 0).astype(p.arg.dtype.np)
+    if scalar:
+        t.sources[rec.out] = (Read(p.arg, int(offs), data.item(), site),)
+    elif not p.arg.dtype.is_float:  # an integer tile of an input: known while tracing, for row gathers by DMA
+        keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)
+        if data is None:
+            data = np.where(keep, p.arg.array.reshape(-1)[np.clip(offs, 0, p.arg.size - 1)], fill or 0)
+            data = data.astype(p.arg.dtype.np)
+        t.tiles[rec.out] = TileSource(p.arg, np.where(keep, offs, -1).reshape(-1), site)
     out = Tensor(rec.out, shape, p.arg.dtype, data)
     out.trans = a.transposed
     return out
@@ -198,15 +223,21 @@ def store(
 ) -> None:
     """Store a tile (or a scalar) into the block ``mask`` keeps (through a block pointer: the block's
     elements inside the dimensions of ``boundary_check``); cast to the pointer's type first."""
+    reads: tuple[Read, ...] = ()
     if isinstance(pointer, GatherPointer):
-        refuse_scatter()
+        rows = by_rows(pointer, mask)
+        if rows is None:
+            refuse_scatter()
+        pointer, reads = rows  # type: ignore[misc]  # rows by DMA (a scatter), each after its index is read
     _block_args(pointer, mask, "store", boundary_check, "")
     if isinstance(pointer, BlockPointer):
         pointer, mask = pointer.resolve(boundary_check, "store")
-    store_tile(_pointer(pointer, "store"), value, mask)
+    store_tile(_pointer(pointer, "store"), value, mask, reads=reads)
 
 
-def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = None) -> None:
+def store_tile(
+    p: Pointer, value: object, mask: object, atomic: str | None = None, reads: tuple[Read, ...] = ()
+) -> None:
     """``tl.store`` at offsets known while tracing; with ``atomic`` (``add``, ``max``, ``min``: ``tl.atomic_add``…)
     each element is combined with memory's when it lands."""
     what = "store" if atomic is None else f"atomic_{atomic}"
@@ -232,7 +263,7 @@ def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = Non
         )
     t = tracer()
     p.arg.stored = True
-    t.record(
+    rec = t.record(
         Rec(
             "store",
             p.arg.name,
@@ -243,6 +274,8 @@ def store_tile(p: Pointer, value: object, mask: object, atomic: str | None = Non
             (a.offset, a.rows, a.cols, a.stride, a.pieces),
         )
     )
+    if reads:
+        rec.reads = tuple(dict.fromkeys((*rec.reads, *reads)))
     if t.interpret:
         flat = p.arg.array.reshape(-1)
         keep = np.ones(shape, bool) if m is None else np.broadcast_to(m, shape)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import traceback
-import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -24,6 +23,7 @@ from compiler.errors import BufferCapacityError, EventIdError, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel, shares
+from compiler.language.control import check_decisions, traced
 from compiler.language.core import Arg, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
@@ -37,6 +37,7 @@ from compiler.language.placement import Placement
 from compiler.language.pointers import Pointer
 from compiler.language.reuse import SharedTraced, Sharing
 from compiler.language.rewrite import copy_for_stores, split_vector_accumulators
+from compiler.language.wraps import check_dropped
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
 from compiler.passes.buffer import alloc_counts
@@ -47,6 +48,7 @@ from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
 from isa import DsasimError, DType, Pipe, Program
 from isa.gcpause import paused_gc
+from isa.instructions.scalar_read import cache_hits
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -149,9 +151,7 @@ def trace(
     t = Tracer(interpret, num_stages, StepBudget(max_steps))
     t.grid = grid_of(grid, values)
     t.blocks = {n: values[n] for n, p in inspect.signature(fn).parameters.items() if _is_constexpr(p.annotation)}
-    body = types.FunctionType(
-        fn.__code__, {**fn.__globals__, "range": functions.range}, fn.__name__, fn.__defaults__, fn.__closure__
-    )
+    body = traced(fn, range=functions.range)
     gx, gy, gz = t.grid
     n = gx * gy * gz
     shape = t.grid[: max([1] + [i + 1 for i, g in enumerate(t.grid) if g > 1])]  # without trailing 1s
@@ -258,6 +258,8 @@ def compile_traced(name: str, t: Tracer, arrays: list[Arg], chip: object, cores:
     scratch in UB): a kernel whose tiles then do not fit raises :class:`TilesDoNotFit`, and ``dsasim.jit``
     traces it again and compiles it as written (``rewrite=False``: row-major, sums on the Vector unit)."""
     target = Target.of(chip)
+    check_dropped(t)
+    check_decisions(t)
     with paused_gc():  # the passes make hundreds of thousands of small acyclic objects: see isa.gcpause
         split_vector_accumulators(t)
         copy_for_stores(t)
@@ -316,7 +318,8 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
         f"{name}: tile-language kernel, grid {'x'.join(map(str, t.grid))}, {n} programs on {len(share)} "
         f"core{'s' if len(share) > 1 else ''}",
     )
-    program = Program(program.tensors, program.cores, program.chip, comments)
+    cores = tuple(cache_hits(c) for c in program.cores)  # s.ld of a line read before hit the scalar's data cache
+    program = Program(program.tensors, cores, program.chip, comments)
     hints = launch_hints(k_buf, place, nest, t.blocks, n, len(share))
     op = replace(op, hints=tuple(hints.items()))
     passes = (("trace", kernel), ("buffer", k_buf), ("pipeline", k_pipe), ("sync", k_sync))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.language.core import LoopRec, Rec, Tracer
+from compiler.language.core import LoopRec, Read, Rec, Tracer
 from compiler.language.errors import LanguageError, Site
 from compiler.language.rewrite import carry_copies, cube_first, cube_results_last, split_vector_accumulators
 from isa import Space
@@ -100,6 +100,7 @@ class Nest:
         self.inst: dict[tuple[str, tuple[int, ...]], Rec] = {}
         self.instance_keys: dict[str, list[tuple[int, ...]]] = {}  # per statement: its keys in ``inst``, in order
         self.counts: dict[tuple[str, tuple[int, ...]], int] = {}
+        self.reads_of: dict[tuple[str, tuple[int, ...]], tuple[Read, ...]] = {}
         for p, body in enumerate(t.programs):
             self._walk(self.root, body, (p,), p)
         # which statements each input of each statement reads from, over every instance: fixed until the next
@@ -145,6 +146,8 @@ class Nest:
                         "or keep the step's results with tl.where",
                     )
                 self.counts[(s.var, key)] = len(d.iters)  # type: ignore[union-attr]
+                if d.reads:  # the elements its trip count was decided on (compiler.language.control)
+                    self.reads_of[(s.var, key)] = d.reads  # type: ignore[union-attr]
                 for n, it in enumerate(d.iters):
                     self._walk(s, it, (*key, n), pid)  # type: ignore[arg-type]
             else:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.language.core import Arg, PointerType
-from compiler.language.errors import LanguageError
+from compiler.language.core import Arg, PointerType, tracer
+from compiler.language.errors import LanguageError, user_site
 from compiler.language.tensor import Tensor, arithmetic, binary, broadcast
 
 
@@ -33,6 +33,11 @@ class Pointer:
         return np.shape(self.offs)
 
     def __add__(self, other: object) -> Pointer:
+        if (
+            isinstance(other, Tensor) and other.shape == () and not other.dtype.is_float
+        ):  # a scalar read from inputs: the scalar unit's address
+            value = tracer().decide(other.vid, other.data, user_site())
+            other = other if value is None else int(value)
         if isinstance(other, Tensor):
             return GatherPointer(self.arg, other, self.offs)  # type: ignore[return-value]
         if isinstance(other, Pointer):

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from compiler.language.core import FLOATS, Rec, rc, tracer
+from compiler.language.core import FLOATS, Rec, TileSource, rc, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.scalars import ScalarType
 from isa import DType
@@ -160,8 +160,10 @@ class Tensor:
 
     def __bool__(self) -> bool:
         raise LanguageError(
-            "control flow that depends on loaded data is not supported (the value is only known on the chip)",
-            hint="branch on constexprs and launch arguments only; choose per element with tl.where(x > 0, a, b)",
+            "this use of loaded data as a Python truth value is not supported (a while loop, and/or/not, a ternary, "
+            "an if holding a break or continue of an outer loop, or an if in a @jit helper or a closure)",
+            hint="an if on one loaded element works as a statement of its own (if n > 0:); bound loops with "
+            "for i in range(start, n, step); combine conditions with & and |; choose per element with tl.where",
         )
 
     def __index__(self) -> int:
@@ -296,10 +298,34 @@ def vec(
     rec.out = t.new_value(rc(shape), dtype, rec)
     t.record(rec)
     data = None
-    if t.interpret and compute is not None:
+    # a scalar computed from scalars read from inputs is known while tracing: it may decide (compiler.language.control)
+    known = shape == () and ins and all(x.vid in t.sources for x in ins)
+    tile = None if known or dtype.is_float or op not in ELEMENTWISE else known_tile(ins, shape)
+    if (t.interpret or known or tile is not None) and compute is not None:
         with np.errstate(all="ignore"):  # masked-off lanes may hold -inf - -inf, as on the chip
             data = rounded(np.broadcast_to(compute(), shape), dtype)
+        if known:
+            t.sources[rec.out] = tuple(dict.fromkeys(r for x in ins for r in t.sources[x.vid]))
+        elif tile is not None:
+            t.tiles[rec.out] = tile
     return Tensor(rec.out, shape, dtype, data)
+
+
+#: vector steps whose every output lane reads only the same lane of each input (or a broadcast row of it)
+ELEMENTWISE = frozenset({"bin", "scal", "un", "cast", "cmp", "cmps", "sel", "where", "mask"})
+
+
+def known_tile(ins: tuple[Tensor, ...], shape: tuple[int, ...]) -> TileSource | None:
+    """The source of an element-wise step's integer result when one input is a known tile of the result's size and
+    the others known scalars (``idx * stride``, ``idx + base``): the same lanes (``Tracer.tiles``)."""
+    t = tracer()
+    tiles = [t.tiles[x.vid] for x in ins if x.vid in t.tiles and x.data is not None]
+    scalars = [x for x in ins if x.vid in t.sources and x.shape == ()]
+    if len(tiles) != 1 or len(tiles) + len(scalars) != len(ins) or tiles[0].index.size != math.prod(shape):
+        return None
+    extra = tuple(r for x in scalars for r in t.sources[x.vid])
+    src = tiles[0]
+    return TileSource(src.arg, src.index, src.site, tuple(dict.fromkeys((*src.reads, *extra)))) if extra else src
 
 
 def is_number(x: object) -> bool:
@@ -407,10 +433,22 @@ def expand(x: Tensor, shape: tuple[int, ...], full: bool = False) -> tuple[Tenso
     return spread.view_as(shape), False
 
 
+def known_scalar(x: object, other: object) -> object:
+    """``x``, or its value where ``x`` is a scalar read from inputs (known while tracing: compiler.language.control)
+    meeting an index tile (``offs < n``, ``start + offs``): then offsets and masks stay known while tracing, and
+    the scalar unit reads the element before the load or store they make."""
+    if isinstance(x, Tensor) and x.shape == () and isinstance(other, np.ndarray) and not isinstance(other, Tensor):
+        value = tracer().decide(x.vid, x.data, user_site())
+        if value is not None:
+            return value
+    return x
+
+
 def binary(op: str, a: object, b: object) -> Tensor | object:
     """``a OP b`` where one side at least is a tensor (numbers become immediates). Integer tensors keep
     integer arithmetic (``+ - * // % & | ^ << >>``, wrapping); ``/`` of integers and integers meeting a
     float are computed in f32, as in Triton."""
+    a, b = known_scalar(a, b), known_scalar(b, a)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return _plain(op, a, b)
     a = _as_data(a, b) if isinstance(b, Tensor) else a
@@ -542,6 +580,10 @@ def _f64(x: np.ndarray) -> np.ndarray:
 def compare(cond: str, x: Tensor, other: object) -> Tensor:
     """``x < other`` and the other comparisons of data: a mask (``v.cmp.COND``, or ``v.cmps.COND`` with a
     number), for ``tl.where``."""
+    value = known_scalar(x, other)
+    if not isinstance(value, Tensor):  # a known scalar against offsets: a mask known while tracing
+        return {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+                "ne": np.not_equal}[cond](value, other)  # fmt: skip
     other = _as_data(other, x)
     if is_mask(x) or is_mask(other):
         raise LanguageError("comparing masks is not supported", hint="combine masks with &, | and ~")

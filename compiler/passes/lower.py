@@ -158,6 +158,7 @@ class Emitter:
                 first = self.env.get(BLOCK_VAR, 0) * s.count if s.kind == "block" else 0  # ko: still the k tile
                 if s.kind == "traced":
                     n = self.k.traced.count(s.var, self.env)
+                    self.out.extend(self.k.traced.reads(s.var, self.env))  # what the scalar unit decided n on
                 elif s.kind == "block":  # the k tiles of k block kbo (``hoist.block_k``)
                     n = min(s.count, self.axes["k"].count - first)
                 elif s.kind == "part":  # the parts of an output tile through UB: as many as the tile has rows for
@@ -229,6 +230,8 @@ class Emitter:
         self.overlapped = True
         self.walk(tuple(par.body[i] for i in plan.pre))
         n = self.k.traced.count(loop.var, self.env) if loop.kind == "traced" else loop.count
+        if loop.kind == "traced":
+            self.out.extend(self.k.traced.reads(loop.var, self.env))
         if n > 0:
             self.rotated(loop, n, *self.rotations[id(loop)], head=step_base)  # type: ignore[misc]
         self.led = (True, n > 0)

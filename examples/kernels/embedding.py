@@ -1,7 +1,7 @@
 """Embedding lookup in the Triton idiom: each program loads a block of token ids and gathers their rows of the
-weight table (``tl.load(w_ptr + ids[:, None] * D + cols[None, :])``). On the chip the table is loaded into UB
-once per program and ``v.gather`` picks the rows: it must fit in UB, and fewer, larger programs load it fewer
-times."""
+weight table (``tl.load(w_ptr + ids[:, None] * D + cols[None, :])``). On the chip each row is one DMA descriptor
+the scalar unit issues after reading its id (``s.ld``): the table stays in GM, whatever its size — here 50,000
+rows, 6.4 MB, more than any UB holds."""
 
 import numpy as np
 
@@ -28,8 +28,8 @@ def embedding(ids: np.ndarray, weight: np.ndarray, block_t: int = 32, **launch: 
 
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
-    weight = rng.standard_normal((500, 64)).astype(np.float16)
-    ids = rng.integers(0, 500, 200).astype(np.int32)
+    weight = rng.standard_normal((50_000, 64)).astype(np.float16)
+    ids = rng.integers(0, 50_000, 200).astype(np.int32)
     out, run = embedding(ids, weight, block_t=64)
     print(run)
     print(run.by_line())

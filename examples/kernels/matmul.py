@@ -1,6 +1,8 @@
-"""Tiled matmul in the Triton idiom: grouped program ordering (programs of a group share the rows of A
-they load, for L2-style reuse), masked tails on M, N and K, an f32 accumulator, the f16 result stored
-from L0C through FIXPIPE (the cast is folded into the store)."""
+"""Tiled matmul as Triton's tutorial writes it: grouped program ordering (programs of a group share the rows of
+A they load, for L2-style reuse), row and column offsets wrapped with ``% M`` / ``% N`` (loads stay in bounds;
+the store's mask cuts off what the wrapped lanes make), a masked K tail, an f32 accumulator, the f16 result
+stored from L0C through FIXPIPE (the cast is folded into the store). A wrapped block that would start off a
+32-byte row boundary on the chip is not moved (compiler.language.wraps)."""
 
 import numpy as np
 
@@ -22,16 +24,16 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
     pid_n = (pid % num_pid_in_group) // group_size_m
 
-    offs_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_bn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
     offs_k = tl.arange(0, BLOCK_SIZE_K)
     a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
     b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
 
     accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a_mask = (offs_am[:, None] < M) & (offs_k[None, :] < K - k * BLOCK_SIZE_K)
-        b_mask = (offs_k[:, None] < K - k * BLOCK_SIZE_K) & (offs_bn[None, :] < N)
+        a_mask = offs_k[None, :] < K - k * BLOCK_SIZE_K
+        b_mask = offs_k[:, None] < K - k * BLOCK_SIZE_K
         a = tl.load(a_ptrs, mask=a_mask, other=0.0)
         b = tl.load(b_ptrs, mask=b_mask, other=0.0)
         accumulator = tl.dot(a, b, accumulator)

@@ -6,6 +6,7 @@ from isa.instructions.base import Instruction, Memory, Write, cache_hash
 from isa.instructions.cross import SetCross, WaitCross
 from isa.instructions.cube import Mmad
 from isa.instructions.dma import COPY_ROUTES, FIXPIPE_ROUTES, Copy, Fixpipe
+from isa.instructions.scalar_read import SLoad
 from isa.instructions.sync import Barrier, End, Scalar, SetFlag, WaitFlag
 from isa.instructions.vector import VBinary, VCast, VDup, VScalar, VUnary
 from isa.instructions.vgather import VGather, VScatter
@@ -44,6 +45,7 @@ INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
     WaitCross,
     Barrier,
     Scalar,
+    SLoad,
     End,
 )
 
@@ -65,6 +67,7 @@ __all__ = [
     "Instruction",
     "Memory",
     "Mmad",
+    "SLoad",
     "Scalar",
     "SetCross",
     "SetFlag",

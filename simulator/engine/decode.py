@@ -13,7 +13,20 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
 
-from isa import Barrier, End, Instruction, Pipe, Program, Scalar, SetCross, SetFlag, Transfer, WaitCross, WaitFlag
+from isa import (
+    Barrier,
+    End,
+    Instruction,
+    Pipe,
+    Program,
+    Scalar,
+    SetCross,
+    SetFlag,
+    SLoad,
+    Transfer,
+    WaitCross,
+    WaitFlag,
+)
 from isa.types import EXEC_PIPES
 from simulator.config import Chip
 from simulator.l2 import GmView, gm_view
@@ -187,6 +200,8 @@ def engine_view(
         return Decoded(Kind.SWAIT if pipe is Pipe.S else Kind.WAIT, pipe, wait, 0)
     if cls is Scalar:
         return Decoded(Kind.SCALAR, pipe, ins.cycles, 0)
+    if cls is SLoad:  # the scalar unit waits for the element it reads (the value is checked when the run starts)
+        return Decoded(Kind.SCALAR, pipe, ins.cost(chip), 0)
     if cls is Barrier:
         return Decoded(Kind.BARRIER, pipe, (ins.target,) if ins.target else EXEC_PIPES, 0)
     if cls is End:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from isa import Instruction, Pipe
+from isa import Instruction, Pipe, SLoad
 from simulator.clock import Due
 from simulator.engine.decode import QUEUED, Decoded, Kind
 from simulator.engine.flags import CoreFlags
@@ -92,6 +92,8 @@ class ScalarUnit:
                 if unit.wake is not None:
                     unit.wake_up()
             elif kind is SCALAR:
+                if type(self.stream[index]) is SLoad:  # a read the program decides on: traced, for by_line
+                    machine.trace.append((self.core, Pipe.S, index, t, t + issue + payload))
                 t += issue + payload
                 busy += issue + payload
             elif kind is BARRIER:
