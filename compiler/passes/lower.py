@@ -57,6 +57,7 @@ from isa import (
     Space,
 )
 from isa import Mmad as MmadIns
+from isa.fast import fast
 from isa.gcpause import paused_gc
 
 F32 = DType.F32
@@ -125,6 +126,14 @@ class Emitter:
         self.env: dict[str, int] = {}
         self.inst: dict[str, int] = {}
         self.bufs = {b.name: b for b in kernel.buffers}
+        #: a buffer of one live tile: the address of each slot (a temporary: one, whatever its instance)
+        self.slots = {
+            b.name: (Addr(b.space, b.offset),)
+            if b.temp
+            else tuple(Addr(b.space, b.offset + d * b.slot_bytes) for d in range(b.depth))
+            for b in kernel.buffers
+            if b.temp or b.live == 1
+        }
         self.axes = {a.name: a for a in kernel.axes}
         #: per axis: its tile loop's variable, its tile size and its extent (``ext`` is called a lot)
         self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
@@ -153,7 +162,7 @@ class Emitter:
         for s in body:
             t = type(s)
             if getattr(s, "site", None) is not None:  # a traced kernel's statement: it emits itself
-                self.out.extend(self.k.traced.emit(s, self.env, self.addr))
+                self.traced(s)
             elif t is Loop:
                 first = self.env.get(BLOCK_VAR, 0) * s.count if s.kind == "block" else 0  # ko: still the k tile
                 if s.kind == "traced":
@@ -193,6 +202,18 @@ class Emitter:
                 self.out.extend(self.vec(s))
             elif t is Store:
                 self.out.append(self.store(s))
+
+    def traced(self, s: object) -> None:
+        """A traced kernel's statement: its instructions, each interned (``made``) with its kernel line (``loc``,
+        not compared by equality, so part of the key): an instruction equal to one made, from the same line, is
+        that one."""
+        made, out = self.made, self.out
+        emitted = self.k.traced.emit(s, self.env, self.addr)
+        if not fast():
+            out.extend(emitted)
+            return
+        for ins in emitted:
+            out.append(made.setdefault((ins, ins.loc), ins))
 
     def programs(self, s: Parallel) -> None:
         """The core's share of ``s``'s programs, one after the other; with a lead-in (``across.lead_in``) a program's
@@ -381,9 +402,10 @@ class Emitter:
         return self.axes[dim].start(self.env.get(f"{dim}o", 0))
 
     def addr(self, name: str) -> Addr:
+        slots = self.slots.get(name)
+        if slots is not None:  # one live tile: its instance's slot (most buffers; asked ~10⁶ times)
+            return slots[self.inst.get(name, 0) % len(slots)]
         b: Buffer = self.bufs[name]
-        if b.temp:
-            return Addr(b.space, b.offset)
         slot = (self.inst.get(name, 0) % b.depth) * b.live
         if b.live > 1:
             local = 0

@@ -36,19 +36,26 @@ class FlagRef:
 
 def place(kernel: Kernel, items: list) -> list:
     """Move each prefetched group's load blocks up, as far as their prefetch distance allows."""
+    flags = None  # the flags and their positions, found again only after a group's blocks moved
     for g in kernel.groups:
         if g.ahead > 0:
-            items = _place_group(items, g.name, g.producer, g.ahead)
+            if flags is None:
+                flags = [(i, it) for i, it in enumerate(items) if type(it) is FlagRef]
+            placed = _place_group(items, g.name, g.producer, g.ahead, flags)
+            if placed is not items:
+                items, flags = placed, None
     return items
 
 
-def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
+def _place_group(items: list, group: str, pipe: Pipe, ahead: int, flags: list[tuple[int, FlagRef]]) -> list:
+    """``items`` with ``group``'s load blocks moved up (``items`` itself when none moves); ``flags``: the
+    positions and items of its flags."""
     starts: dict[int, int] = {}  # instance → index of its "wait free"
     ends: dict[int, int] = {}  # instance → index of its "set ready"
     released: dict[int, int] = {}  # instance → index of the consumer's "set free"
     guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
     readies: dict[tuple[str, int], int] = {}  # (group, instance) → index of its "ready" set
-    for i, it in [(i, it) for i, it in enumerate(items) if type(it) is FlagRef]:
+    for i, it in flags:
         if it.set and it.role == "ready":
             readies[(it.group, it.instance)] = i
         if it.group == group:
