@@ -2,10 +2,12 @@
 program — the same instructions, in the same order, on every core, each from the same kernel line (``loc``, which
 equality does not compare) — and to the same cycles.
 
-The shortcuts checked: traced instructions interned by value and line (``lower.Emitter.traced``), one issue order per
-stream signature (``issue.IssueOrders``), and one conflict replay per program form (``nest.Nest._distinct``). The
-kernels: FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence whose last Q block is a tail) on
-several cores, a matmul on several cores, and tile-language kernels of ``examples/kernels``.
+The shortcuts checked: a traced statement's instructions made once per what they are made of (``emit.Traced.emit``)
+and interned with their line (``lower.Emitter.traced``), loop plans shared by the cores (``lower.Emitter.plans``),
+one issue order per stream signature (``issue.IssueOrders``), one conflict replay per program form
+(``nest.Nest._distinct``). The kernels: FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence
+whose last Q block is a tail) on several cores, a matmul on several cores, and tile-language kernels of
+``examples/kernels``.
 """
 
 from __future__ import annotations
