@@ -15,6 +15,7 @@ from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
 from isa import Addr, Copy, DType, Fixpipe, Instruction, SLoad, Space, TensorDecl, TensorKind
 from isa import Mmad as MmadIns
+from isa.fast import fast
 
 
 class Traced:
@@ -27,6 +28,10 @@ class Traced:
         self.args = args
         self.statics = {s.sid: s for s in nest.statics}
         self.dims: dict[int, tuple[int, int, int, bool]] = {}
+        #: instructions by what they are made of (``emit``; None: ``DSASIM_FAST=0``), records' forms (``form``)
+        self.made: dict[tuple, list[Instruction]] | None = {} if fast() else None
+        self.forms: dict[int, int | None] = {}
+        self.numbers: dict[tuple, int] = {}
         dots: dict[str, list[Rec]] = {s.sid: [] for s in nest.statics if s.rec.kind == "dot"}
         for (sid, _), rec in nest.inst.items():  # one pass over the instances (not one per dot line)
             if sid in dots:
@@ -95,6 +100,91 @@ class Traced:
         return s_loads(self.nest.reads_of.get((var, self.key(self.nest.loops[var].loops, env)), ()))
 
     def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
+        """The instructions of ``stmt`` for the program and loop step of ``env``, at the addresses ``addr`` gives.
+
+        With ``DSASIM_FAST`` on, each is made once per *what it is made of* (:meth:`made_of`): the records it reads
+        (all they hold but their value ids, :meth:`form`), its L0 step and its addresses. A causal FlashAttention's
+        heads of one Q block differ only in their GM offsets, which only loads and stores read (those are made
+        each time): the Cube and Vector work of every head after the first is the first's, as made. The list
+        returned is shared: not to be changed."""
+        if self.made is None:
+            return self._emit(stmt, env, addr)
+        key = self.made_of(stmt, env, addr)
+        if key is None:
+            return self._emit(stmt, env, addr)
+        out = self.made.get(key)
+        if out is None:
+            out = self.made[key] = self._emit(stmt, env, addr)
+        return out
+
+    def made_of(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> tuple | None:
+        """What ``stmt``'s instructions for ``env`` are made of (see :meth:`emit`); None for a GM load or store."""
+        site = stmt.site  # type: ignore[union-attr]
+        inst = self.nest.inst
+        if isinstance(stmt, Vec):
+            seg = self.built.segments[site]
+            key = self.key(seg.ops[0].static.loops, env)
+            ops = tuple(self.form(inst[(o.static.sid, key)]) for o in seg.ops)
+            fills = tuple(self.form(inst[(reader.sid, key)]) for reader, _, _ in seg.fills.values())
+            if None in ops or None in fills:
+                return None
+            return (site, ops, fills, tuple(seg.addresses(addr).values()))
+        if site.startswith("fix:"):  # L0C → UB: from its accumulator
+            src, reader, _ = self.built.fixes[stmt.buf]  # type: ignore[union-attr]
+        elif site.startswith("l1:"):  # UB → L1
+            src, (_, reader, _) = stmt.src, self.built.staged[stmt.buf]  # type: ignore[union-attr]
+        else:
+            reader = None
+        if reader is not None:
+            rec = inst.get((reader.sid, self.key(reader.loops, env)))
+            form = -1 if rec is None else self.form(rec)  # -1: no instance here (nothing to emit)
+            if form is None:
+                return None
+            return (site, stmt.buf, form, addr(stmt.buf), addr(src))  # type: ignore[union-attr]
+        if not isinstance(stmt, Move | Mmad):
+            return None
+        sid = site.partition(":")[0]
+        rec = inst.get((sid, self.key(self.statics[sid].loops, env)))
+        if rec is None:
+            return (site, -1)
+        form = self.form(rec)
+        if form is None:
+            return None
+        names = (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b)
+        return (site, form, self._piece_of(sid, env), *map(addr, names))
+
+    def form(self, rec: Rec) -> int | None:
+        """A number for everything of ``rec`` its instructions depend on — its kind, line, attributes and
+        parameters, the shape, type, valid block, layout and scale of each value it reads and writes (and the
+        line that made it), its dot's dimensions — but not which values (ids) they are. None: not comparable."""
+        got = self.forms.get(id(rec), self)
+        if got is not self:
+            return got  # type: ignore[return-value]
+        vals = self.nest.t.values
+
+        def value(vid: int) -> tuple:
+            v = vals[vid]
+            return (v.shape, v.dtype, v.valid, v.transposed, v.scale, None if v.rec is None else v.rec.site)
+
+        out = None if rec.out is None else value(rec.out)
+        whole = (
+            rec.kind,
+            rec.op,
+            rec.site,
+            rec.attrs,
+            rec.params,
+            tuple(map(value, rec.ins)),
+            out,
+            self.dims.get(id(rec)),
+        )
+        try:
+            got = self.numbers.setdefault(whole, len(self.numbers))
+        except TypeError:  # an unhashable parameter: made each time
+            got = None
+        self.forms[id(rec)] = got
+        return got
+
+    def _emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         site = stmt.site  # type: ignore[union-attr]
         if isinstance(stmt, Vec):
             seg = self.built.segments[site]

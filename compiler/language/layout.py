@@ -80,6 +80,7 @@ class Layouts:
         return self.find(_node(rec)) if rec is not None and self.tile(vid) else None
 
     def _groups(self) -> None:
+        joined: set[tuple] = set()  # (node, node) pairs already united: every instance of a line repeats them
         for r in self.recs:
             if r.out is None or not self.tile(r.out):
                 continue
@@ -95,7 +96,10 @@ class Layouts:
                     continue
                 if r.kind == "dot" and j < 2:
                     continue  # MTE1 transposes a Cube operand into L0A/L0B as needed
-                self.union(me, _node(made))
+                pair = (me, _node(made))
+                if pair not in joined:  # again: the same sets, the same roots (union of one set changes nothing)
+                    joined.add(pair)
+                    self.union(*pair)
         for r in self.recs:  # a tile a v.transpose (or another step of its own layout) reads stays row-major
             if r.kind != "vec" or r.op in ELEMENTWISE or r.op == "reduce":
                 continue

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.language.core import LoopRec, Read, Rec, Tracer
+from compiler.language.core import LoopRec, Read, Rec, Tracer, records
 from compiler.language.errors import LanguageError, Site
 from compiler.language.rewrite import carry_copies, cube_first, cube_results_last, split_vector_accumulators
 from isa import Space
+from isa.fast import fast
 
 
 @dataclass(eq=False)
@@ -101,6 +102,7 @@ class Nest:
         self.instance_keys: dict[str, list[tuple[int, ...]]] = {}  # per statement: its keys in ``inst``, in order
         self.counts: dict[tuple[str, tuple[int, ...]], int] = {}
         self.reads_of: dict[tuple[str, tuple[int, ...]], tuple[Read, ...]] = {}
+        self.forms: list[list] | None = None  # the programs ``_conflicts`` replays (``_distinct``)
         for p, body in enumerate(t.programs):
             self._walk(self.root, body, (p,), p)
         # which statements each input of each statement reads from, over every instance: fixed until the next
@@ -230,9 +232,41 @@ class Nest:
         read as (reader, the record of the later value)."""
         shared = {id(w) for w in self.webs if len(w.members) > 1}
         found: list[tuple[Rec, Rec]] = []
-        for body in self.t.programs:
+        for body in self._distinct():
             self._replay(body, shared, {}, found)
         return found
+
+    def _distinct(self) -> list[list]:
+        """The programs to replay for :meth:`_conflicts`: with ``DSASIM_FAST`` on, one of each *form* (the first).
+
+        A program's replay depends only on the sequence of its records' statements, which of its values each
+        record reads and writes (numbered by first appearance) and the statements that made them: programs of one
+        form (FlashAttention's heads of one Q block) find the same conflicts, at the same statements and lines, so
+        the first of them finds them for all (and the first program with a conflict is the first of its form, so
+        the first conflict found is the same). The forms are fixed until the next ``_build``."""
+        if not fast():
+            return self.t.programs
+        if self.forms is None:
+            seen: set[tuple] = set()
+            self.forms = []
+            for body in self.t.programs:
+                form = self._form(body)
+                if form not in seen:
+                    seen.add(form)
+                    self.forms.append(body)
+        return self.forms
+
+    def _form(self, body: list) -> tuple:
+        values, of = self.t.values, self.of
+        number: dict[int, int] = {}
+
+        def value(vid: int) -> tuple:
+            rec = values[vid].rec
+            return (number.setdefault(vid, len(number)), None if rec is None else of[id(rec)].sid)
+
+        return tuple(
+            (of[id(d)].sid, tuple(map(value, d.ins)), None if d.out is None else value(d.out)) for d in records(body)
+        )
 
     def _replay(self, items: list, shared: set[int], current: dict[int, int], found: list) -> None:
         """Walk one program's records in order, tracking which value each shared buffer holds."""

@@ -199,8 +199,12 @@ class Segment:
         return "\n".join(f"{o.dst} = {o.static.rec.op}{o.static.rec.attrs}({', '.join(o.srcs)})" for o in self.ops)
 
     # -- emission ------------------------------------------------------------------------------------
+    def addresses(self, addr: Callable[[str], Addr]) -> dict[str, Addr]:
+        """Each value's address: its statement's buffers for inputs and outputs, the segment's own temporaries."""
+        return {n: addr(n) if n in self.ins or n in self.outs else addr(f"{self.name}.{n}") for n in self.values}
+
     def emit(self, key: tuple[int, ...], addr: Callable[[str], Addr]) -> list[Instruction]:
-        at = {n: addr(n) if n in self.ins or n in self.outs else addr(f"{self.name}.{n}") for n in self.values}
+        at = self.addresses(addr)
         out: list[Instruction] = []
         for name, (reader, j, fill) in self.fills.items():
             rec = self.nest.inst[(reader.sid, key)]

@@ -176,7 +176,10 @@ class IssueOrders:
     def __init__(self, chip: ChipParams) -> None:
         self.chip = chip
         self.known: dict[int, tuple[Pipe, int, int, int]] = {}
-        self.orders: dict[tuple, tuple[int, ...]] = {}
+        #: by instruction identity: the number of its signature (``_Issue.signature``) among those seen
+        self.kinds: dict[int, int] = {}
+        self.numbers: dict[tuple, int] = {}
+        self.orders: dict[tuple[int, ...], tuple[int, ...]] = {}
 
     def __call__(self, stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
         if len(stream) < 3:
@@ -184,11 +187,18 @@ class IssueOrders:
         if not fast():
             return list_schedule(stream, self.chip)
         issue = _Issue(stream, self.chip, self.known, run=False)
-        signature = tuple(map(issue.signature, stream))
-        order = self.orders.get(signature)
+        kinds, numbers = self.kinds, self.numbers
+        signature = []
+        for x in stream:  # lowered instructions are interned: a few thousand distinct among ~10⁵ per core
+            n = kinds.get(id(x))
+            if n is None:
+                n = kinds[id(x)] = numbers.setdefault(issue.signature(x), len(numbers))
+            signature.append(n)
+        key = tuple(signature)
+        order = self.orders.get(key)
         if order is None:
             issue.run()
-            order = self.orders[signature] = tuple(issue.order)
+            order = self.orders[key] = tuple(issue.order)
         return tuple(stream[i] for i in order) or stream
 
 
@@ -213,6 +223,7 @@ class _Issue:
         self.sets: dict[Key, deque[int]] = {}  # per flag: the times of the sets placed and not yet taken
         self.queued: dict[Pipe, deque[int]] = {}  # per pipe: start times of instructions issued, not started
         self.order: list[int] = []
+        self.infos: list[tuple[Pipe, int, int, int]] = []  # by position, filled by ``run``
         if run:
             self.run()
 
@@ -227,11 +238,13 @@ class _Issue:
 
     def run(self) -> None:
         stream = self.stream
+        info = self.info
+        self.infos = infos = [info(x) for x in stream]  # by position: each instruction's timing looked up once
         a = 0
         n = len(stream)
         while a < n:
             b = a
-            while b < n and self.info(stream[b])[0] is not Pipe.S:
+            while b < n and infos[b][0] is not Pipe.S:
                 b += 1
             self.segment(a, b)
             if b < n:
@@ -247,7 +260,7 @@ class _Issue:
     def scalar(self, i: int) -> None:
         """A scalar-unit instruction, in its place: a barrier waits for the pipes to drain, a wait for its set."""
         x = self.stream[i]
-        _, issue, hold, _ = self.info(x)
+        _, issue, hold, _ = self.infos[i]
         t = type(x)
         if t is Barrier:
             pipes = [x.target] if x.target is not None else list(self.done)
@@ -263,10 +276,10 @@ class _Issue:
 
     def segment(self, a: int, b: int) -> None:
         """Place the instructions ``a..b-1`` (none of them the scalar unit's)."""
-        stream = self.stream
+        stream, infos = self.stream, self.infos
         lanes: dict[Pipe, deque[int]] = {}
         for i in range(a, b):
-            lanes.setdefault(self.info(stream[i])[0], deque()).append(i)
+            lanes.setdefault(infos[i][0], deque()).append(i)
         ready: list[int] = []  # heap of stream positions: candidates that can start by the scalar unit's clock
         later: list[tuple[int, int]] = []  # heap of (start, position): candidates that start later
         blocked: dict[Key, Pipe] = {}  # a pipe whose next instruction waits for a set not placed yet
@@ -287,19 +300,25 @@ class _Issue:
 
         for p in lanes:
             consider(p)
+        clock, queued, depth, order = self.t, self.queued, self.depth, self.order  # locals: the loop runs ~10⁵ times
+        push, pop = heapq.heappush, heapq.heappop
         while ready or later:
-            while later and later[0][0] <= self.t:
-                heapq.heappush(ready, heapq.heappop(later)[1])
-            i = heapq.heappop(ready) if ready else heapq.heappop(later)[1]
+            while later and later[0][0] <= clock:
+                push(ready, pop(later)[1])
+            i = pop(ready) if ready else pop(later)[1]
             x = stream[i]
-            p, issue, hold, last = self.info(x)
-            q = self.queued.setdefault(p, deque())
-            while q and q[0] <= self.t:
+            p, issue, hold, last = infos[i]
+            q = queued.get(p)
+            if q is None:
+                q = queued[p] = deque()
+            while q and q[0] <= clock:
                 q.popleft()
-            if len(q) >= self.depth:  # the queue is full: the scalar unit waits for its oldest to start
-                self.t = q.popleft()
-            self.t += issue
-            s = max(self.t, free.get(p, 0))
+            if len(q) >= depth:  # the queue is full: the scalar unit waits for its oldest to start
+                clock = q.popleft()
+            clock += issue
+            s = free.get(p, 0)
+            if s < clock:
+                s = clock
             t = type(x)
             if t is WaitFlag:
                 s = max(s, sets[(x.src, x.dst, x.event)].popleft())
@@ -312,10 +331,12 @@ class _Issue:
             free[p] = s + hold
             if s + last > done.get(p, 0):
                 done[p] = s + last
-            self.order.append(i)
-            lanes[p].popleft()
-            if lanes[p]:
+            order.append(i)
+            lane = lanes[p]
+            lane.popleft()
+            if lane:
                 consider(p)
+        self.t = clock
         # a wait whose set never comes (a cycle through the pipes' orders: the stream deadlocks whatever its
         # order) — what is left keeps its stream order, for the deadlock report to name
         self.order.extend(sorted(i for lane in lanes.values() for i in lane))

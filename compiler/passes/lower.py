@@ -57,6 +57,7 @@ from isa import (
     Space,
 )
 from isa import Mmad as MmadIns
+from isa.fast import fast
 from isa.gcpause import paused_gc
 
 F32 = DType.F32
@@ -73,27 +74,32 @@ def lower(kernel: Kernel) -> Program:
     streams = []
     made: dict[tuple, Instruction] = {}  # shared by the cores: an instruction equal to one made is that one
     orders = IssueOrders(kernel.target.params)  # cores whose streams time alike share their issue order
+    plans: dict[tuple, object] = {}  # shared by the cores: how each loop is rotated (``Emitter.plans``)
     with paused_gc():
         for core in range(kernel.plan.ncores):
-            streams.append(core_stream(kernel, core, made, orders))
+            streams.append(core_stream(kernel, core, made, orders, plans))
     return Program(tensors, tuple(streams), chip=kernel.target.name)
 
 
 def core_stream(
-    kernel: Kernel, core: int, made: dict[tuple, Instruction], orders: IssueOrders | None = None
+    kernel: Kernel,
+    core: int,
+    made: dict[tuple, Instruction],
+    orders: IssueOrders | None = None,
+    plans: dict[tuple, object] | None = None,
 ) -> tuple[Instruction, ...]:
     """One core's instructions in issue order. Where its programs overlap (``across``) and a flag's sets and waits
     no longer take turns (a cycle through the pipes' queues, or a set of a flag still set), it is emitted again
     with its programs one after the other; where a wait still comes before its set (a cycle no issue order
     breaks: a rotated loop's), again without rotated loops — so no queue depth can deadlock the core. Last, the
     stream is list-scheduled (``issue.list_schedule``)."""
-    emitter = Emitter(kernel, core, made)
+    emitter = Emitter(kernel, core, made, plans=plans)
     stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
     if emitter.overlapped and not takes_turns(stream):
-        emitter = Emitter(kernel, core, made, overlap=False)
+        emitter = Emitter(kernel, core, made, overlap=False, plans=plans)
         stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
     if forward_waits(stream):  # a wait whose set no order reaches (a cycle through the pipes): loops not rotated
-        emitter = Emitter(kernel, core, made, overlap=False, rotate=False)
+        emitter = Emitter(kernel, core, made, overlap=False, rotate=False, plans=plans)
         stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
     return orders(stream) if orders is not None else list_schedule(stream, kernel.target.params)
 
@@ -117,21 +123,37 @@ class Emitter:
         made: dict[tuple, Instruction] | None = None,
         overlap: bool = True,
         rotate: bool = True,
+        plans: dict[tuple, object] | None = None,
     ) -> None:
         self.k = kernel
+        #: DSASIM_FAST (read once: asked per statement): traced instructions interned, loop plans remembered
+        self.fast = fast()
+        #: how each loop is rotated and its body ordered — functions of the loop statement alone, so shared by the
+        #: cores (``lower``) and worked out once, not once per program (with ``DSASIM_FAST=0``: each time)
+        self.plans: dict[tuple, object] = {} if plans is None else plans
         self.core = core
         self.made: dict[tuple, Instruction] = {} if made is None else made
         self.out: list[Instruction | FlagRef] = []
         self.env: dict[str, int] = {}
         self.inst: dict[str, int] = {}
         self.bufs = {b.name: b for b in kernel.buffers}
+        #: a buffer of one live tile: the address of each slot (a temporary: one, whatever its instance)
+        self.slots = {
+            b.name: (Addr(b.space, b.offset),)
+            if b.temp
+            else tuple(Addr(b.space, b.offset + d * b.slot_bytes) for d in range(b.depth))
+            for b in kernel.buffers
+            if b.temp or b.live == 1
+        }
         self.axes = {a.name: a for a in kernel.axes}
         #: per axis: its tile loop's variable, its tile size and its extent (``ext`` is called a lot)
         self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
         self.tensors = {t.name: t for t in kernel.op.tensors()}
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
-        self.rotations: dict[int, tuple[int, ...] | None] = {}
+        self.rotations: dict[int, tuple[int, ...] | None] = (
+            self.plans.setdefault(("rotations", rotate), {}) if self.fast else {}  # type: ignore[assignment]
+        )
         self.rotate = rotate  # False: every loop emitted in program order (see ``core_stream``)
         #: programs overlapped (``across.lead_in``): the pid body's rotated loop, the program after this one
         #: (its pid, the body, the lead-in), and what of this program the one before emitted (pre, first step)
@@ -153,7 +175,7 @@ class Emitter:
         for s in body:
             t = type(s)
             if getattr(s, "site", None) is not None:  # a traced kernel's statement: it emits itself
-                self.out.extend(self.k.traced.emit(s, self.env, self.addr))
+                self.traced(s)
             elif t is Loop:
                 first = self.env.get(BLOCK_VAR, 0) * s.count if s.kind == "block" else 0  # ko: still the k tile
                 if s.kind == "traced":
@@ -194,6 +216,18 @@ class Emitter:
                 self.out.extend(self.vec(s))
             elif t is Store:
                 self.out.append(self.store(s))
+
+    def traced(self, s: object) -> None:
+        """A traced kernel's statement: its instructions, each interned (``made``) with its kernel line (``loc``,
+        not compared by equality, so part of the key): an instruction equal to one made, from the same line, is
+        that one."""
+        made, out = self.made, self.out
+        emitted = self.k.traced.emit(s, self.env, self.addr)
+        if not self.fast:
+            out.extend(emitted)
+            return
+        for ins in emitted:
+            out.append(made.setdefault((ins, ins.loc), ins))
 
     def programs(self, s: Parallel) -> None:
         """The core's share of ``s``'s programs, one after the other; with a lead-in (``across.lead_in``) a program's
@@ -295,27 +329,14 @@ class Emitter:
         in by its predecessor skips them. Where its tail waits (``across.tail_waits``), the last step's lagging
         statements and the program's epilogue are left to the next program's step 0, emitted where a step ``-1``'s
         lagging statements would be (:meth:`tail_of`)."""
-        alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
-        behind, after = lag
-        first = tuple(st for i, st in enumerate(s.body) if i in ahead)
-        order = vector_first(
-            s.body,
-            tuple(
-                i
-                for i, st in enumerate(s.body)
-                if i not in ahead and i not in behind and i not in after and st is not alloc
-            ),
-        )
-        rest = tuple(s.body[i] for i in order)
-        late = tuple(s.body[i] for i in behind)
-        then = tuple(s.body[i] for i in after)
+        key = ("body", id(s), ahead, lag)
+        plan = self.plans.get(key) if self.fast else None
+        if plan is None:
+            plan = self._rotated_body(s, ahead, lag)
+            if self.fast:
+                self.plans[key] = plan
+        alloc, first, rest, late, then, turns, at, again, multi = plan  # type: ignore[misc]
         base = head if head is not None else {name: self.inst.get(name, -1) + 1 for name in alloc.bufs}
-        turns, at = alloc_turns(s.body)
-        again = any(t > 1 for t in turns.values())
-        multi = [name for name, t in turns.items() if t > 1]
-        if again:  # each statement with its own instances: ``step`` walks them one by one (by index)
-            first, late, then = ahead, behind, after  # type: ignore[assignment]
-            rest = order  # type: ignore[assignment]
 
         def step(i: int, body: tuple) -> None:
             self.env[s.var] = i
@@ -360,6 +381,32 @@ class Emitter:
             self.inst[name] = base[name] + n * turns[name] - 1
         self.env.pop(s.var, None)
 
+    @staticmethod
+    def _rotated_body(s: Loop, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple:
+        """How :meth:`rotated` walks ``s``'s body: its ``alloc``, the statements run a step ahead, the rest of a
+        step (vector statements first: ``vector_first``), the lagging ones and those after them, and the
+        allocations' turns per step (statements by index when a buffer is allocated again in the body)."""
+        alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
+        behind, after = lag
+        first: tuple = tuple(st for i, st in enumerate(s.body) if i in ahead)
+        order = vector_first(
+            s.body,
+            tuple(
+                i
+                for i, st in enumerate(s.body)
+                if i not in ahead and i not in behind and i not in after and st is not alloc
+            ),
+        )
+        rest: tuple = tuple(s.body[i] for i in order)
+        late: tuple = tuple(s.body[i] for i in behind)
+        then: tuple = tuple(s.body[i] for i in after)
+        turns, at = alloc_turns(s.body)
+        again = any(t > 1 for t in turns.values())
+        multi = [name for name, t in turns.items() if t > 1]
+        if again:  # each statement with its own instances: ``step`` walks them one by one (by index)
+            first, late, then, rest = ahead, behind, after, order
+        return alloc, first, rest, late, then, turns, at, again, multi
+
     # -- extents and addresses -----------------------------------------------------------------
     def _sub_count(self) -> int:
         k = self.axes["k"]
@@ -384,9 +431,10 @@ class Emitter:
         return self.axes[dim].start(self.env.get(f"{dim}o", 0))
 
     def addr(self, name: str) -> Addr:
+        slots = self.slots.get(name)
+        if slots is not None:  # one live tile: its instance's slot (most buffers; asked ~10⁶ times)
+            return slots[self.inst.get(name, 0) % len(slots)]
         b: Buffer = self.bufs[name]
-        if b.temp:
-            return Addr(b.space, b.offset)
         slot = (self.inst.get(name, 0) % b.depth) * b.live
         if b.live > 1:
             local = 0

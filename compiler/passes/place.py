@@ -36,30 +36,49 @@ class FlagRef:
 
 def place(kernel: Kernel, items: list) -> list:
     """Move each prefetched group's load blocks up, as far as their prefetch distance allows."""
+    index = None  # where the flags are, found again only after a group's blocks moved
     for g in kernel.groups:
         if g.ahead > 0:
-            items = _place_group(items, g.name, g.producer, g.ahead)
+            if index is None:
+                index = _Flags(items)
+            placed = _place_group(items, g.name, g.producer, g.ahead, index)
+            if placed is not items:
+                items, index = placed, None
     return items
 
 
-def _place_group(items: list, group: str, pipe: Pipe, ahead: int) -> list:
-    starts: dict[int, int] = {}  # instance → index of its "wait free"
-    ends: dict[int, int] = {}  # instance → index of its "set ready"
-    released: dict[int, int] = {}  # instance → index of the consumer's "set free"
-    guards: list[int] = []  # indices of read-after-write waits on the producer pipe (not this group)
-    readies: dict[tuple[str, int], int] = {}  # (group, instance) → index of its "ready" set
-    for i, it in [(i, it) for i, it in enumerate(items) if type(it) is FlagRef]:
-        if it.set and it.role == "ready":
-            readies[(it.group, it.instance)] = i
-        if it.group == group:
-            if not it.set and it.role == "free":
-                starts[it.instance] = i
-            elif it.set and it.role == "ready":
-                ends[it.instance] = i
-            elif it.set and it.role == "free":
+class _Flags:
+    """Where a stream's flags are, for every group at once: per group its instances' ``wait free``, ``set ready`` and
+    the consumer's ``set free``; every ``ready`` set by (group, instance); per pipe the ``ready`` waits on it."""
+
+    def __init__(self, items: list) -> None:
+        self.own: dict[str, tuple[dict[int, int], dict[int, int], dict[int, int]]] = {}
+        self.readies: dict[tuple[str, int], int] = {}
+        self.waits: dict[Pipe, list[tuple[int, str]]] = {}
+        for i, it in enumerate(items):
+            if type(it) is not FlagRef:
+                continue
+            starts, ends, released = self.own.setdefault(it.group, ({}, {}, {}))
+            if it.role == "ready":
+                if it.set:
+                    self.readies[(it.group, it.instance)] = i
+                    ends[it.instance] = i
+                else:
+                    self.waits.setdefault(it.dst, []).append((i, it.group))
+            elif it.set:
                 released[it.instance] = i
-        elif not it.set and it.role == "ready" and it.dst is pipe:
-            guards.append(i)
+            else:
+                starts[it.instance] = i
+
+
+def _place_group(items: list, group: str, pipe: Pipe, ahead: int, index: _Flags) -> list:
+    """``items`` with ``group``'s load blocks moved up (``items`` itself when none moves); ``index``: where the
+    flags are."""
+    # instance → index of its "wait free", of its "set ready", of the consumer's "set free"
+    starts, ends, released = index.own.get(group, ({}, {}, {}))
+    readies = index.readies  # (group, instance) → index of its "ready" set
+    # indices of read-after-write waits on the producer pipe (not this group)
+    guards = [i for i, g in index.waits.get(pipe, ()) if g != group]
     if 0 not in ends:
         return items
     blocks: list[tuple[int, int, int]] = []  # (anchor, start, end): items start..end go just after item anchor

@@ -1,0 +1,94 @@
+"""Lowering's shortcuts are exact: with ``DSASIM_FAST=0`` (``isa.fast``) and without, a kernel compiles to the same
+program — the same instructions, in the same order, on every core, each from the same kernel line (``loc``, which
+equality does not compare) — and to the same cycles.
+
+The shortcuts checked: a traced statement's instructions made once per what they are made of (``emit.Traced.emit``)
+and interned with their line (``lower.Emitter.traced``), loop plans shared by the cores (``lower.Emitter.plans``),
+one issue order per stream signature (``issue.IssueOrders``), one conflict replay per program form
+(``nest.Nest._distinct``). The kernels: FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence
+whose last Q block is a tail) on several cores, a matmul on several cores, and tile-language kernels of
+``examples/kernels``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler import compile
+from compiler.attention import Attention, AttentionSchedule
+from compiler.attention.compile import compile_attention
+from compiler.catalog import make_op
+from compiler.compiled import Compiled
+from compiler.language.launch import compile_traced, trace
+from compiler.schedule import Schedule
+from dsasim.api import chip_for
+from simulator import load_chip, simulate
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "kernels"
+EDU = load_chip("edu")
+FLASH = AttentionSchedule(tile_q=32, block_q=64, tile_kv=64, k0=64, depth=2, cores=3)
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _launch(kernel, grid: tuple, args: tuple, kwargs: dict, chip: object, cores: int) -> Compiled:
+    t, arrays = trace(kernel.fn, grid, args, kwargs, False, 2)
+    return compile_traced(kernel.fn.__name__, t, arrays, chip, cores)
+
+
+def _softmax() -> Compiled:
+    x = np.zeros((37, 300), np.float32)
+    y = np.empty_like(x)
+    args = (y, x, 300, 300, 37, 300)
+    return _launch(_example("softmax").softmax_kernel, (5,), args, {"BLOCK_SIZE": 512, "num_stages": 2}, EDU, 2)
+
+
+def _matmul_lang() -> Compiled:
+    m = _example("matmul")
+    a, b = np.zeros((96, 80), np.float16), np.zeros((80, 112), np.float16)
+    c = np.empty((96, 112), np.float16)
+    blocks = {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2}
+    args = (a, b, c, 96, 112, 80, 80, 1, 112, 1, 112, 1)  # K = 80: the last K step a tail
+    return _launch(m.matmul_kernel, (3 * 4,), args, blocks, EDU, 4)
+
+
+KERNELS = {
+    "flash causal": lambda: compile_attention(Attention(1, 2, 256, 64, causal=True), FLASH, EDU),
+    "flash": lambda: compile_attention(Attention(1, 2, 256, 64), FLASH, EDU),
+    "flash bshd gqa, tail block": lambda: compile_attention(
+        Attention(1, 4, 200, 64, causal=True, kv_heads=2, layout="bshd"), FLASH.replace(cores=4), EDU
+    ),
+    "matmul 4 cores": lambda: compile(
+        make_op("matmul", "200x192x160"), Schedule(tile={"m": 64, "n": 64, "k": 64}, cores=4), chip_for("edu", 4)
+    ),
+    "softmax (tile language)": _softmax,
+    "matmul (tile language)": _matmul_lang,
+}
+
+
+def _program(compiled: Compiled) -> tuple:
+    p = compiled.program
+    return p, tuple(tuple((x.text(), x.loc) for x in core) for core in p.cores)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_fast_lowering_gives_the_same_program(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DSASIM_FAST", "1")
+    fast = KERNELS[name]()
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow = KERNELS[name]()
+    assert fast is not slow
+    (p_fast, lines_fast), (p_slow, lines_slow) = _program(fast), _program(slow)
+    assert p_fast == p_slow
+    assert lines_fast == lines_slow
+    chip = chip_for("edu", p_fast.ncores)
+    assert simulate(p_fast, chip, timing_only=True).cycles == simulate(p_slow, chip, timing_only=True).cycles
