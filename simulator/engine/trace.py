@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -51,23 +52,32 @@ class CrossFlagEntry(NamedTuple):
 
 
 class Entries(Sequence):
-    """A list of ``TraceEntry``/``FlagEntry`` built from the engine's raw tuples on first use (most
-    runs never look at their trace, and wrapping 100,000 tuples costs a tenth of a second)."""
+    """A list of ``TraceEntry``/``FlagEntry`` kept packed and built from the engine's raw tuples on first use.
+
+    Most runs never look at their trace, and a graph's run keeps every kernel's: a prefill layer's kernels
+    hold millions of entries. Packed, an entry is one 8-byte integer per field (a field of enum members, the
+    pipes, as their numbers among the field's values), about 40 bytes where a tuple and its integers take
+    about 180; wrapping 100,000 entries in named records costs a tenth of a second, paid on first use."""
 
     def __init__(self, kind: type[NamedTuple], raw: list[tuple]) -> None:
-        self._kind, self._raw, self._items = kind, raw, None
+        self._kind, self._len, self._items = kind, len(raw), None
+        self._columns = [pack(column) for column in zip(*raw)]
+
+    def rows(self) -> Iterator[tuple]:
+        """The entries as plain tuples, in the order the engine recorded them."""
+        return zip(*[column if values is None else map(values.__getitem__, column) for column, values in self._columns])
 
     def _list(self) -> list:
         if self._items is None:
             make = self._kind._make
-            self._items = [make(t) for t in self._raw]
+            self._items = [make(t) for t in self.rows()]
         return self._items
 
     def __getitem__(self, i: int | slice) -> object:
         return self._list()[i]
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return self._len
 
     def __iter__(self) -> Iterator:
         return iter(self._list())
@@ -77,6 +87,16 @@ class Entries(Sequence):
 
     def __repr__(self) -> str:
         return f"Entries({len(self)} × {self._kind.__name__})"
+
+
+def pack(column: tuple) -> tuple[array, tuple | None]:
+    """One field of every entry as 8-byte integers, and the values they number (None: the integers are the
+    values, as for cycles and indices; a tuple: for any other field, such as a ``Pipe``)."""
+    if all(type(v) is int for v in column):
+        return array("q", column), None
+    values = tuple(dict.fromkeys(column))
+    number = {v: i for i, v in enumerate(values)}
+    return array("q", map(number.__getitem__, column)), values
 
 
 def short(ins: Instruction) -> str:
