@@ -55,13 +55,34 @@ class Entries(Sequence):
     """A list of ``TraceEntry``/``FlagEntry`` kept packed and built from the engine's raw tuples on first use.
 
     Most runs never look at their trace, and a graph's run keeps every kernel's: a prefill layer's kernels
-    hold millions of entries. Packed, an entry is one 8-byte integer per field (a field of enum members, the
-    pipes, as their numbers among the field's values), about 40 bytes where a tuple and its integers take
-    about 180; wrapping 100,000 entries in named records costs a tenth of a second, paid on first use."""
+    hold millions of entries. Packed, an entry is one 8-byte integer per field (a field that is not an
+    ``int``, the pipes, as each value's number among the field's values), about 40 bytes where a tuple and
+    its integers take about 180; wrapping 100,000 entries in named records costs a tenth of a second, paid
+    on first use. ``raw`` is emptied as it is packed, a slice at a time, so the entries are never held twice
+    over."""
 
     def __init__(self, kind: type[NamedTuple], raw: list[tuple]) -> None:
         self._kind, self._len, self._items = kind, len(raw), None
-        self._columns = [pack(column) for column in zip(*raw)]
+        fields = range(len(kind._fields))
+        #: per field: its packed integers, and the values they number (None: a field of ``int``s, its values)
+        self._columns = [(array("q"), None if kind.__annotations__[f] == "int" else []) for f in kind._fields]
+        numbers: list[dict] = [{} for _ in fields]
+        while raw:
+            part = raw[:PACKED_AT_ONCE]
+            del raw[:PACKED_AT_ONCE]
+            for f in fields:
+                column, values = self._columns[f]
+                if values is None:
+                    column.extend([entry[f] for entry in part])
+                    continue
+                number = numbers[f]
+                for entry in part:
+                    v = entry[f]
+                    n = number.get(v)
+                    if n is None:
+                        n = number[v] = len(values)
+                        values.append(v)
+                    column.append(n)
 
     def rows(self) -> Iterator[tuple]:
         """The entries as plain tuples, in the order the engine recorded them."""
@@ -89,14 +110,8 @@ class Entries(Sequence):
         return f"Entries({len(self)} × {self._kind.__name__})"
 
 
-def pack(column: tuple) -> tuple[array, tuple | None]:
-    """One field of every entry as 8-byte integers, and the values they number (None: the integers are the
-    values, as for cycles and indices; a tuple: for any other field, such as a ``Pipe``)."""
-    if all(type(v) is int for v in column):
-        return array("q", column), None
-    values = tuple(dict.fromkeys(column))
-    number = {v: i for i, v in enumerate(values)}
-    return array("q", map(number.__getitem__, column)), values
+#: entries packed per step (``Entries``): what is held twice at most while a run's record is packed
+PACKED_AT_ONCE = 65_536
 
 
 def short(ins: Instruction) -> str:
