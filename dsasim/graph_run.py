@@ -13,13 +13,15 @@ Each node is compiled (``compiler.compile``, default schedules spread over the c
 their stride: an attention head reads its columns of the QKV tensor in place). The kernels run one after
 another on the same arena — the bytes one kernel writes are what the next reads — so a plan that placed
 two live tensors on the same bytes would show up as a wrong result, not be trusted on faith. Timing
-does not depend on addresses (the model has no banks or caches), so both plans give the same cycles;
-the planner changes how much GM the graph needs, not how fast it runs.
+does not depend on where tensors are (the model has no banks, and its L2 keys on whole GM views, below), so
+both plans give the same cycles; the planner changes how much GM the graph needs, not how fast it runs.
 
 The check compares the graph's outputs with ``Graph.reference`` of the graph *as built* (unfused), so it
 checks fusion too; every kernel is also checked against its own operator's reference on the bytes it
 actually read. In timing-only mode nothing is stored, and kernels that are the same operator with the
-same schedule (the heads of an attention) are simulated once.
+same schedule (the heads of an attention) are rebased and simulated once: where the arena puts a kernel's
+tensors changes none of its cycles (the L2 keys on a transfer's exact GM view, and the planner keeps the
+tensors one kernel reads and writes apart, so shifting them all makes no view equal to another).
 """
 
 from __future__ import annotations
@@ -244,13 +246,13 @@ def run_graph(
         if key not in compiled:
             compiled[key] = compile_node(node, chip_obj, ncores, max_instructions)
         c = compiled[key]
-        program = rebase(c.program, node, g, mem)
         kcheck = None
         if timing_only:
-            if key not in timed:
-                timed[key] = simulate(program, chip_obj, timing_only=True, name=node.name)
+            if key not in timed:  # rebased only to be simulated: a kernel run before is not rebased again
+                timed[key] = simulate(rebase(c.program, node, g, mem), chip_obj, timing_only=True, name=node.name)
             run = timed[key]
         else:
+            program = rebase(c.program, node, g, mem)
             args = {t.name: _read(arena, g, mem, node, t.name, t.shape) for t in node.op.inputs} if check else {}
             run = simulate(program, chip_obj, inputs={ARENA: arena.view(np.int8)}, name=node.name)
             arena = run.outputs[ARENA].view(np.uint8)

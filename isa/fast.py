@@ -1,8 +1,9 @@
 """``fast()``: whether dsasim may take its exact shortcuts — the one switch, ``DSASIM_FAST``.
 
-Memoised compiles and schedule searches, programs traced once and stamped, and the engine's batched
-events and steady-state fast-forward all change how long a run takes, never what it computes: the cycles,
-outputs and report are the same with them or without. ``DSASIM_FAST=0`` turns every one of them off, so a
+Memoised compiles and schedule searches, the search's bound pruning, the lowering's per-form and per-loop
+reuse (a statement's instructions made once per form, a loop's rotation planned once) and the engine's exact
+shortcuts all change how long a run takes, never what it computes: the cycles, outputs and report are the same
+with them or without. ``DSASIM_FAST=0`` turns every one of them off, so a
 user (or a test) can see that for themselves; any other value, or none, leaves them on. Every layer reads
 the switch from here, the one module they share, and reads it at the moment it decides, so a test may set
 the variable for one run.

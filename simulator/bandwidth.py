@@ -53,7 +53,7 @@ class SharedBandwidth:
         earlier than ``min_cycles`` after streaming starts. One event for the caller, whatever happens.
         """
         env = self.env
-        done = env.signal()
+        done = Due([])  # ``env.signal()``, without the call: once per transfer
         flow = _Flow(nbytes, cap, done, env.now + delay + min_cycles)
         if delay:
             env.call_later(delay, lambda _due: self._start(flow))
@@ -93,11 +93,16 @@ class SharedBandwidth:
     def _reallocate(self) -> None:
         flows = self.flows
         left, n = self.bandwidth, len(flows)
-        for f in self._by_cap:
-            share = left / n
-            f.rate = share if share < f.cap else f.cap  # min(cap, share), as written out: no call per flow
+        if n == 1:  # the usual case, one transfer at a time: the loop below, once, with no loop
+            f = flows[0]
+            f.rate = left if left < f.cap else f.cap
             left -= f.rate
-            n -= 1
+        else:
+            for f in self._by_cap:
+                share = left / n
+                f.rate = share if share < f.cap else f.cap  # min(cap, share), as written out: no call per flow
+                left -= f.rate
+                n -= 1
         now = self.env.now
         total = self.bandwidth - left
         usage = self.usage

@@ -80,18 +80,28 @@ class Clock(simpy.Environment):
                 raise exc
         return None
 
-    def start(self, process: Generator[Due, None, None]) -> None:
-        """Run ``process`` (a generator yielding ``Due`` events) as ``env.process`` would: its first step at an
-        urgent event now, each later one when the event it yielded fires."""
+    def start(self, process: Generator[Due | int, None, None]) -> None:
+        """Run ``process`` (a generator yielding ``Due`` events, or delays) as ``env.process`` would: its first
+        step at an urgent event now, each later one when the event it yielded fires. A yielded ``int`` is
+        ``after(delay)`` made at that moment, in the same place of the queue, without an event of its own: the
+        process's one ``wake`` is scheduled again (it waits on one thing at a time)."""
         send = process.send
+        queue, eid = self._queue, self._eid
+        wake = Due([])
 
         def resume(_event: Due) -> None:
             try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
-                send(None).callbacks.append(resume)
+                due = send(None)
             except StopIteration:
                 return
+            if type(due) is int:
+                wake.callbacks = again  # ``run`` only reads the list: the same one serves every time
+                heappush(queue, (self._now + due, NORMAL, next(eid), wake))
+            else:
+                due.callbacks.append(resume)
 
-        heappush(self._queue, (self._now, URGENT, next(self._eid), Due([resume])))
+        again = [resume]
+        heappush(queue, (self._now, URGENT, next(eid), Due([resume])))
 
     def after(self, delay: int) -> Due:
         """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""

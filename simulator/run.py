@@ -147,6 +147,7 @@ def _simulate(
         on_engine(engine)
     cycles = engine.run() if san is None else san.run(engine)
     stats = collect_stats(program, chip, engine, cycles, kinds)
+    found = san.report(engine) if san is not None else None  # reads the engine's trace, which the Run packs
     run = Run(
         program,
         chip,
@@ -161,12 +162,11 @@ def _simulate(
         cross_flags=Entries(CrossFlagEntry, engine.cross_flags),
         core_kinds=kinds,
         held=engine.held,
+        sanitizer=found,
     )
     if memory is not None:
         for t, n in memory.unwritten_outputs().items():
             run.warnings.append(f"output '{t}': {n} byte(s) were never written")
-    if san is not None:
-        run.sanitizer = san.report(engine)
     return run
 
 

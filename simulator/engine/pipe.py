@@ -34,7 +34,8 @@ from simulator.stats import PipeStats
 
 FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
 
-Process = Generator[Due, None, None]
+#: a unit's process: it yields the event it waits for, or a number of cycles to wait (``Clock.start``)
+Process = Generator[Due | int, None, None]
 
 
 class Flight(NamedTuple):
@@ -114,12 +115,12 @@ class PipeUnit:
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
         fast = self.mem is None and not debug and machine.sanitizer is None and isa_fast()
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
-        self.settle = fast and self.settle
+        self.settle = settle = fast and self.settle
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
-        timeout = env.after  # a Timeout without its checks: once per instruction
         fire = env.fire
+        gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         pending_idle = 0
         while True:
             if not q:
@@ -149,12 +150,12 @@ class PipeUnit:
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
                     pending_idle = 0
-                yield timeout(start - now + payload)
+                yield start - now + payload
                 st.busy += payload
             else:
                 if ready > now:
                     pending_idle += ready - now
-                    yield timeout(ready - now)
+                    yield ready - now
                 q.popleft()
                 if self.space is not None:  # the scalar unit waits for this slot: wake it
                     sp, self.space = self.space, None
@@ -169,23 +170,29 @@ class PipeUnit:
                 # engine's hot path, a generator object each time would cost more than the rest).
                 if kind is FIXED:
                     writes = self._execute(index, start)
-                    yield timeout(payload)
+                    yield payload
                     st.busy += payload
                     self._retire(index, writes)
                 elif kind is DMA:
-                    if self.settle:
+                    if settle and inflight and inflight[0].done <= start:
                         self._settled()
                     if len(inflight) >= payload.outstanding:
                         yield from self._await_flights(payload.outstanding - 1)
                         start = env.now
                     writes = None if fast else self._execute(index, start)
-                    yield self._stream(payload)
+                    # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
+                    # link for a read that hits; the event fires when they have streamed.
+                    view = payload.view
+                    if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
+                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor)
+                    else:
+                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor)
                     if self._streamed(index, payload, start, writes):
                         continue  # in flight: it retires when it completes
                 elif kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
-                    if inflight and self.settle:
+                    if settle and inflight:
                         self._settled()
                     at = inflight[-1].done if inflight else start + self.result_latency
                     if kind is SET:
@@ -202,7 +209,7 @@ class PipeUnit:
                         yield wake
                         self.blocked = None
                         if x.pending[0][0] > env.now:
-                            yield timeout(x.pending[0][0] - env.now)
+                            yield x.pending[0][0] - env.now
                     self._took_cross(index, payload, x, start)
                 else:  # WAIT
                     flag = flagmap.get(payload.key)
@@ -212,7 +219,7 @@ class PipeUnit:
                         yield self._until_set(index, flag)
                         self.blocked = None
                         if flag.set_at > env.now:
-                            yield timeout(flag.set_at - env.now)
+                            yield flag.set_at - env.now
                     end = env.now
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
@@ -248,7 +255,7 @@ class PipeUnit:
         env, inflight = self.env, self.inflight
         t0 = env.now
         while len(inflight) > limit:
-            yield env.after(inflight[len(inflight) - limit - 1].done - env.now)
+            yield inflight[len(inflight) - limit - 1].done - env.now
             if self.settle:
                 self._settled()
         self.stats.stall("latency", env.now - t0)
@@ -271,16 +278,6 @@ class PipeUnit:
         san = self.machine.sanitizer
         if san is not None:
             san.end(self.core, self.pipe, index)
-
-    def _stream(self, dma: Dma) -> Due:
-        """Start a transfer's bytes streaming (after its fixed cycles) on the link that serves it: HBM, or
-        the L2's link for a read that hits. The event fires when they have streamed."""
-        machine = self.machine
-        link = machine.gm
-        l2 = machine.l2
-        if l2 is not None and dma.view is not None and l2.access(dma.view, dma.streamed, dma.write):
-            link = machine.l2_link  # a read hit: served by the L2, not HBM
-        return link.transfer(dma.streamed, dma.cap, dma.fixed, dma.floor)
 
     def _streamed(self, index: int, dma: Dma, start: int, writes: list | None) -> bool:
         """A transfer through GM has streamed (it held the pipe since ``start``, sharing GM bandwidth with

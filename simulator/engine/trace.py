@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -51,23 +52,53 @@ class CrossFlagEntry(NamedTuple):
 
 
 class Entries(Sequence):
-    """A list of ``TraceEntry``/``FlagEntry`` built from the engine's raw tuples on first use (most
-    runs never look at their trace, and wrapping 100,000 tuples costs a tenth of a second)."""
+    """A list of ``TraceEntry``/``FlagEntry`` kept packed and built from the engine's raw tuples on first use.
+
+    Most runs never look at their trace, and a graph's run keeps every kernel's: a prefill layer's kernels
+    hold millions of entries. Packed, an entry is one 8-byte integer per field (a field that is not an
+    ``int``, the pipes, as each value's number among the field's values), about 40 bytes where a tuple and
+    its integers take about 180; wrapping 100,000 entries in named records costs a tenth of a second, paid
+    on first use. ``raw`` is emptied as it is packed, a slice at a time, so the entries are never held twice
+    over."""
 
     def __init__(self, kind: type[NamedTuple], raw: list[tuple]) -> None:
-        self._kind, self._raw, self._items = kind, raw, None
+        self._kind, self._len, self._items = kind, len(raw), None
+        fields = range(len(kind._fields))
+        #: per field: its packed integers, and the values they number (None: a field of ``int``s, its values)
+        self._columns = [(array("q"), None if kind.__annotations__[f] == "int" else []) for f in kind._fields]
+        numbers: list[dict] = [{} for _ in fields]
+        while raw:
+            part = raw[:PACKED_AT_ONCE]
+            del raw[:PACKED_AT_ONCE]
+            for f in fields:
+                column, values = self._columns[f]
+                if values is None:
+                    column.extend([entry[f] for entry in part])
+                    continue
+                number = numbers[f]
+                for entry in part:
+                    v = entry[f]
+                    n = number.get(v)
+                    if n is None:
+                        n = number[v] = len(values)
+                        values.append(v)
+                    column.append(n)
+
+    def rows(self) -> Iterator[tuple]:
+        """The entries as plain tuples, in the order the engine recorded them."""
+        return zip(*[column if values is None else map(values.__getitem__, column) for column, values in self._columns])
 
     def _list(self) -> list:
         if self._items is None:
             make = self._kind._make
-            self._items = [make(t) for t in self._raw]
+            self._items = [make(t) for t in self.rows()]
         return self._items
 
     def __getitem__(self, i: int | slice) -> object:
         return self._list()[i]
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return self._len
 
     def __iter__(self) -> Iterator:
         return iter(self._list())
@@ -77,6 +108,10 @@ class Entries(Sequence):
 
     def __repr__(self) -> str:
         return f"Entries({len(self)} × {self._kind.__name__})"
+
+
+#: entries packed per step (``Entries``): what is held twice at most while a run's record is packed
+PACKED_AT_ONCE = 65_536
 
 
 def short(ins: Instruction) -> str:
