@@ -430,7 +430,9 @@ def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) 
     What a region holds is known by what made it, as long as nothing else writes over it: a ``v.dup`` of a value
     (the same value, type and shape: the same bytes wherever it is), or a hand-over copy (its destination holds
     what its source holds). Program order is the order of these accesses: the coupled program's flags order every
-    write after the reads and writes of the same bytes before it, and before those after it."""
+    write after the reads and writes of the same bytes before it, and before those after it. Where the Vector side
+    consumes (Cube → Vector), the chains that share it among the AIVs are found after the drop, so a reader of the
+    held bytes joins the chain of the load that brought them, on the same AIV."""
     known: dict[tuple[Region, ...], object] = {}  # a region → what it holds
     out: set[int] = set()
     for i, ins in enumerate(core):
