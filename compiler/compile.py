@@ -2,14 +2,16 @@
 
 The result is a :class:`compiler.compiled.Compiled`. Every loop-nest operator — and conv2d, whose loop
 nest is its implicit GEMM's (``Op.lowered_as``) and whose program is then rewritten onto its own tensors
-(``Op.finish_program``) — goes through tile, order, hoist, buffer, pipeline, sync and lower. Attention
-is still written by its own kernel generators (``compiler.attention.compile_attention``).
+(``Op.finish_program``) — goes through tile, order, hoist, buffer, pipeline, sync and lower. An operator whose
+package writes its kernel itself registers the compiler of its class here (:func:`kernel_source`): attention's
+package registers its tile-language kernels (``compiler.attention.compile``), which enter the same passes at
+``buffer``. This module names no operator: the operator's class decides.
 """
 
 from __future__ import annotations
 
-from compiler.attention.compile import as_attention_schedule, compile_attention
-from compiler.attention.op import Attention
+from collections.abc import Callable
+
 from compiler.compiled import Compiled
 from compiler.defaults import default_schedule
 from compiler.ops import Op
@@ -19,17 +21,47 @@ from compiler.target import Target
 from compiler.traffic import gm_traffic
 from isa import Program
 
+#: ``(op, schedule, chip) -> Compiled`` for an operator whose package writes its kernel (the schedule as given:
+#: a ``Schedule``, the package's own schedule type, or None)
+KernelSource = Callable[[Op, object, object], Compiled]
 
-def compile(op: Op, schedule: Schedule | None = None, chip: object = None) -> Compiled:
+#: Operator class → its package's compiler (:func:`kernel_source`). Registered when the package is imported,
+#: which it is before any of its operators exists (their class lives in it).
+KERNEL_SOURCES: dict[type[Op], KernelSource] = {}
+
+
+def kernel_source(op_type: type[Op]) -> Callable[[KernelSource], KernelSource]:
+    """Register the decorated ``fn(op, schedule, chip) -> Compiled`` as the compiler of ``op_type`` (and its
+    subclasses): :func:`compile` calls it instead of deriving a loop nest from the operator."""
+
+    def register(fn: KernelSource) -> KernelSource:
+        KERNEL_SOURCES[op_type] = fn
+        return fn
+
+    return register
+
+
+def source_of(op: Op) -> KernelSource | None:
+    """The registered compiler of ``op``'s class (the nearest base class registered), or None: a loop nest."""
+    return next((KERNEL_SOURCES[c] for c in type(op).__mro__ if c in KERNEL_SOURCES), None)
+
+
+def compile(op: Op, schedule: object = None, chip: object = None) -> Compiled:
     """Compile ``op`` for ``chip`` (anything implementing ``isa.ChipParams``, e.g. ``simulator.load_chip("edu")``).
 
-    Knobs missing from ``schedule`` are filled by :func:`compiler.default_schedule` (attention: by
-    ``compiler.attention.default_attention_schedule``).
+    Knobs missing from ``schedule`` are filled by :func:`compiler.default_schedule` (an operator with its own
+    kernel source: by its package, e.g. ``compiler.attention.default_attention_schedule``).
     """
     if chip is None:
         raise TypeError("compile() needs a chip: e.g. simulator.load_chip('edu')")
-    if isinstance(op, Attention):
-        return compile_attention(op, as_attention_schedule(schedule), chip)
+    source = source_of(op)
+    if source is not None:
+        return source(op, schedule, chip)
+    return compile_loop_nest(op, schedule, chip)
+
+
+def compile_loop_nest(op: Op, schedule: Schedule | None, chip: object) -> Compiled:
+    """``op``'s loop nest through tile, order, hoist, buffer, pipeline, sync and lower."""
     target = Target.of(chip)
     inner = op.lowered_as()
     op.check_schedule(schedule, target)
@@ -47,4 +79,4 @@ def compile(op: Op, schedule: Schedule | None = None, chip: object = None) -> Co
     return Compiled(op, resolved, target, program, tuple(kernels), traffic)
 
 
-__all__ = ["PASSES", "Compiled", "compile"]
+__all__ = ["PASSES", "Compiled", "compile", "kernel_source"]

@@ -231,3 +231,15 @@ def test_the_shared_passes_do_not_import_the_tile_language(imports):
         and (i.target == "compiler.language" or i.target.startswith("compiler.language."))
     ]
     assert not bad, "\n".join(bad)
+
+
+def test_the_compile_driver_names_no_operator(imports):
+    """``compiler.compile`` dispatches on what the operator's package registered (``kernel_source``): importing
+    an operator's package there would be a branch on that operator."""
+    bad = [
+        f"{i.path.relative_to(ROOT)}:{i.line}: {i.module} imports {i.target}"
+        for i in imports
+        if i.module == "compiler.compile"
+        and (i.target == "compiler.attention" or i.target.startswith("compiler.attention."))
+    ]
+    assert not bad, "\n".join(bad)

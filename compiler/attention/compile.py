@@ -4,8 +4,9 @@ The result is the ``Compiled`` of every operator (``program``, ``schedule``, ``p
 ``gm_bytes_expected``, ``summary()``), so ``dsasim.api.compile_and_run`` and ``dsasim run`` treat it alike. Both
 schedules are tile-language kernels compiled by the shared passes (trace → buffer → pipeline → sync → lower, and
 ``split`` on a separated chip): ``flash`` is one kernel (``flash_lang.py``), ``naive`` three joined per core
-(``naive.py``); ``passes`` holds each kernel's loop nest after every pass. ``compiler.compile`` calls
-:func:`compile_attention` for an ``Attention``; :func:`plan_attention` gives the resolved schedule, GM traffic and
+(``naive.py``); ``passes`` holds each kernel's loop nest after every pass. :func:`compile_attention` is registered as
+the kernel source of ``Attention`` (``compiler.compile.kernel_source``), so ``compiler.compile`` calls it for an
+attention without naming it; :func:`plan_attention` gives the resolved schedule, GM traffic and
 footprint without compiling the whole kernel (cheap at any sequence length).
 """
 
@@ -20,6 +21,7 @@ from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule, check
 from compiler.attention.traffic import attention_traffic
+from compiler.compile import kernel_source
 from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError
@@ -67,6 +69,12 @@ def as_attention_schedule(schedule: object) -> AttentionSchedule | None:
             hint="use compiler.attention.AttentionSchedule(algorithm, tile_q, tile_kv, k0, depth, cores=...)",
         )
     return AttentionSchedule(cores=getattr(schedule, "cores", 1))
+
+
+@kernel_source(Attention)
+def compile_any_schedule(op: Attention, schedule: object, chip: object) -> Compiled:
+    """:func:`compile_attention` under what ``compiler.compile`` was given (:func:`as_attention_schedule`)."""
+    return compile_attention(op, as_attention_schedule(schedule), chip)
 
 
 def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: object) -> Compiled:

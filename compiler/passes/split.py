@@ -28,6 +28,8 @@ The on-chip slot's "free" flag now guards the consumer's load; the workspace slo
 read it (``set_cross mte2→fix``, kept only if the producer writes the slot again). A "ready" flag that hands
 no tile over (it only orders the two sides, e.g. the turns of copies of an unrolled loop sharing one buffer)
 keeps its cross flag but takes no part in that back-pressure, which pairs the uses that hand tiles over.
+A hand-over copy of bytes its destination already holds (:func:`held`: FlashAttention's row of ones, copied to
+each step's L1 slot) keeps its flags but moves nothing: split, it would be a GM store and load for nothing.
 Each coupled event id becomes one cross-core flag id per direction (cross flags count; one id per slot, so
 each slot's waits take its own sets), and the local ``mte2↔v``/``mte2↔mte1`` flags take ids after those the
 coupled program already uses on that pipe pair.
@@ -44,6 +46,7 @@ its set in one order all its streams follow: the split cannot deadlock where the
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from compiler.errors import ScheduleError
@@ -58,11 +61,13 @@ from isa import (
     Instruction,
     Pipe,
     Program,
+    Region,
     SetCross,
     SetFlag,
     Space,
     TensorDecl,
     TensorKind,
+    VDup,
     WaitCross,
     WaitFlag,
 )
@@ -182,7 +187,7 @@ class _Layout:
             for h in sp.handovers:
                 for i, use in h.owner.items():
                     ins = core[i]
-                    if h.carries(ins):
+                    if h.carries(ins) and i not in h.held:
                         key = (h.uses[use].event, ins.dst.offset)
                         n = _extent(ins.shape, ins.dst_stride, ins.out_dtype if type(ins) is Fixpipe else ins.dtype)
                         extent[h.ws][key] = max(extent[h.ws].get(key, 0), n)
@@ -281,6 +286,8 @@ class _Splitter:
         a use's first tile, until the consumer has read the slot's previous use); the consumer's load of it is
         kept for the use's "ready" wait."""
         h = self.handovers[0] if type(ins) is Fixpipe else self.handovers[1]
+        if i in h.held:
+            return  # the consumer already holds these bytes (:func:`held`): nothing crosses GM
         use = h.uses[h.owner[i]]
         if not use.started:
             use.started = True
@@ -376,6 +383,8 @@ class _HandOver:
     occurrence: dict[int, int] = field(default_factory=dict)
     owner: dict[int, int] = field(default_factory=dict)
     per_event: dict[int, int] = field(default_factory=dict)
+    #: stream indices of hand-over tiles the consumer already holds (:func:`held`)
+    held: set[int] = field(default_factory=set)
 
     def carries(self, ins: Instruction) -> bool:
         if self.prod is FIX:
@@ -384,7 +393,8 @@ class _HandOver:
 
     def scan(self, core: tuple[Instruction, ...]) -> None:
         """Number the uses (the "ready" sets, in order) and give each hand-over tile and each "free" wait the use
-        of the next "ready" set after it."""
+        of the next "ready" set after it; a tile the consumer already holds (:func:`held`) hands nothing over."""
+        self.held = held(core, self.carries)
         for i, ins in enumerate(core):
             if type(ins) is SetFlag and (ins.src, ins.dst) == (self.prod, self.cons):
                 n = self.per_event.get(ins.event, 0)
@@ -400,7 +410,7 @@ class _HandOver:
                 if nxt is None:
                     raise AssertionError(f"split: '{ins.text().strip()}' has no ready flag after it")
                 self.owner[i] = nxt
-                if self.carries(ins):
+                if self.carries(ins) and i not in self.held:
                     self.uses[nxt].tiles += 1
         last: dict[int, _Use] = {}  # event → its last use that hands tiles over
         for use in self.uses:
@@ -408,6 +418,53 @@ class _HandOver:
                 if use.event in last:
                     last[use.event].again = use.after = True
                 last[use.event] = use
+
+
+def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) -> set[int]:
+    """The indices of the hand-over copies of ``core`` (``carries``) that write what their destination already
+    holds. On the coupled core such a copy is cheap; split, it is a GM round trip — a store on one core, a load on
+    the other (on a chip with an ND→NZ change, a load of the change's minimum time) — for bytes already there: the
+    row of ones a FlashAttention step sums its probabilities with on the Cube (filled once per program, handed to
+    each step's L1 operand slot).
+
+    What a region holds is known by what made it, as long as nothing else writes over it: a ``v.dup`` of a value
+    (the same value, type and shape: the same bytes wherever it is), or a hand-over copy (its destination holds
+    what its source holds). Program order is the order of these accesses: the coupled program's flags order every
+    write after the reads and writes of the same bytes before it, and before those after it. Where the Vector side
+    consumes (Cube → Vector), the chains that share it among the AIVs are found after the drop, so a reader of the
+    held bytes joins the chain of the load that brought them, on the same AIV."""
+    known: dict[tuple[Region, ...], object] = {}  # a region → what it holds
+    out: set[int] = set()
+    for i, ins in enumerate(core):
+        regions = ins.regions()
+        handed = carries(ins)
+        if handed:
+            src = _key(r for r in regions if not r.write)
+            dst = _key(r for r in regions if r.write)
+            holds = known.get(src)
+            if holds is not None and known.get(dst) == holds:
+                out.add(i)
+                continue
+        writes = [r for r in regions if r.write]
+        if writes and known:
+            for k in [k for k in known if any(_overlap(w, r) for w in writes for r in k)]:
+                del known[k]
+        if type(ins) is VDup:
+            known[_key(r for r in regions if r.write)] = ("dup", ins.scalar, ins.dtype, ins.shape)
+        elif handed:
+            holds = known.setdefault(src, ("copy", i))
+            known[dst] = holds
+    return out
+
+
+def _key(regions: Iterable[Region]) -> tuple[Region, ...]:
+    """Regions as a key: their bytes, whether read or written (a single row's stride does not matter)."""
+    return tuple(r._replace(write=False, stride=r.stride if r.rows > 1 else 0) for r in regions)
+
+
+def _overlap(a: Region, b: Region) -> bool:
+    """Whether two regions may share a byte (the same memory, or GM tensor, and overlapping extents)."""
+    return a.addr.space is b.addr.space and a.addr.tensor == b.addr.tensor and a.start < b.end and b.start < a.end
 
 
 def execution_order(core: tuple[Instruction, ...]) -> list[int]:

@@ -12,7 +12,9 @@ from strategies import EDU
 import compiler
 from compiler import Compiled, Conv2d, MatMul, RMSNorm, Schedule, ScheduleError, Softmax, compile, default_schedule
 from compiler.attention import Attention, AttentionSchedule
+from compiler.attention.compile import compile_any_schedule
 from compiler.catalog import OP_NAMES, make_op
+from compiler.compile import source_of
 from compiler.defaults import TIE_MARGIN
 from compiler.passes import front
 from compiler.plan import Axis, TilingPlan
@@ -119,3 +121,8 @@ def test_a_diagonal_skips_the_steps_after_it():
     plan = TilingPlan(op, axes, ("m", "n", "k"), ("m",), (((0,), (1,), (2,), (3,)),), diagonal=("m", "n"))
     kept = [(s["m"], s["n"]) for s in plan.steps(0)]
     assert kept == [(0, 0), (1, 0), (2, 0), (2, 1), (3, 0), (3, 1)] and plan.nsteps(0) == 6
+
+
+def test_attention_compiles_through_the_source_its_package_registered():
+    assert source_of(Attention(1, 1, 64, 32)) is compile_any_schedule
+    assert source_of(MatMul(64, 64, 64)) is None  # a loop nest: the passes from tile on

@@ -19,7 +19,7 @@ from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.flash_lang import compile_flash
 from compiler.errors import ScheduleError
 from compiler.language import launch
-from compiler.passes.split import mixed, split
+from compiler.passes.split import held, mixed, split
 from compiler.passes.split_share import chains, share
 from compiler.target import Target
 from isa import (
@@ -384,3 +384,35 @@ def test_gm_written_by_the_vector_side_keeps_its_order_on_one_aiv():
     assert chains([_dup(0), store, _dup(0x100), load]) == [0, 0, 2, 0]
     assert chains([_dup(0), hand, _dup(0), hand], ("ws_v2c",)) == [0, 0, 2, 2]
     assert chains([_dup(0), hand, _dup(0), hand]) == [0, 0, 0, 0]
+
+
+def test_a_hand_over_of_bytes_the_consumer_holds_is_not_made_again():
+    """A copy UB → L1 of what L1 already holds — the same fill, or the same unchanged source — crosses GM once;
+    a write to its source or its destination in between, or other bytes, make it cross again."""
+    ub, l1 = (lambda o: Addr(Space.UB, o)), (lambda o: Addr(Space.L1, o))
+    fill = VDup(ub(0), 1.0, DType.F16, (64,))
+    hand = Copy(l1(0), ub(0), DType.F16, (64,))
+    other = Copy(l1(0), ub(0x100), DType.F16, (64,))
+    carries = lambda i: type(i) is Copy and i.route == (Space.UB, Space.L1)  # noqa: E731
+    assert held((fill, hand, hand), carries) == {2}
+    assert held((fill, hand, fill, hand), carries) == {3}  # the same value filled again: the same bytes
+    assert held((fill, hand, VDup(ub(0), 2.0, DType.F16, (64,)), hand), carries) == set()
+    assert held((fill, hand, other, hand), carries) == set()  # L1 written with other bytes in between
+    two = VDup(ub(0x100), 1.0, DType.F16, (64,))  # a second fill of the same value elsewhere
+    assert held((fill, two, hand, other), carries) == {3}
+    p = VBinary("add", ub(0), ub(0x200), ub(0x200), DType.F16, (64,))  # computed: known only as copied
+    assert held((p, hand, hand, p, hand), carries) == {2}
+
+
+@pytest.mark.parametrize("chip", SEPARATED)
+def test_flash_attention_hands_its_row_of_ones_over_once_per_program(chip):
+    """The row of ones the Cube sums each step's probabilities with is filled once per program: split, the AIC
+    loads it from the workspace once per program, not once per step (each such load is a GM round trip)."""
+    q, k, v = qkv(1, 128, 32)
+    out, run = fa.attention(q, k, v, BLOCK_M=64, BLOCK_N=32, chip=chip, cores=1, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(out.astype(np.float32), fa.reference(q, k, v).astype(np.float32), atol=2e-3, ulps=8)
+    aic = run.compiled.program.cores[0]
+    rows = [i for i in aic if type(i) is Copy and i.src.tensor == "ws_v2c" and len(i.shape) == 1]
+    assert len(rows) == 2  # two programs (Q blocks of 64 rows), four steps each
+    assert run.stats.gm_read + run.stats.gm_write == run.compiled.gm_bytes_expected
