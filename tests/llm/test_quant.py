@@ -4,6 +4,8 @@ definition, ``numpy_layer.projections``), the Vector/Cube choice, and the memory
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from layer_oracle import against_numpy
@@ -15,7 +17,7 @@ from compiler.quant import DequantRows, QuantizeRows, quantize
 from compiler.schedule import Schedule
 from dsasim.api import compile_and_run
 from dsasim.llm import run_layer
-from dsasim.model import MODEL_CONFIGS, memory, weight_bytes
+from dsasim.model import MODEL_CONFIGS, memory, run_model, weight_bytes
 from isa import DType
 from simulator.config import load_chip
 
@@ -129,3 +131,16 @@ def test_weight_bytes_follow_the_type():
 def test_unknown_weight_type_is_refused():
     with pytest.raises(OpError, match="weight type"):
         build("decoder-layer", weights="int4", **SMALL)
+
+
+def test_a_whole_int8_model_quantises_an_untied_head_only():
+    tiny = MODEL_CONFIGS["tiny"]
+    r = run_model(tiny, "decode", 2, context=32, chip="edu", weights="int8")
+    j = r.to_json()
+    assert j["weights"] == "int8" and j["memory"]["weights_bytes"] == weight_bytes(tiny, "int8")
+    assert {p["weights"] for p in j["projections"]} == {"int8"}
+    assert any(k["name"].startswith("lm_head") and k["part"] == "head" for k in j["kernels"])
+    assert "qkv_proj" in {p["node"] for p in j["projections"]}
+    tied = run_model(replace(tiny, tied=True), "decode", 2, context=32, chip="edu", weights="int8")
+    head = [p for p in tied.to_json()["projections"] if p["node"] == "lm_head"]
+    assert head and head[0]["weights"] == "f16"  # a tied head is the embedding table: f16
