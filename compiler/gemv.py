@@ -123,10 +123,7 @@ def gemv_program(cols: int, dtype: DType) -> GemvProgram:
     The scratch holds ``GROUP`` rows of ``CHUNK`` f32 columns, twice — more rows (and shorter chunks, the
     same bytes) when a group of ``GROUP`` rows of ``cols`` elements would not start on a 32-byte boundary
     (UB's alignment), as every group of a tile must."""
-    group = GROUP
-    while (group * cols * dtype.itemsize) % UB_ALIGN:
-        group *= 2
-    chunk = min(max(64, CHUNK * GROUP // group), -(-cols // 64) * 64)  # whole 256-byte repeats of f32
+    group, chunk = widesum_scratch(cols, dtype.itemsize)
     values = [
         Value("X0", dtype, "tile"),
         Value("X1", dtype, "row"),
@@ -141,6 +138,16 @@ def gemv_program(cols: int, dtype: DType) -> GemvProgram:
         ops = [VOp("widesum", "S", ("P",), scratch="acc"), VOp("cast", "Y0", ("S",), to=dtype)]
     ops.insert(0, VOp("mul", "P", ("X0", "X1"), bcast=True))
     return GemvProgram("gemv", ("X0", "X1"), ("Y0",), tuple(values), tuple(ops), {"P": "X0"})
+
+
+def widesum_scratch(cols: int, *itemsizes: int) -> tuple[int, int]:
+    """``(group, chunk)`` of the widening sum's scratch for rows of ``cols`` elements: ``GROUP`` rows, or
+    more (and shorter chunks, the same bytes) until a group of rows of each of ``itemsizes`` bytes an element
+    starts on UB's 32-byte alignment; chunks of whole 256-byte repeats of f32."""
+    group = GROUP
+    while any((group * cols * size) % UB_ALIGN for size in itemsizes):
+        group *= 2
+    return group, min(max(64, CHUNK * GROUP // group), -(-cols // 64) * 64)
 
 
 @dataclass(frozen=True)
@@ -222,6 +229,9 @@ class GemvChoice:
     cube: Prediction
     vector: Prediction | None  # None: the Vector form could not be compiled (its row does not fit UB)
     m0: int
+    #: the weights' type: "int8" prices the Cube's int8 matmul with its dequantisation against the Vector's
+    #: W8A16 GEMV (``compiler.qgemv``)
+    weights: str = "f16"
 
     @property
     def cube_cycles(self) -> float:
@@ -237,13 +247,16 @@ class GemvChoice:
         return 1 - self.m / (-(-self.m // self.m0) * self.m0)
 
     def reason(self) -> str:
+        unit = "cube int8 (activations quantised per token)" if self.weights == "int8" else "cube"
         cube = (
-            f"cube {self.cube_cycles:,.0f} cycles ({self.cube.bound}-bound, {self.padding:.0%} of fractal rows padding)"
+            f"{unit} {self.cube_cycles:,.0f} cycles ({self.cube.bound}-bound, {self.padding:.0%} of fractal rows "
+            "padding)"
         )
         if self.vector is None:
             return f"{self.node}: cube — the Vector form does not fit UB; {cube}"
         vec = (
-            f"vector {self.vector_cycles:,.0f} cycles ({self.m} × {self.vector.cycles:,.0f}, "
+            f"vector{' W8A16' if self.weights == 'int8' else ''} {self.vector_cycles:,.0f} cycles "
+            f"({self.m} × {self.vector.cycles:,.0f}, "
             f"{self.vector.bound}-bound, weights read {self.m}×)"
         )
         return f"{self.node} {self.m}x{self.n}x{self.k}: {self.unit} — {cube}; {vec}"
@@ -252,6 +265,7 @@ class GemvChoice:
         return {
             "node": self.node,
             "shape": [self.m, self.n, self.k],
+            "weights": self.weights,
             "unit": self.unit,
             "cube_cycles": round(self.cube_cycles),
             "cube_bound": self.cube.bound,

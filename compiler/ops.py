@@ -24,6 +24,7 @@ from compiler.knob_hints import Fits, matmul_hints, vector_hints
 from isa import DsasimError, DType, Program, TensorDecl, TensorKind
 
 F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
+I8, I32 = DType.I8, DType.I32
 #: √(2/π), the constant of the tanh form of GELU.
 GELU_C = math.sqrt(2.0 / math.pi)
 GELU_A = 0.044715
@@ -216,8 +217,13 @@ class MatMul(Op):
 
     def __post_init__(self) -> None:
         check_dims("matmul", m=self.m, n=self.n, k=self.k)
-        check_dtype("matmul", self.dtype, (F16, BF16))
-        check_dtype("matmul", self.out_dtype, (F16, BF16, F32), "output dtype")
+        check_dtype("matmul", self.dtype, (F16, BF16, I8))
+        if self.dtype is I8:
+            check_dtype("matmul", self.out_dtype, (I32,), "output dtype of an int8 matmul")
+            if self.bias or self.act or self.gate or self.residual:
+                raise OpError("matmul: an int8 matmul has no epilogue", hint="apply it to the dequantised result")
+        else:
+            check_dtype("matmul", self.out_dtype, (F16, BF16, F32), "output dtype")
         if self.act is not None and self.act not in self.ACTS:
             raise OpError(f"matmul: unknown epilogue activation {self.act!r}", hint="use relu, gelu or silu")
 

@@ -268,8 +268,14 @@ def run_graph(
         if check:
             reference = graph.reference(data)
             result.expected = {n: reference[n] for n in g.outputs}
-            result.check = compare(result.outputs, result.expected)
+            result.check = compare(result.outputs, result.expected, ulps=graph_ulps(graph))
     return result
+
+
+def graph_ulps(graph: Graph) -> float | None:
+    """The end-to-end check's tolerance in ulps: the widest any of its operators asks for downstream
+    (``graph_ulps``: a quantiser's rounding turns an upstream ulp into an int8 step), else the default."""
+    return max((u for n in graph.nodes if (u := getattr(n.op, "graph_ulps", None))), default=None)
 
 
 def compile_node(node: Node, chip: Chip, cores: int, max_instructions: int | None = MAX_INSTRUCTIONS) -> Compiled:

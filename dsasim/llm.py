@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.gemv import GemvChoice, place_gemv
+from compiler.gemv import GemvChoice
 from compiler.graph.batched import batch_matmuls
 from compiler.graph.ir import Graph, Node
 from compiler.graph.kv_chunks import KvChunkChoice, choose_kv_chunks
 from compiler.graph.llm import ATTENTION, check_layer, decoder_layer, rope_inputs
+from compiler.qgemv import place_skinny
 from dsasim.api import chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
 from dsasim.graph_run import GraphRun, run_graph
@@ -241,6 +242,7 @@ def run_layer(
     kv_chunks: int | None = None,
     max_instructions: int | None = MAX_INSTRUCTIONS,
     kv_block: int = 0,
+    weights: str = "f16",
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
@@ -249,7 +251,8 @@ def run_layer(
     attention's per-(sequence, key head[, chunk]) matmuls into one kernel each (``batched``;
     ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it.
     ``kv_block``: decode reads a paged KV cache through its block table (``compiler.graph.paged``; 0:
-    contiguous; the context is then not split in chunks). Each kernel estimated beyond ``max_instructions`` (None:
+    contiguous; the context is then not split in chunks). ``weights``: the projections' weights in f16 or int8
+    (``compiler.graph.llm.linear``). Each kernel estimated beyond ``max_instructions`` (None:
     no limit) is refused before it is compiled."""
     chip_obj = chip_for(chip, cores or 1)
     kv = None
@@ -258,8 +261,9 @@ def run_layer(
         check_layer(phase, batch=batch, seq=seq, context=context, **full, kv_chunks=kv_chunks or 1)
         shape = {k: full[k] for k in ("heads", "kv_heads", "head_dim")}
         kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=kv_chunks, **shape)
-    graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1, kv_block=kv_block)
-    placed, choices = place_gemv(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
+    graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1, kv_block=kv_block,
+                          weights=weights)  # fmt: skip
+    placed, choices = place_skinny(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
     if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
         placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))
     run = run_graph(

@@ -30,18 +30,20 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.gemv import GemvChoice, place_gemv
+from compiler.gemv import GemvChoice
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.ir import Graph
 from compiler.graph.llm import check_layer, linear
+from compiler.qgemv import place_skinny
 from dsasim.api import chip_for
 from dsasim.graph_run import GraphRun, run_graph
 from dsasim.llm import LayerRun, fmt_bytes, run_layer
 from isa import DsasimError, DType
 from simulator.config import Chip
 
-#: Bytes per element of each weight and KV-cache storage type.
-WEIGHT_BYTES = {"f16": 2.0}
+#: Bytes per element of each weight storage type (int8: plus one f16 scale per output channel, ``weight_bytes``)
+#: and KV-cache storage type.
+WEIGHT_BYTES = {"f16": 2, "int8": 1}
 KV_BYTES = {"f16": 2}
 
 
@@ -175,13 +177,16 @@ class Memory:
 
 
 def weight_bytes(cfg: ModelConfig, weights: str = "f16") -> int:
-    """HBM bytes of the weights: the layers' matrices at ``weights`` (with their scales), the norms, the
-    embedding and LM head in f16."""
-    per = WEIGHT_BYTES[weights]
+    """HBM bytes of the weights: the layers' matrices and an untied LM head at ``weights`` (int8: with one
+    f16 scale per output channel), the norms and the embedding table in f16 (a tied LM head is that table)."""
     h = cfg.hidden
+    per = WEIGHT_BYTES[weights]
+    scale = 2 if weights != "f16" else 0  # bytes per output channel
     matrices = cfg.layer_params - 2 * h
-    tables = (1 if cfg.tied else 2) * cfg.vocab * h
-    return int(cfg.layers * (matrices * per + 2 * h * 2) + (h + tables) * 2)
+    channels = cfg.heads * cfg.head_dim + 2 * cfg.kv_heads * cfg.head_dim + h + 2 * cfg.ffn_dim + h
+    layers = cfg.layers * (matrices * per + channels * scale + 2 * h * 2)
+    head = 0 if cfg.tied else cfg.vocab * (h * per + scale)
+    return layers + head + (h + cfg.vocab * h) * 2
 
 
 def memory(
@@ -221,13 +226,16 @@ def check_fits(cfg: ModelConfig, chip: Chip, phase: str, batch: int, tokens: int
 # ------------------------------------------------------------------------------------------- the step
 
 
-def lm_head(rows: int = 1, hidden: int = 256, vocab: int = 1024, dtype: DType = DType.F16) -> Graph:
+def lm_head(
+    rows: int = 1, hidden: int = 256, vocab: int = 1024, dtype: DType = DType.F16, weights: str = "f16"
+) -> Graph:
     """The model's end: the final RMSNorm and ``logits = n · W_vocabᵀ`` over ``rows`` tokens (the last
-    token of each sequence)."""
+    token of each sequence), ``W_vocab`` stored at ``weights`` (``compiler.graph.llm.linear``)."""
     b = GraphBuilder(dtype)
     x = b.tensor("x", (rows, hidden), "input")
-    logits = linear(b, "lm_head", b.rmsnorm("final_norm", x), vocab)
-    return b.graph("lm-head", (logits,), {"rows": rows, "hidden": hidden, "vocab": vocab, "dtype": dtype}, lm_head)
+    logits = linear(b, "lm_head", b.rmsnorm("final_norm", x), vocab, weights)
+    params = {"rows": rows, "hidden": hidden, "vocab": vocab, "dtype": dtype, "weights": weights}
+    return b.graph("lm-head", (logits,), params, lm_head)
 
 
 @dataclass
@@ -332,7 +340,13 @@ class ModelRun:
             "head_cycles": self.head.cycles,
             "embedding_cycles": self.embedding_cycles,
             "kernels": self.kernels(),
+            "projections": [c.to_json() for c in self.projections],
         }
+
+    @property
+    def projections(self) -> tuple[GemvChoice, ...]:
+        """Where each skinny projection ran (Cube or Vector) and why: the layer's, then the LM head's."""
+        return tuple(self.layer.gemv) + tuple(self.head_gemv)
 
     def text(self) -> str:
         c = self.cfg
@@ -368,6 +382,9 @@ class ModelRun:
         for k in self.kernels():
             share = k["total_cycles"] / self.cycles
             lines.append(f"    {k['part']:<5} {k['name']:<16} {k['cycles']:>12,} × {k['count']:<3} {share:>6.1%}")
+        if self.projections:
+            lines.append("  skinny projections (Cube or Vector, by the compiler's cost model):")
+            lines += [f"    {c.reason()}" for c in self.projections]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -387,12 +404,12 @@ def run_model(
     gemv: str = "auto",
     kv_block: int = 0,
     check_memory: bool = True,
-    heads: dict[int, tuple[GraphRun, tuple[GemvChoice, ...]]] | None = None,
+    heads: dict[tuple[int, str], tuple[GraphRun, tuple[GemvChoice, ...]]] | None = None,
 ) -> ModelRun:
     """A whole model's step (timing-only): refuses a batch that does not fit HBM before simulating, then
     simulates one decoder layer and the LM head (see the module doc). ``check_memory=False`` prices a step
-    without the HBM check; ``heads`` memoises the LM head's runs by rows for a caller that prices many steps
-    (the head depends only on the batch)."""
+    without the HBM check; ``heads`` memoises the LM head's runs by rows and weight type for a caller that
+    prices many steps (the head depends only on those)."""
     check_layer(phase, batch=batch, seq=seq, context=context, **cfg.layer_shape())
     _check_choice("--weights", weights, WEIGHT_BYTES)
     _check_choice("--kv-dtype", kv_dtype, KV_BYTES)
@@ -402,12 +419,15 @@ def run_model(
     if check_memory:  # a serving run prices a rounded-up batch whose true batch fits
         check_fits(cfg, chip_obj, phase, batch, tokens + (phase == "decode"), mem)
     layer = run_layer(phase, batch, seq=seq, context=context, chip=chip_obj, gemv=gemv, timing_only=True,
-                      check=False, kv_block=kv_block if phase == "decode" else 0, **cfg.layer_shape())  # fmt: skip
+                      check=False, kv_block=kv_block if phase == "decode" else 0, weights=weights,
+                      **cfg.layer_shape())  # fmt: skip
     heads = {} if heads is None else heads
-    if batch not in heads:
-        placed, choices = place_gemv(lm_head(batch, cfg.hidden, cfg.vocab), chip_obj, gemv)
-        heads[batch] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
-    head, choices = heads[batch]
+    head_weights = "f16" if cfg.tied else weights  # a tied head is the embedding table, kept f16
+    if (batch, head_weights) not in heads:
+        graph = lm_head(batch, cfg.hidden, cfg.vocab, weights=head_weights)
+        placed, choices = place_skinny(graph, chip_obj, gemv)
+        heads[batch, head_weights] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
+    head, choices = heads[batch, head_weights]
     return ModelRun(cfg, phase, batch, tokens, chip_obj, layer, head, mem, weights, kv_dtype, choices)
 
 

@@ -106,8 +106,9 @@ class StepTimes:
     cfg: ModelConfig
     chip: Chip
     bucket: int = 2
+    weights: str = "f16"
     memo: dict[tuple[str, int, int], float] = field(default_factory=dict)
-    heads: dict = field(default_factory=dict)  # the LM head's runs by rows (``run_model``'s memo)
+    heads: dict = field(default_factory=dict)  # the LM head's runs by rows and weight type (``run_model``'s memo)
 
     def decode(self, batch: int, context: int) -> float:
         return self._step("decode", bucket_up(batch, self.bucket), bucket_up(context, self.bucket))
@@ -121,7 +122,7 @@ class StepTimes:
         if key not in self.memo:
             try:
                 r = run_model(self.cfg, phase, batch, context=tokens, seq=tokens, chip=self.chip, check_memory=False,
-                              heads=self.heads)  # fmt: skip
+                              heads=self.heads, weights=self.weights)  # fmt: skip
             except DsasimError as e:  # a long prompt's prefill over the instruction budget: say which knob helps
                 what = f"a {phase} step of batch {batch} and {tokens:,} tokens (rounded up to a power of {self.bucket})"
                 knob = "--chunk 1024 (no prefill step longer than the chunk)" if phase == "prefill" else "--bucket 2"
@@ -174,6 +175,7 @@ class ServeResult:
     decode_b1_s: float
     preemptions: int
     simulated_steps: int
+    weights: str = "f16"
 
     def _pct(self, values: list[float], q: float) -> float:
         return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else float("nan")
@@ -186,6 +188,7 @@ class ServeResult:
         out_tokens = sum(r.req.output_tokens for r in reqs)
         return {
             "requests": len(reqs),
+            "weights": self.weights,
             "ttft_p50_s": self._pct(ttft, 50),
             "ttft_p99_s": self._pct(ttft, 99),
             "tpot_p50_s": self._pct(tpot, 50),
@@ -235,10 +238,10 @@ class ServeResult:
         plt.close(fig)
 
 
-def kv_block_budget(cfg: ModelConfig, chip: Chip, block: int, max_batch: int) -> int:
-    """KV blocks that fit HBM beside the weights and ``max_batch`` sequences' workspace."""
+def kv_block_budget(cfg: ModelConfig, chip: Chip, block: int, max_batch: int, weights: str = "f16") -> int:
+    """KV blocks that fit HBM beside the weights (stored at ``weights``) and ``max_batch`` sequences' workspace."""
     per_block = cfg.kv_bytes_per_token() * block
-    mem = memory(cfg, chip, max_batch, 1)
+    mem = memory(cfg, chip, max_batch, 1, weights=weights)
     return max(0, (chip.gm_size - mem.weights_bytes - mem.workspace_bytes) // per_block)
 
 
@@ -253,21 +256,23 @@ def serve(
     chunk: int | None = None,
     bucket: int = 2,
     times: StepTimes | None = None,
+    weights: str = "f16",
 ) -> ServeResult:
     """Run ``trace`` through the continuous-batching scheduler (module doc) and measure it. ``times``: the
-    iteration times to use (default: a new ``StepTimes`` of the simulator for this model and chip)."""
+    iteration times to use (default: a new ``StepTimes`` of the simulator for this model and chip, its weights
+    stored at ``weights``: f16 or int8, which also sets the HBM left for KV blocks)."""
     chip_obj = load_chip(chip) if isinstance(chip, str) else chip
     for name, v in (("--kv-block", block), ("--max-batch", max_batch), ("--chunk", chunk or 1), ("--bucket", bucket)):
         if v < 1 or (name == "--bucket" and v < 2):
             raise DsasimError(f"{name} {v} is too small", hint=f"{name} takes a positive integer (--bucket ≥ 2)")
-    total = blocks if blocks is not None else kv_block_budget(cfg, chip_obj, block, max_batch)
+    total = blocks if blocks is not None else kv_block_budget(cfg, chip_obj, block, max_batch, weights)
     need = max(-(-(r.prompt_tokens + r.output_tokens) // block) for r in trace)
     if total < need:
         raise DsasimError(
             f"the longest request needs {need} KV blocks of {block} tokens but only {total} exist",
             hint="give more --kv-blocks, a larger --kv-block or a shorter request",
         )
-    times = times if times is not None else StepTimes(cfg, chip_obj, bucket)
+    times = times if times is not None else StepTimes(cfg, chip_obj, bucket, weights)
     return _Engine(trace, total, block, max_batch, chunk, times).run()
 
 
@@ -400,4 +405,5 @@ class _Engine:
             b1,
             self.preemptions,
             len(self.times.memo),
+            self.times.weights,
         )

@@ -19,14 +19,28 @@
 #   activations — and to see the simulator agree;
 # - the **crossover batch**: how far batching amortises the weights before decode turns compute-bound,
 #   predicted from the chip's figures, then measured;
-# - what **grouped-query attention** and a **longer context** do to the KV cache's bytes.
+# - what **grouped-query attention** and a **longer context** do to the KV cache's bytes;
+# - **serving**: what a cap on the running batch trades — time per output token against throughput —
+#   predicted from the decode step's times, then measured with a continuous-batching scheduler.
 #
 # Each exercise asks for a prediction — a count, a bound, a batch — before the notebook measures it: the
-# numbers come after the exercise, so write yours first. Time: about 60 minutes. Labs 1 (roofline) and 4
+# numbers come after the exercise, so write yours first. Time: about 75 minutes. Labs 1 (roofline) and 4
 # (memory) first.
 
 # %%
-from dsasim import LLM_MODELS, build, fuse, kv_capacity, llm_crossover, load_chip, run_layer
+from dsasim import (
+    LLM_MODELS,
+    MODEL_CONFIGS,
+    Request,
+    StepTimes,
+    build,
+    fuse,
+    kv_capacity,
+    llm_crossover,
+    load_chip,
+    run_layer,
+    serve_trace,
+)
 from labs.checks import check
 
 chip = load_chip("edu")
@@ -286,9 +300,93 @@ for cap in kv_capacity((256, 2048), chip, 64, **tiny):
     print(f"{cap.context:>8,} {cap.max_batch:>14,} {cap.tokens:>16,}")
 
 # %% [markdown]
+# ## 5. Serving: the batch against the latency
+#
+# A server does not choose one batch. Requests arrive; each has its prompt prefilled, then one decode step
+# per output token; a **continuous-batching** scheduler (vLLM's) admits waiting requests into the running
+# batch between two steps, up to a cap `max_batch`. Every running request gets one token per decode step, so
+# with `B` requests running and a decode step of `T(B)` seconds:
+#
+# - each request's **time per output token** (TPOT) is about `T(B)`;
+# - the server's **throughput** is about `B / T(B)` tokens per second.
+#
+# From section 3: while decode is memory-bound, `T(B)` grows slowly with `B`, so a larger batch buys
+# throughput almost for free; past the crossover it costs latency. A service promises a latency — a TPOT
+# target, its *SLO* — and wants the most throughput within it. Here are the tiny model's decode steps on
+# `edu` (the whole model: its layers and LM head, `dsasim model`), at a context of 48 tokens, from the
+# simulator — the step times `dsasim serve` uses below (`StepTimes`: each batch and context is rounded up
+# to a power of 2, simulated once and remembered; here, context 64):
+
+# %%
+tiny_model = MODEL_CONFIGS["tiny"]
+times = StepTimes(tiny_model, chip)
+step_s = {b: times.decode(b, 48) for b in (1, 4, 16)}
+for b, t in step_s.items():
+    print(f"batch {b:>2}: decode step {t * 1e6:7.1f} µs")
+
+# %% [markdown]
+# ### Exercise 10.7 — the best batch within a latency target
+#
+# Write `best_batch(step_s, tpot_slo_s)`: from a dict `{batch: decode step in seconds}` (any order), the
+# batch whose throughput `B / T(B)` is highest among those whose step meets the target (`T(B) ≤
+# tpot_slo_s`); `0` if none does.
+
+
+# %%
+def best_batch(step_s: dict, tpot_slo_s: float):
+    """The batch of most throughput whose decode step meets the TPOT target, or 0."""
+    ### BEGIN SOLUTION
+    ok = [b for b, t in step_s.items() if t <= tpot_slo_s]
+    return max(ok, key=lambda b: b / step_s[b]) if ok else 0
+    ### END SOLUTION
+
+
+check("10.7", best_batch)
+
+# %% [markdown]
+# Now serve sixteen identical requests (a 40-token prompt, 24 tokens out) that all arrive at once, with
+# `max_batch` 1, 4 and 16. Before you run it, predict.
+#
+# ### Question 10.8 — raising the cap on the batch
+#
+# Going from `max_batch=1` to `max_batch=16` on this burst, which is right? Answer `"a"`, `"b"`, `"c"` or
+# `"d"`:
+#
+# - a. TPOT stays the same (a request still gets one token per step) and throughput grows 16×;
+# - b. TPOT grows, by about `T(16) / T(1)`, throughput by about `16 · T(1) / T(16)`, and the median time to
+#   the first token falls — requests no longer wait for whole others to finish;
+# - c. TPOT and throughput both fall: the scheduler spends its time switching between requests;
+# - d. the time to the first token grows, because each prompt's prefill takes 16 times longer.
+
+# %%
+### BEGIN SOLUTION
+answer_10_8 = "b"
+### END SOLUTION
+check("10.8", answer_10_8)
+
+# %% [markdown]
+# Measure (the decode steps are the ones above, remembered; the prefill is simulated once):
+
+# %%
+burst = tuple(Request(i, 0.0, 40, 24) for i in range(16))
+print(f"{'max_batch':>9} {'TTFT p50':>10} {'TPOT p50':>10} {'T(B)':>9} {'tokens/s':>9} {'B / T(B)':>9}")
+for cap in (1, 4, 16):
+    j = serve_trace(burst, tiny_model, chip, max_batch=cap, times=times).to_json()
+    print(f"{cap:>9} {j['ttft_p50_s'] * 1e3:>8.3f}ms {j['tpot_p50_s'] * 1e6:>8.1f}µs {step_s[cap] * 1e6:>7.1f}µs "
+          f"{j['throughput_tokens_per_s']:>9,.0f} {cap / step_s[cap]:>9,.0f}")  # fmt: skip
+
+# %% [markdown]
+# TPOT is `T(B)` itself: every request of the burst decodes at the same batch, its contexts (40 to 63
+# tokens) all priced by the step of context 64, and a request's prefill comes before its first token, so
+# it is in the TTFT, not in the TPOT. The throughput stays below `B / T(B)` by the prefill steps, each
+# a whole prompt's work for one token per request. With requests arriving over time the batch varies from step to step,
+# and so does everything else: `dsasim serve` runs the same scheduler over a trace of real arrival times
+# (`examples/serve/azure_conv_50.jsonl`: docs/llm.md).
+
+# %% [markdown]
 # ## Questions
 #
-# **Question 10.7** *(written)*. Run `run_layer("prefill", 1, seq=128, chip=chip, timing_only=True, **tiny)`
+# **Question 10.9** *(written)*. Run `run_layer("prefill", 1, seq=128, chip=chip, timing_only=True, **tiny)`
 # and compare its time per token and its intensity with decode's at batch 1. Why is prefill so much cheaper
 # per token?
 #
@@ -301,7 +399,7 @@ for cap in kv_capacity((256, 2048), chip, 64, **tiny):
 # per sequence and batching across sequences is the only way to reuse a weight byte.
 # <!-- END SOLUTION -->
 #
-# **Question 10.8** *(written)*. Before you look at the table at the end of section 4: a cached token costs
+# **Question 10.10** *(written)*. Before you look at the table at the end of section 4: a cached token costs
 # the same bytes at any context (what did `run_layer` print per token?), so what would you expect of the
 # product batch × context? The table gives 5,632 tokens at context 256 and 4,096 at 2,048: why not the same
 # number? What does the answer mean for serving long prompts?

@@ -44,11 +44,18 @@ class GraphBuilder:
         self.nodes: list[Node] = []
 
     def tensor(
-        self, name: str, shape: tuple[int, ...], kind: str = "activation", scale: float = 1.0, mean: float = 0.0
+        self,
+        name: str,
+        shape: tuple[int, ...],
+        kind: str = "activation",
+        scale: float = 1.0,
+        mean: float = 0.0,
+        dtype: DType | None = None,
     ) -> str:
+        """Declare a tensor of the graph's type (or ``dtype``: an int8 weight, an int32 accumulator)."""
         if name in self.tensors:
             raise GraphError(f"tensor '{name}' is declared twice", hint="give every tensor its own name")
-        self.tensors[name] = Tensor(name, self.dtype, tuple(shape), kind, scale, mean)
+        self.tensors[name] = Tensor(name, dtype or self.dtype, tuple(shape), kind, scale, mean)
         return name
 
     def node(self, name: str, op: Op, **refs: str | Ref) -> None:

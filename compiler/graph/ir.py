@@ -225,11 +225,15 @@ class Graph:
 
     # -- data ----------------------------------------------------------------------------------
     def make_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
-        """Seeded values for every input and weight (``mean + scale · N(0, 1)``) and constant (zeros)."""
+        """Seeded values for every input and weight (``mean + scale · N(0, 1)``; an integer tensor's rounded
+        and clipped to its type's range) and constant (zeros)."""
         rng = np.random.default_rng(seed)
         out = {}
         for t in self.inputs:
             v = np.zeros(t.shape) if t.kind == "const" else t.mean + rng.standard_normal(t.shape) * t.scale
+            if not t.dtype.is_float:
+                info = np.iinfo(t.dtype.np)
+                v = np.clip(np.rint(v), info.min, info.max)
             out[t.name] = v.astype(t.dtype.np)
         return out
 

@@ -51,11 +51,14 @@ from compiler.graph.flash_decode import flash_decode_attention, kv_split
 from compiler.graph.ir import Graph, Ref
 from compiler.graph.paged import block_table, check_block, paged_append, paged_decode_attention
 from compiler.ops import Elementwise, MatMul, OpError
+from compiler.quant import DequantRows, QuantizeRows
 from compiler.vecops import Rope
 from isa import DType
 
 F16 = DType.F16
 PHASES = ("prefill", "decode")
+#: How the projections' weights are stored (``linear``).
+WEIGHTS = ("f16", "int8")
 #: The first dotted part of every attention node's name (scores, softmax or its split, P·V, merge).
 ATTENTION = "attn"
 
@@ -73,12 +76,14 @@ def decoder_layer(
     dtype: DType = F16,
     kv_chunks: int = 1,
     kv_block: int = 0,
+    weights: str = "f16",
 ) -> Graph:
     """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
     ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width; ``kv_chunks``:
     decode attention's context split in that many chunks (flash-decoding, ``compiler.graph.flash_decode``;
     fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
-    many tokens read through a block table (``compiler.graph.paged``; 0: contiguous)."""
+    many tokens read through a block table (``compiler.graph.paged``; 0: contiguous); ``weights``: the
+    projections' weights in f16 or int8 (``linear``)."""
     # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)
     length = {"seq": seq} if phase == "prefill" else {"context": context}
     check_layer(phase, batch=batch, **length, hidden=hidden, heads=heads, kv_heads=kv_heads,
@@ -94,8 +99,8 @@ def decoder_layer(
     t = batch * s
     x = b.tensor("x", (t, hidden), "input")
     n1 = b.rmsnorm("attn_norm", x)
-    q = linear(b, "q_proj", n1, heads * head_dim)
-    k = linear(b, "k_proj", n1, kv_heads * head_dim)
+    if weights not in WEIGHTS:
+        raise OpError(f"unknown weight type {weights!r}", hint=f"use one of {', '.join(WEIGHTS)}")
     if phase == "prefill":
         cap, pos = seq, 0
         kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim))
@@ -113,9 +118,9 @@ def decoder_layer(
     # paged: this step's keys and values side by side in kv_new, then copied into the pool (paged_append)
     new = b.tensor("kv_new", (t, 2 * width)) if paged else None
     # v: the projection writes straight into the cache rows of this step's tokens.
-    wv = b.tensor("v_proj.w", (width, hidden), "weight", 1 / math.sqrt(hidden))
-    op = MatMul(t, width, hidden, dtype, dtype, trans_b=True)
-    b.node("v_proj", op, a=n1, b=wv, c=Ref(new, width, 2 * width) if paged else _append_ref(vc, pos, s, width, row))
+    v_out = Ref(new, width, 2 * width) if paged else _append_ref(vc, pos, s, width, row)
+    parts = (("q_proj", heads * head_dim, None), ("k_proj", width, None), ("v_proj", width, v_out))
+    q, k, _ = linears(b, "qkv_proj", n1, parts, weights)
     qr = rope(b, "q_rope", q, heads, head_dim)
     # k: rotated straight into the cache rows of this step's tokens (the append).
     k_out = Ref(new, 0, 2 * width) if paged else _append_ref(kc, pos, s, width, row)
@@ -131,18 +136,18 @@ def decoder_layer(
         flash_decode_attention(b, qr, kc, vc, att, batch, heads, kv_heads, head_dim, kv_split(cap, kv_chunks))
     else:
         _decode_attention(b, qr, kc, vc, att, batch, cap, heads, kv_heads, head_dim)
-    o = linear(b, "o_proj", att, hidden)
+    o = linear(b, "o_proj", att, hidden, weights)
     h = b.add("attn_residual", x, o)
     n2 = b.rmsnorm("ffn_norm", h)
-    gate = b.unary("ffn.silu", "silu", linear(b, "ffn.gate", n2, ffn_dim))
-    up = linear(b, "ffn.up", n2, ffn_dim)
+    gate, up = linears(b, "ffn.gate_up", n2, (("ffn.gate", ffn_dim, None), ("ffn.up", ffn_dim, None)), weights)
+    gate = b.unary("ffn.silu", "silu", gate)
     gated = b.tensor("ffn.gated", (t, ffn_dim))
     b.node("ffn.mul", Elementwise("mul", t, ffn_dim, dtype), x=gate, y=up, z=gated)
-    y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden))
+    y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden, weights))
     params = {
         "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
         "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
-        "kv_block": kv_block,
+        "kv_block": kv_block, "weights": weights,
     }  # fmt: skip
     return b.graph(f"decoder-layer-{phase}", (y, kc) if paged else (y, kc, vc), params, decoder_layer)
 
@@ -166,13 +171,59 @@ def check_layer(phase: str, **sizes: int) -> None:
         raise OpError("hidden and ffn_dim must be multiples of 16", hint="e.g. --hidden 256 --ffn-dim 512")
 
 
-def linear(b: GraphBuilder, name: str, x: str, n_out: int) -> str:
-    """``x · Wᵀ`` with ``W`` stored ``[n_out, n_in]`` (``nn.Linear``): a matmul with ``trans_b``."""
+def linear(b: GraphBuilder, name: str, x: str, n_out: int, weights: str = "f16", out: str | Ref | None = None) -> str:
+    """``x · Wᵀ`` with ``W`` stored ``[n_out, n_in]`` (``nn.Linear``), into ``out`` (a view, e.g. the cache
+    rows of this step) or a new tensor ``{name}.out``: ``linears`` with one part."""
+    return linears(b, name, x, ((name, n_out, out),), weights)[0]
+
+
+def linears(
+    b: GraphBuilder, name: str, x: str, parts: tuple[tuple[str, int, str | Ref | None], ...], weights: str = "f16"
+) -> list[str]:
+    """Projections of the same ``x``, one per part ``(name, n_out, out)``: ``x · Wᵀ`` with ``W`` stored
+    ``[n_out, n_in]`` (``nn.Linear``; a matmul with ``trans_b``), into ``out`` or a new ``{part}.out``.
+
+    ``weights="f16"``: one f16 matmul per part (``{part}.w``). ``weights="int8"``: the parts' int8 weights
+    stacked in one ``{name}.w [Σ n_out, n_in]`` with one f16 scale per output channel (``{name}.scale``) —
+    as serving engines merge q, k, v and gate, up (vLLM's ``QKVParallelLinear``) — and one int8 matmul on
+    the Cube (``compiler.quant``): ``x`` quantised per row (once for every projection of ``x``: node
+    ``{x}.quantize``), the matmul into int32 sums (``{name}.acc``), then ``{part}.dequant`` scaling each
+    part's columns back to f16. ``compiler.gemv.place_gemv`` may move a skinny one to the Vector unit."""
     rows, n_in = b.shape(x)
-    w = b.tensor(f"{name}.w", (n_out, n_in), "weight", 1 / math.sqrt(n_in))
-    y = b.tensor(f"{name}.out", (rows, n_out))
-    b.node(name, MatMul(rows, n_out, n_in, b.dtype, b.dtype, trans_b=True), a=x, b=w, c=y)
-    return y
+    outs = [out if out is not None else b.tensor(f"{part}.out", (rows, n)) for part, n, out in parts]
+    if weights == "f16":
+        for (part, n, _), y in zip(parts, outs, strict=True):
+            w = b.tensor(f"{part}.w", (n, n_in), "weight", 1 / math.sqrt(n_in))
+            b.node(part, MatMul(rows, n, n_in, b.dtype, b.dtype, trans_b=True), a=x, b=w, c=y)
+    elif weights == "int8":
+        total = sum(n for _, n, _ in parts)
+        # q ~ N(0, 32²) and s ≈ 1/(32·√n_in): W = s·q is drawn as the f16 layer's N(0, 1/n_in)
+        w = b.tensor(f"{name}.w", (total, n_in), "weight", 32.0, dtype=DType.I8)
+        mean = 1 / (32 * math.sqrt(n_in))
+        sw = b.tensor(f"{name}.scale", (total,), "weight", 0.05 * mean, mean)
+        xq, sx = quantized(b, x)
+        acc = b.tensor(f"{name}.acc", (rows, total), dtype=DType.I32)
+        b.node(name, MatMul(rows, total, n_in, DType.I8, DType.I32, trans_b=True), a=xq, b=w, c=acc)
+        col = 0
+        for (part, n, _), y in zip(parts, outs, strict=True):
+            sums = Ref(acc, col, total) if len(parts) > 1 else acc
+            b.node(f"{part}.dequant", DequantRows(rows, n, b.dtype), x=sums, y=sx, w=Ref(sw, col), z=y)
+            col += n
+    else:
+        raise OpError(f"unknown weight type {weights!r}", hint=f"use one of {', '.join(WEIGHTS)}")
+    return [y.tensor if isinstance(y, Ref) else y for y in outs]
+
+
+def quantized(b: GraphBuilder, x: str) -> tuple[str, str]:
+    """``x`` quantised to int8 per row and its scales (``compiler.quant.QuantizeRows``): made once, the
+    first time a projection of ``x`` asks."""
+    q, s = f"{x}.q", f"{x}.qscale"
+    if q not in b.tensors:
+        rows, cols = b.shape(x)
+        b.tensor(q, (rows, cols), dtype=DType.I8)
+        b.tensor(s, (rows,))
+        b.node(f"{x}.quantize", QuantizeRows(rows, cols, b.dtype), x=x, z=q, y=s)
+    return q, s
 
 
 def rope(b: GraphBuilder, name: str, x: str, heads: int, d: int, out: Ref | None = None) -> str:

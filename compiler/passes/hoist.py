@@ -43,6 +43,7 @@ from compiler.schedule import BLOCK_K_TILES
 from isa import DType, Pipe, Space
 
 F32 = DType.F32
+I32 = DType.I32
 
 
 @dataclass
@@ -254,15 +255,16 @@ def _hoist_matmul(
     for p0, mv in moves:
         levels[p0].pre.append(mv)
 
-    # c: the accumulator lives in L0C from its first k step to its last.
+    # c: the accumulator lives in L0C from its first k step to its last (i32 for an int8 matmul, as mmad sums).
     k_level = next((i for i, lv in enumerate(levels) if {"k", BLOCK_AXIS} & set(lv.axes)), None)
     c_levels = [i for i, lv in enumerate(levels) if set(lv.axes) & {"m", "n"}]
     live_levels = [i for i in c_levels if k_level is not None and i > k_level]
     pc = k_level - 1 if live_levels else _pos(levels, {"m", "n"}, upto=k_level if k_level is not None else inner)
     live_loops = [levels[i].node for i in live_levels]
     live = math.prod(lp.count for lp in live_loops)
+    acc = I32 if op.dtype is DType.I8 else F32
     buf(
-        "C0", Space.L0C, F32, ("m", "n"), Pipe.CUBE, Pipe.FIX, "c", ("tile_m", "tile_n"), pc,
+        "C0", Space.L0C, acc, ("m", "n"), Pipe.CUBE, Pipe.FIX, "c", ("tile_m", "tile_n"), pc,
         live=live, live_vars=tuple(lp.var for lp in live_loops),
     )  # fmt: skip
     init: list[Stmt] = []

@@ -560,7 +560,9 @@ class Emitter:
         dst, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
         src = self.addr(s.buf)
         if s.pipe is Pipe.FIX:
-            return Fixpipe(dst, src, F32, _shape(rows, cols), to=s.to, relu=s.relu, dst_stride=stride)
+            return Fixpipe(
+                dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), to=s.to, relu=s.relu, dst_stride=stride
+            )
         return Copy(dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), dst_stride=stride)
 
 

@@ -162,3 +162,43 @@ def _gqa(g: Grader, answer: Any) -> None:
 def _context(g: Grader, answer: Any) -> None:
     g.hashed(g.choice(answer, ("a", "b", "c", "d")), "4ffb646c699028fee152",
              hint="which bytes of a step are shared by every sequence of the batch, and which are not?")  # fmt: skip
+
+
+#: (decode step seconds by batch, TPOT target, what it shows); the right batch computed by the grader
+SERVING = (
+    ({1: 60e-6, 4: 80e-6, 16: 180e-6}, 100e-6, "the target cuts the largest batch"),
+    ({16: 180e-6, 1: 60e-6, 4: 80e-6}, 1e-3, "batches out of order, every one within the target"),
+    ({1: 60e-6, 8: 100e-6, 32: 500e-6, 64: 1.1e-3}, 1.2e-3, "past the crossover: more batch, less throughput"),
+    ({1: 60e-6, 4: 80e-6}, 50e-6, "no batch meets the target: 0"),
+    ({2: 70e-6, 1: 60e-6, 3: 75e-6}, 75e-6, "a step exactly at the target meets it"),
+)
+
+
+@exercise("10.7", "best_batch(step_s, tpot_slo_s) → the batch of most B / T(B) with T(B) within the target, or 0")
+def _best_batch(g: Grader, fn: Any) -> None:
+    g.function(fn, "best_batch", 2)
+    for steps, slo, what in SERVING:
+        case = f"best_batch({steps}, tpot_slo_s={slo:g}) ({what})"
+        got = g.call(fn, dict(steps), slo, case=case)
+        ok = [b for b, t in steps.items() if t <= slo]
+        want = max(ok, key=lambda b: b / steps[b]) if ok else 0
+        got = g.number(got, case, integer=True)
+        strict = [b for b, t in steps.items() if t < slo]
+        slips = (
+            (max(ok, default=0), "the largest batch within the target is not always the best: compare B / T(B)"),
+            (max(steps, key=lambda b: b / steps[b]), "only batches whose step meets the target count"),
+            (max(strict, key=lambda b: b / steps[b], default=0), "a step equal to the target meets it (≤)"),
+            (got if not ok else 0, "no batch's step is within the target: return 0"),
+        )
+        hint = next((h for b, h in slips if got == b != want), None)
+        neutral = "among the batches with T(B) ≤ the target, which gives the most tokens per second?"
+        g.close(got, want, case, rtol=0, hint=hint or neutral)
+
+
+@exercise("10.8", "'a', 'b', 'c' or 'd': what raising the cap on the running batch does to TPOT, throughput, TTFT")
+def _serving(g: Grader, answer: Any) -> None:
+    hint = (
+        "each running request gets one token per decode step: how long is a step at batch 16 (the table above "
+        "the exercise)? And how long does the 16th request wait for its prefill at max_batch=1?"
+    )
+    g.hashed(g.choice(answer, ("a", "b", "c", "d")), "fe4c609d436ccc072613", hint=hint)

@@ -42,6 +42,14 @@ WRONG = {
     ],
     "10.5": ["a", "c", "d"],
     "10.6": ["a", "b", "d"],
+    "10.7": [
+        lambda s, slo: max((b for b, t in s.items() if t <= slo), default=0),  # the largest within the target
+        lambda s, slo: max(s, key=lambda b: b / s[b]),  # the target ignored
+        lambda s, slo: max((b for b, t in s.items() if t < slo), key=lambda b: b / s[b], default=0),  # strict <
+        lambda s, slo: min((b for b, t in s.items() if t <= slo), default=0),  # the fastest step
+        lambda s, slo: max((b for b, t in s.items() if t <= slo), key=lambda b: b / s[b], default=1),  # 1, not 0
+    ],
+    "10.8": ["a", "c", "d"],
 }
 
 HINTS = {
@@ -58,6 +66,9 @@ HINTS = {
     ("10.3", 1): r"B FLOP per byte",
     ("10.4", 0): r"not the last key",
     ("10.4", 2): r"not the other way round",
+    ("10.7", 0): r"not always the best",
+    ("10.7", 1): r"only batches whose step meets the target",
+    ("10.7", 2): r"equal to the target",
     ("10.4", 3): r"T\(B\) / B",
     ("10.5", 0): r"kv_heads 4, 2 and 1",
 }

@@ -33,6 +33,18 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal_from: int | No
     return (p / p.sum(-1, keepdims=True)) @ v
 
 
+def projections(f: dict[str, np.ndarray], x: np.ndarray, parts: dict[str, int], merged: str, int8: bool) -> list:
+    """``x · Wᵀ`` for each projection ``name → n_out`` of ``parts``: f16 weights ``{name}.w``; or int8 (W8A8):
+    the weights stacked in ``{merged}.w`` with per-output-channel scales ``{merged}.scale``, ``x`` quantised
+    per token (``s = f16(max|x| / 127)``, ``x_q = rint(x / s)``), exact integer sums scaled by both scales."""
+    if not int8:
+        return [x @ f[f"{n}.w"].T for n in parts]
+    s = (np.abs(x).max(-1, keepdims=True) / 127).astype(np.float16).astype(np.float64)
+    xq = np.clip(np.rint(x / np.where(s > 0, s, 1)), -128, 127)
+    y = (xq @ f[f"{merged}.w"].T) * s * f[f"{merged}.scale"][None, :]
+    return np.split(y, np.cumsum(list(parts.values()))[:-1], axis=-1)
+
+
 def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The layer's output ``y`` and the KV cache after this step (``k_cache``, ``v_cache``)."""
     f = {k: np.asarray(v, np.float64) for k, v in given.items()}
@@ -41,9 +53,9 @@ def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     s = params["seq"] if phase == "prefill" else 1
     x = f["x"]
     n1 = rmsnorm(x, f["attn_norm.gamma"])
-    q = (n1 @ f["q_proj.w"].T).reshape(b, s, h, hd)
-    k = (n1 @ f["k_proj.w"].T).reshape(b, s, kv, hd)
-    v = (n1 @ f["v_proj.w"].T).reshape(b, s, kv, hd)
+    int8 = params.get("weights") == "int8"
+    q, k, v = projections(f, n1, {"q_proj": h * hd, "k_proj": kv * hd, "v_proj": kv * hd}, "qkv_proj", int8)
+    q, k, v = q.reshape(b, s, h, hd), k.reshape(b, s, kv, hd), v.reshape(b, s, kv, hd)
     pos = np.arange(s) if phase == "prefill" else np.array([ctx])
     q = np.stack([rotary(q[i], pos) for i in range(b)])
     k = np.stack([rotary(k[i], pos) for i in range(b)])
@@ -58,8 +70,9 @@ def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         for j in range(h):
             g = j // (h // kv)
             out[i, :, j] = attention(q[i, :, j], kc[i, :, g], vc[i, :, g], 0 if phase == "prefill" else start)
-    hid = x + out.reshape(b * s, h * hd) @ f["o_proj.w"].T
+    hid = x + projections(f, out.reshape(b * s, h * hd), {"o_proj": h * hd}, "o_proj", int8)[0]
     n2 = rmsnorm(hid, f["ffn_norm.gamma"])
-    gate = n2 @ f["ffn.gate.w"].T
-    mlp = (gate / (1 + np.exp(-gate)) * (n2 @ f["ffn.up.w"].T)) @ f["ffn.down.w"].T
+    ffn = params["ffn_dim"]
+    gate, up = projections(f, n2, {"ffn.gate": ffn, "ffn.up": ffn}, "ffn.gate_up", int8)
+    mlp = projections(f, gate / (1 + np.exp(-gate)) * up, {"ffn.down": params["hidden"]}, "ffn.down", int8)[0]
     return {"y": hid + mlp, "k_cache": kc, "v_cache": vc}
