@@ -19,9 +19,11 @@ The check also says whether a run will take long enough to deserve a progress ba
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from compiler import Op, Schedule
+from compiler import Op, Schedule, ScheduleError
 from compiler.attention import Attention, AttentionSchedule, plan_attention
 from compiler.attention.compile import compile_attention
 from compiler.defaults import default_schedule
@@ -144,7 +146,9 @@ def check_graph_budget(
     timing_only: bool = False,
 ) -> int:
     """Refuse a graph (``compiler.graph.Graph``) whose data exceeds the host's memory or whose large nodes
-    together exceed ``max_instructions``, before building any kernel; return the instructions estimated."""
+    together exceed ``max_instructions``, before building any kernel; return the instructions estimated. Give the
+    graph as it will run (fused or not) and its cores: each node is estimated with the schedule its run compiles
+    (the estimate is remembered, so the run does not search again)."""
     if not timing_only:
         elements = sum(_size(t.shape) for t in graph.tensors)
         check_host_memory(
@@ -160,7 +164,7 @@ def check_graph_budget(
         if data_bytes(op) < SMALL_OP_BYTES:
             continue
         if op not in seen:
-            seen[op] = estimate(op, Schedule(cores=cores), chip).instructions
+            seen[op] = over_cores(cores, lambda n, op=op: estimate(op, Schedule(cores=n), chip)).instructions
         total += seen[op]
         if total > max_instructions:
             raise ResourceLimitError(
@@ -169,6 +173,22 @@ def check_graph_budget(
                 hint="use a smaller --batch (or shape), or raise the budget: --max-instructions N",
             )
     return total
+
+
+T = TypeVar("T")
+
+
+def over_cores(cores: int, attempt: Callable[[int], T]) -> T:
+    """``attempt(n)`` for ``n`` = ``cores``, then halved down to 1, until one does not raise ``ScheduleError`` — an
+    operator with fewer parallel tiles than cores is spread over fewer (as a graph's run compiles each node)."""
+    n = cores
+    while True:
+        try:
+            return attempt(n)
+        except ScheduleError:
+            if n == 1:
+                raise
+            n = max(1, n // 2)
 
 
 def _size(shape: tuple[int, ...]) -> int:

@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from compiler import Compiled, Schedule, ScheduleError
+from compiler import Compiled, Schedule
 from compiler.check import CheckResult, compare
 from compiler.graph.fusion import fuse as fuse_graph
 from compiler.graph.ir import Graph, GraphError, Node, view
 from compiler.graph.memory import MemoryPlan, plan_memory
 from dsasim.api import chip_for, compile_op
-from dsasim.budget import MAX_INSTRUCTIONS
+from dsasim.budget import MAX_INSTRUCTIONS, over_cores
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
 from simulator.config import Chip
 from simulator.run import Run, simulate
@@ -281,14 +281,7 @@ def graph_ulps(graph: Graph) -> float | None:
 def compile_node(node: Node, chip: Chip, cores: int, max_instructions: int | None = MAX_INSTRUCTIONS) -> Compiled:
     """Compile a node with the default schedule over ``cores`` cores — fewer when the operator has fewer
     parallel tiles than that (halving until it compiles)."""
-    n = cores
-    while True:
-        try:
-            return compile_op(node.op, Schedule(cores=n), chip, max_instructions=max_instructions)
-        except ScheduleError:
-            if n == 1:
-                raise
-            n = max(1, n // 2)
+    return over_cores(cores, lambda n: compile_op(node.op, Schedule(cores=n), chip, max_instructions=max_instructions))
 
 
 # --------------------------------------------------------------------------------------- rebasing

@@ -118,8 +118,12 @@ def main(args: argparse.Namespace) -> int:
         return _max_batch(graph, chip, args)
     if args.memory_plot:
         check_output_path("--memory-plot", args.memory_plot, PICTURE_TYPES)
-    check_graph_budget(
-        graph, chip, args.cores or 1, max_instructions=args.max_instructions, timing_only=args.timing_only
+    check_graph_budget(  # the graph as it runs, over the cores it runs on: the run finds the estimates made
+        fuse(graph) if args.fuse else graph,
+        chip,
+        args.cores or chip.cores,
+        max_instructions=args.max_instructions,
+        timing_only=args.timing_only,
     )
     if args.show_graph and not args.json:
         print((fuse(graph) if args.fuse else graph).text() + "\n")
