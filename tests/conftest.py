@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -27,3 +28,23 @@ if "DSASIM_CACHE" not in os.environ:
     _cache = tempfile.mkdtemp(prefix="dsasim-test-cache-")
     os.environ["DSASIM_CACHE"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under xdist (``make test``: ``-n 2``), a test class is one unit of work, sent whole to one worker; every other
+    test is shared out on its own, as with ``--dist load``. A class gathers the tests that read one expensive module
+    fixture (a graded class of notebooks, 60-120 s): its worker builds it once, where tests shared out one by one
+    had both workers build it. (xdist's ``--dist loadgroup`` does this by renaming node ids, which pytest 9 ignores.)
+    """
+    if config.getvalue("dist") != "load":
+        return None  # a --dist the user asked for
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ClassScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path, _, rest = nodeid.partition("::")
+            name, _, inner = rest.partition("::")
+            return f"{path}::{name}" if inner and name[:1].isupper() else nodeid
+
+    return ClassScheduling(config, log)

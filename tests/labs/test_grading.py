@@ -136,80 +136,80 @@ EXPECTED = {  # student: (status of each exercise, flag kinds)
 MARK = {"passed": "✓", "failed": "✗", "not done": "·", "not reached": "-"}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("student", sorted(EXPECTED))
-def test_scores_and_flags(graded, student):
-    subs, rows, gs, _ = graded
-    sub = subs[student]
-    statuses, flags = EXPECTED[student]
-    ids = list(POINTS)
-    assert [e.id for e in sub.exercises] == ids
-    got = "".join(MARK[e.status] for e in sub.exercises)
-    assert got == statuses, f"{student}: {got} != {statuses}\n" + "\n".join(
-        f"{e.id} {e.status}: {e.message}" for e in sub.exercises
-    )
-    assert sub.flag_kinds == flags, sub.flags
-    score = sum(POINTS[i] for i, s in zip(ids, statuses) if s == "✓")
-    assert sub.score == score and sub.max_score == 12
-    # the same in the CSV ...
-    row = rows[student]
-    assert float(row["total"]) == score and float(row["max"]) == 12
-    assert all(f in row["flags"] for f in flags) and (row["flags"] == "") == (not flags)
-    for i, s in zip(ids, statuses):
-        assert float(row[f"{i} points"]) == (POINTS[i] if s == "✓" else 0)
-        assert MARK[row[f"{i} status"]] == s
-        assert (row[f"{i} message"] != "") == (s in "✗·"), (i, row[f"{i} message"])
-    assert {"3.7 to grade by hand", "3.8 to grade by hand"} <= set(row)
-    # ... and in Gradescope's results.json
-    res = gs[student]
-    assert res["score"] == score and res["extra_data"]["flags"] == sub.flags
-    res["tests"] = [t for t in res["tests"] if t.get("visibility") != "after_due_date"]  # the flags, hidden
-    assert [t["number"] for t in res["tests"]] == ids
-    for t, s in zip(res["tests"], statuses):
-        assert t["max_score"] == POINTS[t["number"]]
-        assert t["status"] == ("passed" if s == "✓" else "failed")
-        assert t["score"] == (t["max_score"] if s == "✓" else 0)
-    assert "to grade by hand: 3.7, 3.8" in res["output"]
+class TestGradedClass:
+    """Its tests read one graded class (a module fixture): as a class, they are one unit of work for xdist
+    (``tests/conftest.py``), so one worker grades the class, once."""
 
+    @pytest.mark.slow
+    @pytest.mark.parametrize("student", sorted(EXPECTED))
+    def test_scores_and_flags(self, graded, student):
+        subs, rows, gs, _ = graded
+        sub = subs[student]
+        statuses, flags = EXPECTED[student]
+        ids = list(POINTS)
+        assert [e.id for e in sub.exercises] == ids
+        got = "".join(MARK[e.status] for e in sub.exercises)
+        assert got == statuses, f"{student}: {got} != {statuses}\n" + "\n".join(
+            f"{e.id} {e.status}: {e.message}" for e in sub.exercises
+        )
+        assert sub.flag_kinds == flags, sub.flags
+        score = sum(POINTS[i] for i, s in zip(ids, statuses) if s == "✓")
+        assert sub.score == score and sub.max_score == 12
+        # the same in the CSV ...
+        row = rows[student]
+        assert float(row["total"]) == score and float(row["max"]) == 12
+        assert all(f in row["flags"] for f in flags) and (row["flags"] == "") == (not flags)
+        for i, s in zip(ids, statuses):
+            assert float(row[f"{i} points"]) == (POINTS[i] if s == "✓" else 0)
+            assert MARK[row[f"{i} status"]] == s
+            assert (row[f"{i} message"] != "") == (s in "✗·"), (i, row[f"{i} message"])
+        assert {"3.7 to grade by hand", "3.8 to grade by hand"} <= set(row)
+        # ... and in Gradescope's results.json
+        res = gs[student]
+        assert res["score"] == score and res["extra_data"]["flags"] == sub.flags
+        res["tests"] = [t for t in res["tests"] if t.get("visibility") != "after_due_date"]  # the flags, hidden
+        assert [t["number"] for t in res["tests"]] == ids
+        for t, s in zip(res["tests"], statuses):
+            assert t["max_score"] == POINTS[t["number"]]
+            assert t["status"] == ("passed" if s == "✓" else "failed")
+            assert t["score"] == (t["max_score"] if s == "✓" else 0)
+        assert "to grade by hand: 3.7, 3.8" in res["output"]
 
-@pytest.mark.slow
-def test_failure_messages_name_the_case_and_never_the_answer(graded):
-    subs = graded[0]
-    wrong = {e.id: e.message for e in subs["wrong"].exercises}
-    assert wrong["3.1"].startswith("Lab 3.1: stage_cycles(edu, 'exp'") and "hint:" in wrong["3.1"]
-    assert "'faster'" in wrong["3.3"] and "not right" in wrong["3.3"]
-    tampered = {e.id: e.message for e in subs["tampered"].exercises}
-    assert "max_tile_rows(edu" in tampered["3.4"]  # graded by the real grader, not the patched one
-    crashed = subs["crashing"]
-    assert any("the kernel died in code cell" in f for f in crashed.flags)
-    assert subs["half"].exercises[3].message.startswith("raises NotImplementedError")
+    @pytest.mark.slow
+    def test_failure_messages_name_the_case_and_never_the_answer(self, graded):
+        subs = graded[0]
+        wrong = {e.id: e.message for e in subs["wrong"].exercises}
+        assert wrong["3.1"].startswith("Lab 3.1: stage_cycles(edu, 'exp'") and "hint:" in wrong["3.1"]
+        assert "'faster'" in wrong["3.3"] and "not right" in wrong["3.3"]
+        tampered = {e.id: e.message for e in subs["tampered"].exercises}
+        assert "max_tile_rows(edu" in tampered["3.4"]  # graded by the real grader, not the patched one
+        crashed = subs["crashing"]
+        assert any("the kernel died in code cell" in f for f in crashed.flags)
+        assert subs["half"].exercises[3].message.startswith("raises NotImplementedError")
 
+    @pytest.mark.slow
+    def test_tampering_is_flagged_by_its_source(self, graded):
+        flags = " | ".join(graded[0]["tampered"].flags)
+        assert "imports labs.checks.core" in flags and "defines its own check" in flags  # read in the source
+        assert "assigns to core.Grader.close" in flags
 
-@pytest.mark.slow
-def test_tampering_is_flagged_by_its_source(graded):
-    flags = " | ".join(graded[0]["tampered"].flags)
-    assert "imports labs.checks.core" in flags and "defines its own check" in flags  # read in the source
-    assert "assigns to core.Grader.close" in flags
+    @pytest.mark.slow
+    def test_parallel_and_within_the_time_limit(self, graded):
+        subs, _, _, wall = graded
+        endless = subs["endless"]
+        assert TIMEOUT <= endless.seconds < TIMEOUT + 30, endless.seconds
+        serial = sum(s.seconds for s in subs.values())
+        assert wall < 0.85 * serial, f"two workers took {wall:.0f} s for {serial:.0f} s of grading"
+        assert all(s.seconds < TIMEOUT + 30 for s in subs.values())
+        assert all(s.code_seconds < TIMEOUT for name, s in subs.items() if name != "endless")
+        assert endless.code_seconds == TIMEOUT
 
-
-@pytest.mark.slow
-def test_parallel_and_within_the_time_limit(graded):
-    subs, _, _, wall = graded
-    endless = subs["endless"]
-    assert TIMEOUT <= endless.seconds < TIMEOUT + 30, endless.seconds
-    serial = sum(s.seconds for s in subs.values())
-    assert wall < 0.85 * serial, f"two workers took {wall:.0f} s for {serial:.0f} s of grading"
-    assert all(s.seconds < TIMEOUT + 30 for s in subs.values())
-    assert all(s.code_seconds < TIMEOUT for name, s in subs.items() if name != "endless")
-    assert endless.code_seconds == TIMEOUT
-
-
-@pytest.mark.slow
-def test_written_answers_are_collected_for_grading_by_hand(graded):
-    subs = graded[0]
-    correct = {w.id: w.text for w in subs["correct"].written}
-    assert set(correct) == {"3.7", "3.8"} and "balanced" in correct["3.7"] and "jitter" in correct["3.8"]
-    assert {w.id: w.text for w in subs["half"].written} == {"3.7": "", "3.8": ""}  # the prompt is not an answer
+    @pytest.mark.slow
+    def test_written_answers_are_collected_for_grading_by_hand(self, graded):
+        subs = graded[0]
+        correct = {w.id: w.text for w in subs["correct"].written}
+        assert set(correct) == {"3.7", "3.8"} and "balanced" in correct["3.7"] and "jitter" in correct["3.8"]
+        assert {w.id: w.text for w in subs["half"].written} == {"3.7": "", "3.8": ""}  # the prompt is not an answer
 
 
 # ------------------------------------------------------------------------------------------- variants

@@ -90,22 +90,27 @@ def attacked(tmp_path_factory):
     return out
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("lab", [3, 9])
-@pytest.mark.parametrize("attack", ["tamper", "solutions"])
-def test_an_attack_scores_no_more_than_a_blank_notebook(attacked, lab, attack):
-    subs = attacked[lab]
-    assert subs[attack].score <= subs["blank"].score == 0, [(e.id, e.status, e.message) for e in subs[attack].exercises]
+class TestAttacks:
+    """Its tests read the graded attacks (a module fixture): as a class, they are one unit of work for xdist
+    (``tests/conftest.py``), so one worker grades them, once."""
 
+    @pytest.mark.slow
+    @pytest.mark.parametrize("lab", [3, 9])
+    @pytest.mark.parametrize("attack", ["tamper", "solutions"])
+    def test_an_attack_scores_no_more_than_a_blank_notebook(self, attacked, lab, attack):
+        subs = attacked[lab]
+        assert subs[attack].score <= subs["blank"].score == 0, [
+            (e.id, e.status, e.message) for e in subs[attack].exercises
+        ]
 
-@pytest.mark.slow
-def test_kernels_rebuilt_from_their_source_pass_and_tampering_is_flagged(attacked):
-    solved = attacked[9]["solved"]
-    assert solved.score == solved.max_score == 9, [(e.id, e.message) for e in solved.exercises]
-    assert not solved.flags  # graded outside the kernel: no "graded in the kernel" flag any more
-    for lab in (3, 9):
-        flags = " | ".join(attacked[lab]["tamper"].flags)
-        assert "uses _REGISTRY" in flags and "imports labs.grading.inkernel" in flags
+    @pytest.mark.slow
+    def test_kernels_rebuilt_from_their_source_pass_and_tampering_is_flagged(self, attacked):
+        solved = attacked[9]["solved"]
+        assert solved.score == solved.max_score == 9, [(e.id, e.message) for e in solved.exercises]
+        assert not solved.flags  # graded outside the kernel: no "graded in the kernel" flag any more
+        for lab in (3, 9):
+            flags = " | ".join(attacked[lab]["tamper"].flags)
+            assert "uses _REGISTRY" in flags and "imports labs.grading.inkernel" in flags
 
 
 # ------------------------------------------------------------------------------------------- identity
@@ -159,39 +164,42 @@ def cls(tmp_path_factory):
     return root, grades, run
 
 
-@pytest.mark.slow
-def test_ids_come_from_file_names_and_the_roster(cls):
-    root, grades, run = cls
-    assert set(grades) == {"ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "zed"}
-    assert float(grades["ada"]["total"]) == 1 and grades["ada"]["flags"] == ""
-    # metadata says "../escaped": graded as zed, nothing written outside the results folder
-    assert "other variant" in grades["zed"]["flags"] and "'../escaped'" in grades["zed"]["flags"]
-    assert not (root / "escaped.json").exists() and sorted(p.name for p in (root / "results").iterdir()) == sorted(
-        f"{s}.json" for s in grades
-    )
-    # a copied notebook: graded under its own file's name, against its own variant, flagged
-    assert "copy: the same file as ada's" in grades["bob"]["flags"] and "other variant" in grades["bob"]["flags"]
-    assert grades["bob"]["variant_seed"] == str(seed_for("bob"))
-    # the default notebook instead of one's variant: flagged, graded against the student's own
-    assert "the default notebook was handed in" in grades["cyd"]["flags"]
-    assert grades["cyd"]["variant_seed"] == str(seed_for("cyd"))
-    assert "missing" in grades["dee"]["flags"] and float(grades["dee"]["total"]) == 0
-    assert "unknown student" in grades["eve"]["flags"]
-    for s in ("gus", "hal"):  # a FIFO and a link to /dev/zero: flagged, never read
-        assert "unreadable" in grades[s]["flags"] and float(grades[s]["total"]) == 0
-    assert "missing" in run.stdout and "dee" in run.stdout
+class TestRosterClass:
+    """Its tests read one graded class (a module fixture): as a class, they are one unit of work for xdist
+    (``tests/conftest.py``), so one worker grades the class, once."""
 
+    @pytest.mark.slow
+    def test_ids_come_from_file_names_and_the_roster(self, cls):
+        root, grades, run = cls
+        assert set(grades) == {"ada", "bob", "cyd", "dee", "eve", "fay", "gus", "hal", "zed"}
+        assert float(grades["ada"]["total"]) == 1 and grades["ada"]["flags"] == ""
+        # metadata says "../escaped": graded as zed, nothing written outside the results folder
+        assert "other variant" in grades["zed"]["flags"] and "'../escaped'" in grades["zed"]["flags"]
+        assert not (root / "escaped.json").exists() and sorted(p.name for p in (root / "results").iterdir()) == sorted(
+            f"{s}.json" for s in grades
+        )
+        # a copied notebook: graded under its own file's name, against its own variant, flagged
+        assert "copy: the same file as ada's" in grades["bob"]["flags"] and "other variant" in grades["bob"]["flags"]
+        assert grades["bob"]["variant_seed"] == str(seed_for("bob"))
+        # the default notebook instead of one's variant: flagged, graded against the student's own
+        assert "the default notebook was handed in" in grades["cyd"]["flags"]
+        assert grades["cyd"]["variant_seed"] == str(seed_for("cyd"))
+        assert "missing" in grades["dee"]["flags"] and float(grades["dee"]["total"]) == 0
+        assert "unknown student" in grades["eve"]["flags"]
+        for s in ("gus", "hal"):  # a FIFO and a link to /dev/zero: flagged, never read
+            assert "unreadable" in grades[s]["flags"] and float(grades[s]["total"]) == 0
+        assert "missing" in run.stdout and "dee" in run.stdout
 
-@pytest.mark.slow
-def test_every_cell_is_bounded_and_nothing_is_left_behind(cls):
-    root, grades, _ = cls
-    assert max(len(v) for r in grades.values() for v in r.values()) <= 2000
-    assert len(grades["fay"]["3.6 message"]) > 1000  # the 200 KB answer, cut
-    fay = json.loads((root / "results" / "fay.json").read_text())
-    assert all(len(t["output"]) <= 2000 for t in fay["tests"])
-    assert list((root / "tmp").iterdir()) == []  # no dsasim-grade-* folder, no kernel connection file
-    flags = [t for t in json.loads((root / "results" / "bob.json").read_text())["tests"] if t["max_score"] == 0]
-    assert flags and flags[0]["visibility"] == "after_due_date"
+    @pytest.mark.slow
+    def test_every_cell_is_bounded_and_nothing_is_left_behind(self, cls):
+        root, grades, _ = cls
+        assert max(len(v) for r in grades.values() for v in r.values()) <= 2000
+        assert len(grades["fay"]["3.6 message"]) > 1000  # the 200 KB answer, cut
+        fay = json.loads((root / "results" / "fay.json").read_text())
+        assert all(len(t["output"]) <= 2000 for t in fay["tests"])
+        assert list((root / "tmp").iterdir()) == []  # no dsasim-grade-* folder, no kernel connection file
+        flags = [t for t in json.loads((root / "results" / "bob.json").read_text())["tests"] if t["max_score"] == 0]
+        assert flags and flags[0]["visibility"] == "after_due_date"
 
 
 @pytest.mark.slow
