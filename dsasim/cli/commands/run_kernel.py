@@ -247,8 +247,14 @@ def main(args: argparse.Namespace) -> int:
     extra = {
         **run.extra_json(),
         "by_line": [
-            {"file": r.file, "line": r.line, "source": r.text, "instructions": r.instructions, "busy": r.busy,
-             "in_flight": r.in_flight}
+            {
+                "file": r.file,
+                "line": r.line,
+                "source": r.text,
+                "instructions": r.instructions,
+                "busy": r.busy,
+                "in_flight": r.in_flight,
+            }
             for r in lines
         ],
     }
