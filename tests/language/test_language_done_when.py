@@ -1,5 +1,6 @@
-"""Issue 30's "done when", checked with kernels written here in the ordinary Triton idiom (not the examples' or the
-other tests'): each matches numpy compiled on ``edu`` and ``ascend910b-like`` (sanitized) and interpreted."""
+"""What real kernels need past the tutorials — gathers, integer math, atomics, scans, random numbers, reshape —
+checked with kernels written here in the ordinary Triton idiom (not the examples' or the other tests'): each
+matches numpy compiled on ``edu`` and ``ascend910b-like`` (sanitized) and interpreted."""
 
 from __future__ import annotations
 
