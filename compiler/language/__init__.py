@@ -1,9 +1,9 @@
 """The tile language: kernels in the Triton idiom, traced into the compiler's IR (docs/language.md).
 
 ``dsasim.language`` re-exports the ``tl`` namespace below; ``dsasim.jit`` launches kernels. Here live the
-tracer (``core``, ``tensor``, ``functions``), access analysis (``access``), rewrites of the traced records
-(``rewrite``, ``fixscale``, ``cubesum``, ``layout``), lowering into the IR (``nest``, ``placement``,
-``build``, ``segment``, ``emit``) and the launch glue (``launch``).
+tracer (``core``, ``tensor``, ``functions``; the vector unit's numerics in ``numerics``), access analysis
+(``access``), rewrites of the traced records (``rewrite``, ``fixscale``, ``cubesum``, ``layout``), lowering
+into the IR (``nest``, ``placement``, ``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """
 
 from compiler.language.atomics import atomic_add, atomic_max, atomic_min, histogram

@@ -20,17 +20,9 @@ from compiler.language.core import tracer
 from compiler.language.errors import LanguageError
 from compiler.language.functions import full, store_tile
 from compiler.language.masks import where
+from compiler.language.numerics import broadcast
 from compiler.language.pointers import GatherPointer, Pointer
-from compiler.language.tensor import (
-    Index,
-    Tensor,
-    binary,
-    broadcast,
-    cast,
-    expand,
-    materialize,
-    vec,
-)
+from compiler.language.tensor import Index, Tensor, binary, cast, expand, materialize, vec
 from isa import DType
 from isa.instructions.dma import ATOMIC_TYPES
 from isa.instructions.vgather import scatter

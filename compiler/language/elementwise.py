@@ -5,7 +5,8 @@ routines on the real chip, priced as such by the presets), computed in f32 compi
 from __future__ import annotations
 
 from compiler.language.errors import LanguageError
-from compiler.language.tensor import Tensor, binary, is_number, unary
+from compiler.language.numerics import is_number
+from compiler.language.tensor import Tensor, binary, unary
 
 
 def sin(x: object) -> object:

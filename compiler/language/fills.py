@@ -32,7 +32,7 @@ import numpy as np
 
 from compiler.language.core import LoopRec, Rec, Tracer, drop, records
 from compiler.language.errors import Site
-from compiler.language.tensor import SCALAR, rounded
+from compiler.language.numerics import SCALAR, rounded
 
 
 def is_fill(r: Rec) -> bool:

@@ -20,24 +20,10 @@ from compiler.language.errors import LanguageError, user_site
 from compiler.language.gather import by_rows, gather, refuse_scatter
 from compiler.language.limits import check_tile
 from compiler.language.masks import where
+from compiler.language.numerics import F32, broadcast, f32, is_number, rounded
 from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
-from compiler.language.tensor import (
-    F32,
-    Index,
-    Tensor,
-    binary,
-    broadcast,
-    cast,
-    expand,
-    f32,
-    is_mask,
-    is_number,
-    materialize,
-    rounded,
-    unary,
-    vec,
-)
+from compiler.language.tensor import Index, Tensor, binary, cast, expand, is_mask, materialize, unary, vec
 from compiler.language.wraps import leading_block
 from isa import DType
 from isa.instructions.vgather import scatter

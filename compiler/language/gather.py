@@ -23,8 +23,9 @@ import numpy as np
 from compiler.language.core import Arg, Read, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.masks import where
+from compiler.language.numerics import broadcast, is_number
 from compiler.language.pointers import GatherPointer, Pointer
-from compiler.language.tensor import Index, Tensor, binary, broadcast, expand, is_number, vec
+from compiler.language.tensor import Index, Tensor, binary, expand, vec
 from compiler.language.wraps import ROW_ALIGN
 
 

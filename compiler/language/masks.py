@@ -20,19 +20,8 @@ import numpy as np
 
 from compiler.language.core import rc
 from compiler.language.errors import LanguageError
-from compiler.language.tensor import (
-    F32,
-    Tensor,
-    broadcast,
-    cast,
-    expand,
-    f32,
-    index_data,
-    is_mask,
-    is_number,
-    promote,
-    vec,
-)
+from compiler.language.numerics import F32, broadcast, f32, is_number, promote
+from compiler.language.tensor import Tensor, cast, expand, index_data, is_mask, vec
 from isa import DType
 
 

@@ -15,7 +15,7 @@ from compiler.ir import Buffer
 from compiler.language.core import Rec
 from compiler.language.errors import LanguageError, Site
 from compiler.language.nest import Nest, Static, StaticLoop, Web, is_zero_dup
-from compiler.language.tensor import rounding
+from compiler.language.numerics import rounding
 from compiler.plan import Axis
 from compiler.target import Target
 from isa import DType, Pipe, Space

@@ -7,7 +7,8 @@ import numpy as np
 
 from compiler.language.core import Arg, PointerType, tracer
 from compiler.language.errors import LanguageError, user_site
-from compiler.language.tensor import Tensor, arithmetic, binary, broadcast
+from compiler.language.numerics import broadcast
+from compiler.language.tensor import Tensor, arithmetic, binary
 
 
 class Pointer:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from compiler.language.core import Rec, located
 from compiler.language.layout import fold
 from compiler.language.nest import Nest, Static
+from compiler.language.numerics import rounding
 from compiler.language.selects import SELECT_OPS, emit_select, scratch_of
-from compiler.language.tensor import rounding
 from compiler.target import Target
 from compiler.tileprog import Value, fold_widths, tree_reduce
 from isa import (
