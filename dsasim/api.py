@@ -21,19 +21,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compiler import Compiled, Op, Schedule
-from compiler import compile as compile_kernel
-from compiler.check import CheckResult, compare
+from compiler.check import CheckResult
 from compiler.ir import Kernel
-from dsasim import cache
-from dsasim.budget import MAX_INSTRUCTIONS, Estimate, check_budget, enforce
+from dsasim.budget import MAX_INSTRUCTIONS, Estimate
+from dsasim.driver import chip_for, compile_op, compile_within_budget, execute
 from isa import Program
 from simulator.advice import Diagnosis
-from simulator.config import Chip, load_chip
+from simulator.config import Chip
 from simulator.energy import Energy
 from simulator.engine import Engine, TraceEntry
-from simulator.run import Run, simulate
+from simulator.run import Run
 from simulator.sanitizer import SanitizerReport
 from simulator.stats import Stats
+
+__all__ = ["KernelRun", "chip_for", "compile_and_run", "compile_op", "compile_within_budget"]
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure  # the type of the pictures; matplotlib loads with the first one
@@ -191,61 +192,6 @@ class KernelRun:
         return head + (html() if html else f"<pre>{self.run.report()}</pre>") + f"<pre>{self.footer()}</pre>"
 
 
-def chip_for(chip: Chip | str, cores: int = 1) -> Chip:
-    """Load ``chip`` (a preset name, a TOML path or a ``Chip``); give it ``cores`` cores if it has fewer."""
-    c = load_chip(chip) if isinstance(chip, str) else chip
-    return c.with_cores(cores) if cores > c.cores else c
-
-
-def compile_op(
-    op: Op,
-    schedule: Schedule | None = None,
-    chip: Chip | str = "edu",
-    *,
-    max_instructions: int | None = MAX_INSTRUCTIONS,
-) -> Compiled:
-    """``compiler.compile`` with a chip given by name; a schedule with more cores than the chip extends it.
-    A program estimated beyond ``max_instructions`` is refused before compiling (``dsasim.budget``)."""
-    chip_obj = chip_for(chip, schedule.cores if schedule else 1)
-    return compile_within_budget(op, schedule, chip_obj, max_instructions=max_instructions, timing_only=True)[0]
-
-
-def compile_within_budget(
-    op: Op,
-    schedule: Schedule | None,
-    chip: Chip,
-    *,
-    max_instructions: int | None = MAX_INSTRUCTIONS,
-    timing_only: bool = False,
-    on_estimate: Callable[[Estimate], None] | None = None,
-) -> tuple[Compiled, Estimate]:
-    """The driver's compile: ``op`` refused before compiling if over the budget (``dsasim.budget``), else compiled.
-    Remembered (``dsasim.cache``): in this process the compiled kernel, on disk the decision — the estimate and the
-    resolved schedule — so the same kernel asked again (the same operator, schedule, chip and compiler) is checked
-    against the same estimate and compiled at once, without the estimate's and the default search's work."""
-    name = cache.key("compiled", op, schedule, chip)
-    kept = cache.kept(name)
-    if kept is not None:
-        compiled, est = kept
-        enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
-        if on_estimate is not None:
-            on_estimate(est)
-        return compiled, est
-    decided = cache.load(name)
-    if decided is not None:
-        est = decided
-        enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
-    else:
-        est = check_budget(op, schedule, chip, max_instructions=max_instructions, timing_only=timing_only)
-    if on_estimate is not None:
-        on_estimate(est)  # e.g. the CLI starts a progress bar for a long run
-    compiled = compile_kernel(op, est.schedule, chip)
-    if decided is None:  # the schedule as resolved: a later run compiles it without searching
-        cache.store(name, Estimate(est.instructions, est.data_bytes, compiled.schedule))
-    cache.keep(name, (compiled, est))
-    return compiled, est
-
-
 def compile_and_run(
     op: Op,
     schedule: Schedule | None = None,
@@ -277,7 +223,7 @@ def compile_and_run(
     if not timing_only:
         data = op.make_inputs(seed)
         data.update(inputs or {})
-    run = simulate(
+    done = execute(
         compiled.program,
         chip_obj,
         inputs=data,
@@ -286,10 +232,8 @@ def compile_and_run(
         sanitize=sanitize,
         knobs=compiled.knob_hints(),
         on_engine=on_engine,
+        max_instructions=None,  # the estimate above was the budget's check
+        reference=(lambda run: (run.outputs, op.reference(run.inputs))) if check else None,
+        ulps=getattr(op, "check_ulps", None),
     )
-    result = None
-    expected: dict[str, np.ndarray] = {}
-    if check and not timing_only:
-        expected = op.reference(run.inputs)
-        result = compare(run.outputs, expected, ulps=getattr(op, "check_ulps", None))
-    return KernelRun(run, compiled, result, expected)
+    return KernelRun(done.run, compiled, done.check, done.expected)

@@ -37,11 +37,11 @@ from compiler.check import CheckResult, compare
 from compiler.graph.fusion import fuse as fuse_graph
 from compiler.graph.ir import Graph, GraphError, Node, view
 from compiler.graph.memory import MemoryPlan, plan_memory
-from dsasim.api import chip_for, compile_op
 from dsasim.budget import MAX_INSTRUCTIONS, over_cores
+from dsasim.driver import chip_for, compile_op, execute
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
 from simulator.config import Chip
-from simulator.run import Run, simulate
+from simulator.run import Run
 
 ARENA = "gm"
 
@@ -249,17 +249,28 @@ def run_graph(
         kcheck = None
         if timing_only:
             if key not in timed:  # rebased only to be simulated: a kernel run before is not rebased again
-                timed[key] = simulate(rebase(c.program, node, g, mem), chip_obj, timing_only=True, name=node.name)
+                program = rebase(c.program, node, g, mem)
+                timed[key] = execute(program, chip_obj, timing_only=True, name=node.name, max_instructions=None).run
             run = timed[key]
         else:
-            program = rebase(c.program, node, g, mem)
             args = {t.name: _read(arena, g, mem, node, t.name, t.shape) for t in node.op.inputs} if check else {}
-            run = simulate(program, chip_obj, inputs={ARENA: arena.view(np.int8)}, name=node.name)
+
+            def kernel_check(run: Run, node: Node = node, args: dict = args) -> tuple[dict, dict]:
+                """The node's outputs as they lie in the arena after its run, and its operator's reference."""
+                after = run.outputs[ARENA].view(np.uint8)
+                got = {t.name: _read(after, g, mem, node, t.name, t.shape) for t in node.op.outputs}
+                return got, node.op.reference(args)
+
+            done = execute(
+                rebase(c.program, node, g, mem),
+                chip_obj,
+                inputs={ARENA: arena.view(np.int8)},
+                name=node.name,
+                max_instructions=None,  # the graph's budget was checked before any kernel was built
+                reference=kernel_check if check else None,
+            )
+            run, kcheck = done.run, done.check
             arena = run.outputs[ARENA].view(np.uint8)
-            if check:
-                want = node.op.reference(args)
-                got = {t.name: _read(arena, g, mem, node, t.name, t.shape) for t in node.op.outputs}
-                kcheck = compare(got, want)
         kernels.append(KernelResult(node, c, run, start, kcheck))
         start += run.cycles
     result = GraphRun(graph, g, mem, chip_obj, kernels, timing_only, fuse)

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compiler.check import compare
 from compiler.language import (
     LanguageError,
     TilesDoNotFit,
@@ -45,9 +44,10 @@ from compiler.language import (
 from compiler.language.errors import Site, internal_path
 from dsasim.api import KernelRun, chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
+from dsasim.driver import execute
 from isa import DsasimError
 from simulator.config import Chip
-from simulator.run import simulate
+from simulator.run import Run
 
 internal_path(__file__)  # frames of dsasim's launcher are not the kernel's lines
 
@@ -236,7 +236,15 @@ class JITFunction:
             compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores, rewrite=False)
         decl = {d.name for d in compiled.program.tensors}
         inputs = {a.name: a.array for a in arrays if a.name in decl}
-        run = simulate(
+
+        def oracle(run: Run) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+            """The interpreter on copies of the arguments: what the stored arrays should hold."""
+            copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+            _, interpreted = trace(self.fn, grid, copies, kwargs, True, num_stages, steps)
+            expected = {a.name: a.array.reshape(-1) for a in interpreted if a.stored}
+            return {k: v.reshape(-1) for k, v in run.outputs.items()}, expected
+
+        done = execute(
             compiled.program,
             c,
             inputs=inputs,
@@ -244,19 +252,15 @@ class JITFunction:
             name=self.fn.__name__,
             sanitize=sanitize,
             knobs=compiled.knob_hints(),
+            max_instructions=max_instructions,
+            reference=oracle if check else None,
         )
-        result = None
-        expected: dict[str, np.ndarray] = {}
-        if check and not timing_only:  # the interpreter on copies of the arguments: the oracle
-            copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-            _, oracle = trace(self.fn, grid, copies, kwargs, True, num_stages, steps)
-            expected = {a.name: a.array.reshape(-1) for a in oracle if a.stored}
-            result = compare({k: v.reshape(-1) for k, v in run.outputs.items()}, expected)
+        run = done.run
         if not timing_only:
             for a in arrays:
                 if a.stored:
                     a.array.reshape(-1)[:] = run.outputs[a.name].reshape(-1)
-        return LaunchRun(run, compiled, result, expected)
+        return LaunchRun(run, compiled, done.check, done.expected)
 
 
 #: Triton's launch options for a GPU, accepted and ignored: the chip has no warps (``num_warps``), no thread

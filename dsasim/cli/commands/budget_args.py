@@ -1,5 +1,5 @@
-"""``--max-instructions`` for the commands that compile (``run``, ``compile``, ``tiles``, ``graph``), and the
-progress bar of a long run.
+"""``--max-instructions`` for the commands that compile or run (``run``, ``compile``, ``tiles``, ``graph``,
+``run-asm``), and the progress bar of a long run.
 
 The budget is checked before compiling (``dsasim.budget``): a shape that would compile to more
 instructions is refused with the estimate, and the option raises it. A run estimated to take more than a
@@ -26,7 +26,7 @@ def add_budget_option(p: argparse.ArgumentParser) -> None:
         type=positive,
         default=MAX_INSTRUCTIONS,
         metavar="N",
-        help="refuse a program estimated beyond N instructions before compiling it (~60 µs each to compile and run)",
+        help="refuse a program beyond N instructions (estimated before compiling) before it runs (~60 µs each)",
     )
 
 

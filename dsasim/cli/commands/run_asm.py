@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
+from dsasim.cli.commands.budget_args import add_budget_option
 from dsasim.cli.commands.kernel_args import seed
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
+from dsasim.driver import execute
 from isa import DsasimError, parse_file
 from simulator.config import load_chip
-from simulator.run import simulate
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--outputs", metavar="OUT.npz", help="write the output tensors here")
     p.add_argument("--seed", type=seed, default=0, help="seed for generated inputs (default 0)")
     p.add_argument("--timing-only", action="store_true", help="skip data; same cycles, much faster")
+    add_budget_option(p)
     add_output_options(p)
     p.add_argument(
         "--lab",
@@ -68,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
     program = parse_file(args.file)
     chip = load_chip(args.chip or program.chip or "edu", cores=args.cores)
     inputs = load_inputs(args.inputs) if args.inputs else None
-    run = simulate(
+    run = execute(
         program,
         chip,
         inputs=inputs,
@@ -76,7 +78,8 @@ def main(args: argparse.Namespace) -> int:
         seed=args.seed,
         name=Path(args.file).name,
         sanitize=args.sanitize,
-    )
+        max_instructions=args.max_instructions,
+    ).run
     if args.lab:
         run.sanitizer = run.sanitizer.for_lab()
     code = emit(run, args)
