@@ -68,7 +68,7 @@ def test_the_bound_never_exceeds_the_prediction_at_any_depth(chip, cores, op):
         hoisted = pricer.hoisted(cand)
         if hoisted is None:
             continue
-        bound = d.floor_cycles(op, target, hoisted, cores)
+        bound = d.floor_cycles(hoisted)
         for depths in (dict.fromkeys(names, 1), dict.fromkeys(names, 2), {**dict.fromkeys(names, 3), names[-1]: 1}):
             try:
                 buffered = buffer(hoisted, depths)
