@@ -6,9 +6,9 @@ data it holds. Both are estimated *before* anything is emitted or allocated:
 
 - **instructions** — a loop-nest operator runs the compiler's passes up to ``sync`` (symbolic: the loop
   nest, not the program) and asks the tuner's cost model (``compiler.tune.model.predict``) how many
-  instructions ``lower`` would emit; attention counts the instructions of two short kernels of one head under
-  the schedule the compile will choose (one of them the kernel its fit check compiled) and scales them to the
-  real numbers of score and query tiles. More than
+  instructions ``lower`` would emit; attention counts the instructions of two short kernels of one head (one
+  of them the kernel the default search's fit check compiled) and scales them to the real numbers of score and
+  query tiles. More than
   ``max_instructions`` (``--max-instructions``, default :data:`MAX_INSTRUCTIONS`) is a
   ``ResourceLimitError`` giving the estimate;
 - **host memory** — a run with data draws every input (as float64) and holds every GM tensor: more than the
@@ -46,10 +46,8 @@ MAX_INSTRUCTIONS = 1_000_000
 #: Programs at least this long take more than a few seconds: the CLI shows a progress bar.
 SLOW_INSTRUCTIONS = 50_000
 
-#: Attention's default schedule is chosen for the estimate on the operator itself up to this many positions and
-#: ``PROXY_HEADS`` heads (batch · heads), beyond on one head of this many positions.
+#: Longest sequence of the proxy on which attention's default schedule is chosen for the estimate.
 PROXY_SEQ = 2048
-PROXY_HEADS = 256
 
 #: Host seconds to compile and simulate one instruction, roughly (docs/limits.md): for the time estimate.
 SECONDS_PER_INSTRUCTION = 60e-6
@@ -206,23 +204,21 @@ def _size(shape: tuple[int, ...]) -> int:
 
 def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     """Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax), fitted on
-    two kernels of one head, a Q block and a key tile long and twice that, then applied to the real counts.
+    two kernels of one head, a Q block and a key tile long and four times the longer of the two, then applied to
+    the real counts.
 
-    The schedule is the one the compile will choose (the same default search, whose answers it then finds
-    remembered), unless the problem is so large that the search itself would be slow — more than ``PROXY_SEQ``
-    positions or ``PROXY_HEADS`` heads: then it is chosen on one head of at most ``PROXY_SEQ`` positions. A flash
-    schedule's first kernel is the one its fit check compiled (``compiler.attention.flash_lang.short_kernel``)."""
+    The default schedule is chosen on one head of at most ``PROXY_SEQ`` positions: its search walks every score
+    tile's program, which is what must not happen before the budget is known. A flash schedule's shorter kernel is
+    the one that search's fit check compiled (``compiler.attention.flash_lang.short_kernel``, remembered)."""
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
-    chooser = op
-    if op.seq > PROXY_SEQ or op.bh > PROXY_HEADS:
-        chooser = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, PROXY_SEQ))
+    chooser = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, PROXY_SEQ))
     resolved = plan_attention(chooser, schedule, chip).schedule
     tq, tk = resolved.tile_q, resolved.tile_kv
     if resolved.algorithm == "flash":
         lengths = (resolved.block_q + tk, 4 * max(resolved.block_q, tk))
         try:
-            points = [_head_point(op, tq, tk, n, short_kernel(op, resolved, Target.of(chip), n).instructions)
+            points = [_head_point(op, tq, tk, n, short_kernel(chooser, resolved, Target.of(chip), n).instructions)
                       for n in lengths]  # fmt: skip
         except (BufferCapacityError, LanguageError, ScheduleError):
             points = []  # a schedule given whole that the short kernel refuses: as the compile will, below
