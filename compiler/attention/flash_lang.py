@@ -147,10 +147,11 @@ def short_kernel(op: Attention, schedule: AttentionSchedule, target: Target, seq
         workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
         return ShortKernel(workspace, sum(len(c) for c in one.program.cores))
 
-    return _SHORT.get(key, compile_short)
+    return SHORT_KERNELS.get(key, compile_short)
 
 
-_SHORT: Memo[ShortKernel] = Memo(1024)
+#: Short kernels already compiled: (chip's fields, the short kernel, the schedule on one core) → what they hold.
+SHORT_KERNELS: Memo[ShortKernel] = Memo(1024)
 
 
 def _key(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> tuple:
