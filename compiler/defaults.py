@@ -19,8 +19,7 @@ import itertools
 import math
 
 from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.ir import Kernel, Load, Loop, Move, Parallel
-from compiler.ir import Mmad as IrMmad
+from compiler.ir import Kernel, Load
 from compiler.memo import Memo, schedule_key
 from compiler.ops import Op
 from compiler.passes import buffer, front, hoist, order, spec, tile
@@ -149,6 +148,11 @@ def _name(candidate: dict) -> tuple:
     return tuple(candidate.items())
 
 
+def _tiling(candidate: dict) -> tuple:
+    """What a candidate's loads depend on: everything but its L0 step ``k0``."""
+    return tuple((k, v) for k, v in candidate.items() if k != "k0")
+
+
 def _verified(
     op: Op,
     target: Target,
@@ -197,6 +201,7 @@ class Pricer:
         self.op, self.target, self.buffers, self.given, self.free = op, target, buffers, given, free
         self.scores: dict[tuple, tuple | None] = {}
         self.floors: dict[tuple, float | None] = {}
+        self.tilings: dict[tuple, float | None] = {}  # the bound of each tiling, whatever its k0
         self.ordered: dict[tuple, Kernel | None] = {}
         self.kept: dict[tuple, Kernel] = {}  # hoisted kernels bounded, not yet priced
 
@@ -225,13 +230,20 @@ class Pricer:
             return None
 
     def floor(self, candidate: dict) -> float | None:
-        """A lower bound of the candidate's predicted cycles (None: it does not compile)."""
+        """A lower bound of the candidate's predicted cycles (None: it does not compile). Its loads, and so the bound,
+        do not depend on the L0 step: computed once per tiling (:func:`_tiling`) for its every ``k0``."""
         name = _name(candidate)
         if name not in self.floors:
-            kernel = self.hoisted(candidate)
-            self.floors[name] = None if kernel is None else floor_cycles(self.op, self.target, kernel, self.given.cores)
-            if kernel is not None and name not in self.scores:
-                self.kept[name] = kernel  # for its pricing, if the search gets there
+            tiling = _tiling(candidate)
+            if tiling not in self.tilings:
+                kernel = self.hoisted(candidate)
+                if kernel is None:  # refused with this k0: another may compile
+                    self.floors[name] = None
+                    return None
+                self.tilings[tiling] = floor_cycles(kernel)
+                if name not in self.scores:
+                    self.kept[name] = kernel  # for its pricing, if the search gets there
+            self.floors[name] = self.tilings[tiling]
         return self.floors[name]
 
     def score(self, candidate: dict) -> tuple | None:
@@ -376,46 +388,29 @@ def _walk(points: dict, pools: dict, axes: tuple[str, ...], best_of) -> None:
             best, here = step
 
 
-def floor_cycles(op: Op, target: Target, hoisted: Kernel, cores: int) -> float:
+def floor_cycles(hoisted: Kernel) -> float:
     """A lower bound on the cycles :func:`compiler.tune.model.predict` gives the hoisted kernel once buffered,
-    whatever its depths: the largest of its roofs that do not depend on them, plus the pipeline fill of the
-    loads and of the Cube —
+    whatever its depths and its L0 step: the larger of its GM roof and its loads' work, plus their pipeline fill —
 
     - GM: its traffic (``compiler.traffic``, fixed by the hoisting) over the chip's memory, exactly as the model
       prices it;
     - MTE2: the model's own work of the loads (:func:`compiler.tune.model.price` of the ``Load`` statements: their
       addresses aside, a load is the same instruction before the buffers are placed), each at its cost in a
-      stream with every transfer in flight the queue allows — no depth gives it less;
-    - Cube: the model's work of the ``mmad`` statements;
-    - MTE1: each L1→L0 move's start-up, first burst and round trip, over the cores.
+      stream with every transfer in flight the queue allows (:func:`compiler.tune.model.deepest`) — no depth
+      gives it less.
 
     The model adds to its largest roof the work that does not overlap (never negative) and the fill of every pipe
-    with work, the first execution of its largest statement: at least that of the loads and of the ``mmad``.
-    Pricing only the loads and the ``mmad`` costs a fraction of the whole price, and the bound comes within
-    ~10 % of the prediction (the loads set the pace of a poor tiling), so a descent can skip most neighbours."""
-    part = price(hoisted, (Load, IrMmad))
+    with work — for MTE2 at least the first execution of its largest load. The loads set the pace of every tiling a
+    descent skips (a tiling whose Cube work were its largest roof would be a good one: priced), and they are the
+    same whatever the L0 step, so one bound serves a tiling's every ``k0``; pricing only them costs a fraction of
+    the whole price, and the bound comes within ~10 % of the prediction."""
+    part = price(hoisted, (Load,))
     busy: dict[str, float] = {}
     fill: dict[str, float] = {}
     for leaf in deepest(hoisted, part.leaves):
         busy[leaf.pipe] = busy.get(leaf.pipe, 0.0) + leaf.work
         fill[leaf.pipe] = max(fill.get(leaf.pipe, 0.0), leaf.single)
-    active = max(1, min(cores, hoisted.plan.ncores if hoisted.plan else 1))
-    space = {b.name: b.space for b in hoisted.buffers}
-    move_fixed = 0.0  # cycles each L1→L0 move holds MTE1 at least, over the chip
-
-    def visit(body: tuple, trips: int) -> None:
-        nonlocal move_fixed
-        for st in body:
-            if isinstance(st, Loop):
-                visit(st.body, trips * st.count)
-            elif isinstance(st, Parallel):
-                visit(st.body, trips * math.prod(st.counts))
-            elif isinstance(st, Move) and st.buf in space and st.src in space:
-                path = target.path(space[st.src], space[st.buf])
-                move_fixed += trips * (path.startup + path.burst_cycles + path.min_cycles)
-
-    visit(hoisted.body, 1)
-    return max(part.gm_cycles, move_fixed / active, *busy.values()) + sum(fill.values())
+    return max(part.gm_cycles, *busy.values()) + sum(fill.values())
 
 
 def _enough_tiles(op: Op, tiles: dict[str, int], given: Schedule) -> bool:

@@ -6,8 +6,9 @@ data it holds. Both are estimated *before* anything is emitted or allocated:
 
 - **instructions** — a loop-nest operator runs the compiler's passes up to ``sync`` (symbolic: the loop
   nest, not the program) and asks the tuner's cost model (``compiler.tune.model.predict``) how many
-  instructions ``lower`` would emit; attention compiles a small proxy (one batch·head, a few tiles) with the
-  same schedule and scales its instructions per score tile to the real number of score tiles. More than
+  instructions ``lower`` would emit; attention counts the instructions of two short kernels of one head (one
+  of them the kernel the default search's fit check compiled) and scales them to the real numbers of score and
+  query tiles. More than
   ``max_instructions`` (``--max-instructions``, default :data:`MAX_INSTRUCTIONS`) is a
   ``ResourceLimitError`` giving the estimate;
 - **host memory** — a run with data draws every input (as float64) and holds every GM tensor: more than the
@@ -26,7 +27,10 @@ from typing import TypeVar
 from compiler import Op, Schedule, ScheduleError
 from compiler.attention import Attention, AttentionSchedule, plan_attention
 from compiler.attention.compile import compile_attention
+from compiler.attention.flash_lang import short_kernel
 from compiler.defaults import default_schedule
+from compiler.errors import BufferCapacityError
+from compiler.language.errors import LanguageError
 from compiler.memo import Memo
 from compiler.passes import run as run_passes
 from compiler.target import Target
@@ -199,30 +203,51 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
-    """Instructions per score tile of a small proxy with the same schedule, times the real score tiles.
+    """Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax), fitted on
+    two kernels of one head, a Q block and a key tile long and four times the longer of the two, then applied to
+    the real counts.
 
-    The default schedule is chosen on a proxy of at most ``PROXY_SEQ`` positions: its search walks every
-    score tile, which is exactly what must not happen before the budget is known."""
+    The default schedule is chosen on one head of at most ``PROXY_SEQ`` positions: its search walks every score
+    tile's program, which is what must not happen before the budget is known. A flash schedule's shorter kernel is
+    the one that search's fit check compiled (``compiler.attention.flash_lang.short_kernel``, remembered)."""
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
     chooser = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, PROXY_SEQ))
     resolved = plan_attention(chooser, schedule, chip).schedule
     tq, tk = resolved.tile_q, resolved.tile_kv
+    if resolved.algorithm == "flash":
+        lengths = (resolved.block_q + tk, 4 * max(resolved.block_q, tk))
+        try:
+            points = [_head_point(op, tq, tk, n, short_kernel(chooser, resolved, Target.of(chip), n).instructions)
+                      for n in lengths]  # fmt: skip
+        except (BufferCapacityError, LanguageError, ScheduleError):
+            points = []  # a schedule given whole that the short kernel refuses: as the compile will, below
+        if points:
+            return _fitted(op, tq, tk, *points)
     if op.seq <= 2 * max(tq, tk) and op.bh == 1:
         return _count(op, resolved, chip)
-    # Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax):
-    # fitted on two proxies of one batch·head, 2 and 4 tiles long, then applied to the real counts.
     points = []
     for n in (2, 4):
         proxy = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, n * max(tq, tk)))
-        count = _count(proxy, resolved, chip)
-        points.append((score_tiles(proxy, tq, tk), -(-proxy.seq // tq), count))
-    (t1, q1, i1), (t2, q2, i2) = points
+        points.append(_head_point(op, tq, tk, proxy.seq, _count(proxy, resolved, chip)))
+    return _fitted(op, tq, tk, *points)
+
+
+def _head_point(op: Attention, tile_q: int, tile_kv: int, seq: int, instructions: int) -> tuple[int, int, int]:
+    """(score tiles, query tiles, instructions) of one head of ``op`` over at most ``seq`` positions."""
+    head = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, seq))
+    return score_tiles(head, tile_q, tile_kv), -(-head.seq // tile_q), instructions
+
+
+def _fitted(op: Attention, tile_q: int, tile_kv: int, p1: tuple, p2: tuple) -> int:
+    """``α · score tiles + β · query tiles`` of ``op``, α and β through the two points (score tiles, query tiles,
+    instructions); per score tile where the points coincide (a short sequence)."""
+    (t1, q1, i1), (t2, q2, i2) = p1, p2
     det = t1 * q2 - t2 * q1
-    if det == 0:  # the two proxies coincide (a short sequence): instructions per score tile
-        return round(i1 / max(1, t1) * score_tiles(op, tq, tk))
+    if det == 0:
+        return round(i1 / max(1, t1) * score_tiles(op, tile_q, tile_kv))
     alpha, beta = (i1 * q2 - i2 * q1) / det, (t1 * i2 - t2 * i1) / det
-    return round(alpha * score_tiles(op, tq, tk) + beta * op.bh * -(-op.seq // tq))
+    return round(alpha * score_tiles(op, tile_q, tile_kv) + beta * op.bh * -(-op.seq // tile_q))
 
 
 def _count(op: Attention, schedule: AttentionSchedule, chip: Chip) -> int:

@@ -296,6 +296,34 @@ def test_the_estimate_is_close_to_the_compiled_program(name, shape, causal):
     assert abs(est.instructions - real) <= 0.1 * real + 20, (est.instructions, real)
 
 
+def test_the_attention_estimate_compiles_short_kernels_of_one_head_only(monkeypatch):
+    """Attention's estimate counts two kernels of one head (the shorter the one its default search's fit check
+    compiled, remembered), never the whole kernel; with every shortcut off it is the same."""
+    from compiler import make_op
+    from compiler.attention import flash_lang, lang
+    from dsasim.api import chip_for
+    from dsasim.budget import estimate
+
+    op = make_op("attention", "1x4x1024x64", causal=True)
+    chip = chip_for("edu")
+    grids: list[tuple[int, int, int]] = []
+    real = flash_lang.compile_kernel
+
+    def counted(name, fn, grid, *args, **kwargs):
+        grids.append(grid)
+        return real(name, fn, grid, *args, **kwargs)
+
+    monkeypatch.setattr(flash_lang, "compile_kernel", counted)
+    lang.MISFITS.clear()
+    flash_lang.SHORT_KERNELS.clear()
+    fast = estimate(op, None, chip).instructions
+    assert grids and all(g[1:] == (1, 1) for g in grids), grids
+    fit_checks = len(grids)
+    assert estimate(op, None, chip).instructions == fast and len(grids) == fit_checks  # remembered
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    assert estimate(op, None, chip).instructions == fast
+
+
 def test_the_api_refuses_too_with_a_resource_limit_error():
     from compiler import make_op
     from dsasim.api import compile_and_run

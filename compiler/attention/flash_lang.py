@@ -15,6 +15,7 @@ before the softmax (as the built-in kernel's FIXPIPE cast does); ``high`` keeps 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -118,31 +119,45 @@ def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
     over a short sequence — a Q block and a key tile long, so a tail block too where the Q block does not divide it —
     compiled on one core (every full program's tiles are the same whatever the sequence's length). Remembered per
     chip (its fields), head, precision, layout and tiles."""
-    return misfit(_key(op, schedule, target), lambda: _proxy(op, schedule, target))
+    seq = schedule.block_q + schedule.tile_kv
+    return misfit(_key(op, schedule, target, seq), lambda: short_kernel(op, schedule, target, seq))
 
 
-def _proxy(op: Attention, schedule: AttentionSchedule, target: Target) -> int:
-    """The short kernel of ``op`` (:func:`flash_misfit`) compiled on one core; returns the bytes of its GM
-    workspaces (remembered: the misfit check and :func:`flash_workspace_bytes` compile it once between them)."""
-    key = _key(op, schedule, target)
+class ShortKernel(NamedTuple):
+    """What the budget and the GM footprint read of a short kernel (:func:`short_kernel`)."""
 
-    def compile_short() -> int:
+    #: bytes of its GM workspaces (a separated chip's hand-over areas; 0 on a coupled chip)
+    workspace: int
+    #: its instructions (one head, one core)
+    instructions: int
+
+
+def short_kernel(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> ShortKernel:
+    """The kernel of one head of ``op`` over at most ``seq`` positions under a resolved flash ``schedule``, compiled
+    on one core (raises if it does not fit). Remembered: the fit check (:func:`flash_misfit`), the GM footprint
+    (:func:`flash_workspace_bytes`) and the budget's instruction count (``dsasim.budget``) compile it once between
+    them."""
+    key = _key(op, schedule, target, seq)
+
+    def compile_short() -> ShortKernel:
         proxy = key[1]
         grid = (-(-proxy.seq // schedule.block_q), 1, 1)
         one = _launch(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
         shapes = {t.name for t in proxy.tensors()}
-        return sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
+        workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
+        return ShortKernel(workspace, sum(len(c) for c in one.program.cores))
 
-    return _WORKSPACES.get(key, compile_short)
-
-
-_WORKSPACES: Memo[int] = Memo(1024)
+    return SHORT_KERNELS.get(key, compile_short)
 
 
-def _key(op: Attention, schedule: AttentionSchedule, target: Target) -> tuple:
-    """What a fit check of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (one head
-    group, a Q block and a key tile long) and the schedule on one core."""
-    return (target.key, short(op, schedule.block_q + schedule.tile_kv), schedule.replace(cores=1))
+#: Short kernels already compiled: (chip's fields, the short kernel, the schedule on one core) → what they hold.
+SHORT_KERNELS: Memo[ShortKernel] = Memo(1024)
+
+
+def _key(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> tuple:
+    """What a short kernel of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (one
+    head group, ``seq`` positions at most) and the schedule on one core."""
+    return (target.key, short(op, seq), schedule.replace(cores=1))
 
 
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
@@ -171,6 +186,6 @@ def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Ta
     chip's hand-over areas, the same for every AIC/AIV group, read from the short kernel of :func:`flash_misfit`."""
     if not target.vector_per_cube:
         return 0
-    per_group = _proxy(op, schedule, target)
+    per_group = short_kernel(op, schedule, target, schedule.block_q + schedule.tile_kv).workspace
     programs = -(-op.seq // schedule.block_q) * op.heads * op.batch
     return per_group * min(schedule.cores, programs)

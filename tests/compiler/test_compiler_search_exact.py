@@ -1,7 +1,8 @@
 """The default search's shortcut is exact: a neighbour whose lower bound (``floor_cycles``) is above the best score
 found is not priced, and the schedule chosen is the one chosen by pricing every candidate the descents reach
 (``DSASIM_FAST=0``) — on odd and square matmuls, GEMV-like ones, epilogues, a transposed ``b``, a separated preset,
-several core counts and a row operation. The bound itself is checked against the prediction it bounds."""
+several core counts and a row operation. The bound itself is checked against the prediction it bounds, at every depth
+and prefetch."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def test_the_bound_skips_most_neighbours(monkeypatch):
     d.default_schedule(MatMul(200, 3000, 500), load_chip("edu"), Schedule())
     (pricer,) = made
     assert len(pricer.scores) <= 0.8 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
+    # a tiling's loads, and so its bound, are the same for each of its L0 steps: bounded once
+    assert len(pricer.tilings) <= 0.6 * len(pricer.floors), (len(pricer.tilings), len(pricer.floors))
 
 
 @pytest.mark.parametrize(("chip", "cores", "op"), [c for c in CASES if c[2].unit == "cube"][:4])
@@ -68,7 +71,7 @@ def test_the_bound_never_exceeds_the_prediction_at_any_depth(chip, cores, op):
         hoisted = pricer.hoisted(cand)
         if hoisted is None:
             continue
-        bound = d.floor_cycles(op, target, hoisted, cores)
+        bound = d.floor_cycles(hoisted)
         for depths in (dict.fromkeys(names, 1), dict.fromkeys(names, 2), {**dict.fromkeys(names, 3), names[-1]: 1}):
             try:
                 buffered = buffer(hoisted, depths)
