@@ -25,7 +25,6 @@ place: whatever is held is issued before it, as written.
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections import deque
 from collections.abc import Sequence
 
@@ -36,22 +35,12 @@ from isa.timing import ChipParams, Transfer
 Key = tuple[Pipe, Pipe, int]
 
 
-_SYNC = frozenset({SetFlag, WaitFlag})
-
-
-def sync_positions(stream: Sequence[object]) -> list[int]:
-    """The positions of the ``set_flag`` and ``wait_flag`` instructions in ``stream``, in order (their types are
-    compared in C: a stream has ~10⁵ instructions, one in several a flag)."""
-    return list(itertools.compress(range(len(stream)), map(_SYNC.__contains__, map(type, stream))))
-
-
 def forward_waits(stream: Sequence[Instruction]) -> list[int]:
     """Positions in ``stream`` of the ``wait_flag`` instructions issued before the ``set_flag`` they consume
     (each wait consumes the earliest set of its ``src -> dst, id`` not consumed yet)."""
     sets: dict[Key, int] = {}
     out = []
-    for i in sync_positions(stream):
-        x = stream[i]
+    for i, x in enumerate(stream):
         t = type(x)
         if t is SetFlag:
             k = (x.src, x.dst, x.event)

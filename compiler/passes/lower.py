@@ -166,6 +166,7 @@ class Emitter:
         #: per axis: its tile loop's variable, its tile size and its extent (``ext`` is called a lot)
         self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
         self.tensors = {t.name: t for t in kernel.op.tensors()}
+        self.views: dict[tuple, tuple] = {}  # (tensor, a buffer's dims) → the dims its tile is indexed by
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
         self.rotations: dict[int, tuple[int, ...] | None] = (
@@ -464,7 +465,9 @@ class Emitter:
         """(address, rows, cols, row stride or None) of the current tile of a GM tensor, as a buffer of dims
         ``view`` stages it (a k block, an output tile's part: ``SUB_AXES``)."""
         t = self.tensors[tensor]
-        dims = tuple(next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in t.dims)
+        dims = self.views.get(at := (tensor, view))
+        if dims is None:
+            dims = self.views[at] = tuple(next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in t.dims)
         starts = [self.start(d) for d in dims]
         sizes = [self.ext(d) for d in dims]
         if len(t.shape) == 1:
@@ -587,11 +590,10 @@ class Emitter:
 
     def store_from(self, s: Store, src: Addr) -> Instruction:
         dst, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
+        dtype, shape = self.bufs[s.buf].dtype, _shape(rows, cols)
         if s.pipe is Pipe.FIX:
-            return Fixpipe(
-                dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), to=s.to, relu=s.relu, dst_stride=stride
-            )
-        return Copy(dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), dst_stride=stride)
+            return Fixpipe(dst, src, dtype, shape, to=s.to, relu=s.relu, dst_stride=stride)
+        return Copy(dst, src, dtype, shape, dst_stride=stride)
 
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:
