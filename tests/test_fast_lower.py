@@ -5,9 +5,10 @@ equality does not compare) — and to the same cycles.
 The shortcuts checked: a traced statement's instructions made once per what they are made of (``emit.Traced.emit``)
 and interned with their line (``lower.Emitter.traced``), loop plans shared by the cores (``lower.Emitter.plans``),
 one issue order per stream signature (``issue.IssueOrders``), one conflict replay per program form
-(``nest.Nest._distinct``). The kernels: FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence
-whose last Q block is a tail) on several cores, a matmul on several cores, and tile-language kernels of
-``examples/kernels``.
+(``nest.Nest._distinct``), and a loop nest's cores of one form stamped from the first (``stamp``). The kernels:
+FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence whose last Q block is a tail) on several
+cores, matmuls (odd shapes with tail tiles, epilogues, grouped and one-axis spreads, one core and many) and vector
+operators on every chip preset, and tile-language kernels of ``examples/kernels``.
 """
 
 from __future__ import annotations
@@ -18,15 +19,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import simulator
 from compiler import compile
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
 from compiler.catalog import make_op
 from compiler.compiled import Compiled
+from compiler.defaults import default_schedule
 from compiler.language.launch import compile_traced, trace
+from compiler.passes import front, stamp
 from compiler.schedule import Schedule
+from compiler.target import Target
 from dsasim.api import chip_for
+from isa import DType
 from simulator import load_chip, simulate
+
+PRESETS = sorted(p.stem for p in (Path(simulator.__file__).parent / "presets").glob("*.toml"))
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "kernels"
 EDU = load_chip("edu")
@@ -92,3 +100,71 @@ def test_fast_lowering_gives_the_same_program(name: str, monkeypatch: pytest.Mon
     assert lines_fast == lines_slow
     chip = chip_for("edu", p_fast.ncores)
     assert simulate(p_fast, chip, timing_only=True).cycles == simulate(p_slow, chip, timing_only=True).cycles
+
+
+#: Loop nests whose cores are stamped (or, where they cannot be, lowered one by one): (operator, schedule).
+NESTS = {
+    "matmul odd, tails, 5 cores": (
+        make_op("matmul", "333x270x100"),
+        Schedule(tile={"m": 64, "n": 64, "k": 32}, cores=5),
+    ),
+    "matmul bias relu, 6 cores": (
+        make_op("matmul", "257x190x96", bias=True, act="relu"),
+        Schedule(tile={"m": 64, "n": 64, "k": 64}, cores=6),
+    ),
+    "matmul f32 out, grouped": (
+        make_op("matmul", "256x320x64", out_dtype=DType.F32),
+        Schedule(tile={"m": 32, "n": 64, "k": 64}, cores=4, parallel=("m", "n"), group_m=2),
+    ),
+    "matmul spread over n": (make_op("matmul", "64x600x128"), Schedule(tile={"n": 64}, cores=3, parallel=("n",))),
+    "matmul 1 core": (make_op("matmul", "200x100x70"), Schedule(tile={"m": 64, "n": 64, "k": 32}, cores=1)),
+    "matmul 16 cores": (make_op("matmul", "1000x900x300"), Schedule(tile={"m": 128, "n": 64, "k": 64}, cores=16)),
+    "softmax 7 cores": (make_op("softmax", "300x500"), Schedule(cores=7)),
+    "add 4 cores": (make_op("add", "130x1000"), Schedule(cores=4)),
+}
+
+
+def _nest(name: str, preset: str) -> Compiled:
+    op, schedule = NESTS[name]
+    return compile(op, schedule, chip_for(preset, schedule.cores))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("name", list(NESTS))
+def test_stamped_cores_are_the_cores_lowered(name: str, preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every core's program is the same, instruction by instruction, stamped or lowered (``DSASIM_FAST=0``)."""
+    monkeypatch.setenv("DSASIM_FAST", "1")
+    fast = _nest(name, preset)
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow = _nest(name, preset)
+    (p_fast, lines_fast), (p_slow, lines_slow) = _program(fast), _program(slow)
+    assert p_fast == p_slow, f"{name} on {preset}"
+    assert lines_fast == lines_slow
+
+
+def test_a_matmuls_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut is taken: of a matmul's 16 cores, the first of each form (its tiles' sizes) is lowered and every
+    other one stamped; with ``DSASIM_FAST=0`` none is stamped."""
+    made = []
+    real = stamp.Template.stamp
+
+    def counted(self, *args):  # type: ignore[no-untyped-def]
+        out = real(self, *args)
+        made.append(out is not None)
+        return out
+
+    monkeypatch.setattr(stamp.Template, "stamp", counted)
+    monkeypatch.setenv("DSASIM_FAST", "1")
+    op, schedule = NESTS["matmul 16 cores"]
+    target = Target.of(chip_for("edu", 16))
+    kernel = front(op, default_schedule(op, target, schedule), target)
+    par = stamp.stampable(kernel)
+    assert par is not None
+    forms = {stamp.form(kernel, par, core) for core in range(16)}
+    assert 1 < len(forms) < 16
+    _nest("matmul 16 cores", "edu")
+    assert made == [True] * (16 - len(forms))
+    made.clear()
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    _nest("matmul 16 cores", "edu")
+    assert made == []

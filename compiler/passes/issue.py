@@ -176,8 +176,10 @@ class IssueOrders:
     def __init__(self, chip: ChipParams) -> None:
         self.chip = chip
         self.known: dict[int, tuple[Pipe, int, int, int]] = {}
-        #: by instruction identity: the number of its signature (``_Issue.signature``) among those seen
+        #: by instruction identity: the number of its signature (``_signature``) among those seen, and the
+        #: instructions numbered (held, so that no other object takes an identity numbered)
         self.kinds: dict[int, int] = {}
+        self.held: list[Instruction] = []
         self.numbers: dict[tuple, int] = {}
         self.orders: dict[tuple[int, ...], tuple[int, ...]] = {}
 
@@ -186,20 +188,27 @@ class IssueOrders:
             return stream
         if not fast():
             return list_schedule(stream, self.chip)
-        issue = _Issue(stream, self.chip, self.known, run=False)
-        kinds, numbers = self.kinds, self.numbers
-        signature = []
-        for x in stream:  # lowered instructions are interned: a few thousand distinct among ~10⁵ per core
-            n = kinds.get(id(x))
-            if n is None:
-                n = kinds[id(x)] = numbers.setdefault(issue.signature(x), len(numbers))
-            signature.append(n)
-        key = tuple(signature)
+        return tuple(stream[i] for i in self.permutation(stream)) or stream
+
+    def permutation(self, stream: tuple[Instruction, ...]) -> tuple[int, ...]:
+        """The positions of ``stream`` in list-scheduled order (see :func:`list_schedule`)."""
+        if len(stream) < 3:
+            return tuple(range(len(stream)))
+        number = self.number
+        key = tuple([number(x) for x in stream])  # interned: a few thousand distinct among ~10⁵ per core
         order = self.orders.get(key)
         if order is None:
-            issue.run()
+            issue = _Issue(stream, self.chip, self.known)
             order = self.orders[key] = tuple(issue.order)
-        return tuple(stream[i] for i in order) or stream
+        return order
+
+    def number(self, x: Instruction) -> int:
+        """The number of ``x``'s signature (``_signature``) among those seen."""
+        n = self.kinds.get(id(x))
+        if n is None:
+            n = self.kinds[id(x)] = self.numbers.setdefault(_signature(x, self.chip, self.known), len(self.numbers))
+            self.held.append(x)
+        return n
 
 
 class _Issue:
@@ -226,15 +235,6 @@ class _Issue:
         self.infos: list[tuple[Pipe, int, int, int]] = []  # by position, filled by ``run``
         if run:
             self.run()
-
-    def signature(self, x: Instruction) -> tuple:
-        """What of ``x`` its place in the order depends on: its timing, its kind, and its flag or pipe."""
-        t = type(x)
-        if t is SetFlag or t is WaitFlag:
-            return (self.info(x), t, x.src, x.dst, x.event)
-        if t is Barrier:
-            return (self.info(x), t, x.target)
-        return (self.info(x), t)
 
     def run(self) -> None:
         stream = self.stream
@@ -340,6 +340,20 @@ class _Issue:
         # a wait whose set never comes (a cycle through the pipes' orders: the stream deadlocks whatever its
         # order) — what is left keeps its stream order, for the deadlock report to name
         self.order.extend(sorted(i for lane in lanes.values() for i in lane))
+
+
+def _signature(x: Instruction, chip: ChipParams, known: dict[int, tuple[Pipe, int, int, int]]) -> tuple:
+    """What of ``x`` its place in the list-scheduled order depends on: its timing, its kind, and its flag or
+    pipe (``known``: timings by identity)."""
+    info = known.get(id(x))
+    if info is None:
+        info = known[id(x)] = _timing(x, chip)
+    t = type(x)
+    if t is SetFlag or t is WaitFlag:
+        return (info, t, x.src, x.dst, x.event)  # type: ignore[attr-defined]
+    if t is Barrier:
+        return (info, t, x.target)  # type: ignore[attr-defined]
+    return (info, t)
 
 
 def _timing(x: Instruction, chip: ChipParams) -> tuple[Pipe, int, int, int]:

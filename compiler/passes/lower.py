@@ -46,6 +46,7 @@ from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SU
 from compiler.passes.issue import IssueOrders, forward_waits, issue_order, list_schedule
 from compiler.passes.place import FlagRef, place, resolve
 from compiler.passes.rotation import alloc_turns, lagging, rotation, vector_first
+from compiler.passes.stamp import GmRef, Recorder, Stamps
 from isa import (
     Addr,
     Copy,
@@ -75,9 +76,16 @@ def lower(kernel: Kernel) -> Program:
     made: dict[tuple, Instruction] = {}  # shared by the cores: an instruction equal to one made is that one
     orders = IssueOrders(kernel.target.params)  # cores whose streams time alike share their issue order
     plans: dict[tuple, object] = {}  # shared by the cores: how each loop is rotated (``Emitter.plans``)
+    stamps = Stamps.of(kernel, orders) if fast() else None  # cores of one form: one lowered, the others stamped
     with paused_gc():
         for core in range(kernel.plan.ncores):
-            streams.append(core_stream(kernel, core, made, orders, plans))
+            stream = None if stamps is None else stamps.stamp(core, Emitter(kernel, core, made, plans=plans))
+            if stream is None:
+                record = None if stamps is None else stamps.recorder(core)
+                stream = core_stream(kernel, core, made, orders, plans, record)
+                if stamps is not None:
+                    stream = stamps.keep(core, stream)
+            streams.append(stream)
     return Program(tensors, tuple(streams), chip=kernel.target.name)
 
 
@@ -87,20 +95,26 @@ def core_stream(
     made: dict[tuple, Instruction],
     orders: IssueOrders | None = None,
     plans: dict[tuple, object] | None = None,
+    record: Recorder | None = None,
 ) -> tuple[Instruction, ...]:
     """One core's instructions in issue order. Where its programs overlap (``across``) and a flag's sets and waits
     no longer take turns (a cycle through the pipes' queues, or a set of a flag still set), it is emitted again
     with its programs one after the other; where a wait still comes before its set (a cycle no issue order
     breaks: a rotated loop's), again without rotated loops — so no queue depth can deadlock the core. Last, the
-    stream is list-scheduled (``issue.list_schedule``)."""
-    emitter = Emitter(kernel, core, made, plans=plans)
-    stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+    stream is list-scheduled (``issue.list_schedule``). With ``record`` (``stamp``), not list-scheduled, and its
+    GM loads and stores are :class:`~compiler.passes.stamp.GmRef`."""
+
+    def ordered(**how: bool) -> tuple[Emitter, tuple]:
+        emitter = Emitter(kernel, core, made, plans=plans, record=record, **how)
+        return emitter, issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+
+    emitter, stream = ordered()
     if emitter.overlapped and not takes_turns(stream):
-        emitter = Emitter(kernel, core, made, overlap=False, plans=plans)
-        stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+        emitter, stream = ordered(overlap=False)
     if forward_waits(stream):  # a wait whose set no order reaches (a cycle through the pipes): loops not rotated
-        emitter = Emitter(kernel, core, made, overlap=False, rotate=False, plans=plans)
-        stream = issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+        emitter, stream = ordered(overlap=False, rotate=False)
+    if record is not None:
+        return stream
     return orders(stream) if orders is not None else list_schedule(stream, kernel.target.params)
 
 
@@ -124,8 +138,11 @@ class Emitter:
         overlap: bool = True,
         rotate: bool = True,
         plans: dict[tuple, object] | None = None,
+        record: Recorder | None = None,
     ) -> None:
         self.k = kernel
+        #: a template core's (``stamp``): each GM load and store emitted as a ``GmRef``
+        self.record = record
         #: DSASIM_FAST (read once: asked per statement): traced instructions interned, loop plans remembered
         self.fast = fast()
         #: how each loop is rotated and its body ordered — functions of the loop statement alone, so shared by the
@@ -149,6 +166,7 @@ class Emitter:
         #: per axis: its tile loop's variable, its tile size and its extent (``ext`` is called a lot)
         self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
         self.tensors = {t.name: t for t in kernel.op.tensors()}
+        self.views: dict[tuple, tuple] = {}  # (tensor, a buffer's dims) → the dims its tile is indexed by
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
         self.rotations: dict[int, tuple[int, ...] | None] = (
@@ -447,7 +465,9 @@ class Emitter:
         """(address, rows, cols, row stride or None) of the current tile of a GM tensor, as a buffer of dims
         ``view`` stages it (a k block, an output tile's part: ``SUB_AXES``)."""
         t = self.tensors[tensor]
-        dims = tuple(next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in t.dims)
+        dims = self.views.get(at := (tensor, view))
+        if dims is None:
+            dims = self.views[at] = tuple(next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in t.dims)
         starts = [self.start(d) for d in dims]
         sizes = [self.ext(d) for d in dims]
         if len(t.shape) == 1:
@@ -458,17 +478,24 @@ class Emitter:
         return Addr(Space.GM, offset, tensor), sizes[0], sizes[1], stride
 
     # -- statements -----------------------------------------------------------------------------
-    def load(self, s: Load) -> Instruction:
+    def load(self, s: Load) -> Instruction | GmRef:
         """A GM tile into its buffer. Into L1 it is a Cube operand: on a chip whose Cube takes its operands
         in the NZ layout (``nd2nz`` in the chip's parameters) the load changes the layout on the way."""
+        dst = self.addr(s.buf)
+        ins = self.gm(s, dst)
+        return ins if self.record is None else self.record(ins, s, self.env, dst)
+
+    def gm(self, s: Load | Store, local: Addr) -> Instruction:
+        """The load of ``s`` into ``local`` or its store from ``local``, at the current loop indices."""
+        if type(s) is Store:
+            return self.store_from(s, local)
         src, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
         dtype = self.tensors[s.tensor].dtype
-        dst = self.addr(s.buf)
-        nz = dst.space is Space.L1 and getattr(self.k.target.params, "nd2nz", None) is not None
-        key = ("load", dst, src, dtype, rows, cols, stride, nz)
+        nz = local.space is Space.L1 and getattr(self.k.target.params, "nd2nz", None) is not None
+        key = ("load", local, src, dtype, rows, cols, stride, nz)
         ins = self.made.get(key)
         if ins is None:
-            ins = self.made[key] = Copy(dst, src, dtype, _shape(rows, cols), src_stride=stride, nd2nz=nz)
+            ins = self.made[key] = Copy(local, src, dtype, _shape(rows, cols), src_stride=stride, nd2nz=nz)
         return ins
 
     def copy(
@@ -556,14 +583,17 @@ class Emitter:
             addr[v.name] = self.addr(f"{s.prog}.{v.name}")
         return prog.emit(rows or 1, cols or 1, addr, self.k.target)
 
-    def store(self, s: Store) -> Instruction:
-        dst, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
+    def store(self, s: Store) -> Instruction | GmRef:
         src = self.addr(s.buf)
+        ins = self.store_from(s, src)
+        return ins if self.record is None else self.record(ins, s, self.env, src)
+
+    def store_from(self, s: Store, src: Addr) -> Instruction:
+        dst, rows, cols, stride = self.gm_tile(s.tensor, self.bufs[s.buf].dims)
+        dtype, shape = self.bufs[s.buf].dtype, _shape(rows, cols)
         if s.pipe is Pipe.FIX:
-            return Fixpipe(
-                dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), to=s.to, relu=s.relu, dst_stride=stride
-            )
-        return Copy(dst, src, self.bufs[s.buf].dtype, _shape(rows, cols), dst_stride=stride)
+            return Fixpipe(dst, src, dtype, shape, to=s.to, relu=s.relu, dst_stride=stride)
+        return Copy(dst, src, dtype, shape, dst_stride=stride)
 
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:

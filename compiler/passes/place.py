@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from compiler.ir import Kernel
+from compiler.ir import Kernel, SyncGroup
 from isa import Instruction, Pipe, SetFlag, WaitFlag
 
 
-@dataclass
+@dataclass(slots=True)
 class FlagRef:
     """A flag before event ids are known: its group, role, and the instance it belongs to."""
 
@@ -32,6 +33,15 @@ class FlagRef:
 
 
 # ----------------------------------------------------------------------------------- placement
+
+
+def flag_positions(items: list) -> list[int]:
+    """The positions of the :class:`FlagRef` items, in order. A core's stream has ~10⁵–10⁶ items, one in several a
+    flag: the items' types are compared in C (``map``, ``compress``), and only the flags are visited in Python."""
+    return list(itertools.compress(range(len(items)), map(_FLAG.__contains__, map(type, items))))
+
+
+_FLAG = frozenset({FlagRef})
 
 
 def place(kernel: Kernel, items: list) -> list:
@@ -55,20 +65,26 @@ class _Flags:
         self.own: dict[str, tuple[dict[int, int], dict[int, int], dict[int, int]]] = {}
         self.readies: dict[tuple[str, int], int] = {}
         self.waits: dict[Pipe, list[tuple[int, str]]] = {}
-        for i, it in enumerate(items):
-            if type(it) is not FlagRef:
-                continue
-            starts, ends, released = self.own.setdefault(it.group, ({}, {}, {}))
+        own, readies, waits = self.own, self.readies, self.waits  # locals: one pass over ~10⁵ flags
+        for i in flag_positions(items):
+            it = items[i]
+            g = it.group
+            o = own.get(g)
+            if o is None:
+                o = own[g] = ({}, {}, {})  # starts, ends, released
             if it.role == "ready":
                 if it.set:
-                    self.readies[(it.group, it.instance)] = i
-                    ends[it.instance] = i
+                    readies[(g, it.instance)] = i
+                    o[1][it.instance] = i
                 else:
-                    self.waits.setdefault(it.dst, []).append((i, it.group))
+                    w = waits.get(it.dst)
+                    if w is None:
+                        w = waits[it.dst] = []
+                    w.append((i, g))
             elif it.set:
-                released[it.instance] = i
+                o[2][it.instance] = i
             else:
-                starts[it.instance] = i
+                o[0][it.instance] = i
 
 
 def _place_group(items: list, group: str, pipe: Pipe, ahead: int, index: _Flags) -> list:
@@ -153,24 +169,33 @@ def resolve(kernel: Kernel, items: list, made: dict[tuple, Instruction] | None =
         return ins
 
     groups = {g.name: g for g in kernel.groups}
+    at = flag_positions(items)
     last: dict[str, int] = {}
-    for it in items:
-        if type(it) is FlagRef:
-            last[it.group] = max(last.get(it.group, -1), it.instance)
+    for i in at:
+        it = items[i]
+        if last.get(it.group, -1) < it.instance:
+            last[it.group] = it.instance
     out: list[Instruction] = []
-    for it in items:
-        if type(it) is not FlagRef:
-            out.append(it)
-            continue
-        g = groups[it.group]
-        gap = g.gap
-        if it.role == "ready":
-            out.append(flag(SetFlag if it.set else WaitFlag, it.src, it.dst, g.ready_ids[it.instance % g.slots]))
-        elif it.set:  # "free" after the consumer's last use of instance j: waited by instance j + gap
-            if it.instance + gap <= last[it.group]:
-                out.append(flag(SetFlag, it.src, it.dst, g.free_ids[it.instance % g.slots]))
-        else:  # the producer of instance i waits until instance i - gap is free
-            j = it.instance - gap
-            if j >= 0:
-                out.append(flag(WaitFlag, it.src, it.dst, g.free_ids[j % g.slots]))
+    prev = 0
+    for i in at:
+        out += items[prev:i]  # the instructions between two flags, as they are
+        prev = i + 1
+        it = items[i]
+        ins = _resolved(it, groups[it.group], last, flag)
+        if ins is not None:
+            out.append(ins)
+    out += items[prev:]
     return out
+
+
+def _resolved(it: FlagRef, g: SyncGroup, last: dict[str, int], flag: Callable[..., Instruction]) -> Instruction | None:
+    """The flag instruction ``it`` becomes (``last``: each group's last instance), or None when it is dropped."""
+    gap = g.gap
+    if it.role == "ready":
+        return flag(SetFlag if it.set else WaitFlag, it.src, it.dst, g.ready_ids[it.instance % g.slots])
+    if it.set:  # "free" after the consumer's last use of instance j: waited by instance j + gap
+        if it.instance + gap <= last[it.group]:
+            return flag(SetFlag, it.src, it.dst, g.free_ids[it.instance % g.slots])
+        return None
+    j = it.instance - gap  # the producer of instance i waits until instance i - gap is free
+    return flag(WaitFlag, it.src, it.dst, g.free_ids[j % g.slots]) if j >= 0 else None
