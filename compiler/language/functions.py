@@ -187,7 +187,7 @@ def load(
     stored = (c, r) if a.transposed else (r, c)
     rec.out = t.new_value(stored, p.arg.dtype, rec, valid=(a.rows, a.cols), transposed=a.transposed)
     t.record(rec)
-    moving(t, rec, base, offs, m)
+    moving(t, rec, (p_offs, base), offs, m)
     if row_reads:
         rec.reads = tuple(dict.fromkeys((*rec.reads, *row_reads)))
     if dropped is not None:
@@ -270,7 +270,7 @@ def store_tile(
             (a.offset, a.rows, a.cols, a.stride, a.pieces),
         )
     )
-    moving(t, rec, base, offs, m)
+    moving(t, rec, (p_offs, base), offs, m)
     if reads:
         rec.reads = tuple(dict.fromkeys((*rec.reads, *reads)))
     if t.interpret:

@@ -39,7 +39,15 @@ class Guard:
             got = self.fn(*args)
         except Exception:  # the other program would raise here: not the same trace
             return False
-        return type(got) is type(self.answer) and bool(got == self.answer)
+        want = self.answer
+        if isinstance(want, np.ndarray):
+            return (
+                isinstance(got, np.ndarray)
+                and got.dtype == want.dtype
+                and got.shape == want.shape
+                and bool(np.array_equal(got, want))
+            )
+        return type(got) is type(want) and bool(got == want)
 
 
 class FormValue:
@@ -47,14 +55,15 @@ class FormValue:
 
     __slots__ = ("a", "c")
 
-    def __init__(self, c: int, a: tuple[int, int, int]) -> None:
-        self.c = c
+    def __init__(self, c: object, a: tuple[int, int, int]) -> None:
+        self.c = c  # an int, or the lanes of an index tile (a plain ndarray)
         self.a = a
 
 
-def at(f: FormValue, delta: tuple[int, int, int]) -> int:
+def at(f: FormValue, delta: tuple[int, int, int]) -> object:
+    """The operand's value in the program ``delta`` away (an index tile moves all its lanes alike)."""
     a = f.a
-    return f.c + a[0] * delta[0] + a[1] * delta[1] + a[2] * delta[2]
+    return f.c + (a[0] * delta[0] + a[1] * delta[1] + a[2] * delta[2])
 
 
 def shift(a: tuple[int, int, int], delta: tuple[int, int, int]) -> int:
@@ -95,6 +104,8 @@ class Pid(Int):
 
     # -- affine arithmetic ---------------------------------------------------------------------------------
     def __add__(self, other: object) -> object:
+        if isinstance(other, np.ndarray):
+            return NotImplemented  # numpy's turn: an index tile keeps the program ids' part (``index_ufunc``)
         if isinstance(other, Pid):
             return self._moved(self.value + other.value, tuple(x + y for x, y in zip(self.a, other.a)))  # type: ignore[arg-type]
         if type(other) is int or type(other) is Int:
@@ -104,6 +115,8 @@ class Pid(Int):
     __radd__ = __add__
 
     def __sub__(self, other: object) -> object:
+        if isinstance(other, np.ndarray):
+            return NotImplemented
         if isinstance(other, Pid):
             return self._moved(self.value - other.value, tuple(x - y for x, y in zip(self.a, other.a)))  # type: ignore[arg-type]
         if type(other) is int or type(other) is Int:
@@ -111,11 +124,15 @@ class Pid(Int):
         return self._answer(operator.sub, self, other)
 
     def __rsub__(self, other: object) -> object:
+        if isinstance(other, np.ndarray):
+            return NotImplemented
         if type(other) is int or type(other) is Int:
             return self._moved(other - self.value, tuple(-x for x in self.a))  # type: ignore[arg-type]
         return self._answer(operator.sub, other, self)
 
     def __mul__(self, other: object) -> object:
+        if isinstance(other, np.ndarray):
+            return NotImplemented
         if type(other) is int or type(other) is Int:
             return self._moved(self.value * other, tuple(x * other for x in self.a))  # type: ignore[arg-type]
         return self._answer(operator.mul, self, other)
@@ -235,6 +252,8 @@ class Pid(Int):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: object, **kw: object) -> object:
         """Meeting numpy (an index tile, ``np.minimum``): computed with this program's value, which the trace then
         depends on."""
+        if any(isinstance(x, IndexTile) for x in inputs):
+            return NotImplemented  # an index tile's turn: it keeps this id's part (``index_ufunc``)
         inputs = tuple(x.plain() if isinstance(x, Pid) else x for x in inputs)
         return getattr(ufunc, method)(*inputs, **kw)
 
@@ -242,3 +261,110 @@ class Pid(Int):
 def plain(x: object) -> object:
     """``x``, a program id's value where it is one (the trace then depends on that value)."""
     return x.plain() if isinstance(x, Pid) else x
+
+
+# ------------------------------------------------------------------------------------- index tiles
+AFFINE = {np.add: 1, np.subtract: -1}
+
+
+def moves(x: object) -> tuple[int, int, int] | None:
+    """How ``x`` moves with the program ids (a ``Pid``, or an index tile made from one); None if it does not."""
+    a = getattr(x, "a", None)
+    return a if a is not None and any(a) else None
+
+
+class IndexTile(np.ndarray):
+    """An array of offsets known while tracing that may move with the program ids: ``pid * BLOCK + tl.arange(0,
+    BLOCK)`` moves all its lanes by ``BLOCK`` from one program to the next (``a``: the coefficients per grid axis, None
+    if it does not move; ``guards``: the program's guards). ``+``, ``-`` and ``*`` by an integer keep it moving;
+    anything else numpy computes of it (``offs < n``, ``% n``, a reduction) is this program's answer, remembered
+    as a guard; any other numpy function of it makes the trace depend on its lanes as they are."""
+
+    a: tuple[int, int, int] | None = None
+    guards: list | None = None
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.a = getattr(obj, "a", None)  # a view (offs[:, None], a reshape) moves as its base
+        self.guards = getattr(obj, "guards", None)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: object, **kw: object) -> object:
+        return index_ufunc(type(self), ufunc, method, inputs, kw)
+
+    def __array_function__(self, func: object, types: tuple, args: tuple, kwargs: dict) -> object:
+        if func not in SHAPE_ONLY:
+            for x in (*args, *kwargs.values()):
+                for y in x if isinstance(x, list | tuple) else (x,):
+                    fixed(y)
+        return super().__array_function__(func, types, args, kwargs)
+
+
+SHAPE_ONLY = {np.shape, np.ndim, np.size}
+
+
+def index_ufunc(cls: type, ufunc: np.ufunc, method: str, inputs: tuple, kw: dict) -> object:
+    """``ufunc`` of index tiles and numbers: computed on the lanes, the result an index tile of ``cls`` (as numpy
+    makes it of a subclass); moving if it is ``+``/``-`` of moving ones or ``*`` by an integer, else a guard."""
+    forms = []
+    for x in inputs:
+        if isinstance(x, Pid):
+            forms.append((x.value, moves(x)))
+        elif isinstance(x, np.ndarray):
+            forms.append((x.view(np.ndarray), moves(x)))
+        else:
+            forms.append((x, None))
+    raw = [v for v, _ in forms]
+    out = kw.get("out")
+    if out is not None:  # in place (offs += 1): the lanes as they are, the trace depending on them
+        for x in (*inputs, *out):
+            fixed(x)
+        getattr(ufunc, method)(*raw, **{**kw, "out": tuple(o.view(np.ndarray) if isinstance(o, np.ndarray) else o
+                                                          for o in out)})  # fmt: skip
+        return out[0] if len(out) == 1 else out
+    result = getattr(ufunc, method)(*raw, **kw)
+    moving = [(i, a) for i, (_, a) in enumerate(forms) if a is not None]
+    if not moving:
+        return _wrap(cls, result)
+    guards = next(g for x in inputs if (g := getattr(x, "guards", None)) is not None)
+    if method == "__call__" and len(raw) == 2 and _integral(raw):
+        if ufunc in AFFINE:
+            a0, a1 = (forms[0][1] or (0, 0, 0)), (forms[1][1] or (0, 0, 0))
+            sign = AFFINE[ufunc]
+            return _wrap(cls, result, tuple(x + sign * y for x, y in zip(a0, a1)), guards)  # type: ignore[arg-type]
+        other = raw[1 - moving[0][0]]
+        if ufunc is np.multiply and len(moving) == 1 and isinstance(other, int | np.integer):
+            return _wrap(cls, result, tuple(int(other) * x for x in moving[0][1]), guards)  # type: ignore[arg-type]
+    if method == "__call__" and ufunc is np.negative and _integral(raw):
+        return _wrap(cls, result, tuple(-x for x in moving[0][1]), guards)  # type: ignore[arg-type]
+    operands = tuple(FormValue(v, a) if a is not None else v for v, a in forms)
+    guards.append(Guard(lambda *args: getattr(ufunc, method)(*args, **kw), operands, result))
+    return _wrap(cls, result)
+
+
+def _integral(raw: list) -> bool:
+    return all(
+        (isinstance(v, np.ndarray) and v.dtype.kind in "iu")
+        or (isinstance(v, int | np.integer) and not isinstance(v, bool))
+        for v in raw
+    )
+
+
+def _wrap(cls: type, result: object, a: tuple[int, int, int] | None = None, guards: list | None = None) -> object:
+    if isinstance(result, tuple):
+        return tuple(_wrap(cls, r) for r in result)
+    if not isinstance(result, np.ndarray | np.generic):
+        return result
+    out = np.asarray(result).view(cls)
+    out.a = a if a is not None and any(a) else None
+    out.guards = guards if out.a is not None else None
+    return out
+
+
+def fixed(x: object) -> object:
+    """``x`` as this program has it, the trace depending on it: a program id's value, an index tile's lanes."""
+    if isinstance(x, Pid):
+        return x.plain()
+    a = moves(x) if isinstance(x, IndexTile) else None
+    if a is not None:
+        x.guards.append(Guard(int, (FormValue(0, a),), 0))  # type: ignore[union-attr]
+        x.a = None  # type: ignore[union-attr]
+    return x

@@ -8,7 +8,7 @@ import numpy as np
 from compiler.language.core import Arg, PointerType, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.numerics import broadcast
-from compiler.language.pids import Pid, plain
+from compiler.language.pids import IndexTile, Pid, fixed, plain
 from compiler.language.tensor import Tensor, arithmetic, binary
 
 
@@ -30,7 +30,7 @@ class Pointer:
     @property
     def offs(self) -> int | np.ndarray:
         plain(self.base)
-        return self._offs
+        return fixed(self._offs)  # type: ignore[return-value]
 
     def parts(self) -> tuple[int | np.ndarray, int]:
         """The offsets (the program ids' part included) and that part."""
@@ -70,10 +70,13 @@ class Pointer:
     __radd__ = __add__
 
     def __sub__(self, other: object) -> Pointer:
+        if isinstance(other, IndexTile):
+            return self.__add__(-other)
         return self.__add__(-np.asarray(other) if isinstance(other, np.ndarray) else -other)  # type: ignore[operator]
 
     def __getitem__(self, key: object) -> Pointer:
-        return Pointer(self.arg, np.asarray(self._offs)[key], self.base)
+        offs = self._offs if isinstance(self._offs, np.ndarray) else np.asarray(self._offs)
+        return Pointer(self.arg, offs[key], self.base)
 
     def __bool__(self) -> bool:
         raise LanguageError("a pointer is not a condition")

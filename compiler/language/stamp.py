@@ -23,7 +23,7 @@ import numpy as np
 
 from compiler.language.core import LoopRec, Rec, Tracer, ValueInfo
 from compiler.language.errors import Site
-from compiler.language.pids import Guard, Pid, shift
+from compiler.language.pids import Guard, moves, shift
 from isa import DType
 
 PLAIN = (int, float, str, bool, bytes, np.generic, DType, Site, Enum)
@@ -34,14 +34,19 @@ SHAPES = 64
 BARREN = 64
 
 
-def moving(t: Tracer, rec: Rec, base: object, offs: np.ndarray, mask: np.ndarray | None) -> None:
-    """Note that ``rec`` (a load or store at ``offs`` under ``mask``) moves with the program ids by ``base``'s
-    coefficients, with the lowest and highest element it touches (to keep a stamp in bounds)."""
-    if not isinstance(base, Pid) or t.guards is None or not rec.params[1] or not rec.params[2]:
+def moving(t: Tracer, rec: Rec, parts: tuple[object, object], offs: np.ndarray, mask: np.ndarray | None) -> None:
+    """Note that ``rec`` (a load or store at ``offs`` under ``mask``, through a pointer of offsets and program-id part
+    ``parts``) moves with the program ids, with the lowest and highest element it touches (to keep a stamp in
+    bounds)."""
+    if t.guards is None or not rec.params[1] or not rec.params[2]:
         return
+    a0, a1 = moves(parts[0]), moves(parts[1])
+    if a0 is None and a1 is None:
+        return
+    a = tuple(x + y for x, y in zip(a0 or (0, 0, 0), a1 or (0, 0, 0)))
     kept = offs if mask is None else offs[np.broadcast_to(mask, np.shape(offs))]
-    if kept.size:
-        t.moves[id(rec)] = (base.a, int(kept.min()), int(kept.max()))
+    if kept.size and any(a):
+        t.moves[id(rec)] = (a, int(kept.min()), int(kept.max()))
 
 
 @dataclass(eq=False)
@@ -218,8 +223,15 @@ def _closed(t: Tracer, recs: list, first: int) -> bool:
     return all(values[v].rec is None or id(values[v].rec) in mine for v in range(first, len(values)))
 
 
-def _key(g: Guard) -> tuple:
-    return (g.fn, tuple((o.c, o.a) if hasattr(o, "a") else ("=", type(o), o) for o in g.operands), g.answer)
+def _key(g: Guard) -> object:
+    """Guards alike (the same question of the same forms, the same answer) are asked once; one about index tiles'
+    lanes (arrays) is kept as it is."""
+    key = (g.fn, tuple((o.c, o.a) if hasattr(o, "a") else ("=", type(o), o) for o in g.operands), g.answer)
+    try:
+        hash(key)
+    except TypeError:
+        return id(g)
+    return key
 
 
 def _same(t: Tracer, shape: Shape, delta: tuple[int, int, int], recs: list, first: int) -> bool:

@@ -31,7 +31,7 @@ from compiler.language.numerics import (
     rounding,
     work,
 )
-from compiler.language.pids import plain
+from compiler.language.pids import IndexTile, fixed, plain
 from compiler.language.scalars import ScalarType
 from isa import DType
 from isa.instructions.dma import convert
@@ -39,13 +39,13 @@ from isa.instructions.vint import INT_OPS
 from isa.instructions.vselect import CONDITIONS
 
 
-class Index(np.ndarray):
+class Index(IndexTile):
     """An index tile (``tl.arange`` and arithmetic on it), known while tracing. ``.to(float type)`` makes it
     data (:func:`index_data`); ``.to(integer type)`` is itself (offsets stay offsets)."""
 
     def to(self, dtype: object, **_: object) -> object:
         if isinstance(dtype, DType) and dtype.is_float:
-            return index_data(np.asarray(self), dtype)
+            return index_data(np.asarray(fixed(self)), dtype)
         return self
 
 
@@ -77,7 +77,7 @@ def index_data(values: np.ndarray, dtype: DType) -> Tensor:
 def _as_data(side: object, like: Tensor) -> object:
     """An index tile meeting a tensor becomes data of the tensor's type (i32 for integer tensors)."""
     if isinstance(side, np.ndarray):
-        return index_data(side, like.dtype if like.dtype.is_float else DType.I32)
+        return index_data(np.asarray(fixed(side)), like.dtype if like.dtype.is_float else DType.I32)
     return side
 
 

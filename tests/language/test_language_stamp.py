@@ -154,7 +154,7 @@ def _flash(chip: str, cores: int) -> tuple[Compiled, int]:
 
 #: kernel → (compile it, whether programs are stamped from others)
 KERNELS = {
-    "vector add": (_vector_add, False),  # pid·BLOCK + tl.arange: each program's offsets traced
+    "vector add": (_vector_add, True),  # pid·BLOCK + tl.arange: the tail (a mask unlike the others) traced apart
     "row softmax": (lambda chip, cores: _rows(row_softmax, 10, 300, 512, chip, cores), True),
     "layer norm": (_layernorm, True),
     "matmul, % wraps and masked tails": (_matmul, False),
