@@ -2,12 +2,12 @@
 
 With ``DSASIM_FAST`` on, ``tl.program_id`` gives a :class:`Pid`: an ``int`` (so a kernel computes with it as
 before) that also knows itself as an affine form of the program ids, ``c + a·(x, y, z)``. Arithmetic that keeps
-the form affine (``+``, ``-``, ``*`` by an integer) gives a ``Pid``; everything else the kernel asks of it — a
-comparison, ``//``, ``%``, a truth value, a conversion, meeting an index tile or a tensor — is answered with the
-program's value and leaves a :class:`Guard`: the answer the trace depends on. A pointer keeps the ``Pid`` part of
-its offset apart (``compiler.language.pointers``), so a load or store knows how its GM offset moves with the
-program ids. ``compiler.language.stamp`` then makes another program's trace from this one wherever every guard
-gives the same answer for it, moving those offsets.
+the form affine (``+``, ``-``, ``*`` by an integer) gives a ``Pid``, and an index tile made from one moves with it
+(:class:`IndexTile`); everything else the kernel asks of them — a comparison (a mask), ``//``, ``%``, a truth
+value, a conversion, meeting a tensor — is answered with the program's value and leaves a :class:`Guard`: the answer
+the trace depends on. A pointer keeps the ``Pid`` part of its offset apart (``compiler.language.pointers``), so a
+load or store knows how its GM offset moves with the program ids. ``compiler.language.stamp`` then makes another
+program's trace from this one wherever every guard gives the same answer for it, moving those offsets.
 """
 
 from __future__ import annotations
@@ -284,6 +284,8 @@ class IndexTile(np.ndarray):
     guards: list | None = None
 
     def __array_finalize__(self, obj: object) -> None:
+        if type(obj) is np.ndarray or obj is None:
+            return  # not moving: the class's a and guards
         self.a = getattr(obj, "a", None)  # a view (offs[:, None], a reshape) moves as its base
         self.guards = getattr(obj, "guards", None)
 
@@ -304,6 +306,15 @@ SHAPE_ONLY = {np.shape, np.ndim, np.size}
 def index_ufunc(cls: type, ufunc: np.ufunc, method: str, inputs: tuple, kw: dict) -> object:
     """``ufunc`` of index tiles and numbers: computed on the lanes, the result an index tile of ``cls`` (as numpy
     makes it of a subclass); moving if it is ``+``/``-`` of moving ones or ``*`` by an integer, else a guard."""
+    raw = []
+    for x in inputs:  # nothing moves (the common case): numpy's own, on the lanes
+        if type(x) is not np.ndarray and getattr(x, "a", None) is not None:
+            break
+        raw.append(x.view(np.ndarray) if isinstance(x, IndexTile) else x)
+    else:
+        if "out" not in kw:
+            result = getattr(ufunc, method)(*raw, **kw)
+            return result.view(cls) if type(result) is np.ndarray else _wrap(cls, result)
     forms = []
     for x in inputs:
         if isinstance(x, Pid):
