@@ -27,6 +27,7 @@ from compiler.language.pids import Guard, moves, shift
 from isa import DType
 
 PLAIN = (int, float, str, bool, bytes, np.generic, DType, Site, Enum)
+SCALARS = {int, float, str, bool, type(None), DType, Site}
 
 #: at most this many shapes are kept (the newest first) ...
 SHAPES = 64
@@ -275,18 +276,22 @@ def _same(t: Tracer, shape: Shape, delta: tuple[int, int, int], recs: list, firs
 
 
 def _equal(a: object, b: object) -> bool:
-    """Equality of records' fields, which may hold numpy arrays (compared element by element, with their type)."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    """Equality of records' fields, which may hold numpy arrays (compared element by element, with their type);
+    anything else not a number, string or type (a tensor: its value id differs from program to program) only as the
+    same object."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is tuple or kind is list:
+        return len(a) == len(b) and all(map(_equal, a, b))  # type: ignore[arg-type]
+    if kind in SCALARS:
+        return bool(a == b)
+    if isinstance(a, np.ndarray):
         return (
-            isinstance(a, np.ndarray)
-            and isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and type(a) is type(b)
-            and bool(np.array_equal(a, b))
+            a.dtype == b.dtype  # type: ignore[attr-defined]
+            and a.shape == b.shape  # type: ignore[attr-defined]
+            and bool(np.array_equal(a.view(np.ndarray), b.view(np.ndarray)))  # type: ignore[attr-defined]
         )
-    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_equal, a, b))
-    if isinstance(a, PLAIN) or a is None:
-        return type(a) is type(b) and bool(a == b)
-    return a is b  # anything else (a tensor: its value id differs from program to program) only as the same object
+    return isinstance(a, PLAIN) and bool(a == b)
