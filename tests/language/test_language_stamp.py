@@ -22,6 +22,7 @@ from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
 from compiler.compiled import Compiled
 from compiler.language.launch import compile_traced, trace
+from compiler.language.pids import Pid
 from dsasim.api import chip_for
 from simulator import load_chip, simulate
 
@@ -206,3 +207,34 @@ def test_a_stamp_is_checked_before_it_is_used():
     x, y = np.zeros((11, 64), np.float32), np.zeros((8, 64), np.float32)
     t, _ = trace(skewed_rows.fn, (8,), (x, y, 64), {"BLOCK": 64}, False, 2)
     assert t.stamped == 0
+
+
+def test_the_budget_refuses_alike_with_stamps(monkeypatch: pytest.MonkeyPatch):
+    """A stamped program spends the steps its trace would: a launch over the instruction budget is refused with the
+    same error whether its programs are traced or stamped."""
+    x = np.zeros((64, 100), np.float32)
+    errors = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("DSASIM_FAST", flag)
+        with pytest.raises(tl.LanguageError) as e:
+            trace(row_softmax.fn, (64,), (x, x.copy(), 100, 100), {"BLOCK": 128}, False, 2, max_steps=200)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+
+
+def test_a_program_id_computes_as_its_value_and_remembers_the_answers():
+    """Arithmetic on a ``Pid`` gives what it gives on the ``int``; what the trace asked is a guard that holds for the
+    programs giving the same answer."""
+    guards: list = []
+    pid = Pid(5, (1, 0, 0), guards)
+    off = pid * 64 + 3
+    assert isinstance(off, Pid) and off == 323 and off.a == (64, 0, 0)
+    guards.clear()
+    assert (pid // 4, pid % 4, min(pid + 1, 4), pid > 2) == (1, 1, 4, True)
+    assert len(guards) == 4
+    assert [g.holds((1, 0, 0)) for g in guards] == [True, False, True, True]  # program 6: only 6 % 4 differs
+    assert all(g.holds((0, 7, 0)) for g in guards)  # another axis: the same answers
+    offs = off + tl.arange(0, 4)
+    assert offs.a == (64, 0, 0) and list(offs) == [323, 324, 325, 326]
+    mask = offs < 325
+    assert mask.a is None and guards[-1].holds((0, 0, 0)) and not guards[-1].holds((1, 0, 0))
