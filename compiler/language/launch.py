@@ -38,6 +38,7 @@ from compiler.language.pointers import Pointer
 from compiler.language.reuse import SharedTraced, Sharing
 from compiler.language.rewrite import copy_for_stores, split_vector_accumulators
 from compiler.language.stamp import Stamper
+from compiler.language.unseen import unseen_use
 from compiler.language.wraps import check_dropped
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
@@ -158,7 +159,8 @@ def trace(
     n = gx * gy * gz
     shape = t.grid[: max([1] + [i + 1 for i, g in enumerate(t.grid) if g > 1])]  # without trailing 1s
     t.budget.grid(n, shape)
-    stamper = Stamper(t, {a.name: a.size for a in arrays}) if fast() and not interpret else None
+    stampable = fast() and not interpret and unseen_use(fn, values.values()) is None
+    stamper = Stamper(t, {a.name: a.size for a in arrays}) if stampable else None
     with tracing(t), paused_gc():  # many small acyclic objects (records, tiles): see isa.gcpause
         for p in range(n):  # program p = x + y·gx + z·gx·gy, without expanding the grid
             pid = (p % gx, p // gx % gy, p // (gx * gy))

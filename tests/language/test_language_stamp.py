@@ -11,6 +11,7 @@ guard sees: the shape's first stamp, traced and compared, catches it). One core 
 from __future__ import annotations
 
 import importlib.util
+import types
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,11 @@ import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
+from compiler.attention.flash_lang import flash_kernel
 from compiler.compiled import Compiled
 from compiler.language.launch import compile_traced, trace
 from compiler.language.pids import Pid
+from compiler.language.unseen import unseen_use
 from dsasim.api import chip_for
 from simulator import load_chip, simulate
 
@@ -88,6 +91,39 @@ def skewed_rows(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + (row + SKEW[row]) * N + cols)
     tl.store(y_ptr + row * N + cols, x + 1.0)
+
+
+TABLES = types.SimpleNamespace(skew=SKEW)  # a container reached through an attribute: no static check sees it
+
+
+@dsasim.jit
+def skewed_by_attribute(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    """As ``skewed_rows``, the list reached through an attribute."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + (row + TABLES.skew[row]) * N + cols)
+    tl.store(y_ptr + row * N + cols, x + 1.0)
+
+
+def _local_table(x_ptr, pid):
+    offs = [0, 3, 5]
+    return offs[pid]
+
+
+def _literal_index(x_ptr, pid):
+    return (0, 3, 5)[pid]
+
+
+def _comprehension(x_ptr, pid):
+    return [v * 2 for v in range(3)][pid]
+
+
+def _plain_helper(n):
+    return sum(range(n))
+
+
+def _calls_plain_helper(x_ptr, pid):
+    return _plain_helper(pid)
 
 
 def _launch(fn, grid: tuple, args: tuple, kwargs: dict, chip: object, cores: int) -> tuple[Compiled, int]:
@@ -202,8 +238,37 @@ def test_a_guard_keeps_the_programs_it_sees_apart():
 
 
 def test_a_stamp_is_checked_before_it_is_used():
-    """A program id used where no guard sees it (a list index) makes the first stamp differ from the trace: that
-    shape never stamps, and every program is traced."""
+    """A program id used where no guard sees it (a list reached through an attribute, which the static check does
+    not follow) makes the first stamp differ from the trace: that shape never stamps, and every program is traced."""
+    assert unseen_use(skewed_by_attribute.fn) is None
+    x, y = np.zeros((11, 64), np.float32), np.zeros((8, 64), np.float32)
+    t, _ = trace(skewed_by_attribute.fn, (8,), (x, y, 64), {"BLOCK": 64}, False, 2)
+    assert t.stamped == 0
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "why"),
+    [
+        (skewed_rows.fn, (), "global SKEW"),
+        (_local_table, (), "indexes or names a container"),
+        (_literal_index, (), "indexes or names a container"),
+        (_comprehension, (), "line"),
+        (_calls_plain_helper, (), "builtin range"),
+        (row_softmax.fn, ((0, 3, 5),), "argument is a tuple"),
+    ],
+)
+def test_a_kernel_that_could_index_a_container_by_its_program_id_is_not_stamped(fn, args, why):
+    """CPython reads an ``int`` subclass without asking it where it indexes a container: a kernel that reaches one
+    is traced program by program."""
+    assert why in (unseen_use(fn, args) or "")
+
+
+def test_the_kernels_that_stamp_reach_no_container():
+    """Tile lists filled as the trace goes (the built-in flash kernel's), tuples passed to calls and numpy arrays
+    as arguments leave stamping on."""
+    x = np.zeros(8, np.float32)
+    for fn in (row_softmax.fn, first_row_twice.fn, column_sums.fn, flash_kernel, _example("vector_add").add_kernel.fn):
+        assert unseen_use(fn, (x, 8)) is None, fn.__name__
     x, y = np.zeros((11, 64), np.float32), np.zeros((8, 64), np.float32)
     t, _ = trace(skewed_rows.fn, (8,), (x, y, 64), {"BLOCK": 64}, False, 2)
     assert t.stamped == 0
