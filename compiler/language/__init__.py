@@ -1,7 +1,8 @@
 """The tile language: kernels in the Triton idiom, traced into the compiler's IR (docs/language.md).
 
 ``dsasim.language`` re-exports the ``tl`` namespace below; ``dsasim.jit`` launches kernels. Here live the
-tracer (``core``, ``tensor``, ``functions``; the vector unit's numerics in ``numerics``), access analysis
+tracer (``core``, ``tensor``, ``functions``; the vector unit's numerics in ``numerics``; program ids that remember
+what the trace asked of them, ``pids``, so that programs alike are traced once and stamped, ``stamp``), access analysis
 (``access``), rewrites of the traced records (``rewrite``, ``fixscale``, ``cubesum``, ``layout``), lowering
 into the IR (``nest``, ``placement``, ``build``, ``segment``, ``emit``) and the launch glue (``launch``).
 """

@@ -220,6 +220,12 @@ class Tracer:
         self.tiles: dict[int, TileSource] = {}
         #: reads decided on since the last load, store or loop recorded: the scalar unit reads them before it
         self.pending: dict[Read, None] = {}
+        #: the answers the program being traced took from its program ids (None: program ids are plain ints), and
+        #: per load or store whose offset moves with them, how (compiler.language.stamp)
+        self.guards: list | None = None
+        self.moves: dict[int, tuple] = {}
+        #: programs made from another's trace rather than traced
+        self.stamped = 0
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:

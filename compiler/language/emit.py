@@ -6,6 +6,7 @@ kernel) and the source line of the kernel on every instruction (``Instruction.lo
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
@@ -32,6 +33,9 @@ class Traced:
         self.made: dict[tuple, list[Instruction]] | None = {} if fast() else None
         self.forms: dict[int, int | None] = {}
         self.numbers: dict[tuple, int] = {}
+        self.getters: dict[tuple[str, ...], Callable] = {}  # loops → the instance key's getter (``key``)
+        self.sids: dict[str, str] = {}  # a Move's or Mmad's site → its statement
+        self.vecs: dict[str, tuple] = {}  # a vector segment's site → what ``made_of`` reads of it (``vec_parts``)
         dots: dict[str, list[Rec]] = {s.sid: [] for s in nest.statics if s.rec.kind == "dot"}
         for (sid, _), rec in nest.inst.items():  # one pass over the instances (not one per dot line)
             if sid in dots:
@@ -82,7 +86,12 @@ class Traced:
         return tuple(out)
 
     def key(self, loops: tuple[str, ...], env: dict[str, int]) -> tuple[int, ...]:
-        return (env["pid"], *(env[v] for v in loops))
+        """The instance key of a statement inside ``loops``: the program and each loop's step."""
+        get = self.getters.get(loops)
+        if get is None:
+            # of two or more names an itemgetter gives a tuple
+            get = self.getters[loops] = itemgetter("pid", *loops) if loops else lambda e: (e["pid"],)
+        return get(env)
 
     def count(self, var: str, env: dict[str, int]) -> int:
         if var in self.built.chunks:  # L0 steps of a dot: ⌈k / k0⌉ for this instance's k
@@ -122,13 +131,18 @@ class Traced:
         site = stmt.site  # type: ignore[union-attr]
         inst = self.nest.inst
         if isinstance(stmt, Vec):
-            seg = self.built.segments[site]
-            key = self.key(seg.ops[0].static.loops, env)
-            ops = tuple(self.form(inst[(o.static.sid, key)]) for o in seg.ops)
-            fills = tuple(self.form(inst[(reader.sid, key)]) for reader, _, _ in seg.fills.values())
-            if None in ops or None in fills:
-                return None
-            return (site, ops, fills, tuple(seg.addresses(addr).values()))
+            loops, sids, names = self.vec_parts(site)
+            key = self.key(loops, env)
+            known, form = self.forms, self.form
+            forms = []
+            for sid in sids:
+                rec = inst[(sid, key)]
+                f = known.get(id(rec), -1)
+                f = form(rec) if f == -1 else f
+                if f is None:
+                    return None
+                forms.append(f)
+            return (site, tuple(forms), tuple(map(addr, names)))
         if site.startswith("fix:"):  # L0C → UB: from its accumulator
             src, reader, _ = self.built.fixes[stmt.buf]  # type: ignore[union-attr]
         elif site.startswith("l1:"):  # UB → L1
@@ -143,15 +157,34 @@ class Traced:
             return (site, stmt.buf, form, addr(stmt.buf), addr(src))  # type: ignore[union-attr]
         if not isinstance(stmt, Move | Mmad):
             return None
-        sid = site.partition(":")[0]
+        sid = self.sid(site)
         rec = inst.get((sid, self.key(self.statics[sid].loops, env)))
         if rec is None:
             return (site, -1)
         form = self.form(rec)
         if form is None:
             return None
-        names = (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b)
-        return (site, form, self._piece_of(sid, env), *map(addr, names))
+        if isinstance(stmt, Move):
+            return (site, form, self._piece_of(sid, env, rec), addr(stmt.buf), addr(stmt.src))
+        return (site, form, self._piece_of(sid, env, rec), addr(stmt.acc), addr(stmt.a), addr(stmt.b))
+
+    def vec_parts(self, site: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """A vector segment's loops, the statements of its operations and fills (the records its instructions are
+        made of), and the buffers of its values (their addresses, in ``Segment.addresses``' order)."""
+        got = self.vecs.get(site)
+        if got is None:
+            seg = self.built.segments[site]
+            sids = tuple(o.static.sid for o in seg.ops) + tuple(reader.sid for reader, _, _ in seg.fills.values())
+            names = tuple(n if n in seg.ins or n in seg.outs else f"{seg.name}.{n}" for n in seg.values)
+            got = self.vecs[site] = (seg.ops[0].static.loops, sids, names)
+        return got
+
+    def sid(self, site: str) -> str:
+        """The statement a Move's or Mmad's site names (``s7:a`` → ``s7``)."""
+        got = self.sids.get(site)
+        if got is None:
+            got = self.sids[site] = site.partition(":")[0]
+        return got
 
     def form(self, rec: Rec) -> int | None:
         """A number for everything of ``rec`` its instructions depend on — its kind, line, attributes and
@@ -204,10 +237,10 @@ class Traced:
         elif isinstance(stmt, Store):
             out = self._store(stmt, rec, addr)
         elif isinstance(stmt, Move):
-            out = self._operand(stmt, rec, part, addr, self._piece_of(sid, env))
+            out = self._operand(stmt, rec, part, addr, self._piece_of(sid, env, rec))
         elif isinstance(stmt, Mmad):
             m, k, n, init = self.dims[id(rec)]
-            k_start, k = self._piece_of(sid, env) or (0, k)
+            k_start, k = self._piece_of(sid, env, rec) or (0, k)
             init = init and k_start == 0
             dt = DType(rec.attrs[3])
             out = [MmadIns(addr(stmt.acc), addr(stmt.a), addr(stmt.b), dt, m, k, n, init=init)] if m and k and n else []
@@ -343,12 +376,11 @@ class Traced:
             vid = self.nest.t.values[vid].rec.ins[0]
         return vid
 
-    def _piece_of(self, sid: str, env: dict[str, int]) -> tuple[int, int] | None:
-        """(first k, k size) of the current L0 step of a dot moved in pieces (None: moved whole)."""
+    def _piece_of(self, sid: str, env: dict[str, int], rec: Rec) -> tuple[int, int] | None:
+        """(first k, k size) of the current L0 step of ``rec``, a dot moved in pieces (None: moved whole)."""
         k0 = self.built.steps.get(sid)
         if k0 is None:
             return None
-        rec = self.nest.inst[(sid, self.key(self.statics[sid].loops, env))]
         start = env[self.built.step_var.get(sid, f"K{sid}")] * k0
         return start, min(k0, self.dims[id(rec)][1] - start)
 

@@ -21,8 +21,10 @@ from compiler.language.gather import by_rows, gather, refuse_scatter
 from compiler.language.limits import check_tile
 from compiler.language.masks import where
 from compiler.language.numerics import F32, broadcast, f32, is_number, rounded
+from compiler.language.pids import Pid, plain
 from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
+from compiler.language.stamp import moving
 from compiler.language.tensor import Index, Tensor, binary, cast, expand, is_mask, materialize, unary, vec
 from compiler.language.wraps import leading_block
 from isa import DType
@@ -33,7 +35,11 @@ from isa.instructions.vgather import scatter
 
 def program_id(axis: int = 0) -> Int:
     """This program's index along ``axis`` of the launch grid (an ``int`` while tracing, with ``.to()``)."""
-    return Int(tracer().pid[_axis(axis)])
+    t = tracer()
+    axis = _axis(axis)
+    if t.guards is None:
+        return Int(t.pid[axis])
+    return Pid(t.pid[axis], ((1, 0, 0), (0, 1, 0), (0, 0, 1))[axis], t.guards)
 
 
 def num_programs(axis: int = 0) -> Int:
@@ -50,6 +56,7 @@ def _axis(axis: int) -> int:
 def arange(start: int, end: int) -> np.ndarray:
     """Offsets ``start, start+1, ..., end-1``: an index tile (known while tracing, free at run time; as data,
     ``offs.to(tl.float32)`` or mixed with a tensor, one ``v.iota``)."""
+    start, end = plain(start), plain(end)
     if not isinstance(start, int) or not isinstance(end, int) or end <= start:
         raise LanguageError(
             f"tl.arange({start!r}, {end!r}) needs integers with end > start", hint="tl.arange(0, BLOCK)"
@@ -75,7 +82,7 @@ def range(*args: int, num_stages: int | None = None, **_: object) -> Iterator[in
     """A loop on the chip: its loads are software-pipelined ``num_stages`` deep (default: the launch's)."""
     values = []
     for what, a in zip(("start", "stop", "step") if len(args) > 1 else ("stop",), args, strict=False):
-        a, _ = bound(a, what)  # one element loaded from an input: known at launch (compiler.language.control)
+        a, _ = bound(plain(a), what)  # one element loaded from an input: known at launch (compiler.language.control)
         if not isinstance(a, int | np.integer):
             raise LanguageError(
                 f"loop bound {a!r} is not an integer known at launch",
@@ -89,7 +96,7 @@ def range(*args: int, num_stages: int | None = None, **_: object) -> Iterator[in
 
 def static_range(*args: int) -> builtins.range:
     """A loop unrolled while tracing (each iteration's operations are separate statements)."""
-    r = builtins.range(*args)
+    r = builtins.range(*map(plain, args))
     if tracing_active():
         tracer().budget.loop(len(r), user_site())
     return r
@@ -155,10 +162,11 @@ def load(
         other = fill if mask is not None else None
     p = _pointer(pointer, "load")
     m = _mask(mask, "load")
-    shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else ())
+    p_offs, base = p.parts()
+    shape = broadcast(np.shape(p_offs), np.shape(m) if m is not None else ())
     if other is not None and not is_number(other):
         raise LanguageError("other= must be a number", hint="e.g. other=0.0 or other=float('-inf')")
-    offs = np.broadcast_to(np.asarray(p.offs), shape)
+    offs = np.broadcast_to(np.asarray(p_offs), shape)
     a, dropped = analyse(offs, m, p.arg.size, "load", p.arg.name), None
     if row_reads is None:
         a, dropped = leading_block(a, p.arg.dtype.itemsize)
@@ -179,6 +187,7 @@ def load(
     stored = (c, r) if a.transposed else (r, c)
     rec.out = t.new_value(stored, p.arg.dtype, rec, valid=(a.rows, a.cols), transposed=a.transposed)
     t.record(rec)
+    moving(t, rec, (p_offs, base), offs, m)
     if row_reads:
         rec.reads = tuple(dict.fromkeys((*rec.reads, *row_reads)))
     if dropped is not None:
@@ -229,13 +238,14 @@ def store_tile(
     what = "store" if atomic is None else f"atomic_{atomic}"
     m = _mask(mask, what)
     vshape = value.shape if isinstance(value, Tensor) else ()
-    shape = broadcast(np.shape(p.offs), np.shape(m) if m is not None else (), vshape)
+    p_offs, base = p.parts()
+    shape = broadcast(np.shape(p_offs), np.shape(m) if m is not None else (), vshape)
     if isinstance(value, np.ndarray):
         raise LanguageError("storing an index tile is not supported", hint="store loaded or computed data")
     v = value if isinstance(value, Tensor) else full(shape, value, p.arg.dtype)
     v = cast(materialize(v), p.arg.dtype)
     v, _row = expand(v, shape, full=True)
-    offs = np.broadcast_to(np.asarray(p.offs), shape)
+    offs = np.broadcast_to(np.asarray(p_offs), shape)
     a = analyse(offs, m, p.arg.size, what, p.arg.name)
     if a.pieces and atomic is not None:
         raise LanguageError(f"tl.{what} to wrapped offsets (% n) is not supported", hint="mask the tail instead")
@@ -260,6 +270,7 @@ def store_tile(
             (a.offset, a.rows, a.cols, a.stride, a.pieces),
         )
     )
+    moving(t, rec, (p_offs, base), offs, m)
     if reads:
         rec.reads = tuple(dict.fromkeys((*rec.reads, *reads)))
     if t.interpret:

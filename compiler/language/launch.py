@@ -37,6 +37,8 @@ from compiler.language.placement import Placement
 from compiler.language.pointers import Pointer
 from compiler.language.reuse import SharedTraced, Sharing
 from compiler.language.rewrite import copy_for_stores, split_vector_accumulators
+from compiler.language.stamp import Stamper
+from compiler.language.unseen import unseen_use
 from compiler.language.wraps import check_dropped
 from compiler.ops import Op, OpError, TensorSpec
 from compiler.passes import buffer, lower, pipeline, sync
@@ -47,6 +49,7 @@ from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Term, Traffic
 from isa import DsasimError, DType, Pipe, Program
+from isa.fast import fast
 from isa.gcpause import paused_gc
 from isa.instructions.scalar_read import cache_hits
 
@@ -156,16 +159,27 @@ def trace(
     n = gx * gy * gz
     shape = t.grid[: max([1] + [i + 1 for i, g in enumerate(t.grid) if g > 1])]  # without trailing 1s
     t.budget.grid(n, shape)
+    stampable = fast() and not interpret and unseen_use(fn, values.values()) is None
+    stamper = Stamper(t, {a.name: a.size for a in arrays}) if stampable else None
     with tracing(t), paused_gc():  # many small acyclic objects (records, tiles): see isa.gcpause
         for p in range(n):  # program p = x + y·gx + z·gx·gy, without expanding the grid
-            t.begin_program((p % gx, p // gx % gy, p // (gx * gy)))
+            pid = (p % gx, p // gx % gy, p // (gx * gy))
+            if stamper is not None and stamper.stamp(pid):  # made from a traced program like it
+                t.budget.program_done(p + 1, n, shape)
+                continue
+            mark = None if stamper is None else stamper.begin()
+            t.begin_program(pid)
             try:
                 body(**values)
             except (DsasimError, NotImplementedError):
                 raise  # ours, already located; or a body not written yet (a lab's exercise), as it is
             except Exception as e:  # a Python error in the kernel's own code: name its line
                 raise kernel_error(e, t) from None
+            if stamper is not None:
+                stamper.traced(pid, mark)  # type: ignore[arg-type]
             t.budget.program_done(p + 1, n, shape)
+    t.guards = None
+    t.stamped = 0 if stamper is None else stamper.stamped
     return t, arrays
 
 

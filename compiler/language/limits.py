@@ -64,10 +64,15 @@ class StepBudget:
         self._before = 0  # steps before the program being traced
         self._last = 0  # steps of the last program traced
         self._rising = True  # no program so far shorter than the one before it
+        #: the most steps any check so far asked for (spent, or needed by a loop): a program stamped from a traced
+        #: one (compiler.language.stamp) passes every check the traced one passed if its start plus the traced
+        #: one's peak is within the limit
+        self.peak = 0
 
     def spend(self, site: Site | None) -> None:
         """One more step; past the budget, the error at ``site``."""
         self.steps += 1
+        self.peak = max(self.peak, self.steps)
         if self.steps > self.limit:
             raise LanguageError(
                 f"the kernel traces more than {self.limit:,} operations and loop iterations, the instruction "
@@ -123,6 +128,7 @@ class StepBudget:
     def loop(self, trips: int, site: Site) -> None:
         """On entering a loop: refuse more iterations than the budget has left."""
         left = self.limit - self.steps
+        self.peak = max(self.peak, self.steps + trips)
         if trips > left:
             raise LanguageError(
                 f"the loop runs {trips:,} iterations, more than the {max(left, 0):,} steps left of the instruction "
@@ -134,6 +140,7 @@ class StepBudget:
     def iterations(self, trips: int, per: int, site: Site) -> None:
         """After a loop's first iteration (``per`` steps): refuse ``trips`` more of them beyond the budget."""
         need = self.steps + per * trips
+        self.peak = max(self.peak, need)
         if need > self.limit:
             raise LanguageError(
                 f"the loop runs {trips + 1:,} iterations of about {per:,} traced operations each: about {need:,} "

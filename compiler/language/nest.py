@@ -20,6 +20,7 @@ Two rewrites of the records come first, so that Triton's FlashAttention loop rea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 from compiler.language.core import LoopRec, Read, Rec, Tracer, records
 from compiler.language.errors import LanguageError, Site
@@ -35,6 +36,11 @@ class Static:
     sid: str
     rec: Rec
     loops: tuple[str, ...]
+    #: what every instance's record must match (``Rec.signature``)
+    sig: tuple = ()
+
+    def __post_init__(self) -> None:
+        self.sig = self.rec.signature()
 
 
 @dataclass(eq=False)
@@ -108,9 +114,15 @@ class Nest:
         # which statements each input of each statement reads from, over every instance: fixed until the next
         # build, so the webs can be formed again (``_coalesce``) without walking the instances again
         self.reads: dict[tuple[str, int], set[str]] = {}
+        reads, values, of = self.reads, t.values, self.of
         for (sid, _), rec in self.inst.items():
             for j, vid in enumerate(rec.ins):
-                self.reads.setdefault((sid, j), set()).add(self.producer(vid).sid)
+                made = of[id(values[vid].rec)].sid
+                got = reads.get((sid, j))
+                if got is None:
+                    reads[(sid, j)] = {made}
+                else:
+                    got.add(made)
         self._webs()
 
     # -- 1. merge ------------------------------------------------------------------------------
@@ -128,16 +140,15 @@ class Nest:
         if holder.body is None:
             holder.body = [self._static(d, loops) for d in dyn]
         body = holder.body
-        for i in range(max(len(body), len(dyn))):
-            s = body[i] if i < len(body) else None
-            d = dyn[i] if i < len(dyn) else None
+        inst, keys, of = self.inst, self.instance_keys, self.of
+        for s, d in zip(body, dyn) if len(body) == len(dyn) else zip_longest(body, dyn):
+            if type(d) is Rec and type(s) is Static and s.sig == d.signature():
+                inst[(s.sid, key)] = d
+                keys.setdefault(s.sid, []).append(key)
+                of[id(d)] = s
+                continue
             if not _same(s, d):
-                site = d.site if d is not None else s.site if isinstance(s, StaticLoop) else s.rec.site  # type: ignore[union-attr]
-                raise LanguageError(
-                    f"program {pid} (or one of its loop steps) runs different operations here than program 0",
-                    site=site,
-                    hint="the program id and loop variables may change offsets and masks, not which operations run",
-                )
+                raise _differs(s, d, pid)
             if isinstance(d, LoopRec):
                 if d.broken:
                     raise LanguageError(
@@ -152,10 +163,6 @@ class Nest:
                     self.reads_of[(s.var, key)] = d.reads  # type: ignore[union-attr]
                 for n, it in enumerate(d.iters):
                     self._walk(s, it, (*key, n), pid)  # type: ignore[arg-type]
-            else:
-                self.inst[(s.sid, key)] = d  # type: ignore[union-attr]
-                self.instance_keys.setdefault(s.sid, []).append(key)  # type: ignore[union-attr]
-                self.of[id(d)] = s  # type: ignore[assignment]
 
     def instances(self, s: Static) -> list[tuple[tuple[int, ...], Rec]]:
         return [(k, self.inst[(s.sid, k)]) for k in self.instance_keys.get(s.sid, ())]
@@ -257,15 +264,22 @@ class Nest:
         return self.forms
 
     def _form(self, body: list) -> tuple:
+        """Per record its statement and the numbers of the values it reads and writes; a value's first appearance
+        also names the statement that made it (later ones are the same value, made there too)."""
         values, of = self.t.values, self.of
         number: dict[int, int] = {}
 
-        def value(vid: int) -> tuple:
+        def value(vid: int) -> object:
+            n = number.get(vid)
+            if n is not None:
+                return n
+            n = number[vid] = len(number)
             rec = values[vid].rec
-            return (number.setdefault(vid, len(number)), None if rec is None else of[id(rec)].sid)
+            return (n, None if rec is None else of[id(rec)].sid)
 
         return tuple(
-            (of[id(d)].sid, tuple(map(value, d.ins)), None if d.out is None else value(d.out)) for d in records(body)
+            (of[id(d)].sid, tuple([value(v) for v in d.ins]), None if d.out is None else value(d.out))
+            for d in records(body)
         )
 
     def _replay(self, items: list, shared: set[int], current: dict[int, int], found: list) -> None:
@@ -296,7 +310,17 @@ def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:
         return False
     if isinstance(s, StaticLoop) or isinstance(d, LoopRec):
         return isinstance(s, StaticLoop) and isinstance(d, LoopRec) and (s.site, s.stages) == (d.site, d.stages)
-    return s.rec.signature() == d.signature()
+    return s.sig == d.signature()
+
+
+def _differs(s: Static | StaticLoop | None, d: Rec | LoopRec | None, pid: int) -> LanguageError:
+    """The error of a program whose operation ``d`` is not the statement ``s`` of the programs before it."""
+    site = d.site if d is not None else s.site if isinstance(s, StaticLoop) else s.rec.site  # type: ignore[union-attr]
+    return LanguageError(
+        f"program {pid} (or one of its loop steps) runs different operations here than program 0",
+        site=site,
+        hint="the program id and loop variables may change offsets and masks, not which operations run",
+    )
 
 
 def is_zero_dup(s: Static) -> bool:

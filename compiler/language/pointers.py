@@ -8,17 +8,33 @@ import numpy as np
 from compiler.language.core import Arg, PointerType, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.numerics import broadcast
+from compiler.language.pids import IndexTile, Pid, fixed, plain
 from compiler.language.tensor import Tensor, arithmetic, binary
 
 
 class Pointer:
-    """An array argument plus element offsets: ``x_ptr + offs`` (offsets an int or an index tile)."""
+    """An array argument plus element offsets: ``x_ptr + offs`` (offsets an int or an index tile).
+
+    ``base`` is the part of the offsets added as program ids (``x_ptr + row * stride``, a
+    ``compiler.language.pids.Pid``; 0 if none), kept apart so that a load or store knows how its offset moves from
+    program to program; ``offs`` includes its value. Reading ``offs`` makes the trace depend on that value; loads
+    and stores read both with :meth:`parts`."""
 
     __array_ufunc__ = None  # numpy defers to us: ``offs + x_ptr`` works
 
-    def __init__(self, arg: Arg, offs: int | np.ndarray = 0) -> None:
+    def __init__(self, arg: Arg, offs: int | np.ndarray = 0, base: int = 0) -> None:
         self.arg = arg
-        self.offs = offs
+        self._offs = offs
+        self.base = base
+
+    @property
+    def offs(self) -> int | np.ndarray:
+        plain(self.base)
+        return fixed(self._offs)  # type: ignore[return-value]
+
+    def parts(self) -> tuple[int | np.ndarray, int]:
+        """The offsets (the program ids' part included) and that part."""
+        return self._offs, self.base
 
     @property
     def dtype(self) -> PointerType:
@@ -31,7 +47,7 @@ class Pointer:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return np.shape(self.offs)
+        return np.shape(self._offs)
 
     def __add__(self, other: object) -> Pointer:
         if (
@@ -47,15 +63,20 @@ class Pointer:
             raise LanguageError(f"pointer offset {other} is not an integer", hint="offsets count elements")
         if isinstance(other, np.ndarray) and other.dtype.kind == "b":
             raise LanguageError("a mask is not an offset", hint="pass masks as mask= to tl.load/tl.store")
-        return Pointer(self.arg, self.offs + other)
+        if isinstance(other, Pid):
+            return Pointer(self.arg, self._offs + other.value, self.base + other)
+        return Pointer(self.arg, self._offs + other, self.base)
 
     __radd__ = __add__
 
     def __sub__(self, other: object) -> Pointer:
+        if isinstance(other, IndexTile):
+            return self.__add__(-other)
         return self.__add__(-np.asarray(other) if isinstance(other, np.ndarray) else -other)  # type: ignore[operator]
 
     def __getitem__(self, key: object) -> Pointer:
-        return Pointer(self.arg, np.asarray(self.offs)[key])
+        offs = self._offs if isinstance(self._offs, np.ndarray) else np.asarray(self._offs)
+        return Pointer(self.arg, offs[key], self.base)
 
     def __bool__(self) -> bool:
         raise LanguageError("a pointer is not a condition")

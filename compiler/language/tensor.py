@@ -31,6 +31,7 @@ from compiler.language.numerics import (
     rounding,
     work,
 )
+from compiler.language.pids import IndexTile, fixed, plain
 from compiler.language.scalars import ScalarType
 from isa import DType
 from isa.instructions.dma import convert
@@ -38,13 +39,13 @@ from isa.instructions.vint import INT_OPS
 from isa.instructions.vselect import CONDITIONS
 
 
-class Index(np.ndarray):
+class Index(IndexTile):
     """An index tile (``tl.arange`` and arithmetic on it), known while tracing. ``.to(float type)`` makes it
     data (:func:`index_data`); ``.to(integer type)`` is itself (offsets stay offsets)."""
 
     def to(self, dtype: object, **_: object) -> object:
         if isinstance(dtype, DType) and dtype.is_float:
-            return index_data(np.asarray(self), dtype)
+            return index_data(np.asarray(fixed(self)), dtype)
         return self
 
 
@@ -76,7 +77,7 @@ def index_data(values: np.ndarray, dtype: DType) -> Tensor:
 def _as_data(side: object, like: Tensor) -> object:
     """An index tile meeting a tensor becomes data of the tensor's type (i32 for integer tensors)."""
     if isinstance(side, np.ndarray):
-        return index_data(side, like.dtype if like.dtype.is_float else DType.I32)
+        return index_data(np.asarray(fixed(side)), like.dtype if like.dtype.is_float else DType.I32)
     return side
 
 
@@ -389,7 +390,7 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     """``a OP b`` where one side at least is a tensor (numbers become immediates). Integer tensors keep
     integer arithmetic (``+ - * // % & | ^ << >>``, wrapping); ``/`` of integers and integers meeting a
     float are computed in f32, as in Triton."""
-    a, b = known_scalar(a, b), known_scalar(b, a)
+    a, b = known_scalar(plain(a), b), known_scalar(plain(b), a)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return _plain(op, a, b)
     a = _as_data(a, b) if isinstance(b, Tensor) else a
@@ -521,6 +522,7 @@ def _f64(x: np.ndarray) -> np.ndarray:
 def compare(cond: str, x: Tensor, other: object) -> Tensor:
     """``x < other`` and the other comparisons of data: a mask (``v.cmp.COND``, or ``v.cmps.COND`` with a
     number), for ``tl.where``."""
+    other = plain(other)
     value = known_scalar(x, other)
     if not isinstance(value, Tensor):  # a known scalar against offsets: a mask known while tracing
         return {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
@@ -553,6 +555,7 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
 def bitwise(op: str, a: object, b: object) -> Tensor | object:
     """``&``, ``|``, ``^``: of two masks, the logical operation (``v.sels``/``v.cmps`` on the 0/1 bytes); of
     integer tensors, bit by bit (``v.and``, ``v.or``, ``v.xor``)."""
+    a, b = plain(a), plain(b)
     if (is_mask(a) or is_mask(b)) and op != "xor":
         return logical(op, *((a, b) if isinstance(a, Tensor) and is_mask(a) else (b, a)))
     return binary(op, a, b)
