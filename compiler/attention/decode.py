@@ -14,14 +14,16 @@ attention is bound by the cache's bytes, 4 FLOP per byte against a ridge point o
         o = p·V[b,:,j]       (three kernels)             o += p·V_tile (Cube)
                                                      o /= l
 
-It is the flash-attention kernel of ``compiler.attention.flash_lang`` with ``G`` query rows against
-``keys`` keys: the queries ``[batch, heads, d]`` read as ``[batch, kv_heads, G, d]`` (one head's rows ``d``
-apart), the cache ``[batch, keys, kv_heads, d]`` token-major (a key head's rows ``kv_heads · d`` apart). The
-language deals the ``batch · kv_heads`` programs over the cores and pipelines them one after another — the
-next problem's loads overlap this one's softmax — where the batched matmuls put a ``barrier all`` between two
-problems on a core, wrote the scores to GM and read them back. The online softmax needs no row of
-``keys`` scores in UB, so any context runs unsplit (flash-decoding, ``compiler.graph.flash_decode``, still
-spreads a short batch's few problems over more cores).
+The kernel (:func:`decode_kernel`) is flash attention's (``compiler.attention.flash_lang``) cut down to
+one query tile of ``G`` rows against ``keys`` keys: the queries ``[batch, heads, d]`` read as
+``[batch, kv_heads, G, d]`` (one head's rows ``d`` apart), the cache ``[batch, keys, kv_heads, d]``
+token-major (a key head's rows ``kv_heads · d`` apart). The language deals the ``batch · kv_heads`` programs
+over the cores and pipelines them one after another — the next problem's loads overlap this one's softmax —
+where the batched matmuls put a ``barrier all`` between two problems on a core, wrote the scores to GM and
+read them back. The online softmax needs no row of ``keys`` scores in UB, so any context runs unsplit
+(flash-decoding, ``compiler.graph.flash_decode``, still spreads a short batch's few problems over more
+cores, where the cost model prices it cheaper). A paged cache (:class:`PagedDecodeAttention`) is read
+the same way, a block a tile, through its block table.
 
 **The stagger.** Every problem is the same work, so cores that start together stay in step: all of them
 in their loads' fixed cycles (start-up, a cycle per 256-byte key row, the ND→NZ layout change) at once,
@@ -31,9 +33,9 @@ same sum — so the concurrent problems are at different tiles, the partial last
 decode attention at batch 32, context 1024 on ascend910b-like: 210,489 cycles in step (the GM idle 21 %
 of the time), 172,356 staggered (3 %; 96 % of its bytes' time over the GM bandwidth).
 
-``tile_kv`` (keys per K/V tile) is chosen by :func:`decode_cycles`: the slower of the cache's bytes over the
-GM bandwidth and one core's loads (:func:`problem_loads`), ties to the least busy MTE2 — the ND→NZ change
-is cheaper per byte for loads of a multiple of 32 KiB (384 keys of 256 B: 96 KiB).
+``tile_kv`` (keys per K/V tile) is chosen by :func:`decode_cycles` — a core's loads, one after another —
+ties to the least busy MTE2: the ND→NZ change is cheaper per byte for loads of a multiple of 32 KiB (384
+keys of 256 B: 96 KiB).
 """
 
 from __future__ import annotations
@@ -283,26 +285,32 @@ def decode_kernel(pages: tuple[tuple[int, ...], ...] = ()) -> Callable:
 
 
 def decode_cycles(op: DecodeAttention, target: Target, tile_kv: int, cores: int) -> float:
-    """Predicted cycles of ``op`` with ``tile_kv`` keys per tile on ``cores`` cores: the slower of the cache's
-    bytes over the GM bandwidth (the staggered cores keep it busy) and one core's loads — each tile's K and V
-    load, its fixed cycles on MTE2 (start-up, a cycle per key row, the ND→NZ change's own) and its bytes at
-    the path's own bandwidth, for each of the core's problems."""
-    waves = -(-op.problems // min(cores, op.problems))
-    cache = 2 * op.problems * op.keys * op.head_dim * 2
-    return max(cache / target.gm_bandwidth, waves * problem_loads(op, target, tile_kv))
+    """Predicted cycles of ``op`` with ``tile_kv`` keys per tile on ``cores`` cores: each core's problems one
+    after another, each tile's K and V loads in turn on its MTE2 (:func:`problem_loads`)."""
+    active = min(cores, op.problems)
+    return -(-op.problems // active) * problem_loads(op, target, tile_kv, active, op.problems > active)
 
 
-def problem_loads(op: DecodeAttention, target: Target, tile_kv: int) -> float:
-    """Cycles one problem's K and V loads hold a core's MTE2 alone: per tile, each load's fixed cycles
-    (start-up, a cycle per key row, the ND→NZ change's own) and its bytes at the path's bandwidth."""
+def problem_loads(op: DecodeAttention, target: Target, tile_kv: int, active: int = 1, staggered: bool = True) -> float:
+    """Cycles one problem's K and V loads take on a core while ``active`` cores load alike. A load's fixed
+    cycles (start-up, a cycle per key row, the ND→NZ change's own) stream no byte. With one problem per core
+    the cores are in step — their fixed cycles at once — so a load takes its fixed cycles and then its bytes
+    at the core's share of the GM; with more problems than cores the stagger (module doc) lets the other
+    cores' streaming fill one core's fixed cycles, and a load takes the longer of its time alone and its
+    share of the GM's time for the active cores' loads."""
     row = op.head_dim * 2
     path = target.path(Space.GM, Space.L1)
+    share = min(path.bandwidth, target.gm_bandwidth / active)
     total = 0.0
     for start in range(0, op.keys, tile_kv):
         rows = min(tile_kv, op.keys - start)
         extra = nd2nz_cycles(target.params, rows, row) if loads_nz(target, Space.L1) else 0
         load = Transfer(Space.GM, Space.L1, rows, row, extra)
-        total += 2 * (load.fixed_cycles(path) + load.nbytes / path.bandwidth)
+        fixed = load.fixed_cycles(path)
+        if staggered:
+            total += 2 * max(fixed + load.nbytes / path.bandwidth, load.nbytes * active / target.gm_bandwidth)
+        else:
+            total += 2 * (fixed + load.nbytes / share)
     return total
 
 
