@@ -14,6 +14,7 @@ Each table names the ``dsasim`` command that shows one of its rows.
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import sys
 from dataclasses import dataclass
@@ -22,9 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from compiler.attention import AttentionSchedule, DecodeAttention  # noqa: E402
+from compiler.attention.decode import decode_schedule, launch_decode  # noqa: E402
 from compiler.gemv import vector_gemv  # noqa: E402
 from compiler.graph.ir import Node  # noqa: E402
 from compiler.ops import MatMul, OpError  # noqa: E402
+from compiler.target import Target  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.graph_run import compile_node  # noqa: E402
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer  # noqa: E402
@@ -107,13 +111,47 @@ def batch_sweep() -> tuple[Table, object]:
 
 def batched() -> Table:
     rows = []
-    for b in (False, True):
-        m = run_layer("decode", 64, context=CONTEXT, chip=CHIP, timing_only=True, batched=b, **MODELS[MODEL]).metrics
-        rows.append(("one batched kernel each" if b else "a kernel per (sequence, key head)", f"{m.cycles:,}",
-                     f"{m.attention_cycles:,}", f"{m.attention_cycles / m.cycles:.0%}"))  # fmt: skip
-    header = ("decode attention's matmuls (batch 64)", "step cycles", "attention cycles", "attention share")
+    forms = (("a kernel per (sequence, key head)", False, False), ("one batched kernel each", False, True),
+             ("one fused kernel", True, True))  # fmt: skip
+    for name, fused, b in forms:
+        m = run_layer("decode", 64, context=CONTEXT, chip=CHIP, timing_only=True, batched=b, fused=fused,
+                      **MODELS[MODEL]).metrics  # fmt: skip
+        rows.append((name, f"{m.cycles:,}", f"{m.attention_cycles:,}", f"{m.attention_cycles / m.cycles:.0%}"))
+    header = ("decode attention (batch 64)", "step cycles", "attention cycles", "attention share")
     cmd = f"dsasim graph decoder-layer --phase decode --batch 64 --context {CONTEXT} {ON} --timing-only"
     return Table("batched", cmd, header, rows, [])
+
+
+def fused() -> Table:
+    """Decode at batch 128, context 1024: attention as batched matmuls around a softmax, and as one fused
+    kernel — its tiles staggered over the problems, and not (``launch_decode(stagger=False)``, alone)."""
+    rows = []
+    for name, f in (("two batched matmuls and a softmax", False), ("one fused kernel", True)):
+        m = run_layer("decode", 128, context=1024, chip=CHIP, timing_only=True, fused=f, **MODELS[MODEL]).metrics
+        kv_share = m.kv_bytes / chip_for(CHIP).gm_bandwidth / m.attention_cycles
+        rows.append((name, f"{m.cycles:,}", f"{m.attention_cycles:,}", f"{kv_share:.0%}",
+                     f"{m.pct_of_memory_bound:.0%}"))  # fmt: skip
+    chip = chip_for(CHIP)
+    op = DecodeAttention(32, 32, 8, 1025, 128)
+    schedule = decode_schedule(op, Target.of(chip), AttentionSchedule(cores=chip.cores))
+    alone = {s: simulate(launch_decode(op, schedule, chip, stagger=s).program, chip, timing_only=True)
+             for s in (False, True)}  # fmt: skip
+    idle = {s: _gm_idle(r) for s, r in alone.items()}
+    notes = [
+        f"The fused kernel alone at batch 32 (`{op.shape_text()}`, {schedule.tile_kv} keys per tile): "
+        f"{alone[False].cycles:,} cycles with every problem's tiles in order (the GM idle {idle[False]:.0%} of "
+        f"the time), {alone[True].cycles:,} staggered ({idle[True]:.0%})."
+    ]
+    header = ("decode attention (batch 128, context 1024)", "step cycles", "attention cycles",
+              "KV bytes' GM time / attention", "step: % of GM bound")  # fmt: skip
+    cmd = f"dsasim graph decoder-layer --phase decode --batch 128 --context 1024 {ON} --timing-only"
+    return Table("fused", cmd, header, rows, notes)
+
+
+def _gm_idle(run: object) -> float:
+    """The share of a run's cycles when no byte crossed the GM."""
+    usage = [*run.gm_usage, (run.cycles, 0.0)]
+    return sum(t1 - t0 for (t0, rate), (t1, _) in itertools.pairwise(usage) if rate == 0) / run.cycles
 
 
 def flash() -> Table:
@@ -198,7 +236,7 @@ def write(t: Table) -> None:
     DOC.write_text(pattern.sub(lambda m: m.group(1) + t.markdown() + m.group(2), text))
 
 
-TABLES = ("crossover", "phases", "flash", "batched", "gemv", "gqa", "capacity")
+TABLES = ("crossover", "phases", "flash", "batched", "fused", "gemv", "gqa", "capacity")
 
 
 def main() -> None:
@@ -207,7 +245,8 @@ def main() -> None:
     ap.add_argument("--tables", default=",".join(TABLES), help=f"which tables (default: all: {','.join(TABLES)})")
     args = ap.parse_args()
     makers = {
-        "phases": phases, "flash": flash, "batched": batched, "gemv": gemv, "gqa": grouped_query, "capacity": capacity,
+        "phases": phases, "flash": flash, "batched": batched, "fused": fused, "gemv": gemv, "gqa": grouped_query,
+        "capacity": capacity,
     }  # fmt: skip
     for name in args.tables.split(","):
         if name == "crossover":

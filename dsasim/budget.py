@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from compiler import Op, Schedule, ScheduleError
-from compiler.attention import Attention, AttentionSchedule, plan_attention
+from compiler.attention import Attention, AttentionSchedule, DecodeAttention, compile_decode_attention, plan_attention
 from compiler.attention.compile import compile_attention
 from compiler.attention.flash_lang import short_kernel
 from compiler.defaults import default_schedule
@@ -80,6 +80,9 @@ def estimate(op: Op, schedule: object, chip: Chip) -> Estimate:
     """The instructions ``op`` compiles to with ``schedule`` on ``chip`` and the data a run holds."""
     if isinstance(op, Attention):
         instructions = _attention_instructions(op, schedule, chip)
+        resolved = schedule
+    elif isinstance(op, DecodeAttention):
+        instructions = _decode_instructions(op, chip)
         resolved = schedule
     else:
         target = Target.of(chip)
@@ -248,6 +251,17 @@ def _fitted(op: Attention, tile_q: int, tile_kv: int, p1: tuple, p2: tuple) -> i
         return round(i1 / max(1, t1) * score_tiles(op, tile_q, tile_kv))
     alpha, beta = (i1 * q2 - i2 * q1) / det, (t1 * i2 - t2 * i1) / det
     return round(alpha * score_tiles(op, tile_q, tile_kv) + beta * op.bh * -(-op.seq // tile_q))
+
+
+def _decode_instructions(op: DecodeAttention, chip: Chip) -> int:
+    """Decode attention's instructions: one (sequence, key head) problem's, compiled on one core, times the
+    problems (every program of the kernel is the same)."""
+    one = op.one_problem()
+
+    def compile_and_count() -> int:
+        return sum(len(s) for s in compile_decode_attention(one, AttentionSchedule(), chip).program.cores)
+
+    return op.problems * _PROXY_COUNTS.get((one, Target.of(chip).key), compile_and_count)
 
 
 def _count(op: Attention, schedule: AttentionSchedule, chip: Chip) -> int:

@@ -243,6 +243,7 @@ def run_layer(
     max_instructions: int | None = MAX_INSTRUCTIONS,
     kv_block: int = 0,
     weights: str = "f16",
+    fused: bool = True,
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
@@ -251,8 +252,9 @@ def run_layer(
     attention's per-(sequence, key head[, chunk]) matmuls into one kernel each (``batched``;
     ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it.
     ``kv_block``: decode reads a paged KV cache through its block table (``compiler.graph.paged``; 0:
-    contiguous; the context is then not split in chunks). ``weights``: the projections' weights in f16 or int8
-    (``compiler.graph.llm.linear``). Each kernel estimated beyond ``max_instructions`` (None:
+    contiguous; the context is then not split in chunks). ``fused``: unsplit decode attention as one kernel
+    (``compiler.attention.decode``); else its matmuls, batched or not. ``weights``: the projections'
+    weights in f16 or int8 (``compiler.graph.llm.linear``). Each kernel estimated beyond ``max_instructions`` (None:
     no limit) is refused before it is compiled."""
     chip_obj = chip_for(chip, cores or 1)
     kv = None
@@ -260,9 +262,10 @@ def run_layer(
         full = {**MODELS["tiny"], **model}  # "tiny" is the builder's default shape
         check_layer(phase, batch=batch, seq=seq, context=context, **full, kv_chunks=kv_chunks or 1)
         shape = {k: full[k] for k in ("heads", "kv_heads", "head_dim")}
-        kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=kv_chunks, **shape)
+        kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=kv_chunks, fused=fused,
+                              **shape)  # fmt: skip
     graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1, kv_block=kv_block,
-                          weights=weights)  # fmt: skip
+                          weights=weights, fused=fused)  # fmt: skip
     placed, choices = place_skinny(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
     if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
         placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))

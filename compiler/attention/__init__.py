@@ -11,6 +11,7 @@ See docs/attention.md.
 """
 
 from compiler.attention.compile import AttentionPlan, as_attention_schedule, compile_attention, plan_attention
+from compiler.attention.decode import DecodeAttention, compile_decode_attention
 from compiler.attention.defaults import default_attention_schedule
 from compiler.attention.op import PRECISIONS, Attention, make_attention
 from compiler.attention.schedule import ALGORITHMS, AttentionSchedule
@@ -21,8 +22,10 @@ __all__ = [
     "Attention",
     "AttentionPlan",
     "AttentionSchedule",
+    "DecodeAttention",
     "as_attention_schedule",
     "compile_attention",
+    "compile_decode_attention",
     "default_attention_schedule",
     "make_attention",
     "plan_attention",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from compiler.attention.decode import TILE_KV, DecodeAttention, decode_cycles
 from compiler.errors import BufferCapacityError
 from compiler.gemv import predict_op
 from compiler.graph.builders import GraphBuilder
@@ -74,15 +75,17 @@ def choose_kv_chunks(
     cores: int | None = None,
     chunks: int | None = None,
     dtype: DType = F16,
+    fused: bool = True,
 ) -> KvChunkChoice:
     """Decode attention's chunk count: ``chunks`` if given, else the candidate with the fewest predicted
     cycles (``attention_cycles``). Candidates: 1, the powers of two, and the counts that fill one or two
     waves of the cores, up to twice the cores over the problems and no chunk under ``MIN_CHUNK`` keys —
-    and, if no row of scores that long fits UB, more chunks until one does."""
+    and, if no row of scores that long fits UB, more chunks until one does. ``fused``: one chunk is the
+    fused decode-attention kernel (``compiler.attention.decode``), which needs no row of scores in UB."""
     target = Target.of(chip)
     n_cores = cores or target.cores
     cap, problems = context + 1, batch * kv_heads
-    shape = (batch, heads, kv_heads, head_dim, dtype)
+    shape = (batch, heads, kv_heads, head_dim, dtype, fused)
     if chunks is not None:
         split = kv_split(cap, chunks)
         cyc = attention_cycles(target, n_cores, split, *shape)
@@ -110,12 +113,24 @@ def choose_kv_chunks(
 
 
 def attention_cycles(
-    target: Target, cores: int, split: KvSplit, batch: int, heads: int, kv: int, d: int, dtype: DType = F16
+    target: Target,
+    cores: int,
+    split: KvSplit,
+    batch: int,
+    heads: int,
+    kv: int,
+    d: int,
+    dtype: DType = F16,
+    fused: bool = True,
 ) -> float:
-    """Predicted cycles of decode attention's kernels split as ``split`` (inf: a kernel does not fit):
-    the two batched matmuls — ``ceil(problems / cores)`` waves, each ``hypot(one problem's predicted
+    """Predicted cycles of decode attention's kernels split as ``split`` (inf: a kernel does not fit).
+    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.attention.decode.decode_cycles``).
+    Otherwise the two batched matmuls — ``ceil(problems / cores)`` waves, each ``hypot(one problem's predicted
     cycles, the wave's bytes over the GM bandwidth)`` — plus the vector kernels between them as the fusion
     pass makes them (``chunk_softmax``, or the softmax unsplit) and, split, the mask and the combine."""
+    if fused and split.chunks == 1:
+        op = DecodeAttention(batch, heads, kv, split.cap, d)
+        return min(decode_cycles(op, target, t, cores) for t in TILE_KV if t <= max(TILE_KV[0], split.cap))
     group, n, lc = heads // kv, split.chunks, split.chunk
     rows, problems = batch * heads, batch * kv * n
     waves = -(-problems // cores)

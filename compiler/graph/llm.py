@@ -29,7 +29,8 @@ projection write row ``context`` of each sequence directly. Both are graph outpu
 **Attention.** Prefill runs the causal flash-attention operator once, over every sequence and head, in
 the sequence-major layout the projections and the cache already have (``layout="bshd"``, ``kv_heads``:
 query head ``h`` reads key head ``h // G``), so its query tiles of every head spread over all the cores.
-Decode runs, per (sequence, key head),
+Decode runs one fused kernel (``compiler.attention.decode``): per (sequence, key head) the flash kernel
+over the ``G`` query heads that share the key head, every problem in one launch. Unfused, it runs
 ``Q·Kᵀ`` for the ``G = heads / kv_heads`` query heads that share the key head — a ``G × (context+1)``
 matmul, so grouped-query attention reads each cached key once for ``G`` queries — one softmax over all
 rows, and ``P·V``. With ``kv_chunks > 1`` the
@@ -45,6 +46,7 @@ import math
 
 import numpy as np
 
+from compiler.attention.decode import DecodeAttention, PagedDecodeAttention
 from compiler.attention.op import Attention
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.flash_decode import flash_decode_attention, kv_split
@@ -77,13 +79,15 @@ def decoder_layer(
     kv_chunks: int = 1,
     kv_block: int = 0,
     weights: str = "f16",
+    fused: bool = True,
 ) -> Graph:
     """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
     ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width; ``kv_chunks``:
     decode attention's context split in that many chunks (flash-decoding, ``compiler.graph.flash_decode``;
     fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
     many tokens read through a block table (``compiler.graph.paged``; 0: contiguous); ``weights``: the
-    projections' weights in f16 or int8 (``linear``)."""
+    projections' weights in f16 or int8 (``linear``); ``fused``: unsplit decode attention as one kernel
+    (``compiler.attention.decode``), else as two matmuls per (sequence, key head) around a softmax."""
     # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)
     length = {"seq": seq} if phase == "prefill" else {"context": context}
     check_layer(phase, batch=batch, **length, hidden=hidden, heads=heads, kv_heads=kv_heads,
@@ -128,12 +132,18 @@ def decoder_layer(
     if paged:
         paged_append(b, new, kc, table, pos, kv_block, 2 * width)
     att = b.tensor("attn.out", (t, heads * head_dim))
-    if paged:
+    if paged and fused:
+        op = PagedDecodeAttention(batch, heads, kv_heads, cap, head_dim, table=table, block=kv_block)
+        b.node(f"{ATTENTION}.decode", op, q=Ref(qr), k=Ref(kc), v=Ref(kc), o=Ref(att))
+    elif paged:
         paged_decode_attention(b, qr, kc, att, table, cap, kv_block, heads, kv_heads, head_dim)
     elif phase == "prefill":
         _prefill_attention(b, qr, kc, vc, att, batch, seq, heads, kv_heads, head_dim)
     elif kv_split(cap, kv_chunks).chunks > 1:
         flash_decode_attention(b, qr, kc, vc, att, batch, heads, kv_heads, head_dim, kv_split(cap, kv_chunks))
+    elif fused:
+        op = DecodeAttention(batch, heads, kv_heads, cap, head_dim)
+        b.node(f"{ATTENTION}.decode", op, q=Ref(qr), k=Ref(kc), v=Ref(vc), o=Ref(att))
     else:
         _decode_attention(b, qr, kc, vc, att, batch, cap, heads, kv_heads, head_dim)
     o = linear(b, "o_proj", att, hidden, weights)
@@ -147,7 +157,7 @@ def decoder_layer(
     params = {
         "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
         "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
-        "kv_block": kv_block, "weights": weights,
+        "kv_block": kv_block, "weights": weights, "fused": fused,
     }  # fmt: skip
     return b.graph(f"decoder-layer-{phase}", (y, kc) if paged else (y, kc, vc), params, decoder_layer)
 

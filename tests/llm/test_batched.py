@@ -23,7 +23,7 @@ def _attention(node) -> bool:
 
 
 def test_batched_attention_computes_the_same_layer_bit_for_bit():
-    g = build("decoder-layer", phase="decode", batch=3, context=40, **TINY)
+    g = build("decoder-layer", phase="decode", batch=3, context=40, fused=False, **TINY)
     b = batch_matmuls(g, 4, select=_attention)
     batched = [n for n in b.nodes if isinstance(n.op, BatchedMatMul)]
     assert [n.name for n in batched] == ["attn.scores", "attn.pv"]
@@ -57,7 +57,7 @@ def test_dependent_or_different_matmuls_are_not_batched():
 
 
 def test_run_layer_batches_decode_attention_only():
-    r = run_layer("decode", 2, context=16, chip="edu", **TINY)
+    r = run_layer("decode", 2, context=16, chip="edu", fused=False, **TINY)
     ops = {k.node.name: k.node.op for k in r.graph_run.kernels}
     assert isinstance(ops["attn.scores"], BatchedMatMul) and isinstance(ops["attn.pv"], BatchedMatMul)
     assert not any(isinstance(op, BatchedMatMul) for name, op in ops.items() if not name.startswith("attn."))

@@ -103,15 +103,18 @@ def test_choice_is_the_cheapest_prediction_and_says_why():
     assert forced.predicted == ((3, pytest.approx(cost)),)
 
 
-def test_a_context_too_long_for_one_softmax_row_is_split():
+def test_a_context_too_long_for_one_softmax_row_is_split_unless_fused():
     chip = chip_for("ascend910b-like")
-    shape = {"batch": 1, "heads": 32, "kv_heads": 8, "head_dim": 128}
+    shape = {"batch": 1, "heads": 32, "kv_heads": 8, "head_dim": 128, "fused": False}
     choice = choose_kv_chunks(chip, context=32768, **shape)
     assert not math.isfinite(dict(choice.predicted)[1]) and choice.chunks > 1
     assert "1 → UB too small" in choice.reason()
     with pytest.raises(OpError, match="does not fit UB") as e:
         choose_kv_chunks(chip, context=32768, chunks=1, **shape)
     assert "--kv-chunks" in e.value.hint
+    # the fused kernel's online softmax holds no row of scores: one chunk is priced like any other
+    fused = choose_kv_chunks(chip, context=32768, **{**shape, "fused": True})
+    assert math.isfinite(dict(fused.predicted)[1])
 
 
 def test_run_layer_reports_the_split():

@@ -66,14 +66,17 @@ def test_rope_tables_rotate_pairs_by_position():
 
 
 def test_grouped_query_heads_share_one_key_read():
-    g = build("decoder-layer", phase="decode", batch=1, context=32, heads=8, kv_heads=2, head_dim=32, hidden=256)
+    shape = {"batch": 1, "context": 32, "heads": 8, "kv_heads": 2, "head_dim": 32, "hidden": 256}
+    fused = build("decoder-layer", phase="decode", **shape).node("attn.decode").op
+    assert (fused.problems, fused.group, fused.keys) == (2, 4, 33)  # one problem per key head, 4 query rows
+    g = build("decoder-layer", phase="decode", fused=False, **shape)
     scores = [n for n in g.nodes if n.name.endswith(".scores")]
     assert len(scores) == 2
     assert {(n.op.m, n.op.n) for n in scores} == {(4, 33)}
 
 
 def test_fusion_keeps_the_kernels_it_can_join():
-    g = build("decoder-layer", phase="decode", batch=1, context=16, **SMALL)
+    g = build("decoder-layer", phase="decode", batch=1, context=16, fused=False, **SMALL)
     f = fuse(g)
     names = [n.name for n in f.nodes]
     assert "attn_norm" in names and "ffn_norm" in names  # RMSNorm: six operators, one kernel

@@ -21,17 +21,21 @@ LAYER_ULPS = 64  # as tests/llm/test_llm_layer.py: ~12 f16 roundings deep, the o
 
 
 @functools.cache  # one run per shape for the module's tests (the run is read, never changed)
-def _run(batch: int, context: int, block: int, kv_heads: int = 2):
-    """The layer as ``dsasim graph decoder-layer --kv-block`` runs it: the block problems batched per kernel."""
-    lr = run_layer("decode", batch, context=context, chip="edu", kv_block=block, kv_heads=kv_heads, **SMALL)
+def _run(batch: int, context: int, block: int, kv_heads: int = 2, fused: bool = True):
+    """The layer as ``dsasim graph decoder-layer --kv-block`` runs it: one fused kernel through the block table
+    (``fused=False``: the block problems' matmuls batched per kernel around a softmax)."""
+    lr = run_layer("decode", batch, context=context, chip="edu", kv_block=block, kv_heads=kv_heads, fused=fused,
+                   **SMALL)  # fmt: skip
     g, r = lr.graph_run.source, lr.graph_run
     given = {**g.make_inputs(0), **{k: v.astype(np.float16) for k, v in rope_inputs(g).items()}}
     return g, r, given
 
 
+@pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize(("batch", "context", "block", "kv_heads"), [(3, 40, 16, 2), (2, 31, 32, 4)])
-def test_paged_layer_matches_the_contiguous_numpy_layer(batch, context, block, kv_heads):
-    g, r, given = _run(batch, context, block, kv_heads)
+def test_paged_layer_matches_the_contiguous_numpy_layer(batch, context, block, kv_heads, fused):
+    g, r, given = _run(batch, context, block, kv_heads, fused)
+    assert ("attn.decode" in {k.node.name for k in r.kernels}) == fused
     assert r.passed, r.check.text()
     cap = context + 1
     table = block_table(batch, -(-cap // block))

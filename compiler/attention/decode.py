@@ -1,0 +1,382 @@
+"""Decode attention as one fused kernel: every (sequence, key head) problem streamed through the flash kernel.
+
+Decode makes one query per sequence and head against the ``keys = context + 1`` cached keys and values of
+its sequence. With grouped-query heads (``G = heads / kv_heads``) the ``G`` query heads that share a key head
+read the same keys, so a problem is one (sequence, key head) pair and its ``G`` query heads are the rows
+of one query tile: ``G × keys`` scores from one pass over the keys, each cached key read once for ``G``
+queries (Llama-3-8B: 4 rows; the Cube pads them to its 16-row fractal, which costs nothing here — decode
+attention is bound by the cache's bytes, 4 FLOP per byte against a ridge point of 242).
+
+    rewrite (per sequence b, key head j; q[b, jG:(j+1)G] are the group's query rows):
+      for (b, j):                                    one kernel, program (j, b) — no barrier between them:
+        s = q·K[b,:,j]ᵀ      → scores in GM            for each tile of tile_kv keys:
+        p = softmax(s/√d)    → probabilities in GM       s = q·K_tileᵀ (Cube) → online softmax (Vector)
+        o = p·V[b,:,j]       (three kernels)             o += p·V_tile (Cube)
+                                                     o /= l
+
+The kernel (:func:`decode_kernel`) is flash attention's (``compiler.attention.flash_lang``) cut down to
+one query tile of ``G`` rows against ``keys`` keys: the queries ``[batch, heads, d]`` read as
+``[batch, kv_heads, G, d]`` (one head's rows ``d`` apart), the cache ``[batch, keys, kv_heads, d]``
+token-major (a key head's rows ``kv_heads · d`` apart). The language deals the ``batch · kv_heads`` programs
+over the cores and pipelines them one after another — the next problem's loads overlap this one's softmax —
+where the batched matmuls put a ``barrier all`` between two problems on a core, wrote the scores to GM and
+read them back. The online softmax needs no row of ``keys`` scores in UB, so any context runs unsplit
+(flash-decoding, ``compiler.graph.flash_decode``, still spreads a short batch's few problems over more
+cores, where the cost model prices it cheaper). A paged cache (:class:`PagedDecodeAttention`) is read
+the same way, a block a tile, through its block table.
+
+**The stagger.** Every problem is the same work, so cores that start together stay in step: all of them
+in their loads' fixed cycles (start-up, a cycle per 256-byte key row, the ND→NZ layout change) at once,
+when no byte streams, then all streaming at once, sharing the GM. Problem ``(j, b)`` therefore starts at
+its key tile ``(j + b) mod tiles`` and wraps around — the softmax sees the keys in another order, the
+same sum — so the concurrent problems are at different tiles, the partial last tile among them. Llama-3-8B's
+decode attention at batch 32, context 1024 on ascend910b-like: 210,489 cycles in step (the GM idle 21 %
+of the time), 172,356 staggered (3 %; 96 % of its bytes' time over the GM bandwidth).
+
+``tile_kv`` (keys per K/V tile) is chosen by :func:`decode_cycles` — a core's loads, one after another —
+ties to the least busy MTE2: the ND→NZ change is cheaper per byte for loads of a multiple of 32 KiB (384
+keys of 256 B: 96 KiB).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+
+from compiler import language as tl
+from compiler.attention.lang import compile_kernel, misfit
+from compiler.attention.op import PRECISIONS
+from compiler.attention.plan import loads_nz
+from compiler.attention.schedule import AttentionSchedule
+from compiler.compile import kernel_source
+from compiler.compiled import Compiled
+from compiler.errors import ScheduleError
+from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
+from compiler.target import Target
+from isa import Program, Space, Transfer
+from isa.timing import nd2nz_cycles
+
+#: keys per K/V tile the default schedule tries
+TILE_KV = (64, 128, 192, 256, 320, 384, 448, 512)
+
+
+@dataclass(frozen=True)
+class DecodeAttention(Op):
+    """``o[b, h] = softmax(q[b, h]·K[b, :, h // G]ᵀ/√d)·V[b, :, h // G]``: one query per sequence and head
+    against its sequence's ``keys`` cached keys (the new token's included)."""
+
+    batch: int
+    heads: int
+    kv_heads: int
+    keys: int
+    head_dim: int
+    precision: str = "fast"
+
+    unit: ClassVar[str] = "cube"
+
+    def __post_init__(self) -> None:
+        check_dims("decode attention", batch=self.batch, heads=self.heads, kv_heads=self.kv_heads, keys=self.keys,
+                   head_dim=self.head_dim)  # fmt: skip
+        if self.heads % self.kv_heads:
+            raise OpError(
+                f"decode attention: heads={self.heads} is not a multiple of kv_heads={self.kv_heads}",
+                hint="grouped-query attention shares each key head among heads / kv_heads query heads",
+            )
+        if self.precision not in PRECISIONS:
+            raise OpError(f"decode attention: unknown precision {self.precision!r}", hint="use fast or high")
+
+    @property
+    def group(self) -> int:
+        """Query heads per key head: the rows of one problem's query tile."""
+        return self.heads // self.kv_heads
+
+    @property
+    def problems(self) -> int:
+        """(sequence, key head) pairs: the kernel's programs."""
+        return self.batch * self.kv_heads
+
+    @property
+    def name(self) -> str:
+        return "decode_attention"
+
+    @property
+    def check_ulps(self) -> float | None:
+        return 8.0 if self.precision == "fast" else None
+
+    def axes(self) -> dict[str, int]:
+        return {"b": self.batch, "h": self.heads, "kv": self.keys, "d": self.head_dim}
+
+    @property
+    def reduce_axes(self) -> tuple[str, ...]:
+        return ("kv", "d")
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        b, d = self.batch, self.head_dim
+        cache = (b, self.keys, self.kv_heads, d)
+        return (
+            TensorSpec("q", F16, (b, self.heads, d), ("b", "h", "d")),
+            TensorSpec("k", F16, cache, ("b", "kv", "h", "d")),
+            TensorSpec("v", F16, cache, ("b", "kv", "h", "d")),
+            TensorSpec("o", F16, (b, self.heads, d), ("b", "h", "d"), output=True),
+        )
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        q = as_f32(inputs["q"])  # [b, h, d]
+        k, v = (np.repeat(as_f32(inputs[n]), self.group, axis=2) for n in "kv")  # [b, keys, h, d]
+        s = np.einsum("bhd,bkhd->bhk", q, k) * np.float32(1 / math.sqrt(self.head_dim))
+        e = np.exp(s - s.max(axis=2, keepdims=True))
+        return self._out("o", np.einsum("bhk,bkhd->bhd", e / e.sum(axis=2, keepdims=True), v))
+
+    def describe(self) -> str:
+        return f"o[b,h] = softmax(q[b,h]·K[b,:,h/{self.group}]ᵀ/√{self.head_dim})·V[b,:,h/{self.group}]"
+
+    def shape_text(self) -> str:
+        return f"{self.batch}x{self.heads}x{self.keys}x{self.head_dim} kv{self.kv_heads}"
+
+    @property
+    def flops(self) -> int:
+        """Useful FLOPs: ``2·d`` per (query, key) pair for ``q·kᵀ`` and again for ``P·v``."""
+        return 4 * self.batch * self.heads * self.keys * self.head_dim
+
+    def cache_layout(self) -> dict[str, object]:
+        """How the kernel finds a tile of keys: a key row's pitch (``KV_ROW``, elements); no pages."""
+        return {"KV_ROW": self.kv_heads * self.head_dim, "PAGE": 0, "V_OFF": 0}
+
+    def one_problem(self) -> DecodeAttention:
+        """One (sequence, key head) problem of this shape: every program's tiles, compiled to check a fit."""
+        return replace(self, batch=1, heads=self.group, kv_heads=1)
+
+    @property
+    def pages(self) -> tuple[tuple[int, ...], ...]:
+        """A paged cache's block table (``PagedDecodeAttention``); ``()``: contiguous."""
+        return ()
+
+    def knob_hints(self, schedule: object, fits: object = None) -> dict[str, str]:
+        """Decode attention's knobs for each bottleneck (``schedule``: the resolved ``AttentionSchedule``)."""
+        return {
+            "mte2": "loads are the limit: raise tile_kv (fewer, larger K and V loads, each with its fixed cost)",
+            "bandwidth": "the cache streams at the GM bandwidth: the kernel is memory-bound, as decode is",
+            "v": "the online softmax is the limit: raise tile_kv (fewer rescales of the accumulator)",
+            "fix": "raise depth so write-back overlaps the next tile",
+        }
+
+    def check_schedule(self, schedule: object, target: object) -> None:
+        given = schedule if isinstance(schedule, AttentionSchedule) else None
+        if given is not None and given.algorithm not in (None, "flash"):
+            raise ScheduleError("decode attention is one flash kernel", knob="algorithm", hint="use flash")
+
+
+@dataclass(frozen=True)
+class PagedDecodeAttention(DecodeAttention):
+    """:class:`DecodeAttention` on a paged cache (``compiler.graph.paged``): ``k`` and ``v`` are the pool
+    ``[blocks, block, 2, kv_heads, d]`` (a token's keys, then its values), sequence ``b``'s keys
+    ``t·block ..`` in block ``table[b][t]``. A tile is a block, found through the table (known when the step
+    is compiled, as the requests' layout is): one pass over each sequence's blocks, no scores in GM."""
+
+    table: tuple[tuple[int, ...], ...] = ()
+    block: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.table) != self.batch or self.block < 1 or any(len(r) * self.block < self.keys for r in self.table):
+            raise OpError(
+                f"paged decode attention: a block table of {len(self.table)} sequences of blocks of {self.block} "
+                f"tokens does not hold {self.batch} sequences of {self.keys} keys",
+                hint="give one row of blocks per sequence, enough blocks for its keys",
+            )
+
+    @property
+    def pool_blocks(self) -> int:
+        return max(max(r) for r in self.table) + 1
+
+    def tensors(self) -> tuple[TensorSpec, ...]:
+        b, d = self.batch, self.head_dim
+        pool = (self.pool_blocks, self.block, 2, self.kv_heads, d)
+        dims = ("p", "kv", "s", "h", "d")
+        return (
+            TensorSpec("q", F16, (b, self.heads, d), ("b", "h", "d")),
+            TensorSpec("k", F16, pool, dims),
+            TensorSpec("v", F16, pool, dims),
+            TensorSpec("o", F16, (b, self.heads, d), ("b", "h", "d"), output=True),
+        )
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        pool = np.asarray(inputs["k"])
+        rows = [np.concatenate([pool[p] for p in r])[: self.keys] for r in self.table]  # [keys, 2, kv, d] each
+        cache = np.stack(rows)
+        return super().reference({"q": inputs["q"], "k": cache[:, :, 0], "v": cache[:, :, 1]})
+
+    def cache_layout(self) -> dict[str, object]:
+        kd = self.kv_heads * self.head_dim
+        return {"KV_ROW": 2 * kd, "PAGE": self.block * 2 * kd, "V_OFF": kd}
+
+    @property
+    def pages(self) -> tuple[tuple[int, ...], ...]:
+        return self.table
+
+    def one_problem(self) -> DecodeAttention:
+        n = len(self.table[0])
+        return replace(self, batch=1, heads=self.group, kv_heads=1, table=(tuple(range(n)),))
+
+    def shape_text(self) -> str:
+        return f"{super().shape_text()} paged {self.block}"
+
+
+def query_rows(group: int) -> int:
+    """Rows of a problem's query tile: its ``group`` query heads, up to a power of two (the rest masked: a
+    tile of 3 or 6 rows of f32 statistics would leave UB addresses off their 32-byte alignment)."""
+    return 1 << (group - 1).bit_length()
+
+
+def decode_kernel(pages: tuple[tuple[int, ...], ...] = ()) -> Callable:
+    """The decode-attention kernel; ``pages``: a paged cache's block table (a launch takes only arrays and
+    scalars, so the kernel holds it: ``()``, a contiguous cache)."""
+
+    def kernel(q, k, v, o, sm_scale, KEYS, G, ROWS, D, Q_BATCH, KV_ROW, KV_BATCH, TILE_KV, F16S, STAGGER, PAGE,
+               V_OFF):  # fmt: skip
+        """Program ``(j, b)``: sequence ``b``'s key head ``j`` — its ``G`` query heads against ``KEYS`` keys,
+        ``TILE_KV`` keys at a time with the online softmax (flash attention's). With ``STAGGER`` problem
+        ``(j, b)`` starts at tile ``(j + b) mod tiles`` and wraps around (the softmax does not care in which
+        order it sees the keys), so the cores' concurrent problems are at different tiles — the partial last
+        tile among them — and their loads do not all start and end together. With ``pages``, tile ``t`` of
+        sequence ``b`` is block ``pages[b][t]`` of the pool, ``PAGE`` elements a block, its values ``V_OFF``
+        elements after its keys."""
+        j = tl.program_id(0)
+        b = tl.program_id(1)
+        offs_g = tl.arange(0, ROWS)
+        offs_d = tl.arange(0, D)
+        offs_n = tl.arange(0, TILE_KV)
+        q_ptrs = q + b * Q_BATCH + (j * G + offs_g[:, None]) * D + offs_d[None, :]
+        qt = tl.load(q_ptrs, mask=offs_g[:, None] < G, other=0.0)
+        m = tl.zeros([ROWS], dtype=tl.float32) - float("inf")
+        denom = tl.zeros([ROWS], dtype=tl.float32) + 1.0
+        acc = tl.zeros([ROWS, D], dtype=tl.float32)
+        tiles = tl.cdiv(KEYS, TILE_KV)
+        first = (j + b) % tiles if STAGGER else 0
+        for i in tl.range(0, tiles):
+            t = (i + first) % tiles
+            keys = t * TILE_KV + offs_n
+            if pages:
+                k_at = pages[b][t] * PAGE + j * D
+                v_at = k_at + V_OFF
+            else:
+                k_at = v_at = b * KV_BATCH + t * TILE_KV * KV_ROW + j * D
+            kt = tl.load(k + k_at + offs_n[None, :] * KV_ROW + offs_d[:, None], mask=keys[None, :] < KEYS, other=0.0)
+            qk = tl.dot(qt, kt) * sm_scale
+            if F16S:
+                qk = qk.to(tl.float16)
+            qk = tl.where(keys[None, :] < KEYS, qk, float("-inf"))
+            m_new = tl.maximum(m, tl.max(qk, 1).to(tl.float32))
+            qk = qk - (m_new.to(tl.float16) if F16S else m_new)[:, None]
+            p = tl.exp(qk)
+            alpha = tl.exp(m - m_new)
+            denom = denom * alpha + tl.sum(p, 1)
+            vt = tl.load(v + v_at + offs_n[:, None] * KV_ROW + offs_d[None, :], mask=keys[:, None] < KEYS, other=0.0)
+            acc = tl.dot(p.to(tl.float16), vt, acc * alpha[:, None])
+            m = m_new
+        out = (acc * (1.0 / denom)[:, None]).to(tl.float16)
+        tl.store(o + b * Q_BATCH + (j * G + offs_g[:, None]) * D + offs_d[None, :], out, mask=offs_g[:, None] < G)
+
+    return kernel
+
+
+def decode_cycles(op: DecodeAttention, target: Target, tile_kv: int, cores: int) -> float:
+    """Predicted cycles of ``op`` with ``tile_kv`` keys per tile on ``cores`` cores: each core's problems one
+    after another, each tile's K and V loads in turn on its MTE2 (:func:`problem_loads`)."""
+    active = min(cores, op.problems)
+    return -(-op.problems // active) * problem_loads(op, target, tile_kv, active, op.problems > active)
+
+
+def problem_loads(op: DecodeAttention, target: Target, tile_kv: int, active: int = 1, staggered: bool = True) -> float:
+    """Cycles one problem's K and V loads take on a core while ``active`` cores load alike. A load's fixed
+    cycles (start-up, a cycle per key row, the ND→NZ change's own) stream no byte. With one problem per core
+    the cores are in step — their fixed cycles at once — so a load takes its fixed cycles and then its bytes
+    at the core's share of the GM; with more problems than cores the stagger (module doc) lets the other
+    cores' streaming fill one core's fixed cycles, and a load takes the longer of its time alone and its
+    share of the GM's time for the active cores' loads."""
+    row = op.head_dim * 2
+    path = target.path(Space.GM, Space.L1)
+    share = min(path.bandwidth, target.gm_bandwidth / active)
+    total = 0.0
+    for start in range(0, op.keys, tile_kv):
+        rows = min(tile_kv, op.keys - start)
+        extra = nd2nz_cycles(target.params, rows, row) if loads_nz(target, Space.L1) else 0
+        load = Transfer(Space.GM, Space.L1, rows, row, extra)
+        fixed = load.fixed_cycles(path)
+        if staggered:
+            total += 2 * max(fixed + load.nbytes / path.bandwidth, load.nbytes * active / target.gm_bandwidth)
+        else:
+            total += 2 * (fixed + load.nbytes / share)
+    return total
+
+
+def decode_schedule(op: DecodeAttention, target: Target, schedule: AttentionSchedule) -> AttentionSchedule:
+    """``schedule`` with ``tile_kv`` (if not given) the cheapest by :func:`decode_cycles` of those whose
+    program fits the chip, and ``depth`` 2 (the next tile's loads overlap this one's work) unless given."""
+    depth = schedule.depth or 2
+    rows = query_rows(op.group)
+    base = schedule.replace(algorithm="flash", tile_q=rows, block_q=rows, depth=depth)
+    if schedule.tile_kv or op.pages:
+        return base.replace(tile_kv=schedule.tile_kv or op.block)
+    cap = -(-op.keys // 16) * 16
+    # the fewest predicted cycles, then the least busy MTE2 (more slack under the GM's pace), then larger
+    tiles = sorted(
+        (t for t in TILE_KV if t <= max(TILE_KV[0], cap)),
+        key=lambda t: (decode_cycles(op, target, t, base.cores), problem_loads(op, target, t), -t),
+    )
+    error: Exception | None = None
+    one = op.one_problem()
+    for t in tiles:
+        chosen = base.replace(tile_kv=t)
+        error = misfit((target.key, one, chosen.replace(cores=1)),
+                       lambda s=chosen: launch_decode(one, s.replace(cores=1), target.params))  # fmt: skip
+        if error is None:
+            return chosen
+    raise error  # type: ignore[misc]
+
+
+def launch_decode(op: DecodeAttention, schedule: AttentionSchedule, chip: object, stagger: bool = True) -> Compiled:
+    """:func:`decode_kernel` over ``op``'s problems under a resolved ``schedule`` (program ``(j, b)``: sequence
+    ``b``'s key head ``j``); ``stagger=False`` walks every problem's tiles from the first (to measure what the
+    stagger buys)."""
+    g, d, kv = op.group, op.head_dim, op.kv_heads
+    arrays = {t.name: np.zeros(t.shape, np.float16) for t in op.tensors()}
+    kwargs = {
+        "sm_scale": 1 / math.sqrt(d), "KEYS": op.keys, "G": g, "ROWS": query_rows(g), "D": d,
+        "Q_BATCH": op.heads * d, "KV_BATCH": op.keys * kv * d, "TILE_KV": schedule.tile_kv,
+        "F16S": op.precision == "fast", "STAGGER": stagger, **op.cache_layout(),
+    }  # fmt: skip
+    args = (arrays["q"], arrays["k"], arrays["v"], arrays["o"])
+    grid = (kv, op.batch, 1)
+    cores = min(schedule.cores, op.problems)
+    kernel = decode_kernel(op.pages)
+    return compile_kernel("decode_attention", kernel, grid, args, kwargs, chip, cores, schedule.depth)
+
+
+@kernel_source(DecodeAttention)
+def compile_decode_attention(op: DecodeAttention, schedule: object, chip: object) -> Compiled:
+    """``op`` as one flash kernel over its (sequence, key head) problems (module doc); ``schedule``: an
+    ``AttentionSchedule`` (``tile_kv``, ``depth``, ``cores``) or a ``compiler.Schedule`` giving ``cores``."""
+    if chip is None:
+        raise TypeError("compile_decode_attention() needs a chip: e.g. simulator.load_chip('edu')")
+    op.check_schedule(schedule, chip)
+    if not isinstance(schedule, AttentionSchedule):
+        schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1) or 1)
+    target = Target.of(chip)
+    resolved = decode_schedule(op, target, schedule)
+    compiled = launch_decode(op, resolved, chip)
+    p = compiled.program
+    shapes = {t.name for t in op.tensors()}
+    tensors = op.decls() + tuple(t for t in p.tensors if t.name not in shapes)
+    comments = (
+        f"decode attention {op.shape_text()} ({op.precision}): {op.describe()}",
+        f"{op.problems} (sequence, key head) problems of {op.group} query rows, {resolved.tile_kv} keys per tile, "
+        f"depth {resolved.depth}, over {min(resolved.cores, op.problems)} cores",
+        f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
+    )
+    program = Program(tensors, p.cores, p.chip, comments)
+    return replace(compiled, op=op, schedule=resolved, program=program)
