@@ -10,14 +10,15 @@ from simulator.bandwidth import SharedBandwidth
 from simulator.clock import Clock
 from simulator.config import Chip
 from simulator.engine.flags import CrossFlags, Hooks
+from simulator.engine.trace import FlagEntry, Log, TraceEntry
 from simulator.l2 import L2
 
 
 @dataclass
 class Machine:
     """The chip-wide state of a run. ``gm`` is the link to HBM (every transfer without an L2, the misses
-    and writes with one). ``trace`` and ``flags`` hold ``TraceEntry`` and ``FlagEntry`` fields as plain
-    tuples."""
+    and writes with one). ``trace`` and ``flags`` record ``TraceEntry`` and ``FlagEntry`` fields
+    (``Log``: plain tuples, packed a few thousand at a time)."""
 
     env: Clock
     chip: Chip
@@ -28,10 +29,17 @@ class Machine:
     #: the chip's L2 and its link (transfers that hit share it), when the chip has one
     l2: L2 | None = None
     l2_link: SharedBandwidth | None = None
-    trace: list[tuple] = field(default_factory=list)
-    flags: list[tuple] = field(default_factory=list)
+    trace: Log = field(default_factory=lambda: Log(TraceEntry))
+    flags: Log = field(default_factory=lambda: Log(FlagEntry))
     #: (core, index) → the cycles a GM transfer held its queue (its share of the pipe's busy time; the trace's
     #: end is when its data landed, later)
     held: dict[tuple[int, int], int] = field(default_factory=dict)
     #: ``DSASIM_DEBUG=1`` prints every instruction as it starts
     debug: bool = field(default_factory=lambda: os.environ.get("DSASIM_DEBUG", "") not in ("", "0"))
+
+    def pack(self) -> None:
+        """Pack what the run has recorded so far (``Log.pack``): a pipe calls it once the trace's latest
+        entries are ``PACKED_AT_ONCE``."""
+        self.trace.pack()
+        self.flags.pack()
+        self.cross.log.pack()
