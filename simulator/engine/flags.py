@@ -59,9 +59,7 @@ class Flag:
 class CoreFlags:
     """The flags of core ``core``; hand-overs are logged to ``log`` as ``FlagEntry`` fields."""
 
-    def __init__(
-        self, clock: Clock, core: int, stream: Sequence[Instruction], log: Log, hooks: Hooks | None
-    ) -> None:
+    def __init__(self, clock: Clock, core: int, stream: Sequence[Instruction], log: Log, hooks: Hooks | None) -> None:
         self.clock = clock
         self.core = core
         self.stream = stream
