@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import NamedTuple
 
 from isa import Instruction, Pipe
@@ -74,6 +74,9 @@ class PipeUnit:
         self.stats = PipeStats()
         self.wake: Due | None = None
         self.space: Due | None = None  # the scalar unit waiting for a free slot
+        #: the scalar unit issuing into a slot it waited for without resuming (``ScalarUnit.refill``; set by
+        #: ``run`` when the engine may take its shortcuts): True if it goes on waiting for the next slot
+        self.refill: Callable[[PipeUnit], bool] | None = None
         self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
@@ -81,6 +84,7 @@ class PipeUnit:
         self.closed = False
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
+        self.last_done = 0  # the cycle the last transfer put in flight completes
         self.complete = self._complete  # bound once: scheduled once per transfer
         #: the core has no ``barrier``, the one thing that watches a transfer complete (``Core`` says so): in
         #: timing-only runs its completion needs no event (``run``)
@@ -101,6 +105,14 @@ class PipeUnit:
         w, self.wake = self.wake, None
         self.env.fire(w)
 
+    def _slot_freed(self) -> None:
+        """A slot of the full queue is free: the scalar unit, waiting for it, issues into it now — without an
+        event when it would only issue there and wait for the next slot (``refill``) — or resumes."""
+        if self.refill is not None and self.refill(self):
+            return
+        sp, self.space = self.space, None
+        self.env.fire(sp)
+
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
         self.closed = True
@@ -117,26 +129,23 @@ class PipeUnit:
         fast = self.mem is None and not debug and machine.sanitizer is None and isa_fast()
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
         self.settle = settle = fast and self.settle
+        if not fast:
+            self.refill = None
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
-        fire = env.fire
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         pending_idle = 0
         while True:
             if not q:
-                if self.closed:
-                    if inflight and self.settle:
-                        self._settled()
-                    if inflight:
-                        yield from self._await_flights(0)
+                idle_from = env.now
+                if not self.closed:
+                    self.wake = env.signal()
+                    yield self.wake
+                if not q:  # closed: nothing more will come
+                    yield from self._finish(idle_from)
                     return
-                t0 = env.now
-                self.wake = env.signal()
-                yield self.wake
-                if not q:
-                    continue  # closed
-                pending_idle += env.now - t0
+                pending_idle += env.now - idle_from
             index, ready = q[0]
             now = env.now
             kind, _, payload, _, _ = decoded[index]
@@ -144,9 +153,8 @@ class PipeUnit:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
-                if self.space is not None:  # the scalar unit waits for this slot: wake it
-                    sp, self.space = self.space, None
-                    fire(sp)
+                if self.space is not None:  # the scalar unit waits for this slot
+                    self._slot_freed()
                 start = ready if ready > now else now
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
@@ -158,9 +166,8 @@ class PipeUnit:
                     pending_idle += ready - now
                     yield ready - now
                 q.popleft()
-                if self.space is not None:  # the scalar unit waits for this slot: wake it
-                    sp, self.space = self.space, None
-                    fire(sp)
+                if self.space is not None:  # the scalar unit waits for this slot
+                    self._slot_freed()
                 if pending_idle:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle
                     pending_idle = 0
@@ -253,6 +260,22 @@ class PipeUnit:
             d, self.drain = self.drain[1], None
             self.env.fire(d)
 
+    def _finish(self, idle_from: int) -> Process:
+        """The pipe's work is over: its queue has been empty since ``idle_from`` and the scalar unit has closed
+        it. Wait for its transfers in flight; waiting for them from ``idle_from`` is a ``latency`` stall, however
+        late the scalar unit closed the pipe — the cycle it does so depends on what it waited for on other
+        pipes, and on the engine's shortcuts (a pipe that takes a compute instruction in one event frees its
+        queue's slot early, and the scalar unit may close every pipe earlier), not on this pipe."""
+        env, inflight = self.env, self.inflight
+        if inflight and self.settle:
+            self._settled()
+        while inflight:
+            yield inflight[-1].done - env.now
+            if self.settle:
+                self._settled()
+        if self.last_done > idle_from:
+            self.stats.stall("latency", self.last_done - idle_from)
+
     def _await_flights(self, limit: int) -> Process:
         """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
         env, inflight = self.env, self.inflight
@@ -302,6 +325,7 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
+        self.last_done = done
         if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
             self.machine.trace.append((self.core, self.pipe, index, start, done))

@@ -50,6 +50,12 @@ class ScalarUnit:
         self.at: int | None = None  # the instruction the scalar unit is blocked at
         self.done = False
         self.start_at = 0  # cycle it starts issuing (the chip's seeded start jitter)
+        #: while it waits for a slot of a full queue: its own clock, and how many instructions were issued on its
+        #: behalf meanwhile (``refill``)
+        self.time = 0
+        self.pushed = 0
+        #: the stall cause of a full queue, per pipe (formatted once, not at each wait)
+        self.full = {p: f"queue:{p.value}" for p in pipes}
 
     @property
     def blocked_on(self) -> str | None:
@@ -59,6 +65,35 @@ class ScalarUnit:
         what, pipe = self.waiting
         return what.format(pipe.label) if pipe is not None else what
 
+    def refill(self, unit: PipeUnit) -> bool:
+        """A slot of ``unit``'s full queue, which the scalar unit waits for, has just been freed. If the
+        instruction after the one it waits to issue goes to the same queue, issue that one now, as the scalar
+        unit would on resuming, and return True: it goes on waiting, now for the next slot, without having
+        resumed. False (nothing done): it must resume.
+
+        Exact: resuming, it would count the wait as a stall, issue the one instruction into ``unit``'s queue
+        (``unit`` is running, so it has no wake-up to fire), find the queue full again and wait — nothing
+        another unit reads — so only the event that would have resumed it is saved."""
+        decoded = self.decoded
+        index = self.at
+        if index + 1 == len(decoded):
+            return False
+        following = decoded[index + 1]
+        if following[1] is not unit.pipe or following[0] not in QUEUED:
+            return False
+        t, now = self.time, self.machine.env.now
+        if now > t:
+            self.stats.stall(self.full[unit.pipe], now - t)
+            t = now
+        issue = decoded[index][4]
+        self.time = t + issue
+        self.stats.busy += issue
+        unit.queue.append((index, t + issue))
+        unit.issued += 1
+        self.at = index + 1
+        self.pushed += 1
+        return True
+
     def run(self) -> Generator[Due, None, None]:
         machine = self.machine
         env, st = machine.env, self.stats
@@ -66,12 +101,12 @@ class ScalarUnit:
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
         queued = QUEUED
-        #: the stall cause of a full queue, per pipe (formatted once, not at each wait)
-        full = {p: f"queue:{p.value}" for p in pipes}
+        full = self.full
         t = self.start_at
         st.stall("jitter", t)
         busy = 0  # issue cycles, added to the stats before each wait and at the end (not one write each)
-        for index, (kind, pipe, payload, _, issue) in enumerate(self.decoded):
+        program = enumerate(self.decoded)
+        for index, (kind, pipe, payload, _, issue) in program:
             if kind in queued:
                 unit = pipes[pipe]
                 queue = unit.queue
@@ -79,8 +114,14 @@ class ScalarUnit:
                     st.busy, busy = st.busy + busy, 0
                     unit.space = env.signal()
                     self.waiting, self.at = (FULL, pipe), index
+                    self.time, self.pushed = t, 0
                     yield unit.space
                     self.waiting = None
+                    if self.pushed:  # issued on its behalf (``refill``) up to the one it waits for now
+                        t = self.time
+                        for _ in range(self.pushed - 1):
+                            next(program)
+                        index, (kind, pipe, payload, _, issue) = next(program)
                     if env.now > t:
                         st.stall(full[pipe], env.now - t)
                         t = env.now
