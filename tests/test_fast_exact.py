@@ -121,7 +121,12 @@ def test_a_full_queue_is_refilled_without_resuming_the_scalar_unit(monkeypatch):
     program = parse(src)
     refilled = []
     refill = ScalarUnit.refill
-    monkeypatch.setattr(ScalarUnit, "refill", lambda self, unit: refilled.append(refill(self, unit)) or refilled[-1])
+
+    def counted(self: ScalarUnit, unit: object, at: int) -> bool:
+        refilled.append(refill(self, unit, at))
+        return refilled[-1]
+
+    monkeypatch.setattr(ScalarUnit, "refill", counted)
     assert_exact(program, chip, True)
     assert refilled.count(True) >= 8
 

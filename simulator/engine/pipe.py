@@ -76,7 +76,7 @@ class PipeUnit:
         self.space: Due | None = None  # the scalar unit waiting for a free slot
         #: the scalar unit issuing into a slot it waited for without resuming (``ScalarUnit.refill``; set by
         #: ``run`` when the engine may take its shortcuts): True if it goes on waiting for the next slot
-        self.refill: Callable[[PipeUnit], bool] | None = None
+        self.refill: Callable[[PipeUnit, int], bool] | None = None
         self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
@@ -108,7 +108,7 @@ class PipeUnit:
     def _slot_freed(self) -> None:
         """A slot of the full queue is free: the scalar unit, waiting for it, issues into it now — without an
         event when it would only issue there and wait for the next slot (``refill``) — or resumes."""
-        if self.refill is not None and self.refill(self):
+        if self.refill is not None and self.refill(self, self.env.now):
             return
         sp, self.space = self.space, None
         self.env.fire(sp)
@@ -159,8 +159,21 @@ class PipeUnit:
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
                     pending_idle = 0
-                yield start - now + payload
-                st.busy += payload
+                # The compute instructions queued behind it, in the same event when nothing can tell (``_run_on``)
+                run = None
+                if q and (self.space is not None or self.closed) and decoded[q[0][0]][0] is FIXED:
+                    run = self._run_on(start + payload)
+                if run:
+                    yield run[-1][2] - now
+                    st.busy += payload
+                    trace.append((cid, pipe, index, start, start + payload))
+                    for entry in run[:-1]:
+                        trace.append((cid, pipe, *entry))
+                    self.completed += len(run)
+                    index, start, _ = run[-1]  # recorded below, as the one instruction is otherwise
+                else:
+                    yield start - now + payload
+                    st.busy += payload
             else:
                 if ready > now:
                     pending_idle += ready - now
@@ -259,6 +272,33 @@ class PipeUnit:
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
             self.env.fire(d)
+
+    def _run_on(self, end: int) -> list[tuple[int, int, int]]:
+        """Timing only: take the compute instructions queued behind one that ends at ``end`` into the same event,
+        each leaving the queue at the cycle the pipe reaches it, as it would one event at a time — while nothing
+        can see when each leaves: the scalar unit waits for a slot of this queue, and is given each slot at the
+        cycle it frees (``refill``) until it would resume, or it has issued everything (the queue is closed).
+        Nothing else reads this queue, and a compute instruction touches no flag. Their busy and ``issue``
+        cycles are counted here; returns their (index, start, end), in order."""
+        q, decoded, stalls = self.queue, self.decoded, self.stats.stalls
+        run = []
+        busy = 0
+        while q:
+            index, ready = q[0]
+            kind, _, payload, _, _ = decoded[index]
+            if kind is not FIXED:
+                break
+            if self.space is not None and not self.refill(self, end):  # the scalar unit resumes at ``end``
+                break
+            q.popleft()
+            if ready > end:
+                stalls["issue"] = stalls.get("issue", 0) + ready - end
+                end = ready
+            run.append((index, end, end + payload))
+            end += payload
+            busy += payload
+        self.stats.busy += busy
+        return run
 
     def _finish(self, idle_from: int) -> Process:
         """The pipe's work is over: its queue has been empty since ``idle_from`` and the scalar unit has closed

@@ -65,8 +65,8 @@ class ScalarUnit:
         what, pipe = self.waiting
         return what.format(pipe.label) if pipe is not None else what
 
-    def refill(self, unit: PipeUnit) -> bool:
-        """A slot of ``unit``'s full queue, which the scalar unit waits for, has just been freed. If the
+    def refill(self, unit: PipeUnit, at: int) -> bool:
+        """A slot of ``unit``'s full queue, which the scalar unit waits for, is freed at cycle ``at``. If the
         instruction after the one it waits to issue goes to the same queue, issue that one now, as the scalar
         unit would on resuming, and return True: it goes on waiting, now for the next slot, without having
         resumed. False (nothing done): it must resume.
@@ -81,7 +81,7 @@ class ScalarUnit:
         following = decoded[index + 1]
         if following[1] is not unit.pipe or following[0] not in QUEUED:
             return False
-        t, now = self.time, self.machine.env.now
+        t, now = self.time, at
         if now > t:
             self.stats.stall(self.full[unit.pipe], now - t)
             t = now
