@@ -122,13 +122,13 @@ def test_a_full_queue_is_refilled_without_resuming_the_scalar_unit(monkeypatch):
     refilled = []
     refill = ScalarUnit.refill
 
-    def counted(self: ScalarUnit, unit: object, at: int) -> bool:
-        refilled.append(refill(self, unit, at))
-        return refilled[-1]
+    def counted(self: ScalarUnit, unit: object, at: int) -> None:
+        refilled.append(at)
+        refill(self, unit, at)
 
     monkeypatch.setattr(ScalarUnit, "refill", counted)
     assert_exact(program, chip, True)
-    assert refilled.count(True) >= 8
+    assert len(refilled) >= 8
 
 
 @pytest.mark.parametrize("name", sorted(CHIPS))

@@ -41,8 +41,6 @@ class Core:
             p: PipeUnit(machine, index, stream, decoded, mem, self.flags, p) for p in EXEC_PIPES
         }
         self.scalar = ScalarUnit(machine, index, stream, decoded, self.pipes, self.flags)
-        for unit in self.pipes.values():  # a pipe drops it when the engine may not take its shortcuts
-            unit.refill = self.scalar.refill
         # Only a barrier watches a transfer complete (the scalar unit waits for its pipe to drain): without
         # one, a pipe may count its transfers complete as they stream (``PipeUnit.settle``).
         if Kind.BARRIER not in {d.kind for d in decoded}:

@@ -24,7 +24,6 @@ from collections.abc import Callable, Generator
 from typing import NamedTuple
 
 from isa import Instruction, Pipe
-from isa.fast import fast as isa_fast
 from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
@@ -74,9 +73,9 @@ class PipeUnit:
         self.stats = PipeStats()
         self.wake: Due | None = None
         self.space: Due | None = None  # the scalar unit waiting for a free slot
-        #: the scalar unit issuing into a slot it waited for without resuming (``ScalarUnit.refill``; set by
-        #: ``run`` when the engine may take its shortcuts): True if it goes on waiting for the next slot
-        self.refill: Callable[[PipeUnit, int], bool] | None = None
+        #: while the scalar unit waits for a slot and would only issue into it and wait again: its issuing into a
+        #: freed slot without resuming (``ScalarUnit.refill``), which the scalar unit sets and clears
+        self.refill: Callable[[PipeUnit, int], None] | None = None
         self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
@@ -108,10 +107,11 @@ class PipeUnit:
     def _slot_freed(self) -> None:
         """A slot of the full queue is free: the scalar unit, waiting for it, issues into it now — without an
         event when it would only issue there and wait for the next slot (``refill``) — or resumes."""
-        if self.refill is not None and self.refill(self, self.env.now):
-            return
-        sp, self.space = self.space, None
-        self.env.fire(sp)
+        if self.refill is not None:
+            self.refill(self, self.env.now)
+        else:
+            sp, self.space = self.space, None
+            self.env.fire(sp)
 
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
@@ -126,11 +126,9 @@ class PipeUnit:
         machine = self.machine
         trace, recent, debug = machine.trace, machine.trace.raw, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
-        fast = self.mem is None and not debug and machine.sanitizer is None and isa_fast()
+        fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
         self.settle = settle = fast and self.settle
-        if not fast:
-            self.refill = None
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
@@ -161,7 +159,7 @@ class PipeUnit:
                     pending_idle = 0
                 # The compute instructions queued behind it, in the same event when nothing can tell (``_run_on``)
                 run = None
-                if q and (self.space is not None or self.closed) and decoded[q[0][0]][0] is FIXED:
+                if q and (self.refill is not None or self.closed) and decoded[q[0][0]][0] is FIXED:
                     run = self._run_on(start + payload)
                 if run:
                     yield run[-1][2] - now
@@ -288,8 +286,10 @@ class PipeUnit:
             kind, _, payload, _, _ = decoded[index]
             if kind is not FIXED:
                 break
-            if self.space is not None and not self.refill(self, end):  # the scalar unit resumes at ``end``
-                break
+            if self.space is not None:
+                if self.refill is None:  # the scalar unit resumes at ``end``, when this one leaves
+                    break
+                self.refill(self, end)
             q.popleft()
             if ready > end:
                 stalls["issue"] = stalls.get("issue", 0) + ready - end

@@ -65,34 +65,37 @@ class ScalarUnit:
         what, pipe = self.waiting
         return what.format(pipe.label) if pipe is not None else what
 
-    def refill(self, unit: PipeUnit, at: int) -> bool:
-        """A slot of ``unit``'s full queue, which the scalar unit waits for, is freed at cycle ``at``. If the
-        instruction after the one it waits to issue goes to the same queue, issue that one now, as the scalar
-        unit would on resuming, and return True: it goes on waiting, now for the next slot, without having
-        resumed. False (nothing done): it must resume.
+    def again(self, index: int, pipe: Pipe) -> bool:
+        """Whether instruction ``index + 1`` goes to ``pipe``'s queue too: waiting to issue ``index`` into that full
+        queue, the scalar unit would issue it into the next free slot and wait for the queue again at once."""
+        decoded = self.decoded
+        if index + 1 == len(decoded):
+            return False
+        kind, following, _, _, _ = decoded[index + 1]
+        return following is pipe and kind in QUEUED
+
+    def refill(self, unit: PipeUnit, at: int) -> None:
+        """A slot of ``unit``'s full queue, which the scalar unit waits for, is freed at cycle ``at``, and the
+        instruction after the one it waits to issue goes to the same queue (``again``): issue that one now, as
+        the scalar unit would on resuming, and let it go on waiting, now for the next slot, without resuming.
+        ``unit.refill`` stays set for the next slot only if the same holds there.
 
         Exact: resuming, it would count the wait as a stall, issue the one instruction into ``unit``'s queue
         (``unit`` is running, so it has no wake-up to fire), find the queue full again and wait — nothing
         another unit reads — so only the event that would have resumed it is saved."""
-        decoded = self.decoded
-        index = self.at
-        if index + 1 == len(decoded):
-            return False
-        following = decoded[index + 1]
-        if following[1] is not unit.pipe or following[0] not in QUEUED:
-            return False
-        t, now = self.time, at
-        if now > t:
-            self.stats.stall(self.full[unit.pipe], now - t)
-            t = now
-        issue = decoded[index][4]
+        index, t = self.at, self.time
+        if at > t:
+            self.stats.stall(self.full[unit.pipe], at - t)
+            t = at
+        issue = self.decoded[index][4]
         self.time = t + issue
         self.stats.busy += issue
         unit.queue.append((index, t + issue))
         unit.issued += 1
         self.at = index + 1
         self.pushed += 1
-        return True
+        if not self.again(index + 1, unit.pipe):
+            unit.refill = None
 
     def run(self) -> Generator[Due, None, None]:
         machine = self.machine
@@ -101,6 +104,7 @@ class ScalarUnit:
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
         queued = QUEUED
+        fast = all(machine.shortcuts(u.mem) for u in pipes.values())  # may it be refilled (``refill``)
         full = self.full
         t = self.start_at
         st.stall("jitter", t)
@@ -115,6 +119,8 @@ class ScalarUnit:
                     unit.space = env.signal()
                     self.waiting, self.at = (FULL, pipe), index
                     self.time, self.pushed = t, 0
+                    if fast and self.again(index, pipe):
+                        unit.refill = self.refill
                     yield unit.space
                     self.waiting = None
                     if self.pushed:  # issued on its behalf (``refill``) up to the one it waits for now
