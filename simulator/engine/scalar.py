@@ -65,37 +65,27 @@ class ScalarUnit:
         what, pipe = self.waiting
         return what.format(pipe.label) if pipe is not None else what
 
-    def again(self, index: int, pipe: Pipe) -> bool:
-        """Whether instruction ``index + 1`` goes to ``pipe``'s queue too: waiting to issue ``index`` into that full
-        queue, the scalar unit would issue it into the next free slot and wait for the queue again at once."""
-        decoded = self.decoded
-        if index + 1 == len(decoded):
-            return False
-        kind, following, _, _, _ = decoded[index + 1]
-        return following is pipe and kind in QUEUED
-
     def refill(self, unit: PipeUnit, at: int) -> None:
         """A slot of ``unit``'s full queue, which the scalar unit waits for, is freed at cycle ``at``, and the
-        instruction after the one it waits to issue goes to the same queue (``again``): issue that one now, as
+        instruction after the one it waits to issue goes to the same queue (set by ``run``): issue that one now, as
         the scalar unit would on resuming, and let it go on waiting, now for the next slot, without resuming.
         ``unit.refill`` stays set for the next slot only if the same holds there.
 
         Exact: resuming, it would count the wait as a stall, issue the one instruction into ``unit``'s queue
         (``unit`` is running, so it has no wake-up to fire), find the queue full again and wait — nothing
         another unit reads — so only the event that would have resumed it is saved."""
-        index, t = self.at, self.time
+        decoded, st, index, t = self.decoded, self.stats, self.at, self.time
         if at > t:
-            self.stats.stall(self.full[unit.pipe], at - t)
+            cause = self.full[unit.pipe]
+            st.stalls[cause] = st.stalls.get(cause, 0) + at - t
             t = at
-        issue = self.decoded[index][4]
-        self.time = t + issue
-        self.stats.busy += issue
-        unit.queue.append((index, t + issue))
+        t += decoded[index][4]
+        st.busy += decoded[index][4]
+        unit.queue.append((index, t))
         unit.issued += 1
-        self.at = index + 1
-        self.pushed += 1
-        if not self.again(index + 1, unit.pipe):
-            unit.refill = None
+        self.time, self.at, self.pushed = t, index + 1, self.pushed + 1
+        if index + 2 == len(decoded) or decoded[index + 2][1] is not unit.pipe or decoded[index + 2][0] not in QUEUED:
+            unit.refill = None  # the instruction after the next one goes elsewhere: it resumes at the next slot
 
     def run(self) -> Generator[Due, None, None]:
         machine = self.machine
@@ -109,7 +99,9 @@ class ScalarUnit:
         t = self.start_at
         st.stall("jitter", t)
         busy = 0  # issue cycles, added to the stats before each wait and at the end (not one write each)
-        program = enumerate(self.decoded)
+        decoded = self.decoded
+        end = len(decoded)
+        program = enumerate(decoded)
         for index, (kind, pipe, payload, _, issue) in program:
             if kind in queued:
                 unit = pipes[pipe]
@@ -119,8 +111,8 @@ class ScalarUnit:
                     unit.space = env.signal()
                     self.waiting, self.at = (FULL, pipe), index
                     self.time, self.pushed = t, 0
-                    if fast and self.again(index, pipe):
-                        unit.refill = self.refill
+                    if fast and index + 1 < end and decoded[index + 1][1] is pipe and decoded[index + 1][0] in queued:
+                        unit.refill = self.refill  # the next instruction goes to the same queue (``refill``)
                     yield unit.space
                     self.waiting = None
                     if self.pushed:  # issued on its behalf (``refill``) up to the one it waits for now
