@@ -13,7 +13,7 @@ from isa.gcpause import paused_gc
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
-from simulator.engine import Decoder, Engine, Entries
+from simulator.engine import CrossFlagEntry, Decoder, Engine, Entries, FlagEntry, TraceEntry
 from simulator.memory import MachineMemory, check_allocation
 from simulator.notebook import run_html
 from simulator.perfetto import write_trace
@@ -147,19 +147,19 @@ def _simulate(
         on_engine(engine)
     cycles = engine.run() if san is None else san.run(engine)
     stats = collect_stats(program, chip, engine, cycles, kinds)
-    found = san.report(engine) if san is not None else None
+    found = san.report(engine) if san is not None else None  # reads the engine's trace, which the Run packs
     run = Run(
         program,
         chip,
         stats,
         memory.outputs() if memory is not None else {},
         used,
-        Entries(engine.trace),
-        Entries(engine.flags),
+        Entries(TraceEntry, engine.trace),
+        Entries(FlagEntry, engine.flags),
         engine.gm.usage,
         timing_only,
         name or "program",
-        cross_flags=Entries(engine.cross_flags),
+        cross_flags=Entries(CrossFlagEntry, engine.cross_flags),
         core_kinds=kinds,
         held=engine.held,
         sanitizer=found,

@@ -23,7 +23,7 @@ from simulator.engine.deadlock import Step, WaitChain, explain, wait_chains
 from simulator.engine.decode import CrossKey, Decoded, Decoder, Dma, FlagKey, Kind, decode
 from simulator.engine.flags import CROSS_DEPTH
 from simulator.engine.machine import Engine
-from simulator.engine.trace import CrossFlagEntry, Entries, FlagEntry, Log, TraceEntry, short
+from simulator.engine.trace import CrossFlagEntry, Entries, FlagEntry, TraceEntry, short
 
 __all__ = [
     "CROSS_DEPTH",
@@ -37,7 +37,6 @@ __all__ = [
     "FlagEntry",
     "FlagKey",
     "Kind",
-    "Log",
     "Step",
     "TraceEntry",
     "WaitChain",

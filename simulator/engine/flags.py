@@ -14,7 +14,7 @@ from typing import Protocol
 from isa import Instruction, Pipe, SyncError
 from simulator.clock import Clock, Due
 from simulator.engine.decode import CrossKey, FlagKey
-from simulator.engine.trace import Log, short
+from simulator.engine.trace import short
 
 #: Pending sets a cross-core flag's counter holds at most (Ascend C: a flag id is set at most 16 times).
 CROSS_DEPTH = 16
@@ -59,7 +59,9 @@ class Flag:
 class CoreFlags:
     """The flags of core ``core``; hand-overs are logged to ``log`` as ``FlagEntry`` fields."""
 
-    def __init__(self, clock: Clock, core: int, stream: Sequence[Instruction], log: Log, hooks: Hooks | None) -> None:
+    def __init__(
+        self, clock: Clock, core: int, stream: Sequence[Instruction], log: list[tuple], hooks: Hooks | None
+    ) -> None:
         self.clock = clock
         self.core = core
         self.stream = stream
@@ -132,7 +134,7 @@ class CrossFlags:
         clock: Clock,
         streams: Sequence[Sequence[Instruction]],
         latency: int,
-        log: Log,
+        log: list[tuple],
         hooks: Hooks | None,
     ) -> None:
         self.clock = clock

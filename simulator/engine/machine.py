@@ -15,7 +15,6 @@ from simulator.engine.deadlock import explain
 from simulator.engine.decode import CrossKey, Decoded, Decoder
 from simulator.engine.flags import CrossFlag, CrossFlags, Hooks
 from simulator.engine.shared import Machine
-from simulator.engine.trace import CrossFlagEntry, Log
 from simulator.l2 import L2
 from simulator.memory import MachineMemory
 from simulator.stats import PipeStats
@@ -41,7 +40,7 @@ class Engine:
         #: The sanitizer's hooks (``simulator.sanitizer.tracker``), called as things happen; None: off.
         self.sanitizer = sanitizer
         self.env = Clock()
-        self.cross_flags = Log(CrossFlagEntry)
+        self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
         cross = CrossFlags(self.env, program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
         self.machine = Machine(self.env, chip, SharedBandwidth(self.env, chip.gm_bandwidth), cross, sanitizer)
         if chip.l2 is not None:

@@ -28,7 +28,6 @@ from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
-from simulator.engine.trace import PACKED_AT_ONCE
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
@@ -124,7 +123,7 @@ class PipeUnit:
         env, q, st = self.env, self.queue, self.stats
         decoded, stream = self.decoded, self.stream
         machine = self.machine
-        trace, recent, debug = machine.trace, machine.trace.raw, machine.debug
+        trace, debug = machine.trace, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
         fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
@@ -246,8 +245,6 @@ class PipeUnit:
             end = env.now
             st.last_end = end
             trace.append((cid, pipe, index, start, end))
-            if len(recent) >= PACKED_AT_ONCE:
-                machine.pack()
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None

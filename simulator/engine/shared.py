@@ -11,15 +11,14 @@ from simulator.bandwidth import SharedBandwidth
 from simulator.clock import Clock
 from simulator.config import Chip
 from simulator.engine.flags import CrossFlags, Hooks
-from simulator.engine.trace import FlagEntry, Log, TraceEntry
 from simulator.l2 import L2
 
 
 @dataclass
 class Machine:
     """The chip-wide state of a run. ``gm`` is the link to HBM (every transfer without an L2, the misses
-    and writes with one). ``trace`` and ``flags`` record ``TraceEntry`` and ``FlagEntry`` fields
-    (``Log``: plain tuples, packed a few thousand at a time)."""
+    and writes with one). ``trace`` and ``flags`` hold ``TraceEntry`` and ``FlagEntry`` fields as plain
+    tuples."""
 
     env: Clock
     chip: Chip
@@ -30,8 +29,8 @@ class Machine:
     #: the chip's L2 and its link (transfers that hit share it), when the chip has one
     l2: L2 | None = None
     l2_link: SharedBandwidth | None = None
-    trace: Log = field(default_factory=lambda: Log(TraceEntry))
-    flags: Log = field(default_factory=lambda: Log(FlagEntry))
+    trace: list[tuple] = field(default_factory=list)
+    flags: list[tuple] = field(default_factory=list)
     #: (core, index) → the cycles a GM transfer held its queue (its share of the pipe's busy time; the trace's
     #: end is when its data landed, later)
     held: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -43,10 +42,3 @@ class Machine:
         (``mem`` None), nothing watching each event (no sanitizer, no ``DSASIM_DEBUG``), and ``DSASIM_FAST``
         not 0 (``isa.fast``)."""
         return mem is None and not self.debug and self.sanitizer is None and fast()
-
-    def pack(self) -> None:
-        """Pack what the run has recorded so far (``Log.pack``): a pipe calls it once the trace's latest
-        entries are ``PACKED_AT_ONCE``."""
-        self.trace.pack()
-        self.flags.pack()
-        self.cross.log.pack()

@@ -1,5 +1,5 @@
-"""What the engine records as it runs: executed instructions and flag hand-overs, packed as it goes (``Log``),
-which ``Run`` wraps in named records on first use (``Entries``)."""
+"""What the engine records as it runs: executed instructions and flag hand-overs, as plain tuples that
+``Run`` wraps in named records on first use."""
 
 from __future__ import annotations
 
@@ -51,68 +51,42 @@ class CrossFlagEntry(NamedTuple):
     consumed_at: int
 
 
-class Log:
-    """What the engine records of one kind (``TraceEntry``, ``FlagEntry`` or ``CrossFlagEntry`` fields), packed
-    as the run goes.
-
-    The engine appends plain tuples to ``raw`` (``append``: one list append, the cheapest record there is) and
-    calls ``pack`` once ``raw`` holds ``PACKED_AT_ONCE`` of them. Packed, an entry is one 8-byte integer per
-    field (a field that is not an ``int``, the pipes, as each value's number among the field's values): about
-    40 bytes where a tuple and its integers take about 180. A graph's run keeps every kernel's record, a
-    prefill layer's kernels millions of entries, so what a run keeps must be small; packing a few thousand
-    entries at a time, while their tuples are fresh in the cache, also costs less than packing them all at
-    the end, and the tuples are never all held at once."""
-
-    def __init__(self, kind: type[NamedTuple]) -> None:
-        self.kind = kind
-        #: the entries recorded since the last ``pack``, as the engine appended them
-        self.raw: list[tuple] = []
-        self.append = self.raw.append
-        #: per field: its packed integers, and the values they number (None: a field of ``int``s, its values)
-        self.columns = [(array("q"), None if kind.__annotations__[f] == "int" else []) for f in kind._fields]
-        self._numbers: list[dict] = [{} for _ in kind._fields]
-
-    def pack(self) -> None:
-        """Move the entries of ``raw`` into the columns: ``zip`` turns them into fields and ``array.extend``
-        packs each, so the work per entry happens in C."""
-        raw = self.raw
-        if not raw:
-            return
-        for (column, values), number, field in zip(self.columns, self._numbers, zip(*raw), strict=True):
-            if values is None:
-                column.extend(field)
-                continue
-            for v in dict.fromkeys(field):  # the field's values, first seen first
-                if v not in number:
-                    number[v] = len(values)
-                    values.append(v)
-            column.extend(map(number.__getitem__, field))
-        raw.clear()
-
-    def rows(self) -> Iterator[tuple]:
-        """The entries as plain tuples, in the order the engine recorded them."""
-        self.pack()
-        return zip(*[column if values is None else map(values.__getitem__, column) for column, values in self.columns])
-
-    def __iter__(self) -> Iterator[tuple]:
-        return self.rows()
-
-    def __len__(self) -> int:
-        return len(self.columns[0][0]) + len(self.raw)
-
-
 class Entries(Sequence):
-    """A run's ``TraceEntry``/``FlagEntry`` records, kept packed (a ``Log``) and made named records on first
-    use: most runs never look at their trace, and wrapping 100,000 entries in named records costs a tenth of
-    a second."""
+    """A list of ``TraceEntry``/``FlagEntry`` kept packed and built from the engine's raw tuples on first use.
 
-    def __init__(self, log: Log) -> None:
-        log.pack()
-        self._log, self._kind, self._items = log, log.kind, None
+    Most runs never look at their trace, and a graph's run keeps every kernel's: a prefill layer's kernels
+    hold millions of entries. Packed, an entry is one 8-byte integer per field (a field that is not an
+    ``int``, the pipes, as each value's number among the field's values), about 40 bytes where a tuple and
+    its integers take about 180; wrapping 100,000 entries in named records costs a tenth of a second, paid
+    on first use. ``raw`` is emptied as it is packed, a slice at a time, so the entries are never held twice
+    over."""
+
+    def __init__(self, kind: type[NamedTuple], raw: list[tuple]) -> None:
+        self._kind, self._len, self._items = kind, len(raw), None
+        fields = range(len(kind._fields))
+        #: per field: its packed integers, and the values they number (None: a field of ``int``s, its values)
+        self._columns = [(array("q"), None if kind.__annotations__[f] == "int" else []) for f in kind._fields]
+        numbers: list[dict] = [{} for _ in fields]
+        while raw:
+            part = raw[:PACKED_AT_ONCE]
+            del raw[:PACKED_AT_ONCE]
+            for f in fields:
+                column, values = self._columns[f]
+                if values is None:
+                    column.extend([entry[f] for entry in part])
+                    continue
+                number = numbers[f]
+                for entry in part:
+                    v = entry[f]
+                    n = number.get(v)
+                    if n is None:
+                        n = number[v] = len(values)
+                        values.append(v)
+                    column.append(n)
 
     def rows(self) -> Iterator[tuple]:
         """The entries as plain tuples, in the order the engine recorded them."""
-        return self._log.rows()
+        return zip(*[column if values is None else map(values.__getitem__, column) for column, values in self._columns])
 
     def _list(self) -> list:
         if self._items is None:
@@ -124,7 +98,7 @@ class Entries(Sequence):
         return self._list()[i]
 
     def __len__(self) -> int:
-        return len(self._log)
+        return self._len
 
     def __iter__(self) -> Iterator:
         return iter(self._list())
@@ -136,8 +110,8 @@ class Entries(Sequence):
         return f"Entries({len(self)} × {self._kind.__name__})"
 
 
-#: entries a ``Log`` holds as tuples before it packs them: a few thousand, fresh in the cache
-PACKED_AT_ONCE = 8_192
+#: entries packed per step (``Entries``): what is held twice at most while a run's record is packed
+PACKED_AT_ONCE = 65_536
 
 
 def short(ins: Instruction) -> str:
