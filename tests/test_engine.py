@@ -236,9 +236,10 @@ def test_each_stall_cause_is_attributed():
     assert s.stalls["barrier"] == abs_end - 5
     assert v.stalls["issue"] == 3 + (abs_end + 51 + 1 - abs_end)  # before its wait, and during the scalar work
     # the load holds MTE2 for 20 + 2 + 256 cycles; its set_flag fires 80 cycles of latency later without
-    # holding MTE2, whose queue is empty from then on
+    # holding MTE2, whose queue is empty from then on: waiting for that last transfer is a latency stall,
+    # however late the scalar unit closes the pipe (here after its barrier and scalar work)
     assert mte2.busy == 20 + 2 + 16384 // 64
-    assert mte2.stalls == {"issue": 1, "drained": run.cycles - 1 - mte2.busy}
+    assert mte2.stalls == {"issue": 1, "latency": 80, "drained": run.cycles - 1 - mte2.busy - 80}
 
 
 # ---------------------------------------------------------------------------- determinism

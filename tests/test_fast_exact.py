@@ -13,6 +13,7 @@ a merged event can change.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -25,9 +26,10 @@ from strategies import programs, runnable_programs
 from compiler.catalog import make_op
 from compiler.schedule import Schedule
 from dsasim.api import compile_op
-from isa import Barrier, DsasimError, Program, parse_file
+from isa import Barrier, DsasimError, Program, parse, parse_file
 from simulator import load_chip, simulate
 from simulator.config import preset_names
+from simulator.engine.scalar import ScalarUnit
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.s"))
 CHIPS = {name: load_chip(name) for name in preset_names()}
@@ -91,6 +93,42 @@ def test_runnable_programs_are_exact(name, data, cores):
     assert_exact(program, on, True)
     assert_exact(program, on, False)
     assert_exact(without_barriers(program), on, True)
+
+
+@pytest.mark.parametrize("name", sorted(CHIPS))
+@settings(max_examples=8, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(data=st.data(), cores=st.sampled_from((1, 3)), depth=st.sampled_from((1, 2, 3)))
+def test_short_queues_are_exact(name, data, cores, depth):
+    """Queues of 1 to 3 instructions, full most of the time: the scalar unit waits for a slot again and
+    again, and issues into a freed slot without resuming when its next instruction goes to the same queue
+    (``ScalarUnit.refill``)."""
+    on = dataclasses.replace(CHIPS[name].with_cores(cores), queue_depth=depth)
+    program = data.draw(runnable_programs(on, max_cores=cores, max_steps=12))
+    assert_exact(program, on, True)
+    assert_exact(without_barriers(program), on, True)
+
+
+def test_a_full_queue_is_refilled_without_resuming_the_scalar_unit(monkeypatch):
+    """Runs of vector instructions behind a queue of 2: the scalar unit issues most of them into a freed
+    slot without an event of its own, and the run is the one ``DSASIM_FAST=0`` gives."""
+    chip = dataclasses.replace(load_chip("edu").with_cores(1), queue_depth=2)
+    src = (
+        ".chip edu\n.tensor x f16[8192] in\n.tensor z f16[8192] out\n.core 0\n"
+        "    mte2.copy ub[0x0000], x[0x0000], f16[8192]\n    set_flag mte2 -> v, 0\n    wait_flag mte2 -> v, 0\n"
+        + "    v.add ub[0x8000], ub[0x0000], ub[0x0000], f16[8192]\n" * 12
+        + "    set_flag v -> mte3, 0\n    wait_flag v -> mte3, 0\n    mte3.copy z[0x0000], ub[0x8000], f16[8192]\n"
+    )
+    program = parse(src)
+    refilled = []
+    refill = ScalarUnit.refill
+
+    def counted(self: ScalarUnit, unit: object, at: int) -> None:
+        refilled.append(at)
+        refill(self, unit, at)
+
+    monkeypatch.setattr(ScalarUnit, "refill", counted)
+    assert_exact(program, chip, True)
+    assert len(refilled) >= 8
 
 
 @pytest.mark.parametrize("name", sorted(CHIPS))

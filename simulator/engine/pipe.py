@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import NamedTuple
 
 from isa import Instruction, Pipe
-from isa.fast import fast as isa_fast
 from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
@@ -73,6 +72,9 @@ class PipeUnit:
         self.stats = PipeStats()
         self.wake: Due | None = None
         self.space: Due | None = None  # the scalar unit waiting for a free slot
+        #: while the scalar unit waits for a slot and would only issue into it and wait again: its issuing into a
+        #: freed slot without resuming (``ScalarUnit.refill``), which the scalar unit sets and clears
+        self.refill: Callable[[PipeUnit, int], None] | None = None
         self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
@@ -80,6 +82,7 @@ class PipeUnit:
         self.closed = False
         self.blocked: int | None = None  # index of the wait_flag this pipe is stuck in
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
+        self.last_done = 0  # the cycle the last transfer put in flight completes
         self.complete = self._complete  # bound once: scheduled once per transfer
         #: the core has no ``barrier``, the one thing that watches a transfer complete (``Core`` says so): in
         #: timing-only runs its completion needs no event (``run``)
@@ -100,6 +103,15 @@ class PipeUnit:
         w, self.wake = self.wake, None
         self.env.fire(w)
 
+    def _slot_freed(self) -> None:
+        """A slot of the full queue is free: the scalar unit, waiting for it, issues into it now — without an
+        event when it would only issue there and wait for the next slot (``refill``) — or resumes."""
+        if self.refill is not None:
+            self.refill(self, self.env.now)
+        else:
+            sp, self.space = self.space, None
+            self.env.fire(sp)
+
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
         self.closed = True
@@ -113,29 +125,24 @@ class PipeUnit:
         machine = self.machine
         trace, debug = machine.trace, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
-        fast = self.mem is None and not debug and machine.sanitizer is None and isa_fast()
+        fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
         self.settle = settle = fast and self.settle
         cid, pipe, flags = self.core, self.pipe, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
-        fire = env.fire
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         pending_idle = 0
         while True:
             if not q:
-                if self.closed:
-                    if inflight and self.settle:
-                        self._settled()
-                    if inflight:
-                        yield from self._await_flights(0)
+                idle_from = env.now
+                if not self.closed:
+                    self.wake = env.signal()
+                    yield self.wake
+                if not q:  # closed: nothing more will come
+                    yield from self._finish(idle_from)
                     return
-                t0 = env.now
-                self.wake = env.signal()
-                yield self.wake
-                if not q:
-                    continue  # closed
-                pending_idle += env.now - t0
+                pending_idle += env.now - idle_from
             index, ready = q[0]
             now = env.now
             kind, _, payload, _, _ = decoded[index]
@@ -143,23 +150,34 @@ class PipeUnit:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
-                if self.space is not None:  # the scalar unit waits for this slot: wake it
-                    sp, self.space = self.space, None
-                    fire(sp)
+                if self.space is not None:  # the scalar unit waits for this slot
+                    self._slot_freed()
                 start = ready if ready > now else now
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
                     pending_idle = 0
-                yield start - now + payload
-                st.busy += payload
+                # The compute instructions queued behind it, in the same event when nothing can tell (``_run_on``)
+                run = None
+                if q and (self.refill is not None or self.closed) and decoded[q[0][0]][0] is FIXED:
+                    run = self._run_on(start + payload)
+                if run:
+                    yield run[-1][2] - now
+                    st.busy += payload
+                    trace.append((cid, pipe, index, start, start + payload))
+                    for entry in run[:-1]:
+                        trace.append((cid, pipe, *entry))
+                    self.completed += len(run)
+                    index, start, _ = run[-1]  # recorded below, as the one instruction is otherwise
+                else:
+                    yield start - now + payload
+                    st.busy += payload
             else:
                 if ready > now:
                     pending_idle += ready - now
                     yield ready - now
                 q.popleft()
-                if self.space is not None:  # the scalar unit waits for this slot: wake it
-                    sp, self.space = self.space, None
-                    fire(sp)
+                if self.space is not None:  # the scalar unit waits for this slot
+                    self._slot_freed()
                 if pending_idle:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle
                     pending_idle = 0
@@ -250,6 +268,51 @@ class PipeUnit:
             d, self.drain = self.drain[1], None
             self.env.fire(d)
 
+    def _run_on(self, end: int) -> list[tuple[int, int, int]]:
+        """Timing only: take the compute instructions queued behind one that ends at ``end`` into the same event,
+        each leaving the queue at the cycle the pipe reaches it, as it would one event at a time — while nothing
+        can see when each leaves: the scalar unit waits for a slot of this queue, and is given each slot at the
+        cycle it frees (``refill``) until it would resume, or it has issued everything (the queue is closed).
+        Nothing else reads this queue, and a compute instruction touches no flag. Their busy and ``issue``
+        cycles are counted here; returns their (index, start, end), in order."""
+        q, decoded, stalls = self.queue, self.decoded, self.stats.stalls
+        run = []
+        busy = 0
+        while q:
+            index, ready = q[0]
+            kind, _, payload, _, _ = decoded[index]
+            if kind is not FIXED:
+                break
+            if self.space is not None:
+                if self.refill is None:  # the scalar unit resumes at ``end``, when this one leaves
+                    break
+                self.refill(self, end)
+            q.popleft()
+            if ready > end:
+                stalls["issue"] = stalls.get("issue", 0) + ready - end
+                end = ready
+            run.append((index, end, end + payload))
+            end += payload
+            busy += payload
+        self.stats.busy += busy
+        return run
+
+    def _finish(self, idle_from: int) -> Process:
+        """The pipe's work is over: its queue has been empty since ``idle_from`` and the scalar unit has closed
+        it. Wait for its transfers in flight; waiting for them from ``idle_from`` is a ``latency`` stall, however
+        late the scalar unit closed the pipe — the cycle it does so depends on what it waited for on other
+        pipes, and on the engine's shortcuts (a pipe that takes a compute instruction in one event frees its
+        queue's slot early, and the scalar unit may close every pipe earlier), not on this pipe."""
+        env, inflight = self.env, self.inflight
+        if inflight and self.settle:
+            self._settled()
+        while inflight:
+            yield inflight[-1].done - env.now
+            if self.settle:
+                self._settled()
+        if self.last_done > idle_from:
+            self.stats.stall("latency", self.last_done - idle_from)
+
     def _await_flights(self, limit: int) -> Process:
         """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
         env, inflight = self.env, self.inflight
@@ -299,6 +362,7 @@ class PipeUnit:
             self._retire(index, writes)
             return False
         inflight.append(Flight(index, start, done, writes))
+        self.last_done = done
         if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
             self.machine.trace.append((self.core, self.pipe, index, start, done))

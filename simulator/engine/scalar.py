@@ -50,6 +50,12 @@ class ScalarUnit:
         self.at: int | None = None  # the instruction the scalar unit is blocked at
         self.done = False
         self.start_at = 0  # cycle it starts issuing (the chip's seeded start jitter)
+        #: while it waits for a slot of a full queue: its own clock, and how many instructions were issued on its
+        #: behalf meanwhile (``refill``)
+        self.time = 0
+        self.pushed = 0
+        #: the stall cause of a full queue, per pipe (formatted once, not at each wait)
+        self.full = {p: f"queue:{p.value}" for p in pipes}
 
     @property
     def blocked_on(self) -> str | None:
@@ -59,6 +65,28 @@ class ScalarUnit:
         what, pipe = self.waiting
         return what.format(pipe.label) if pipe is not None else what
 
+    def refill(self, unit: PipeUnit, at: int) -> None:
+        """A slot of ``unit``'s full queue, which the scalar unit waits for, is freed at cycle ``at``, and the
+        instruction after the one it waits to issue goes to the same queue (set by ``run``): issue that one now, as
+        the scalar unit would on resuming, and let it go on waiting, now for the next slot, without resuming.
+        ``unit.refill`` stays set for the next slot only if the same holds there.
+
+        Exact: resuming, it would count the wait as a stall, issue the one instruction into ``unit``'s queue
+        (``unit`` is running, so it has no wake-up to fire), find the queue full again and wait — nothing
+        another unit reads — so only the event that would have resumed it is saved."""
+        decoded, st, index, t = self.decoded, self.stats, self.at, self.time
+        if at > t:
+            cause = self.full[unit.pipe]
+            st.stalls[cause] = st.stalls.get(cause, 0) + at - t
+            t = at
+        t += decoded[index][4]
+        st.busy += decoded[index][4]
+        unit.queue.append((index, t))
+        unit.issued += 1
+        self.time, self.at, self.pushed = t, index + 1, self.pushed + 1
+        if index + 2 == len(decoded) or decoded[index + 2][1] is not unit.pipe or decoded[index + 2][0] not in QUEUED:
+            unit.refill = None  # the instruction after the next one goes elsewhere: it resumes at the next slot
+
     def run(self) -> Generator[Due, None, None]:
         machine = self.machine
         env, st = machine.env, self.stats
@@ -66,12 +94,15 @@ class ScalarUnit:
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
         queued = QUEUED
-        #: the stall cause of a full queue, per pipe (formatted once, not at each wait)
-        full = {p: f"queue:{p.value}" for p in pipes}
+        fast = all(machine.shortcuts(u.mem) for u in pipes.values())  # may it be refilled (``refill``)
+        full = self.full
         t = self.start_at
         st.stall("jitter", t)
         busy = 0  # issue cycles, added to the stats before each wait and at the end (not one write each)
-        for index, (kind, pipe, payload, _, issue) in enumerate(self.decoded):
+        decoded = self.decoded
+        end = len(decoded)
+        program = enumerate(decoded)
+        for index, (kind, pipe, payload, _, issue) in program:
             if kind in queued:
                 unit = pipes[pipe]
                 queue = unit.queue
@@ -79,8 +110,16 @@ class ScalarUnit:
                     st.busy, busy = st.busy + busy, 0
                     unit.space = env.signal()
                     self.waiting, self.at = (FULL, pipe), index
+                    self.time, self.pushed = t, 0
+                    if fast and index + 1 < end and decoded[index + 1][1] is pipe and decoded[index + 1][0] in queued:
+                        unit.refill = self.refill  # the next instruction goes to the same queue (``refill``)
                     yield unit.space
                     self.waiting = None
+                    if self.pushed:  # issued on its behalf (``refill``) up to the one it waits for now
+                        t = self.time
+                        for _ in range(self.pushed - 1):
+                            next(program)
+                        index, (kind, pipe, payload, _, issue) = next(program)
                     if env.now > t:
                         st.stall(full[pipe], env.now - t)
                         t = env.now

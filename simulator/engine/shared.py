@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from isa.fast import fast
 from simulator.bandwidth import SharedBandwidth
 from simulator.clock import Clock
 from simulator.config import Chip
@@ -35,3 +36,9 @@ class Machine:
     held: dict[tuple[int, int], int] = field(default_factory=dict)
     #: ``DSASIM_DEBUG=1`` prints every instruction as it starts
     debug: bool = field(default_factory=lambda: os.environ.get("DSASIM_DEBUG", "") not in ("", "0"))
+
+    def shortcuts(self, mem: object | None) -> bool:
+        """Whether a unit of a core with memory ``mem`` may take the engine's timing-only shortcuts: no data
+        (``mem`` None), nothing watching each event (no sanitizer, no ``DSASIM_DEBUG``), and ``DSASIM_FAST``
+        not 0 (``isa.fast``)."""
+        return mem is None and not self.debug and self.sanitizer is None and fast()
