@@ -244,6 +244,7 @@ def run_layer(
     kv_block: int = 0,
     weights: str = "f16",
     fused: bool = True,
+    kv_dtype: str = "f16",
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
@@ -254,7 +255,8 @@ def run_layer(
     ``kv_block``: decode reads a paged KV cache through its block table (``compiler.graph.paged``; 0:
     contiguous; the context is then not split in chunks). ``fused``: unsplit decode attention as one kernel
     (``compiler.attention.decode``); else its matmuls, batched or not. ``weights``: the projections'
-    weights in f16 or int8 (``compiler.graph.llm.linear``). Each kernel estimated beyond ``max_instructions`` (None:
+    weights in f16 or int8 (``compiler.graph.llm.linear``); ``kv_dtype``: decode's KV cache in f16 or int8
+    (``compiler.graph.kv_int8``: attention unsplit). Each kernel estimated beyond ``max_instructions`` (None:
     no limit) is refused before it is compiled."""
     chip_obj = chip_for(chip, cores or 1)
     kv = None
@@ -262,10 +264,11 @@ def run_layer(
         full = {**MODELS["tiny"], **model}  # "tiny" is the builder's default shape
         check_layer(phase, batch=batch, seq=seq, context=context, **full, kv_chunks=kv_chunks or 1)
         shape = {k: full[k] for k in ("heads", "kv_heads", "head_dim")}
-        kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=kv_chunks, fused=fused,
+        chunks = kv_chunks if kv_chunks is not None or kv_dtype == "f16" else 1  # int8: one fused kernel
+        kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=chunks, fused=fused,
                               **shape)  # fmt: skip
     graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1, kv_block=kv_block,
-                          weights=weights, fused=fused)  # fmt: skip
+                          weights=weights, fused=fused, kv_dtype=kv_dtype)  # fmt: skip
     placed, choices = place_skinny(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
     if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
         placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))
@@ -354,10 +357,12 @@ def _reads(graph: Graph, node: Node, kind: str, ndim: int) -> bool:
 def compulsory(graph: Graph) -> tuple[int, int, int, int]:
     """Bytes a step of a ``decoder_layer`` graph must move: (weights, KV cache, activations, KV bytes of one
     cached token). The KV cache: this step's tokens written, plus in decode the ``context`` cached ones
-    read; activations: the layer's input and output."""
+    read (int8: a byte an element and an f16 scale per token and key head); activations: the layer's input
+    and output."""
     p = dict(graph.params)
     x = graph.tensor("x")
-    per_cached = 2 * p["kv_heads"] * p["head_dim"] * x.dtype.itemsize
+    es = 1 if p.get("kv_dtype") == "int8" else x.dtype.itemsize
+    per_cached = 2 * p["kv_heads"] * (p["head_dim"] * es + (x.dtype.itemsize if es == 1 else 0))
     tokens = x.shape[0]
     kv = per_cached * (tokens if p["phase"] == "prefill" else tokens + p["batch"] * p["context"])
     weights = sum(t.nbytes for t in graph.tensors if t.kind == "weight")

@@ -33,6 +33,7 @@ from pathlib import Path
 from compiler.gemv import GemvChoice
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.ir import Graph
+from compiler.graph.kv_int8 import check_kv_dtype
 from compiler.graph.llm import check_layer, linear
 from compiler.qgemv import place_skinny
 from dsasim.api import chip_for
@@ -42,9 +43,9 @@ from isa import DsasimError, DType
 from simulator.config import Chip
 
 #: Bytes per element of each weight storage type (int8: plus one f16 scale per output channel, ``weight_bytes``)
-#: and KV-cache storage type.
+#: and KV-cache storage type (int8: plus one f16 scale per token and key head, ``kv_bytes_per_token``).
 WEIGHT_BYTES = {"f16": 2, "int8": 1}
-KV_BYTES = {"f16": 2}
+KV_BYTES = {"f16": 2, "int8": 1}
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,10 @@ class ModelConfig:
         return self.layers * self.layer_params + self.hidden + self.vocab * self.hidden
 
     def kv_bytes_per_token(self, kv_dtype: str = "f16") -> int:
-        """KV-cache bytes of one cached token of one sequence, over every layer (K and V)."""
-        return self.layers * 2 * self.kv_heads * self.head_dim * KV_BYTES[kv_dtype]
+        """KV-cache bytes of one cached token of one sequence, over every layer (K and V; int8 with an f16
+        scale per key head, ``compiler.graph.kv_int8``)."""
+        scale = 2 if kv_dtype != "f16" else 0
+        return self.layers * 2 * self.kv_heads * (self.head_dim * KV_BYTES[kv_dtype] + scale)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ModelConfig:
@@ -413,6 +416,8 @@ def run_model(
     check_layer(phase, batch=batch, seq=seq, context=context, **cfg.layer_shape())
     _check_choice("--weights", weights, WEIGHT_BYTES)
     _check_choice("--kv-dtype", kv_dtype, KV_BYTES)
+    if kv_dtype != "f16":  # the layer refuses the rest (compiler.graph.kv_int8.check_kv_dtype)
+        check_kv_dtype(kv_dtype, phase, kv_block, True, 1)
     chip_obj = chip_for(chip)
     tokens = context if phase == "decode" else seq
     mem = memory(cfg, chip_obj, batch, tokens + (phase == "decode"), weights=weights, kv_dtype=kv_dtype)
@@ -420,7 +425,7 @@ def run_model(
         check_fits(cfg, chip_obj, phase, batch, tokens + (phase == "decode"), mem)
     layer = run_layer(phase, batch, seq=seq, context=context, chip=chip_obj, gemv=gemv, timing_only=True,
                       check=False, kv_block=kv_block if phase == "decode" else 0, weights=weights,
-                      **cfg.layer_shape())  # fmt: skip
+                      kv_dtype=kv_dtype, **cfg.layer_shape())  # fmt: skip
     heads = {} if heads is None else heads
     head_weights = "f16" if cfg.tied else weights  # a tied head is the embedding table, kept f16
     if (batch, head_weights) not in heads:

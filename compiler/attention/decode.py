@@ -33,6 +33,13 @@ same sum — so the concurrent problems are at different tiles, the partial last
 decode attention at batch 32, context 1024 on ascend910b-like: 210,489 cycles in step (the GM idle 21 %
 of the time), 172,356 staggered (3 %; 96 % of its bytes' time over the GM bandwidth).
 
+**An int8 cache** (``kv_dtype="int8"``, ``compiler.graph.kv_int8``): ``k``, ``v`` int8 and head-major
+``[batch, kv_heads, keys, d]``, with f16 scales ``ks``, ``vs`` ``[batch, kv_heads, keys]`` (one per cached token
+and key head). A tile is loaded as int8 (half the bytes), cast to f16 on the Vector unit and moved to the
+Cube through L1; a key's scale multiplies its score column and a value's scale its probability column, as
+``q·(s·k) = s·(q·k)`` and ``p·(s·v) = (p·s)·v``. The int8 tile and its f16 copy share UB, which caps a tile at
+128 keys of 128 elements on ascend910b-like.
+
 ``tile_kv`` (keys per K/V tile) is chosen by :func:`decode_cycles` — a core's loads, one after another —
 ties to the least busy MTE2: the ND→NZ change is cheaper per byte for loads of a multiple of 32 KiB (384
 keys of 256 B: 96 KiB).
@@ -57,11 +64,13 @@ from compiler.compiled import Compiled
 from compiler.errors import ScheduleError
 from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
 from compiler.target import Target
-from isa import Program, Space, Transfer
+from isa import DType, Program, Space, Transfer
 from isa.timing import nd2nz_cycles
 
 #: keys per K/V tile the default schedule tries
 TILE_KV = (64, 128, 192, 256, 320, 384, 448, 512)
+#: the KV cache's storage types (int8: with f16 scales per cached token per key head)
+KV_DTYPES = {"f16": F16, "int8": DType.I8}
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,8 @@ class DecodeAttention(Op):
     keys: int
     head_dim: int
     precision: str = "fast"
+    #: the cache's type: f16, or int8 with an f16 scale per cached token per key head (``ks``, ``vs``)
+    kv_dtype: str = "f16"
 
     unit: ClassVar[str] = "cube"
 
@@ -88,6 +99,8 @@ class DecodeAttention(Op):
             )
         if self.precision not in PRECISIONS:
             raise OpError(f"decode attention: unknown precision {self.precision!r}", hint="use fast or high")
+        if self.kv_dtype not in KV_DTYPES:
+            raise OpError(f"decode attention: unknown KV cache type {self.kv_dtype!r}", hint="use f16 or int8")
 
     @property
     def group(self) -> int:
@@ -116,17 +129,30 @@ class DecodeAttention(Op):
 
     def tensors(self) -> tuple[TensorSpec, ...]:
         b, d = self.batch, self.head_dim
-        cache = (b, self.keys, self.kv_heads, d)
+        # f16 token-major [b, keys, kv, d]; int8 head-major [b, kv, keys, d] (module doc: the int8 append)
+        kv8 = self.kv_dtype == "int8"
+        cache = (b, self.kv_heads, self.keys, d) if kv8 else (b, self.keys, self.kv_heads, d)
+        dims = ("b", "h", "kv", "d") if kv8 else ("b", "kv", "h", "d")
+        dt = KV_DTYPES[self.kv_dtype]
+        scales = (
+            (TensorSpec("ks", F16, (b, self.kv_heads, self.keys), ("b", "h", "kv")),
+             TensorSpec("vs", F16, (b, self.kv_heads, self.keys), ("b", "h", "kv")))
+            if self.kv_dtype == "int8" else ()
+        )  # fmt: skip
         return (
             TensorSpec("q", F16, (b, self.heads, d), ("b", "h", "d")),
-            TensorSpec("k", F16, cache, ("b", "kv", "h", "d")),
-            TensorSpec("v", F16, cache, ("b", "kv", "h", "d")),
+            TensorSpec("k", dt, cache, dims),
+            TensorSpec("v", dt, cache, dims),
+            *scales,
             TensorSpec("o", F16, (b, self.heads, d), ("b", "h", "d"), output=True),
         )
 
     def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         q = as_f32(inputs["q"])  # [b, h, d]
-        k, v = (np.repeat(as_f32(inputs[n]), self.group, axis=2) for n in "kv")  # [b, keys, h, d]
+        cache = {n: as_f32(inputs[n]) for n in "kv"}
+        if self.kv_dtype == "int8":  # s[b, j, t] · x[b, j, t, :], token-major
+            cache = {n: (cache[n] * as_f32(inputs[f"{n}s"])[..., None]).transpose(0, 2, 1, 3) for n in "kv"}
+        k, v = (np.repeat(cache[n], self.group, axis=2) for n in "kv")  # [b, keys, h, d]
         s = np.einsum("bhd,bkhd->bhk", q, k) * np.float32(1 / math.sqrt(self.head_dim))
         e = np.exp(s - s.max(axis=2, keepdims=True))
         return self._out("o", np.einsum("bhk,bkhd->bhd", e / e.sum(axis=2, keepdims=True), v))
@@ -135,7 +161,8 @@ class DecodeAttention(Op):
         return f"o[b,h] = softmax(q[b,h]·K[b,:,h/{self.group}]ᵀ/√{self.head_dim})·V[b,:,h/{self.group}]"
 
     def shape_text(self) -> str:
-        return f"{self.batch}x{self.heads}x{self.keys}x{self.head_dim} kv{self.kv_heads}"
+        kv8 = " int8 KV" if self.kv_dtype == "int8" else ""
+        return f"{self.batch}x{self.heads}x{self.keys}x{self.head_dim} kv{self.kv_heads}{kv8}"
 
     @property
     def flops(self) -> int:
@@ -143,8 +170,11 @@ class DecodeAttention(Op):
         return 4 * self.batch * self.heads * self.keys * self.head_dim
 
     def cache_layout(self) -> dict[str, object]:
-        """How the kernel finds a tile of keys: a key row's pitch (``KV_ROW``, elements); no pages."""
-        return {"KV_ROW": self.kv_heads * self.head_dim, "PAGE": 0, "V_OFF": 0}
+        """How the kernel finds a tile of keys: a key row's pitch (``KV_ROW``, elements), a key head's offset
+        (``KV_HEAD``); no pages."""
+        if self.kv_dtype == "int8":
+            return {"KV_ROW": self.head_dim, "KV_HEAD": self.keys * self.head_dim, "PAGE": 0, "V_OFF": 0}
+        return {"KV_ROW": self.kv_heads * self.head_dim, "KV_HEAD": self.head_dim, "PAGE": 0, "V_OFF": 0}
 
     def one_problem(self) -> DecodeAttention:
         """One (sequence, key head) problem of this shape: every program's tiles, compiled to check a fit."""
@@ -182,6 +212,8 @@ class PagedDecodeAttention(DecodeAttention):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.kv_dtype != "f16":
+            raise OpError("paged decode attention reads an f16 pool", hint="use a contiguous cache for int8 KV")
         if len(self.table) != self.batch or self.block < 1 or any(len(r) * self.block < self.keys for r in self.table):
             raise OpError(
                 f"paged decode attention: a block table of {len(self.table)} sequences of blocks of {self.block} "
@@ -212,7 +244,7 @@ class PagedDecodeAttention(DecodeAttention):
 
     def cache_layout(self) -> dict[str, object]:
         kd = self.kv_heads * self.head_dim
-        return {"KV_ROW": 2 * kd, "PAGE": self.block * 2 * kd, "V_OFF": kd}
+        return {"KV_ROW": 2 * kd, "KV_HEAD": self.head_dim, "PAGE": self.block * 2 * kd, "V_OFF": kd}
 
     @property
     def pages(self) -> tuple[tuple[int, ...], ...]:
@@ -236,15 +268,17 @@ def decode_kernel(pages: tuple[tuple[int, ...], ...] = ()) -> Callable:
     """The decode-attention kernel; ``pages``: a paged cache's block table (a launch takes only arrays and
     scalars, so the kernel holds it: ``()``, a contiguous cache)."""
 
-    def kernel(q, k, v, o, sm_scale, KEYS, G, ROWS, D, Q_BATCH, KV_ROW, KV_BATCH, TILE_KV, F16S, STAGGER, PAGE,
-               V_OFF):  # fmt: skip
+    def kernel(q, k, v, o, ks, vs, sm_scale, KEYS, G, ROWS, D, Q_BATCH, KV_ROW, KV_BATCH, TILE_KV, F16S, STAGGER,
+               PAGE, V_OFF, KV8, S_BATCH, KV_HEAD):  # fmt: skip
         """Program ``(j, b)``: sequence ``b``'s key head ``j`` — its ``G`` query heads against ``KEYS`` keys,
         ``TILE_KV`` keys at a time with the online softmax (flash attention's). With ``STAGGER`` problem
         ``(j, b)`` starts at tile ``(j + b) mod tiles`` and wraps around (the softmax does not care in which
         order it sees the keys), so the cores' concurrent problems are at different tiles — the partial last
         tile among them — and their loads do not all start and end together. With ``pages``, tile ``t`` of
         sequence ``b`` is block ``pages[b][t]`` of the pool, ``PAGE`` elements a block, its values ``V_OFF``
-        elements after its keys."""
+        elements after its keys. With ``KV8`` the cache is int8 and ``ks``, ``vs`` its scales ``[batch, kv_heads,
+        KEYS]``: a tile is cast to f16 in UB, a key's scale multiplies its score column, a value's scale its
+        probability column (``s·k`` and ``p·(s·v)`` factor so)."""
         j = tl.program_id(0)
         b = tl.program_id(1)
         offs_g = tl.arange(0, ROWS)
@@ -264,9 +298,17 @@ def decode_kernel(pages: tuple[tuple[int, ...], ...] = ()) -> Callable:
                 k_at = pages[b][t] * PAGE + j * D
                 v_at = k_at + V_OFF
             else:
-                k_at = v_at = b * KV_BATCH + t * TILE_KV * KV_ROW + j * D
-            kt = tl.load(k + k_at + offs_n[None, :] * KV_ROW + offs_d[:, None], mask=keys[None, :] < KEYS, other=0.0)
-            qk = tl.dot(qt, kt) * sm_scale
+                k_at = v_at = b * KV_BATCH + t * TILE_KV * KV_ROW + j * KV_HEAD
+            if KV8:  # rows of keys, each cast and transposed on the Vector unit
+                k8 = tl.load(k + k_at + offs_n[:, None] * KV_ROW + offs_d[None, :], mask=keys[:, None] < KEYS, other=0)
+                s_at = b * S_BATCH + j * KEYS + t * TILE_KV
+                k_s = tl.load(ks + s_at + offs_n, mask=keys < KEYS, other=0.0).to(tl.float32) * sm_scale
+                v_s = tl.load(vs + s_at + offs_n, mask=keys < KEYS, other=0.0)
+                qk = tl.dot(qt, tl.trans(k8.to(tl.float16))) * k_s[None, :]
+            else:
+                kt = tl.load(k + k_at + offs_n[None, :] * KV_ROW + offs_d[:, None], mask=keys[None, :] < KEYS,
+                             other=0.0)  # fmt: skip
+                qk = tl.dot(qt, kt) * sm_scale
             if F16S:
                 qk = qk.to(tl.float16)
             qk = tl.where(keys[None, :] < KEYS, qk, float("-inf"))
@@ -275,8 +317,12 @@ def decode_kernel(pages: tuple[tuple[int, ...], ...] = ()) -> Callable:
             p = tl.exp(qk)
             alpha = tl.exp(m - m_new)
             denom = denom * alpha + tl.sum(p, 1)
-            vt = tl.load(v + v_at + offs_n[:, None] * KV_ROW + offs_d[None, :], mask=keys[:, None] < KEYS, other=0.0)
-            acc = tl.dot(p.to(tl.float16), vt, acc * alpha[:, None])
+            vt = tl.load(v + v_at + offs_n[:, None] * KV_ROW + offs_d[None, :], mask=keys[:, None] < KEYS, other=0)
+            if KV8:
+                pv = p * v_s[None, :]
+                acc = tl.dot(pv.to(tl.float16), vt.to(tl.float16), acc * alpha[:, None])
+            else:
+                acc = tl.dot(p.to(tl.float16), vt, acc * alpha[:, None])
             m = m_new
         out = (acc * (1.0 / denom)[:, None]).to(tl.float16)
         tl.store(o + b * Q_BATCH + (j * G + offs_g[:, None]) * D + offs_d[None, :], out, mask=offs_g[:, None] < G)
@@ -298,7 +344,7 @@ def problem_loads(op: DecodeAttention, target: Target, tile_kv: int, active: int
     at the core's share of the GM; with more problems than cores the stagger (module doc) lets the other
     cores' streaming fill one core's fixed cycles, and a load takes the longer of its time alone and its
     share of the GM's time for the active cores' loads."""
-    row = op.head_dim * 2
+    row = op.head_dim * KV_DTYPES[op.kv_dtype].itemsize
     path = target.path(Space.GM, Space.L1)
     share = min(path.bandwidth, target.gm_bandwidth / active)
     total = 0.0
@@ -344,13 +390,16 @@ def launch_decode(op: DecodeAttention, schedule: AttentionSchedule, chip: object
     ``b``'s key head ``j``); ``stagger=False`` walks every problem's tiles from the first (to measure what the
     stagger buys)."""
     g, d, kv = op.group, op.head_dim, op.kv_heads
-    arrays = {t.name: np.zeros(t.shape, np.float16) for t in op.tensors()}
+    arrays = {t.name: np.zeros(t.shape, t.dtype.np) for t in op.tensors()}
     kwargs = {
         "sm_scale": 1 / math.sqrt(d), "KEYS": op.keys, "G": g, "ROWS": query_rows(g), "D": d,
         "Q_BATCH": op.heads * d, "KV_BATCH": op.keys * kv * d, "TILE_KV": schedule.tile_kv,
-        "F16S": op.precision == "fast", "STAGGER": stagger, **op.cache_layout(),
+        "F16S": op.precision == "fast", "STAGGER": stagger, **op.cache_layout(), "KV8": op.kv_dtype == "int8",
+        "S_BATCH": kv * op.keys,
     }  # fmt: skip
-    args = (arrays["q"], arrays["k"], arrays["v"], arrays["o"])
+    # an f16 cache has no scales: the kernel never reads ks, vs (KV8 is known when it is traced)
+    args = (arrays["q"], arrays["k"], arrays["v"], arrays["o"], arrays.get("ks", arrays["k"]),
+            arrays.get("vs", arrays["v"]))  # fmt: skip
     grid = (kv, op.batch, 1)
     cores = min(schedule.cores, op.problems)
     kernel = decode_kernel(op.pages)

@@ -51,6 +51,7 @@ from compiler.attention.op import Attention
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.flash_decode import flash_decode_attention, kv_split
 from compiler.graph.ir import Graph, Ref
+from compiler.graph.kv_int8 import check_kv_dtype, int8_decode_attention
 from compiler.graph.paged import block_table, check_block, paged_append, paged_decode_attention
 from compiler.ops import Elementwise, MatMul, OpError
 from compiler.quant import DequantRows, QuantizeRows
@@ -80,6 +81,7 @@ def decoder_layer(
     kv_block: int = 0,
     weights: str = "f16",
     fused: bool = True,
+    kv_dtype: str = "f16",
 ) -> Graph:
     """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
     ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width; ``kv_chunks``:
@@ -87,7 +89,8 @@ def decoder_layer(
     fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
     many tokens read through a block table (``compiler.graph.paged``; 0: contiguous); ``weights``: the
     projections' weights in f16 or int8 (``linear``); ``fused``: unsplit decode attention as one kernel
-    (``compiler.attention.decode``), else as two matmuls per (sequence, key head) around a softmax."""
+    (``compiler.attention.decode``), else as two matmuls per (sequence, key head) around a softmax;
+    ``kv_dtype``: decode's KV cache in f16 or int8 (``kv_int8``: fused, contiguous, unsplit decode only)."""
     # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)
     length = {"seq": seq} if phase == "prefill" else {"context": context}
     check_layer(phase, batch=batch, **length, hidden=hidden, heads=heads, kv_heads=kv_heads,
@@ -105,7 +108,18 @@ def decoder_layer(
     n1 = b.rmsnorm("attn_norm", x)
     if weights not in WEIGHTS:
         raise OpError(f"unknown weight type {weights!r}", hint=f"use one of {', '.join(WEIGHTS)}")
-    if phase == "prefill":
+    kv8 = kv_dtype != "f16"
+    if kv8:
+        check_kv_dtype(kv_dtype, phase, kv_block, fused, kv_split(context + 1, kv_chunks).chunks)
+    params = {
+        "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
+        "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
+        "kv_block": kv_block, "weights": weights, "fused": fused, "kv_dtype": kv_dtype,
+    }  # fmt: skip
+    if kv8:  # int8: the new keys and values quantised into the cache (compiler.graph.kv_int8)
+        cap, pos = context + 1, context
+        kc = vc = ""
+    elif phase == "prefill":
         cap, pos = seq, 0
         kc = b.tensor("k_cache", (batch, cap, kv_heads, head_dim))
         vc = b.tensor("v_cache", (batch, cap, kv_heads, head_dim))
@@ -122,17 +136,20 @@ def decoder_layer(
     # paged: this step's keys and values side by side in kv_new, then copied into the pool (paged_append)
     new = b.tensor("kv_new", (t, 2 * width)) if paged else None
     # v: the projection writes straight into the cache rows of this step's tokens.
-    v_out = Ref(new, width, 2 * width) if paged else _append_ref(vc, pos, s, width, row)
+    v_out = Ref(new, width, 2 * width) if paged else None if kv8 else _append_ref(vc, pos, s, width, row)
     parts = (("q_proj", heads * head_dim, None), ("k_proj", width, None), ("v_proj", width, v_out))
-    q, k, _ = linears(b, "qkv_proj", n1, parts, weights)
+    q, k, v = linears(b, "qkv_proj", n1, parts, weights)
     qr = rope(b, "q_rope", q, heads, head_dim)
     # k: rotated straight into the cache rows of this step's tokens (the append).
-    k_out = Ref(new, 0, 2 * width) if paged else _append_ref(kc, pos, s, width, row)
-    rope(b, "k_rope", k, kv_heads, head_dim, out=k_out)
+    k_out = Ref(new, 0, 2 * width) if paged else None if kv8 else _append_ref(kc, pos, s, width, row)
+    kr = rope(b, "k_rope", k, kv_heads, head_dim, out=k_out)
     if paged:
         paged_append(b, new, kc, table, pos, kv_block, 2 * width)
     att = b.tensor("attn.out", (t, heads * head_dim))
-    if paged and fused:
+    caches = (kc,) if paged else (kc, vc)
+    if kv8:
+        caches = int8_decode_attention(b, qr, kr, v, att, cap, heads, kv_heads, head_dim)
+    elif paged and fused:
         op = PagedDecodeAttention(batch, heads, kv_heads, cap, head_dim, table=table, block=kv_block)
         b.node(f"{ATTENTION}.decode", op, q=Ref(qr), k=Ref(kc), v=Ref(kc), o=Ref(att))
     elif paged:
@@ -154,12 +171,7 @@ def decoder_layer(
     gated = b.tensor("ffn.gated", (t, ffn_dim))
     b.node("ffn.mul", Elementwise("mul", t, ffn_dim, dtype), x=gate, y=up, z=gated)
     y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden, weights))
-    params = {
-        "phase": phase, "batch": batch, "seq": seq, "context": context, "hidden": hidden, "heads": heads,
-        "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
-        "kv_block": kv_block, "weights": weights, "fused": fused,
-    }  # fmt: skip
-    return b.graph(f"decoder-layer-{phase}", (y, kc) if paged else (y, kc, vc), params, decoder_layer)
+    return b.graph(f"decoder-layer-{phase}", (y, *caches), params, decoder_layer)
 
 
 def check_layer(phase: str, **sizes: int) -> None:

@@ -272,6 +272,8 @@ def _cube_readers(items: list) -> list[Rec] | None:
             if found:
                 return None  # a loop after them: left as it is
             continue
+        if d.kind == "dot" and any(v in outs for v in d.ins):
+            return None  # a dot reads them (a cast tile's scores feed P·V): they cannot go after it
         if d.kind != "dot" and any(v in late or v in outs for v in d.ins):
             found.append(d)
             if d.out is not None:

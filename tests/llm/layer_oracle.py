@@ -19,6 +19,22 @@ def against_numpy(g: Graph, ulps: float) -> tuple[GraphRun, CheckResult]:
     r = run_graph(g, "edu", inputs=inputs)
     given = {**g.make_inputs(0), **{k: v.astype(np.float16) for k, v in inputs.items()}}
     want = layer(dict(g.params), given)
-    got = {"y": r.outputs["ffn_residual.out"], "k_cache": r.outputs["k_cache"], "v_cache": r.outputs["v_cache"]}
+    # an int8 cache's codes are not compared here (a rounding the f64 oracle takes the other way moves one a
+    # whole step): the int8 tests compare them within one step (``int8_codes_within_a_step``)
+    want = {k: v for k, v in want.items() if r.outputs[k if k != "y" else "ffn_residual.out"].dtype != np.int8}
+    got = {k: r.outputs[k if k != "y" else "ffn_residual.out"] for k in want}
     want = {k: v.reshape(got[k].shape).astype(np.float16) for k, v in want.items()}
     return r, compare(got, want, ulps=ulps)
+
+
+def int8_codes_within_a_step(g: Graph, r: GraphRun) -> int:
+    """How many of an int8 KV cache's codes (``k_cache``, ``v_cache``) differ from the numpy layer's; fails
+    if one is more than one step away."""
+    given = {**g.make_inputs(0), **{k: v.astype(np.float16) for k, v in rope_inputs(g).items()}}
+    want = layer(dict(g.params), given)
+    off = 0
+    for n in ("k_cache", "v_cache"):
+        diff = np.abs(r.outputs[n].astype(np.int32) - want[n].astype(np.int32))
+        assert diff.max() <= 1, f"{n}: a code {diff.max()} steps from numpy's"
+        off += int((diff > 0).sum())
+    return off

@@ -45,8 +45,15 @@ def projections(f: dict[str, np.ndarray], x: np.ndarray, parts: dict[str, int], 
     return np.split(y, np.cumsum(list(parts.values()))[:-1], axis=-1)
 
 
+def quantize_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 per row of the last axis: ``s = f16(max|x| / 127)``, ``q = rint(x / s)``."""
+    s = (np.abs(x).max(-1, keepdims=True) / 127).astype(np.float16).astype(np.float64)
+    return np.clip(np.rint(x / np.where(s > 0, s, 1)), -128, 127), s[..., 0]
+
+
 def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The layer's output ``y`` and the KV cache after this step (``k_cache``, ``v_cache``)."""
+    """The layer's output ``y`` and the KV cache after this step (``k_cache``, ``v_cache``; an int8 cache
+    with ``k_scale``, ``v_scale``: the new token's rows quantised per key head, ``quantize_rows``)."""
     f = {k: np.asarray(v, np.float64) for k, v in given.items()}
     phase, b, hd = params["phase"], params["batch"], params["head_dim"]
     h, kv, ctx = params["heads"], params["kv_heads"], params["context"]
@@ -59,7 +66,16 @@ def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     pos = np.arange(s) if phase == "prefill" else np.array([ctx])
     q = np.stack([rotary(q[i], pos) for i in range(b)])
     k = np.stack([rotary(k[i], pos) for i in range(b)])
-    if phase == "prefill":
+    kv8 = params.get("kv_dtype") == "int8"  # head-major int8 [b, kv, cap, d] and scales [b, kv, cap]
+    if kv8:
+        new = {}
+        for n, x_new in (("k", k[:, 0]), ("v", v[:, 0])):
+            cache, scale = f[f"{n}_cache"].copy(), f[f"{n}_scale"].copy()
+            cache[:, :, ctx], scale[:, :, ctx] = quantize_rows(x_new)
+            new[f"{n}_cache"], new[f"{n}_scale"] = cache, scale
+        kc, vc = ((new[f"{n}_cache"] * new[f"{n}_scale"][..., None]).transpose(0, 2, 1, 3) for n in "kv")
+        start = ctx
+    elif phase == "prefill":
         kc, vc, start = k, v, 0
     else:
         kc, vc = f["k_cache"].copy(), f["v_cache"].copy()
@@ -75,4 +91,4 @@ def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     ffn = params["ffn_dim"]
     gate, up = projections(f, n2, {"ffn.gate": ffn, "ffn.up": ffn}, "ffn.gate_up", int8)
     mlp = projections(f, gate / (1 + np.exp(-gate)) * up, {"ffn.down": params["hidden"]}, "ffn.down", int8)[0]
-    return {"y": hid + mlp, "k_cache": kc, "v_cache": vc}
+    return {"y": hid + mlp, **new} if kv8 else {"y": hid + mlp, "k_cache": kc, "v_cache": vc}

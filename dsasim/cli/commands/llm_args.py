@@ -4,6 +4,7 @@
     dsasim graph decoder-layer --phase decode --context 32768 --kv-chunks 3 --model llama3-8b --chip ascend910b-like
     dsasim graph decoder-layer --phase prefill --batch 1 --seq 512 --model llama3-8b --chip ascend910b-like
     dsasim graph decoder-layer --phase decode --batch 1 --context 1024 --weights int8 --model llama3-8b
+    dsasim graph decoder-layer --phase decode --batch 8 --context 1024 --kv-dtype int8 --model llama3-8b
     dsasim graph decoder-layer --batches 1,16,64,256 --context 128 --model llama3-8b --roofline llm.png
     dsasim graph decoder-layer --kv-capacity 1024,4096,32768 --model llama3-8b --layers 32
 
@@ -17,7 +18,8 @@ batch at each context.
 Sizes are checked before the layer is built: ``--batch``, ``--seq``, ``--context``, ``--layers`` and the shape
 options are at least 1; ``--seq`` belongs to prefill and ``--context`` to decode; a layer whose input, weights
 and KV cache alone exceed the chip's GM is refused with the bytes it needs; the layer runs in f16, its
-projections' weights in f16 or, with ``--weights int8``, int8 with per-channel scales (docs/llm.md).
+projections' weights in f16 or, with ``--weights int8``, int8 with per-channel scales, and decode's KV cache
+in f16 or, with ``--kv-dtype int8``, int8 with a scale per token and key head (docs/llm.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import argparse
 import json
 import sys
 
+from compiler.attention.decode import KV_DTYPES
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES, WEIGHTS
 from dsasim.cli.commands import tp_args
@@ -52,6 +55,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model", choices=tuple(MODELS), help="layer shape of a public model (options given win)")
     g.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
     g.add_argument("--weights", choices=WEIGHTS, help="projection weights: f16 (default) or int8 (per-channel scales)")
+    g.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_DTYPES),
+                   help="decode's KV cache: f16 (default) or int8 (a scale per token and key head)")  # fmt: skip
     g.add_argument(
         "--kv-chunks",
         dest="kv_chunks",
@@ -89,7 +94,8 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
                         ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
                         ("--kv-chunks", args.kv_chunks), ("--kv-block", args.kv_block),
-                        ("--weights", args.weights), (tp_args.given(args), True)):  # fmt: skip
+                        ("--weights", args.weights), ("--kv-dtype", args.kv_dtype),
+                        (tp_args.given(args), True)):  # fmt: skip
         if flag is not None and value is not None:
             raise DsasimError(
                 f"{flag} belongs to the decoder-layer graph, not to {args.name}",
@@ -107,6 +113,10 @@ def main(args: argparse.Namespace) -> int:
     if weights != "f16" and (tp_args.given(args) or args.kv_capacity or args.batches):
         flag = tp_args.given(args) or ("--kv-capacity" if args.kv_capacity else "--batches")
         raise DsasimError(f"{flag} runs f16 weights; --weights {weights} runs one layer", hint="drop one of them")
+    kv_dtype = args.kv_dtype or "f16"
+    if kv_dtype != "f16" and (tp_args.given(args) or args.kv_capacity or args.batches):
+        flag = tp_args.given(args) or ("--kv-capacity" if args.kv_capacity else "--batches")
+        raise DsasimError(f"{flag} runs an f16 KV cache; --kv-dtype {kv_dtype} runs one layer", hint="drop one of them")
     if tp_args.given(args):
         return tp_args.main(args, model)
     if args.kv_capacity:
@@ -123,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
     batch = args.batch if args.batch is not None else 1
     seq = args.seq if args.seq is not None else 64
     context = args.context if args.context is not None else 64
-    check_gm(phase, batch, seq, context, args.chip, model, weights)
+    check_gm(phase, batch, seq, context, args.chip, model, weights, kv_dtype)
     r = run_layer(
         phase,
         batch,
@@ -140,6 +150,7 @@ def main(args: argparse.Namespace) -> int:
         max_instructions=args.max_instructions,
         kv_block=args.kv_block or 0,
         weights=weights,
+        kv_dtype=kv_dtype,
         **model,
     )
     if args.json:
@@ -184,16 +195,18 @@ def check_options(args: argparse.Namespace) -> None:
         raise DsasimError(f"decoder-layer runs in f16, not {args.dtype}", hint="drop --dtype (f16 is the default)")
 
 
-def check_gm(phase: str, batch: int, seq: int, context: int, chip: str, model: dict, weights: str = "f16") -> None:
+def check_gm(phase: str, batch: int, seq: int, context: int, chip: str, model: dict, weights: str = "f16",
+             kv_dtype: str = "f16") -> None:  # fmt: skip
     """Refuse a layer whose input, weights and KV cache alone exceed the chip's GM, before the graph (one attention
     kernel per sequence and key head) is built: ``decoder_layer``'s tensor shapes, at 2 bytes an element (an int8
-    weight's at 1)."""
+    weight's at 1, an int8 cached key's at 1 and its head's scale at 2)."""
     p = {**MODELS["tiny"], **model}
     hidden, heads, kv, d, ffn = p["hidden"], p["heads"], p["kv_heads"], p["head_dim"], p["ffn_dim"]
     tokens = batch * (seq if phase == "prefill" else 1)
-    cached = batch * (seq if phase == "prefill" else context + 1) * kv * d * 2
+    per_token = kv * (d + 2) if kv_dtype == "int8" else kv * d * 2
+    cached = batch * (seq if phase == "prefill" else context + 1) * per_token
     params = hidden * (2 * heads * d + 2 * kv * d + 3 * ffn)
-    need = 2 * (tokens * hidden + cached) + params * (1 if weights == "int8" else 2)
+    need = 2 * tokens * hidden + 2 * cached + params * (1 if weights == "int8" else 2)
     gm = load_chip(chip).gm_size
     if need > gm:
         size = f"batch {batch:,}, " + (f"seq {seq:,}" if phase == "prefill" else f"context {context:,}")

@@ -37,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="decode: tokens already in each sequence's KV cache (default 1024)")  # fmt: skip
     p.add_argument("--seq", type=int, default=512, metavar="S", help="prefill: prompt tokens per sequence")
     p.add_argument("--weights", choices=tuple(WEIGHT_BYTES), default="f16", help="weight storage type")
-    p.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_BYTES), default="f16", help="KV cache type")
+    p.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_BYTES), default="f16",
+                   help="KV cache type: f16 (default) or int8 (decode: a scale per token and key head)")  # fmt: skip
     p.add_argument("--kv-block", dest="kv_block", type=int, default=0, metavar="N",
                    help="decode: a paged KV cache of N-token blocks (0: contiguous)")  # fmt: skip
     p.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
