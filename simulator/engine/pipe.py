@@ -156,21 +156,8 @@ class PipeUnit:
                 if pending_idle or start > now:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
                     pending_idle = 0
-                # The compute instructions queued behind it, in the same event when nothing can tell (``_run_on``)
-                run = None
-                if q and (self.refill is not None or self.closed) and decoded[q[0][0]][0] is FIXED:
-                    run = self._run_on(start + payload)
-                if run:
-                    yield run[-1][2] - now
-                    st.busy += payload
-                    trace.append((cid, pipe, index, start, start + payload))
-                    for entry in run[:-1]:
-                        trace.append((cid, pipe, *entry))
-                    self.completed += len(run)
-                    index, start, _ = run[-1]  # recorded below, as the one instruction is otherwise
-                else:
-                    yield start - now + payload
-                    st.busy += payload
+                yield start - now + payload
+                st.busy += payload
             else:
                 if ready > now:
                     pending_idle += ready - now
@@ -267,35 +254,6 @@ class PipeUnit:
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
             self.env.fire(d)
-
-    def _run_on(self, end: int) -> list[tuple[int, int, int]]:
-        """Timing only: take the compute instructions queued behind one that ends at ``end`` into the same event,
-        each leaving the queue at the cycle the pipe reaches it, as it would one event at a time — while nothing
-        can see when each leaves: the scalar unit waits for a slot of this queue, and is given each slot at the
-        cycle it frees (``refill``) until it would resume, or it has issued everything (the queue is closed).
-        Nothing else reads this queue, and a compute instruction touches no flag. Their busy and ``issue``
-        cycles are counted here; returns their (index, start, end), in order."""
-        q, decoded, stalls = self.queue, self.decoded, self.stats.stalls
-        run = []
-        busy = 0
-        while q:
-            index, ready = q[0]
-            kind, _, payload, _, _ = decoded[index]
-            if kind is not FIXED:
-                break
-            if self.space is not None:
-                if self.refill is None:  # the scalar unit resumes at ``end``, when this one leaves
-                    break
-                self.refill(self, end)
-            q.popleft()
-            if ready > end:
-                stalls["issue"] = stalls.get("issue", 0) + ready - end
-                end = ready
-            run.append((index, end, end + payload))
-            end += payload
-            busy += payload
-        self.stats.busy += busy
-        return run
 
     def _finish(self, idle_from: int) -> Process:
         """The pipe's work is over: its queue has been empty since ``idle_from`` and the scalar unit has closed
