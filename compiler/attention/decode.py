@@ -376,6 +376,8 @@ def decode_schedule(op: DecodeAttention, target: Target, schedule: AttentionSche
     )
     error: Exception | None = None
     one = op.one_problem()
+    if op.problems > 1:  # a core with two problems holds the next one's first tiles beside this one's (programs
+        one = replace(one, batch=2)  # overlap): check the fit on two, one core, as the kernel will run them
     for t in tiles:
         chosen = base.replace(tile_kv=t)
         error = misfit((target.key, one, chosen.replace(cores=1)),

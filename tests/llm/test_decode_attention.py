@@ -108,3 +108,13 @@ def test_the_cost_model_is_near_the_simulator(batch, keys):
     s = decode_schedule(op, target, AttentionSchedule(cores=24))
     ran = simulate(launch_decode(op, s, chip).program, chip, timing_only=True).cycles
     assert abs(decode_cycles(op, target, s.tile_kv, 24) - ran) <= 0.15 * ran
+
+
+def test_the_default_tile_fits_a_core_running_several_problems():
+    """A core with several (sequence, key head) problems holds the next one's first tiles beside this one's: the
+    default key tile is chosen on two problems, so it fits when four problems share four cores of ``edu`` (a
+    512-key tile fits one problem's L1 but not two)."""
+    op = DecodeAttention(4, 8, 2, 512, 64)
+    r = compile_and_run(op, AttentionSchedule(cores=4), "edu", seed=1)
+    assert r.check.passed, r.check.text()
+    assert r.compiled.schedule.tile_kv < 512
