@@ -58,18 +58,20 @@ CHUNK_GROUPS = 4
 def check_group(k: int, group: int, what: str = "int4 weights") -> None:
     """Refuse a ``k`` the packing cannot hold: two values a byte, each byte's pair in two whole groups."""
     if not isinstance(group, int) or isinstance(group, bool) or group < 32 or group % 32:
-        raise OpError(f"{what}: group={group!r} must be a multiple of 32", hint="use group 64 or 128 (the default)")
+        raise OpError(
+            f"{what}: group={group!r} must be a multiple of 32", hint="use --group-size 64 or 128 (the default)"
+        )
     if k % (2 * group):
         raise OpError(
             f"{what}: k={k} is not a multiple of 2·group={2 * group} (a byte holds two 4-bit weights, one from "
             "each of a pair of groups)",
-            hint=f"use a group dividing k/2 (e.g. {_group_for(k)}) or pad k to a multiple of {2 * group}",
+            hint=f"use a group dividing k/2 ({_group_for(k)}) or pad k to a multiple of {2 * group}",
         )
 
 
 def _group_for(k: int) -> str:
     fits = [g for g in (128, 64, 32) if k % (2 * g) == 0]
-    return f"group {fits[0]}" if fits else "k a multiple of 64"
+    return f"--group-size {fits[0]}" if fits else "none does: k is not a multiple of 64"
 
 
 def pack_int4(q: np.ndarray, group: int = GROUP) -> np.ndarray:

@@ -187,19 +187,19 @@ class Memory:
         }
 
 
-def matrix_bytes(rows: int, cols: int, weights: str = "f16") -> int:
+def matrix_bytes(rows: int, cols: int, weights: str = "f16", group: int = GROUP) -> int:
     """HBM bytes of a ``[rows, cols]`` weight stored at ``weights``: its elements, and its f16 scales — int8
-    one per row (output channel), int4 one per ``GROUP`` elements of a row (``compiler.quant4``)."""
-    scales = {"f16": 0, "int8": rows, "int4": rows * -(-cols // GROUP)}[weights]
+    one per row (output channel), int4 one per ``group`` elements of a row (``compiler.quant4``)."""
+    scales = {"f16": 0, "int8": rows, "int4": rows * -(-cols // group)}[weights]
     return int(rows * cols * WEIGHT_BYTES[weights]) + 2 * scales
 
 
-def weight_bytes(cfg: ModelConfig, weights: str = "f16") -> int:
+def weight_bytes(cfg: ModelConfig, weights: str = "f16", group: int = GROUP) -> int:
     """HBM bytes of the weights: the layers' matrices and an untied LM head at ``weights`` (``matrix_bytes``),
     the norms and the embedding table in f16 (a tied LM head is that table)."""
     h = cfg.hidden
-    layers = cfg.layers * (sum(matrix_bytes(r, c, weights) for r, c in cfg.layer_matrices()) + 2 * h * 2)
-    head = 0 if cfg.tied else matrix_bytes(cfg.vocab, h, weights)
+    layers = cfg.layers * (sum(matrix_bytes(r, c, weights, group) for r, c in cfg.layer_matrices()) + 2 * h * 2)
+    head = 0 if cfg.tied else matrix_bytes(cfg.vocab, h, weights, group)
     return layers + head + (h + cfg.vocab * h) * 2
 
 
@@ -216,14 +216,21 @@ def dequant_bytes(cfg: ModelConfig, weights: str, batch: int) -> int:
 
 
 def memory(
-    cfg: ModelConfig, chip: Chip, batch: int, tokens: int, *, weights: str = "f16", kv_dtype: str = "f16"
+    cfg: ModelConfig,
+    chip: Chip,
+    batch: int,
+    tokens: int,
+    *,
+    weights: str = "f16",
+    kv_dtype: str = "f16",
+    group: int = GROUP,
 ) -> Memory:
     """The HBM a step of ``batch`` sequences holding ``tokens`` cached tokens each needs. The workspace is
     one layer's activations per sequence, generously: every intermediate of a decode layer (q, k, v, the
     attention scores over ``tokens``, the MLP's two ``ffn_dim`` rows and the residuals) without reuse."""
     kv_seq = cfg.kv_bytes_per_token(kv_dtype) * tokens
     ws_seq = 2 * (6 * cfg.hidden + 2 * cfg.kv_heads * cfg.head_dim + 3 * cfg.ffn_dim + cfg.heads * tokens)
-    w = weight_bytes(cfg, weights)
+    w = weight_bytes(cfg, weights, group)
     deq = dequant_bytes(cfg, weights, batch)
     most = max(0, (chip.gm_size - w - dequant_bytes(cfg, weights, SKINNY + 1)) // (kv_seq + ws_seq))
     if most <= SKINNY:  # at so few rows the LM head's weight is not dequantised
@@ -255,14 +262,21 @@ def check_fits(cfg: ModelConfig, chip: Chip, phase: str, batch: int, tokens: int
 
 
 def lm_head(
-    rows: int = 1, hidden: int = 256, vocab: int = 1024, dtype: DType = DType.F16, weights: str = "f16"
+    rows: int = 1,
+    hidden: int = 256,
+    vocab: int = 1024,
+    dtype: DType = DType.F16,
+    weights: str = "f16",
+    group: int = GROUP,
 ) -> Graph:
     """The model's end: the final RMSNorm and ``logits = n · W_vocabᵀ`` over ``rows`` tokens (the last
     token of each sequence), ``W_vocab`` stored at ``weights`` (``compiler.graph.llm.linear``)."""
     b = GraphBuilder(dtype)
     x = b.tensor("x", (rows, hidden), "input")
-    logits = linear(b, "lm_head", b.rmsnorm("final_norm", x), vocab, weights)
+    logits = linear(b, "lm_head", b.rmsnorm("final_norm", x), vocab, weights, group=group)
     params = {"rows": rows, "hidden": hidden, "vocab": vocab, "dtype": dtype, "weights": weights}
+    if weights == "int4":
+        params["group"] = group
     return b.graph("lm-head", (logits,), params, lm_head)
 
 
@@ -433,11 +447,12 @@ def run_model(
     kv_block: int = 0,
     check_memory: bool = True,
     heads: dict[tuple[int, str], tuple[GraphRun, tuple[GemvChoice, ...]]] | None = None,
+    group: int = GROUP,
 ) -> ModelRun:
     """A whole model's step (timing-only): refuses a batch that does not fit HBM before simulating, then
     simulates one decoder layer and the LM head (see the module doc). ``check_memory=False`` prices a step
     without the HBM check; ``heads`` memoises the LM head's runs by rows and weight type for a caller that
-    prices many steps (the head depends only on those)."""
+    prices many steps (the head depends only on those). ``group``: int4's weights per scale along k."""
     check_layer(phase, batch=batch, seq=seq, context=context, **cfg.layer_shape())
     _check_choice("--weights", weights, WEIGHT_BYTES)
     _check_choice("--kv-dtype", kv_dtype, KV_BYTES)
@@ -445,19 +460,20 @@ def run_model(
         check_kv_dtype(kv_dtype, phase, kv_block, True, 1)
     chip_obj = chip_for(chip)
     tokens = context if phase == "decode" else seq
-    mem = memory(cfg, chip_obj, batch, tokens + (phase == "decode"), weights=weights, kv_dtype=kv_dtype)
+    mem = memory(cfg, chip_obj, batch, tokens + (phase == "decode"), weights=weights, kv_dtype=kv_dtype, group=group)
     if check_memory:  # a serving run prices a rounded-up batch whose true batch fits
         check_fits(cfg, chip_obj, phase, batch, tokens + (phase == "decode"), mem)
     layer = run_layer(phase, batch, seq=seq, context=context, chip=chip_obj, gemv=gemv, timing_only=True,
                       check=False, kv_block=kv_block if phase == "decode" else 0, weights=weights,
-                      kv_dtype=kv_dtype, **cfg.layer_shape())  # fmt: skip
+                      kv_dtype=kv_dtype, group=group, **cfg.layer_shape())  # fmt: skip
     heads = {} if heads is None else heads
     head_weights = "f16" if cfg.tied else weights  # a tied head is the embedding table, kept f16
-    if (batch, head_weights) not in heads:
-        graph = lm_head(batch, cfg.hidden, cfg.vocab, weights=head_weights)
+    key = (batch, head_weights if head_weights != "int4" else f"int4/{group}")
+    if key not in heads:
+        graph = lm_head(batch, cfg.hidden, cfg.vocab, weights=head_weights, group=group)
         placed, choices = place_skinny(graph, chip_obj, gemv)
-        heads[batch, head_weights] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
-    head, choices = heads[batch, head_weights]
+        heads[key] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
+    head, choices = heads[key]
     return ModelRun(cfg, phase, batch, tokens, chip_obj, layer, head, mem, weights, kv_dtype, choices)
 
 

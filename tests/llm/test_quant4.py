@@ -167,3 +167,14 @@ def test_a_bad_weight_type_names_the_option(capsys):
     assert e.value.code == 2 and "--weights" in capsys.readouterr().err
     with pytest.raises(OpError, match="unknown weight type 'int3'"):
         build("decoder-layer", weights="int3")
+
+
+def test_group_size_belongs_to_int4(capsys):
+    assert main(["model", "--model", "tiny", "--chip", "edu", "--group-size", "64"]) == 2
+    assert "--group-size sets int4's scales" in capsys.readouterr().err
+    assert main(["model", "--model", "tiny", "--chip", "edu", "--weights", "int4", "--group-size", "48"]) == 2
+    assert "group=48 must be a multiple of 32" in capsys.readouterr().err
+    cfg = MODEL_CONFIGS["tiny"]
+    assert weight_bytes(cfg, "int4", 64) - weight_bytes(cfg, "int4") == 2 * (
+        cfg.layers * sum(r * c for r, c in cfg.layer_matrices()) + cfg.vocab * cfg.hidden
+    ) // 128

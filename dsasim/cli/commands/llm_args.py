@@ -33,6 +33,7 @@ import sys
 from compiler.attention.decode import KV_DTYPES
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES, WEIGHTS
+from compiler.quant4 import GROUP, check_group
 from dsasim.cli.commands import tp_args
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
@@ -62,6 +63,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
         choices=WEIGHTS,
         help="projection weights: f16 (default), int8 (per-channel scales), int4 (a scale per 128 along k)",
     )
+    g.add_argument("--group-size", dest="group_size", type=int, metavar="N",
+                   help="int4: weights per f16 scale along k (default 128)")  # fmt: skip
     g.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_DTYPES),
                    help="decode's KV cache: f16 (default) or int8 (a scale per token and key head)")  # fmt: skip
     g.add_argument(
@@ -101,7 +104,7 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
                         ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
                         ("--kv-chunks", args.kv_chunks), ("--kv-block", args.kv_block),
-                        ("--weights", args.weights), ("--kv-dtype", args.kv_dtype),
+                        ("--weights", args.weights), ("--group-size", args.group_size), ("--kv-dtype", args.kv_dtype),
                         (tp_args.given(args), True)):  # fmt: skip
         if flag is not None and value is not None:
             raise DsasimError(
@@ -158,6 +161,7 @@ def main(args: argparse.Namespace) -> int:
         kv_block=args.kv_block or 0,
         weights=weights,
         kv_dtype=kv_dtype,
+        group=group_size(args),
         **model,
     )
     if args.json:
@@ -200,6 +204,16 @@ def check_options(args: argparse.Namespace) -> None:
         raise DsasimError("--layers counts the layers sharing GM in --kv-capacity", hint="add --kv-capacity L1,L2")
     if args.dtype != "f16":
         raise DsasimError(f"decoder-layer runs in f16, not {args.dtype}", hint="drop --dtype (f16 is the default)")
+
+
+def group_size(args: argparse.Namespace) -> int:
+    """``--group-size``: int4's weights per scale (``compiler.quant4``), given with ``--weights int4`` only."""
+    if args.group_size is None:
+        return GROUP
+    if (args.weights or "f16") != "int4":
+        raise DsasimError("--group-size sets int4's scales", hint="add --weights int4, or drop --group-size")
+    check_group(2 * args.group_size, args.group_size, "--group-size")  # a group the packing takes
+    return args.group_size
 
 
 def check_gm(phase: str, batch: int, seq: int, context: int, chip: str, model: dict, weights: str = "f16",
