@@ -29,7 +29,7 @@ from compiler.ops import VECTOR_DTYPES, MatMul, Op, TensorSpec, as_f32, check_di
 from compiler.passes import front
 from compiler.schedule import Schedule, ScheduleError
 from compiler.target import Target
-from compiler.tileprog import F32, TileProgram, Value, VOp, tree_reduce
+from compiler.tileprog import F32, UB_ALIGN, TileProgram, Value, VOp, tree_reduce
 from compiler.tune.model import Prediction, predict
 from isa import Addr, DType, Instruction, Space, VBinary, VCast
 
@@ -43,8 +43,6 @@ UNITS = ("auto", "cube", "vector")
 #: tile, where the full f32 copy of the product took ``rows × cols × 4`` bytes.
 GROUP = 8
 CHUNK = 256
-#: Bytes a group of rows must start on (UB's alignment on every preset; ``widesum`` checks the chip's).
-UB_ALIGN = 32
 
 
 def vector_gemv(n: int, k: int, dtype: DType) -> VectorGemv:

@@ -41,7 +41,7 @@ import numpy as np
 
 from compiler.ops import Op, OpError, TensorSpec, as_f32, check_dims, check_dtype
 from compiler.target import Target
-from compiler.tileprog import F32, TileProgram, Value, VOp, tree_reduce
+from compiler.tileprog import F32, UB_ALIGN, TileProgram, Value, VOp, tree_reduce
 from isa import Addr, DType, Instruction, Space, VBinary, VBroadcast, VCast, VIntScalar, VUnary
 
 F16, I8, I32 = DType.F16, DType.I8, DType.I32
@@ -247,6 +247,9 @@ class Int4Program(TileProgram):
 
     k: int = 0
     group: int = GROUP
+    #: rows of a block and packed bytes of a chunk (``block_shape``)
+    rows: int = UNPACK_ROWS
+    chunk: int = CHUNK_GROUPS * GROUP
     #: instructions by tile rows and addresses: a kernel emits the same few tiles (its buffers' slots) again
     #: and again, and instructions are immutable
     made: dict = field(default_factory=dict, compare=False, repr=False)
@@ -265,18 +268,20 @@ class Int4Program(TileProgram):
     def body(self, rows: int, at: dict[str, Addr], target: Target) -> list[Instruction]:
         raise NotImplementedError
 
-    def blocks(self, rows: int, at: dict[str, Addr], scales: str) -> Iterator[tuple[int, int, list[Instruction]]]:
-        """Each block of rows: ``(first row, rows, instructions)``, the block's ``scales`` cast to f32 into
-        ``SC`` first."""
+    def blocks(self, rows: int) -> Iterator[tuple[int, int]]:
+        """Each block of rows: ``(first row, rows)``."""
+        for r0 in range(0, rows, self.rows):
+            yield r0, min(self.rows, rows - r0)
+
+    def scales_f32(self, r0: int, gr: int, at: dict[str, Addr], scales: str) -> Instruction:
+        """The block's ``scales`` cast to f32 into ``SC``."""
         groups = self.k // self.group
-        for r0 in range(0, rows, UNPACK_ROWS):
-            gr = min(UNPACK_ROWS, rows - r0)
-            dtype = self.value(scales).dtype
-            yield r0, gr, [VCast(at["SC"], _ub(at[scales], r0 * groups * 2), dtype, _shape(gr, groups), F32)]
+        dtype = self.value(scales).dtype
+        return VCast(at["SC"], _ub(at[scales], r0 * groups * 2), dtype, _shape(gr, groups), F32)
 
     def chunks(self, r0: int, gr: int, at: dict[str, Addr]) -> Iterator[tuple[int, int, list[Instruction]]]:
         """Each chunk of a block's packed rows: ``(first byte, bytes, instructions)``, unpacked into ``W``."""
-        half, cb = self.k // 2, CHUNK_GROUPS * self.group
+        half, cb = self.k // 2, self.chunk
         for c0 in range(0, half, cb):
             n = min(cb, half - c0)
             yield c0, n, unpack_chunk(at["W"], at["U"], _ub(at["X0"], r0 * half + c0), gr, n, half, self.group)
@@ -295,7 +300,7 @@ class Int4GemvProgram(Int4Program):
             Value("X0", I8, "tile"), Value("X1", dtype, (1, k)), Value("X2", dtype, "tile"),
             Value("Y0", dtype, "rows"),
             Value("U", I32, (gr, 2 * cb)), Value("W", dtype, (gr, 2 * cb)),
-            Value("T", F32, (1, gr * 2 * CHUNK_GROUPS)), Value("SC", F32, (gr, k // group)),
+            Value("T", F32, (1, gr * 2 * cb // group)), Value("SC", F32, (gr, k // group)),
             Value("ACC", F32, (gr, k // group)), Value("Y32", F32, "rows"),
         )  # fmt: skip
         ops = (
@@ -307,14 +312,14 @@ class Int4GemvProgram(Int4Program):
             VOp("treesum", "Y32", ("ACC",)),
             VOp("cast", "Y0", ("Y32",), to=dtype),
         )
-        return cls("int4gemv", ("X0", "X1", "X2"), ("Y0",), values, ops, k=k, group=group)
+        return cls("int4gemv", ("X0", "X1", "X2"), ("Y0",), values, ops, k=k, group=group, rows=gr, chunk=cb)
 
     def body(self, rows: int, at: dict[str, Addr], target: Target) -> list[Instruction]:
         g, groups = self.group, self.k // self.group
         dtype = self.value("Y0").dtype
         out: list[Instruction] = []
-        for r0, gr, start in self.blocks(rows, at, "X2"):
-            out += start
+        for r0, gr in self.blocks(rows):
+            out.append(self.scales_f32(r0, gr, at, "X2"))
             for c0, cb, unpack in self.chunks(r0, gr, at):
                 pairs = cb // g  # pairs of groups in this chunk
                 w = _shape(gr, 2 * cb)
@@ -336,31 +341,39 @@ class Int4GemvProgram(Int4Program):
 
 @dataclass(frozen=True)
 class DequantInt4Program(Int4Program):
-    """:class:`DequantInt4`'s: each chunk unpacked, its scales (dense in ``SD``) spread over their groups'
-    columns (``BS``, ``v.rowbcast``) and multiplied in, into the output tile."""
+    """:class:`DequantInt4`'s: each chunk unpacked, its scales spread over their groups' columns
+    (``v.rowbcast``) and multiplied in, into the output tile. A block of whole rows spreads its scales
+    straight into the output tile and multiplies there; a chunk of a longer row goes through ``SC`` (the
+    block's scales in f32, on UB's alignment), ``SD`` (the chunk's, dense) and ``BS``."""
 
     @classmethod
     def of(cls, k: int, group: int, dtype: DType) -> DequantInt4Program:
-        gr, cb = UNPACK_ROWS, CHUNK_GROUPS * group
-        values = (
+        gr, cb = block_shape(k, group)
+        values = [
             Value("X0", I8, "tile"), Value("X1", dtype, "tile"), Value("Y0", dtype, "tile"),
-            Value("U", I32, (gr, 2 * cb)), Value("W", dtype, (gr, 2 * cb)), Value("BS", dtype, (gr, 2 * cb)),
-            Value("SD", dtype, (1, gr * 2 * CHUNK_GROUPS)), Value("SC", F32, (gr, k // group)),
-        )  # fmt: skip
-        ops = (
-            VOp("unpack4", "W", ("X0",), scratch="U"),
-            VOp("cast", "SC", ("X1",), to=F32),
-            VOp("groupbcast", "BS", ("SC",), scratch="SD"),
-            VOp("mul", "Y0", ("W", "BS")),
-        )
-        return cls("dequant4", ("X0", "X1"), ("Y0",), values, ops, k=k, group=group)
+            Value("U", I32, (gr, 2 * cb)), Value("W", dtype, (gr, 2 * cb)),
+        ]  # fmt: skip
+        ops = [VOp("unpack4", "W", ("X0",), scratch="U"), VOp("groupbcast", "Y0", ("X1",))]
+        if 2 * cb < k:
+            values += [Value("BS", dtype, (gr, 2 * cb)), Value("SD", dtype, (1, gr * 2 * cb // group)),
+                       Value("SC", F32, (gr, k // group))]  # fmt: skip
+            ops = [ops[0], VOp("cast", "SC", ("X1",), to=F32), VOp("groupbcast", "BS", ("SC",), scratch="SD")]
+        ops.append(VOp("mul", "Y0", ("W", "Y0" if 2 * cb == k else "BS")))
+        return cls("dequant4", ("X0", "X1"), ("Y0",), tuple(values), tuple(ops), k=k, group=group, rows=gr, chunk=cb)
 
     def body(self, rows: int, at: dict[str, Addr], target: Target) -> list[Instruction]:
         k, g, groups = self.k, self.group, self.k // self.group
         dtype = self.value("Y0").dtype
         out: list[Instruction] = []
-        for r0, gr, start in self.blocks(rows, at, "X1"):
-            out += start
+        for r0, gr in self.blocks(rows):
+            if 2 * self.chunk == k:  # whole rows: the scales spread over the output tile, multiplied in place
+                ((_, _, unpack),) = self.chunks(r0, gr, at)
+                y = _ub(at["Y0"], r0 * k * dtype.itemsize)
+                out += unpack
+                out.append(VBroadcast(y, _ub(at["X1"], r0 * groups * 2), dtype, (gr * groups, g)))
+                out.append(VBinary("mul", y, at["W"], y, dtype, _shape(gr, k)))
+                continue
+            out.append(self.scales_f32(r0, gr, at, "X1"))
             for c0, cb, unpack in self.chunks(r0, gr, at):
                 pairs = cb // g
                 out += unpack
@@ -371,6 +384,18 @@ class DequantInt4Program(Int4Program):
                 y = _ub(at["Y0"], (r0 * k + 2 * c0) * dtype.itemsize)
                 out.append(VBinary("mul", y, at["W"], at["BS"], dtype, _shape(gr, 2 * cb), dst_stride=_st(gr, k)))
         return out
+
+
+def block_shape(k: int, group: int) -> tuple[int, int]:
+    """``(rows, bytes)`` of :class:`DequantInt4`'s chunks: whole rows, as many as the scratch of
+    ``UNPACK_ROWS`` chunks of ``CHUNK_GROUPS`` pairs of groups holds, where they fit it and their scales start
+    on UB's 32-byte alignment — a quarter of the instructions for Llama's rows of 4096 — else ``UNPACK_ROWS``
+    rows by ``CHUNK_GROUPS`` pairs (:class:`Int4Gemv` always: its sums must start aligned too)."""
+    rows, cb = UNPACK_ROWS, CHUNK_GROUPS * group
+    whole = rows * 2 * cb // k  # rows of k weights the scratch holds
+    if whole >= 1 and (whole * (k // group) * 2) % UB_ALIGN == 0:
+        return whole, k // 2
+    return rows, cb
 
 
 def unpack_chunk(w: Addr, u: Addr, src: Addr, rows: int, nbytes: int, stride: int, group: int) -> list[Instruction]:
