@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from layer_oracle import against_numpy
@@ -51,6 +51,20 @@ LAYER_ULPS = 64
 def test_int4_kernels_match_numpy(op):
     r = compile_and_run(op, Schedule(cores=2), chip="edu")
     assert r.check.passed, r.check.text()
+
+
+@settings(max_examples=10)
+@given(
+    st.sampled_from([Int4Gemv, DequantInt4]),
+    st.integers(1, 40),
+    st.integers(1, 6),
+    st.sampled_from([32, 64, 128]),
+    st.integers(1, 2),
+)
+def test_int4_kernels_match_numpy_on_any_shape(kind, n, pairs, group, cores):
+    op = kind(n, 2 * group * pairs, group)
+    r = compile_and_run(op, Schedule(cores=cores), chip="edu")
+    assert r.check.passed, f"{op}: {r.check.text()}"
 
 
 @given(
