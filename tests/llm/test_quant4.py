@@ -189,6 +189,7 @@ def test_group_size_belongs_to_int4(capsys):
     assert main(["model", "--model", "tiny", "--chip", "edu", "--weights", "int4", "--group-size", "48"]) == 2
     assert "group=48 must be a multiple of 32" in capsys.readouterr().err
     cfg = MODEL_CONFIGS["tiny"]
-    assert weight_bytes(cfg, "int4", 64) - weight_bytes(cfg, "int4") == 2 * (
-        cfg.layers * sum(r * c for r, c in cfg.layer_matrices()) + cfg.vocab * cfg.hidden
-    ) // 128
+    assert (
+        weight_bytes(cfg, "int4", 64) - weight_bytes(cfg, "int4")
+        == 2 * (cfg.layers * sum(r * c for r, c in cfg.layer_matrices()) + cfg.vocab * cfg.hidden) // 128
+    )
