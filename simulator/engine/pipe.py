@@ -28,6 +28,7 @@ from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
+from simulator.engine.trace import NUMBER
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
@@ -68,6 +69,7 @@ class PipeUnit:
         self.mem = mem
         self.flags = flags
         self.pipe = pipe
+        self.number = NUMBER[pipe]  # as the record holds it
         self.queue: deque[tuple[int, int]] = deque()  # (instruction index, issue cycle)
         self.stats = PipeStats()
         self.wake: Due | None = None
@@ -123,12 +125,12 @@ class PipeUnit:
         env, q, st = self.env, self.queue, self.stats
         decoded, stream = self.decoded, self.stream
         machine = self.machine
-        trace, debug = machine.trace, machine.debug
+        record, debug = machine.trace.add, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
         fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
         self.settle = settle = fast and self.settle
-        cid, pipe, flags = self.core, self.pipe, self.flags
+        cid, pipe, number, flags = self.core, self.pipe, self.number, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
@@ -231,7 +233,7 @@ class PipeUnit:
                     flags.consume(payload.key, flag, index, end)
             end = env.now
             st.last_end = end
-            trace.append((cid, pipe, index, start, end))
+            record((cid, number, index, start, end))
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
@@ -249,7 +251,7 @@ class PipeUnit:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
         st = self.stats
         st.last_end = max(st.last_end, end)
-        self.machine.trace.append((self.core, self.pipe, index, end if start is None else start, end))
+        self.machine.trace.add((self.core, self.number, index, end if start is None else start, end))
         self.completed += 1
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
@@ -323,7 +325,7 @@ class PipeUnit:
         self.last_done = done
         if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
-            self.machine.trace.append((self.core, self.pipe, index, start, done))
+            self.machine.trace.add((self.core, self.number, index, start, done))
             self.completed += 1
         else:
             env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``

@@ -15,7 +15,7 @@ from simulator.engine.decode import QUEUED, Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
 from simulator.engine.shared import Machine
-from simulator.engine.trace import short
+from simulator.engine.trace import NUMBER, short
 from simulator.stats import PipeStats
 
 SCALAR, BARRIER, SSET, SWAIT = Kind.SCALAR, Kind.BARRIER, Kind.SSET, Kind.SWAIT
@@ -132,7 +132,7 @@ class ScalarUnit:
                     unit.wake_up()
             elif kind is SCALAR:
                 if type(self.stream[index]) is SLoad:  # a read the program decides on: traced, for by_line
-                    machine.trace.append((self.core, Pipe.S, index, t, t + issue + payload))
+                    machine.trace.add((self.core, NUMBER[Pipe.S], index, t, t + issue + payload))
                 t += issue + payload
                 busy += issue + payload
             elif kind is BARRIER:
