@@ -66,7 +66,7 @@ class CoreFlags:
         self.core = core
         self.stream = stream
         self.log = log
-        self.add = log.add
+        self.put, self.pack = log.put, log.pack
         self.hooks = hooks
         self.flags: dict[FlagKey, Flag] = {}
 
@@ -111,7 +111,7 @@ class CoreFlags:
 
     def consume(self, key: FlagKey, f: Flag, index: int, at: int) -> None:
         """``wait_flag`` ``index`` took flag ``key`` at ``at``."""
-        self.add((self.core, NUMBER[key[0]], NUMBER[key[1]], key[2], f.set_index, f.set_at, index, at))
+        self.put(self.pack(self.core, NUMBER[key[0]], NUMBER[key[1]], key[2], f.set_index, f.set_at, index, at))
         if self.hooks is not None:
             self.hooks.consume(self.core, key, f.set_index, index, at)
         f.set_at, f.set_index = None, -1
@@ -142,7 +142,7 @@ class CrossFlags:
         self.streams = streams
         self.latency = latency
         self.log = log
-        self.add = log.add
+        self.put, self.pack = log.put, log.pack
         self.hooks = hooks
         self.flags: dict[CrossKey, CrossFlag] = {}
 
@@ -174,6 +174,6 @@ class CrossFlags:
     def consume(self, key: CrossKey, x: CrossFlag, index: int, at: int) -> None:
         """``wait_cross`` ``index`` of core ``key.dst_core`` took the oldest pending set at ``at``."""
         _, set_at, set_index = x.pending.popleft()
-        self.add((key[0], NUMBER[key[1]], key[2], NUMBER[key[3]], key[4], set_index, set_at, index, at))
+        self.put(self.pack(key[0], NUMBER[key[1]], key[2], NUMBER[key[3]], key[4], set_index, set_at, index, at))
         if self.hooks is not None:
             self.hooks.cross_consume(key, set_index, index, at)

@@ -125,7 +125,7 @@ class PipeUnit:
         env, q, st = self.env, self.queue, self.stats
         decoded, stream = self.decoded, self.stream
         machine = self.machine
-        record, debug = machine.trace.add, machine.debug
+        record, pack, debug = machine.trace.put, machine.trace.pack, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
         fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
@@ -233,7 +233,7 @@ class PipeUnit:
                     flags.consume(payload.key, flag, index, end)
             end = env.now
             st.last_end = end
-            record((cid, number, index, start, end))
+            record(pack(cid, number, index, start, end))
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
@@ -251,7 +251,8 @@ class PipeUnit:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
         st = self.stats
         st.last_end = max(st.last_end, end)
-        self.machine.trace.add((self.core, self.number, index, end if start is None else start, end))
+        trace = self.machine.trace
+        trace.put(trace.pack(self.core, self.number, index, end if start is None else start, end))
         self.completed += 1
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
@@ -325,7 +326,8 @@ class PipeUnit:
         self.last_done = done
         if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
-            self.machine.trace.add((self.core, self.number, index, start, done))
+            trace = self.machine.trace
+            trace.put(trace.pack(self.core, self.number, index, start, done))
             self.completed += 1
         else:
             env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``

@@ -132,7 +132,7 @@ class ScalarUnit:
                     unit.wake_up()
             elif kind is SCALAR:
                 if type(self.stream[index]) is SLoad:  # a read the program decides on: traced, for by_line
-                    machine.trace.add((self.core, NUMBER[Pipe.S], index, t, t + issue + payload))
+                    machine.trace.put(machine.trace.pack(self.core, NUMBER[Pipe.S], index, t, t + issue + payload))
                 t += issue + payload
                 busy += issue + payload
             elif kind is BARRIER:
