@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import pickle
 import signal
 from pathlib import Path
 
@@ -287,3 +288,10 @@ def test_the_record_keeps_each_entry_packed_and_gives_it_back_named():
     cross.put(cross.pack(2, NUMBER[Pipe.FIX], 0, NUMBER[Pipe.MTE2], 3, 40, 100, 12, 130))
     assert list(cross) == [CrossFlagEntry(*row)] and cross == [row]
     assert PIPES[NUMBER[Pipe.CUBE]] is Pipe.CUBE and len(Entries(FlagEntry)) == 0
+
+
+def test_a_run_with_its_record_pickles():
+    """A run crosses processes (the tuner's workers): its packed record goes with it, entries intact."""
+    run = simulate(parse_file(EXAMPLES[0]), EDU, timing_only=True)
+    again = pickle.loads(pickle.dumps(run))
+    assert list(again.trace) == list(run.trace) and list(again.flags.rows()) == list(run.flags.rows())

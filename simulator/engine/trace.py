@@ -67,17 +67,21 @@ class Entries(Sequence):
     per field, about 40 bytes an entry where a tuple and its integers take about 180, and nothing to pack when
     the run ends. Wrapping 100,000 entries in named records costs a tenth of a second, paid on first use."""
 
-    def __init__(self, kind: type[NamedTuple]) -> None:
+    def __init__(self, kind: type[NamedTuple], flat: array | None = None) -> None:
         self._kind = kind
         self._width = len(kind._fields)
         #: the fields that are pipes (recorded as their numbers)
         self._pipes = frozenset(f for f, t in enumerate(get_type_hints(kind).values()) if t is Pipe)
-        self._flat = array("q")
+        self._flat = array("q") if flat is None else flat
         self._items: list | None = None
         #: one entry's fields (each pipe as its number, ``NUMBER``) as bytes, and those bytes recorded: an entry
         #: is ``put(pack(*fields))``, two calls in C (half what ``extend`` with a tuple costs)
         self.pack = Struct(f"{self._width}q").pack
         self.put = self._flat.frombytes
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its kind and its packed integers (a run sent between processes)."""
+        return Entries, (self._kind, self._flat)
 
     def rows(self) -> Iterator[tuple]:
         """The entries as plain tuples, in the order the engine recorded them."""
