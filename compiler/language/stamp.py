@@ -25,6 +25,7 @@ from compiler.language.core import LoopRec, Rec, Tracer, ValueInfo
 from compiler.language.errors import Site
 from compiler.language.pids import Guard, moves, shift
 from isa import DType
+from isa.fast import fast
 
 PLAIN = (int, float, str, bool, bytes, np.generic, DType, Site, Enum)
 SCALARS = {int, float, str, bool, type(None), DType, Site}
@@ -55,6 +56,7 @@ class Shape:
     """A traced program others may be stamped from."""
 
     pid: tuple[int, int, int]
+    index: int  # its place among the launch's programs
     body: list
     guards: list[Guard]
     first: int  # its values: ids first .. end - 1
@@ -66,6 +68,8 @@ class Shape:
     checked: bool = False
     dead: bool = False
     recs: list = field(default_factory=list)
+    #: its values' entries in the tracer's tables of masked loads and dropped lanes, and its values that are masks
+    own: tuple[dict, dict, list] = ({}, {}, [])
 
     def admits(self, pid: tuple[int, int, int]) -> tuple[int, int, int] | None:
         """The distance to ``pid`` if every guard holds there and every moved access stays in bounds; else None."""
@@ -149,7 +153,11 @@ class Stamper:
         moves = {id(r): t.moves[id(r)] for r in recs if id(r) in t.moves}
         guards = list({_key(g): g for g in t.guards}.values())
         peak = t.budget.peak - steps
-        shape = Shape(pid, body, guards, first, len(t.values), moves, sizes, t.budget.steps - steps, peak, recs=recs)
+        end = len(t.values)
+        own = tuple({v: table[v] for v in table if first <= v < end} for table in (t.masked_loads, t.dropped))
+        masks = [v for v in t.masks if first <= v < end]
+        shape = Shape(pid, len(t.programs) - 1, body, guards, first, end, moves, sizes, t.budget.steps - steps, peak,
+                      recs=recs, own=(*own, masks))  # fmt: skip
         self.shapes.insert(0, shape)
         del self.shapes[SHAPES:]
 
@@ -183,12 +191,30 @@ class Stamper:
             info = values[v]
             rec = None if info.rec is None else made[id(info.rec)]
             values[v + base] = ValueInfo(info.shape, info.dtype, info.valid, rec, info.transposed, info.scale)
-        for table in (t.masked_loads, t.dropped):
-            for v in [v for v in table if shape.first <= v < shape.end]:
-                table[v + base] = table[v]
-        t.masks.update(v + base for v in [v for v in t.masks if shape.first <= v < shape.end])
+        masked, dropped, masks = shape.own
+        for table, mine in ((t.masked_loads, masked), (t.dropped, dropped)):
+            for v, entry in mine.items():
+                table[v + base] = entry
+        t.masks.update(v + base for v in masks)
+        t.like[len(t.programs)] = shape.index
         t.programs.append(body)
         t.budget.steps += shape.steps
+
+
+def originals(t: Tracer) -> list[tuple[int, int]]:
+    """The programs a pass after the trace need look at, in order, each with how many programs it stands for: each
+    program traced, with those stamped from it (``Tracer.like``). A stamped program is its original with other value
+    ids and GM offsets, and every rewrite after the trace is decided by a kernel line's records and the values they
+    read — never by an offset or a value's number — and applied to each instance of the line, so the two stay alike
+    and what the pass finds in the one it finds in the other. With ``DSASIM_FAST=0`` nothing is stamped: every
+    program, once each."""
+    counts = [1] * len(t.programs)
+    if not fast():
+        return list(enumerate(counts))
+    for p, original in t.like.items():
+        counts[original] += 1
+        counts[p] = 0
+    return [(p, n) for p, n in enumerate(counts) if n]
 
 
 def moved(params: tuple, s: int) -> tuple:
