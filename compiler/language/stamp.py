@@ -209,12 +209,20 @@ def originals(t: Tracer) -> list[tuple[int, int]]:
     and what the pass finds in the one it finds in the other. With ``DSASIM_FAST=0`` nothing is stamped: every
     program, once each."""
     counts = [1] * len(t.programs)
-    if not fast():
-        return list(enumerate(counts))
-    for p, original in t.like.items():
+    for p, original in stamped_from(t).items():
         counts[original] += 1
         counts[p] = 0
     return [(p, n) for p, n in enumerate(counts) if n]
+
+
+def stamped_from(t: Tracer) -> dict[int, int]:
+    """Per program stamped, the program it was stamped from (``Tracer.like``); none with ``DSASIM_FAST=0``."""
+    return t.like if fast() else {}
+
+
+def original_bodies(t: Tracer) -> list[list]:
+    """The records of each program of :func:`originals`."""
+    return [t.programs[p] for p, _ in originals(t)]
 
 
 def moved(params: tuple, s: int) -> tuple:
