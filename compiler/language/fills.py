@@ -104,18 +104,18 @@ def _folded(t: Tracer, r: Rec) -> float | None:
 
 
 def _drop_unread(t: Tracer, vids: set[int]) -> None:
-    """Drop the fills making ``vids`` that nothing reads, by line: every instance unread, or none dropped."""
-    read = {v for body in t.programs for r in records(body) for v in r.ins}
-    by_site: dict[Site, list[Rec]] = {}
-    for body in t.programs:
+    """Drop the fills making ``vids`` that nothing reads, by line: every instance unread, or none dropped. A stamped
+    program's fills are read as its original's (which it does not read): the lines are decided on the originals."""
+    bodies = original_bodies(t)
+    read = {v for body in bodies for r in records(body) for v in r.ins}
+    by_site: dict[Site, bool] = {}  # line → every instance unread
+    for body in bodies:
         for r in records(body):
             if is_fill(r) and r.out in vids:
-                by_site.setdefault(r.site, []).append(r)
-    gone: set[int] = set()
-    for fills in by_site.values():
-        if all(r.out not in read for r in fills):
-            gone |= {id(r) for r in fills}
-    if gone:
+                by_site[r.site] = by_site.get(r.site, True) and r.out not in read
+    dead = {site for site, unread in by_site.items() if unread}
+    if dead:
+        gone = {id(r) for body in t.programs for r in records(body) if r.site in dead and is_fill(r) and r.out in vids}
         for body in t.programs:
             drop(body, gone)
 
@@ -194,19 +194,18 @@ def _invariant(t: Tracer, loop: LoopRec, k: int, readers: dict[int, list[tuple[R
 
 
 def _hoist(t: Tracer, items: list, loop: LoopRec, like: list[Rec], ks: list[int]) -> None:
-    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers (each in its
-    own step) read it. A loop of no steps in this program gets the fill all the same (``like``: one of another
-    program's), unread, so that every program still runs the same statements."""
+    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers (each in
+    its own step: ``_invariant``) read it. A loop of no steps in this program gets the fill all the same (``like``: one
+    of another program's), unread, so that every program still runs the same statements."""
     if not loop.iters:
         kept = [_copy(t, r) for r in like]
     else:
         kept = [loop.iters[0][k] for k in ks]
-    readers = _readers(r for it in loop.iters[1:] for r in records(it))
     for it in loop.iters[1:]:
-        for k, keep in zip(ks, kept, strict=True):
-            old = it[k].out
-            for x, _ in readers.get(old, []):
-                x.ins = tuple(keep.out if v == old else v for v in x.ins)
+        now = {it[k].out: keep.out for k, keep in zip(ks, kept, strict=True)}  # its fills → the one hoisted
+        for x in records(it):
+            if any(v in now for v in x.ins):
+                x.ins = tuple(now.get(v, v) for v in x.ins)
     for it in loop.iters:
         gone = {id(it[k]) for k in ks}
         it[:] = [d for d in it if id(d) not in gone]

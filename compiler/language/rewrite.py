@@ -150,24 +150,59 @@ def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
     """For each statement in ``statics`` (ids of their ``Static``; ``of``: record id → its ``Static``) inside a
     loop: copy its value at the end of every loop step — before the step's tail of lines reading Cube results
     (``cube_results_last``) when that tail reads nothing from before the step, so that the tail can run a step
-    late (``rotation.lagging``) — and let every reader outside that step read the copy."""
-    for body in t.programs:
-        places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(of.get(id(d))) in statics]
-        if not places:
+    late (``rotation.lagging``) — and let every reader outside that step read the copy. Where the copies go, and
+    who reads them, is found in each original program (``compiler.language.stamp.originals``) and done by position
+    in the programs stamped from it."""
+    like = stamped_from(t)
+    plans: dict[int, list[tuple[int, int, list[int]]]] = {}  # per original: (record, where in its step, readers)
+    for p, body in enumerate(t.programs):
+        flat = list(_walk_lists(body))  # (record, its step list) in order, before any copy
+        original = like.get(p)
+        if original is None:
+            plans[p] = _carry(t, flat, statics, of)
             continue
-        readers: dict[int, list[Rec]] = {}  # value → the records reading it (each once), found in one walk
-        for r in _all(body):
-            for v in dict.fromkeys(r.ins):
-                readers.setdefault(v, []).append(r)
-        for d, it in places:
-            info = t.values[d.out]
-            copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
-            copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
-            it.insert(_tail_start(it), copy)
-            mine = {id(r) for r in _all(it)}
-            for r in readers.get(d.out, ()):
-                if id(r) not in mine:
-                    r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+        for at, where, outside in plans[original]:
+            d, it = flat[at]
+            copy = _copy_of(t, d)
+            it.insert(where, copy)  # type: ignore[union-attr]
+            for i in outside:
+                r = flat[i][0]
+                r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+
+
+def _carry(
+    t: Tracer, flat: list[tuple[Rec, list | None]], statics: set[int], of: dict[int, object]
+) -> list[tuple[int, int, list[int]]]:
+    """``carry_copies`` in one program (its records ``flat``); what it did, by position: per record copied, where the
+    copy went in its step and the records (outside the step) that read the copy."""
+    places = [i for i, (d, it) in enumerate(flat) if it is not None and id(of.get(id(d))) in statics]
+    if not places:
+        return []
+    position = {id(d): i for i, (d, _) in enumerate(flat)}
+    readers: dict[int, list[Rec]] = {}  # value → the records reading it (each once), found in one walk
+    for r, _ in flat:
+        for v in dict.fromkeys(r.ins):
+            readers.setdefault(v, []).append(r)
+    plan = []
+    for i in places:
+        d, it = flat[i]
+        copy = _copy_of(t, d)
+        where = _tail_start(it)  # type: ignore[arg-type]
+        it.insert(where, copy)  # type: ignore[union-attr]
+        mine = {id(r) for r in _all(it)}  # type: ignore[arg-type]
+        outside = [r for r in readers.get(d.out, ()) if id(r) not in mine]  # type: ignore[call-overload]
+        for r in outside:
+            r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+        plan.append((i, where, [position[id(r)] for r in outside]))
+    return plan
+
+
+def _copy_of(t: Tracer, d: Rec) -> Rec:
+    """A ``v.copy`` of ``d``'s value, making a value of its own."""
+    info = t.values[d.out]  # type: ignore[index]
+    copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
+    copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
+    return copy
 
 
 def _tail_start(items: list) -> int:
