@@ -95,6 +95,8 @@ class Stamper:
         self.barren = 0
         self.stamped = 0
         self.on = True
+        #: a traced program read a value an earlier one made (``Tracer.like`` is then left empty)
+        self.crossed = False
 
     def begin(self) -> tuple[int, int, int, int, int, int, int]:
         """Before tracing a program: what the tracer holds, to tell what the program added."""
@@ -134,6 +136,9 @@ class Stamper:
         own = mark[2:] == (len(t.sources), len(t.tiles), len(t.tables), len(t.decisions), len(t.pending))
         body = t.programs[-1]
         recs = _flat(body)
+        if not self.crossed and any(v < first for d in recs if type(d) is Rec for v in d.ins):
+            self.crossed = True  # it reads a value an earlier program made (handed on by Python): see ``originals``
+            t.like.clear()
         if self.checking is not None:
             shape, delta = self.checking
             self.checking = None
@@ -196,7 +201,8 @@ class Stamper:
             for v, entry in mine.items():
                 table[v + base] = entry
         t.masks.update(v + base for v in masks)
-        t.like[len(t.programs)] = shape.index
+        if not self.crossed:
+            t.like[len(t.programs)] = shape.index
         t.programs.append(body)
         t.budget.steps += shape.steps
 
@@ -206,8 +212,11 @@ def originals(t: Tracer) -> list[tuple[int, int]]:
     program traced, with those stamped from it (``Tracer.like``). A stamped program is its original with other value
     ids and GM offsets, and every rewrite after the trace is decided by a kernel line's records and the values they
     read — never by an offset or a value's number — and applied to each instance of the line, so the two stay alike
-    and what the pass finds in the one it finds in the other. With ``DSASIM_FAST=0`` nothing is stamped: every
-    program, once each."""
+    and what the pass finds in the one it finds in the other. That needs each program to read only values it made: a
+    stamped one does (its shape was closed: ``_closed``), and no other program reads its values (it ran no Python
+    that could hand them on); a traced program reading a value of an earlier one (a tile kept in a Python object
+    across programs) leaves ``Tracer.like`` empty, and every program its own form. With ``DSASIM_FAST=0`` nothing is
+    stamped: every program, once each."""
     counts = [1] * len(t.programs)
     for p, original in stamped_from(t).items():
         counts[original] += 1

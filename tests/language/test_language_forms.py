@@ -10,6 +10,8 @@ language's tutorial softmax with a masked tail; on one core and several, on both
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from lang_helpers import assert_same_compile
@@ -40,6 +42,20 @@ def scaled_rows(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
         x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
         acc += x * tl.full([BLOCK], 2.0, tl.float32)
     tl.store(y_ptr + row * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+STASH = types.SimpleNamespace(tiles=[])  # reached through an attribute: no static check sees it
+
+
+@dsasim.jit
+def second_reads_first(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    """Program 1 adds program 0's tile (kept in a Python object across programs); the others their own."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * N + cols)
+    prev = STASH.tiles[0] if len(STASH.tiles) == 1 else x
+    STASH.tiles.append(x)
+    tl.store(y_ptr + row * N + cols, x + prev)
 
 
 def _decode(batch: int, heads: int, kv: int, keys: int, d: int):
@@ -95,6 +111,21 @@ def test_originals_count_the_programs_stamped_from_them(monkeypatch: pytest.Monk
     monkeypatch.setenv("DSASIM_FAST", "0")
     t, _ = trace(scaled_rows.fn, (7,), (x, y, 200), {"BLOCK": 64}, False, 2)
     assert t.stamped == 0 and originals(t) == [(p, 1) for p in range(7)]
+
+
+def test_a_program_reading_another_programs_value_leaves_every_program_its_own_form(monkeypatch: pytest.MonkeyPatch):
+    """Program 1 reads a tile of program 0: a pass deciding on program 0 would not see that reader in the programs
+    stamped from it, so none stands for another (they are still stamped), and the launch compiles as traced."""
+    x = np.zeros((8, 64), np.float32)
+    compiled = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("DSASIM_FAST", flag)
+        STASH.tiles.clear()
+        t, arrays = trace(second_reads_first.fn, (8,), (x, x.copy(), 64), {"BLOCK": 64}, False, 2)
+        assert (t.stamped > 0) == (flag == "1") and not t.like
+        assert originals(t) == [(p, 1) for p in range(8)]
+        compiled.append(compile_traced("second_reads_first", t, arrays, CHIPS["edu"], 3))
+    assert_same_compile(*compiled, "edu", simulated=True)
 
 
 def test_an_empty_tuple_in_a_closure_leaves_stamping_on():
