@@ -52,7 +52,8 @@ def _fold_once(t: Tracer) -> bool:
     """One round of ``fold_fills``: the steps whose source is a fill now; whether any was folded. A stamped program's
     lines fold as its original's (``compiler.language.stamp.originals``): when none of the originals' lines folds,
     the round looks no further."""
-    if not _folding(t, [r for body in original_bodies(t) for r in records(body)]):
+    bodies = original_bodies(t)
+    if len(bodies) < len(t.programs) and not _folding(t, [r for body in bodies for r in records(body)]):
         return False
     sources: set[int] = set()
     for found in _folding(t, [r for body in t.programs for r in records(body)]).values():

@@ -25,7 +25,7 @@ from itertools import zip_longest
 from compiler.language.core import LoopRec, Read, Rec, Tracer, records
 from compiler.language.errors import LanguageError, Site
 from compiler.language.rewrite import carry_copies, cube_first, cube_results_last, split_vector_accumulators
-from compiler.language.stamp import originals
+from compiler.language.stamp import originals, stamped_from
 from isa import Space
 from isa.fast import fast
 
@@ -127,16 +127,17 @@ class Nest:
         # build, so the webs can be formed again (``_coalesce``) without walking the instances again
         self.reads: dict[tuple[str, int], set[str]] = {}
         reads, values, of = self.reads, t.values, self.of
-        for p, _ in kept:  # a stamped program reads what its original reads, found first (it comes first)
-            for rec in records(t.programs[p]):
-                sid = of[id(rec)].sid
-                for j, vid in enumerate(rec.ins):
-                    made = of[id(values[vid].rec)].sid
-                    got = reads.get((sid, j))
-                    if got is None:
-                        reads[(sid, j)] = {made}
-                    else:
-                        got.add(made)
+        stamped = stamped_from(t)  # a stamped program reads what its original reads, found first (it comes first)
+        for (sid, key), rec in self.inst.items():
+            if stamped and key[0] in stamped:
+                continue
+            for j, vid in enumerate(rec.ins):
+                made = of[id(values[vid].rec)].sid
+                got = reads.get((sid, j))
+                if got is None:
+                    reads[(sid, j)] = {made}
+                else:
+                    got.add(made)
         self._webs()
 
     # -- 1. merge ------------------------------------------------------------------------------
