@@ -1,0 +1,388 @@
+"""The split's Vector side divided by rows: each AIV of a group takes a share of the rows of every tile the Cube
+hands over (``vector_per_cube`` of them on a separated chip), as the chip's mixed kernels divide a score tile.
+
+``split`` derives one AIV stream per group from the coupled core. Where that stream is one chain (a program's
+online softmax, each step reading the last: :mod:`compiler.passes.split_share` cannot deal it out), or where the
+AIC runs the chains one after the other, the work inside a tile can still be divided: a FlashAttention step's
+vector code treats every query on its own — the running max, the probabilities, the rescaled accumulator of
+query ``i`` read only query ``i``'s scores. :func:`divide` finds those *lanes* and gives each AIV a contiguous
+share of them (``⌈n/k⌉`` to the first AIVs, ``⌊n/k⌋`` to the rest; an AIV whose share is empty only passes the
+flags)::
+
+    one AIV                                        AIV 0 (lanes 0…31)              AIV 1 (lanes 32…63)
+    mte2.copy  ub[S] ← ws_c2v[s], f32[64,64]       ub[S] ← ws_c2v[s], [64,32]      ub[S] ← ws_c2v[s+128], [64,32]
+    v.max      ub[T], ub[S], ub[S+8K], [32,64] ==> ub[T], ub[S], ub[S+4K], [32,32]  (the same, its own lanes)
+    mte3.copy  ws_v2c[p] ← ub[P], f16[64,64]       ws_v2c[p] ← ub[P], [64,32]      ws_v2c[p+64] ← ub[P], [64,32]
+
+How the lanes are found. The tiles loaded from the Cube's workspace (``ws_c2v``) are the seeds: a lane is a column
+of each (the compiler transposes score tiles so that a query is a column), or, failing that, a row. Every vector
+instruction is element-wise over its ``rows × cols`` view (a stride-0 operand broadcasts a row; ``v.transpose``
+swaps the view), so each element it writes takes the lane of the elements it reads; one that reads only constants
+(``v.dup``, a GM load of other data) holds no lane and every AIV computes it whole. An element that would read two
+lanes, an instruction whose lanes are not a rectangle of its view, or an instruction of another kind (a row
+reduction, an index pattern) refuses the division, and the split deals chains as before: division is exact or not
+made at all.
+
+Where each AIV keeps its lanes. An AIV computes only its lanes, so each tile is kept dense in its UB — a
+``[64, 32]`` share of a ``[64, 64]`` tile at the tile's own address, not every other column of it — and a repeat of
+the Vector unit (256 bytes) does half the tile's work, not a strided half of it at the full cost. Each AIV keeps a
+map from the one-AIV stream's UB bytes to its own; every operand is translated through it and must come out as a
+strided rectangle, and a byte read must still hold what the map says. GM keeps its layout: each AIV loads and
+stores its lanes' part of a workspace tile (a strided descriptor), the AIC the whole tile.
+
+Every AIV runs every flag of the one-AIV stream, as where chains are dealt: the AIC sets each hand-over's "ready"
+for every AIV and waits for every AIV's "free" (for Cube → Vector: both have read their rows; for Vector →
+Cube: both have written theirs), so the divided split cannot deadlock where the one-AIV split does not. A
+value without lanes stored to GM (the row of ones FlashAttention's Cube sums with) is stored by AIV 0 alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from isa import (
+    Addr,
+    Copy,
+    Instruction,
+    Region,
+    Space,
+    VBinary,
+    VCast,
+    VCompare,
+    VCompareScalar,
+    VDup,
+    VScalar,
+    VSelect,
+    VSelectScalar,
+    VTranspose,
+    VUnary,
+)
+from isa.instructions.base import shape2
+
+FREE = -1  # an element no lane owns: a constant, computed whole by every AIV
+
+#: each element-wise kind's operands in the order of its ``regions()``: (address field, row-stride field)
+_UNARY = (("src", "src_stride"), ("dst", "dst_stride"))
+_BINARY = (("src0", "src0_stride"), ("src1", "src1_stride"), ("dst", "dst_stride"))
+OPERANDS: dict[type, tuple[tuple[str, str], ...]] = {
+    VBinary: _BINARY,
+    VCompare: _BINARY,
+    VUnary: _UNARY,
+    VScalar: _UNARY,
+    VCompareScalar: _UNARY,
+    VCast: _UNARY,
+    VTranspose: _UNARY,
+    Copy: _UNARY,
+    VDup: (("dst", "dst_stride"),),
+    VSelect: (("mask", "mask_stride"), *_BINARY),
+    VSelectScalar: (("mask", "mask_stride"), *_UNARY),
+}
+
+
+@dataclass(frozen=True)
+class Division:
+    """A group's AIV streams, one per AIV, and how the lanes were shared: ``axis`` (``cols`` or ``rows`` of the
+    handed-over tiles) and each AIV's ``lanes`` (first, count)."""
+
+    streams: tuple[tuple[Instruction, ...], ...]
+    axis: str
+    lanes: tuple[tuple[int, int], ...]
+
+    def text(self) -> str:
+        """``rows 0…31 on AIV 0, 32…63 on AIV 1`` (a lane is a row of the score tile: a query)."""
+        parts = [f"{a}…{a + n - 1} on AIV {j}" if n else f"none on AIV {j}" for j, (a, n) in enumerate(self.lanes)]
+        return "query rows " + ", ".join(parts)
+
+
+class Refused(Exception):
+    """The stream cannot be divided exactly (the reason, for tests and debugging)."""
+
+
+def shares(n: int, k: int) -> tuple[tuple[int, int], ...]:
+    """``n`` lanes over ``k`` AIVs, contiguous: the first ``n mod k`` take ``⌈n/k⌉``, the rest ``⌊n/k⌋``."""
+    base, extra = divmod(n, k)
+    out, at = [], 0
+    for j in range(k):
+        size = base + (j < extra)
+        out.append((at, size))
+        at += size
+    return tuple(out)
+
+
+def divide(stream: Sequence[Instruction], k: int, seeds: Collection[str], align: int = 32) -> Division | None:
+    """``stream`` (one group's AIV stream) divided among ``k`` AIVs by lanes (see the module), or None where it
+    cannot be divided exactly. ``seeds``: the workspaces whose tiles the Cube hands over; ``align``: UB's
+    address alignment (bytes), which every divided operand keeps."""
+    if k < 2:
+        return None
+    for axis in ("cols", "rows"):
+        try:
+            return _Divider(stream, k, set(seeds), align, axis).run()
+        except Refused:
+            continue
+    return None
+
+
+def _ub_size(stream: Sequence[Instruction]) -> int:
+    return max((r.end for ins in stream for r in ins.regions() if r.addr.space is Space.UB), default=0)
+
+
+@dataclass
+class _Operand:
+    """One operand of an instruction in its iteration space (``rows × cols`` of the view): its field names, its
+    region, element size, and every element's byte offset (transposed for ``v.transpose``'s destination)."""
+
+    field: str
+    stride_field: str
+    region: Region
+    size: int
+    offsets: np.ndarray  # [rows, cols] byte offsets in the iteration space
+    flipped: bool  # the view is the iteration space transposed (v.transpose's destination)
+    last: np.ndarray  # the elements' last bytes
+    bytes: np.ndarray  # every byte
+
+
+class _Divider:
+    def __init__(self, stream: Sequence[Instruction], k: int, seeds: set[str], align: int, axis: str) -> None:
+        self.stream, self.k, self.seeds, self.align, self.axis = stream, k, seeds, align, axis
+        size = _ub_size(stream)
+        self.lane = np.full(size, FREE, np.int32)  # the one-AIV stream's UB byte → its lane
+        self.phys = [np.full(size, -1, np.int64) for _ in range(k)]  # that byte → where AIV j keeps it
+        self.owner = [np.full(size, -1, np.int64) for _ in range(k)]  # AIV j's UB byte → the byte it keeps
+        self.out: list[list[Instruction]] = [[] for _ in range(k)]
+        self.n = 0  # lanes: the seeds' width
+        self.stored: set[str] = set()  # GM tensors the stream stored (a later load of one would cross AIVs)
+        self.ops: dict[Instruction, list[_Operand]] = {}
+        self.parts: dict[tuple, list[_Part]] = {}
+
+    def run(self) -> Division:
+        for ins in self.stream:
+            regions = ins.regions()
+            if not regions:
+                for out in self.out:
+                    out.append(ins)
+                continue
+            self.instruction(ins, regions)
+        if not self.n:
+            raise Refused("no tile handed over by the Cube")
+        lanes = shares(self.n, self.k)
+        if sum(1 for _, c in lanes if c) < 2:
+            raise Refused("fewer lanes than two")
+        return Division(tuple(tuple(o) for o in self.out), self.axis, lanes)
+
+    # -- one instruction ------------------------------------------------------------------------------------------
+    def instruction(self, ins: Instruction, regions: tuple[Region, ...]) -> None:
+        ops = self.operands(ins, regions)
+        reads = [o for o in ops if not o.region.write]
+        (dst,) = [o for o in ops if o.region.write]
+        gm_dst = dst.region.addr.space is Space.GM
+        for o in reads:
+            if o.region.addr.space is Space.GM and o.region.addr.tensor in self.stored:
+                raise Refused(f"'{ins.text().strip()}' reads GM the stream wrote")
+        rows, cols = dst.offsets.shape
+        if type(ins) is Copy and reads[0].region.addr.space is Space.GM:
+            lanes = self.seed(reads[0].region.addr.tensor, rows, cols)
+        else:
+            lanes = self.combine(ins, [self.lanes_of(o) for o in reads if o.region.addr.space is Space.UB])
+        if gm_dst:
+            self.stored.add(dst.region.addr.tensor)
+        if (lanes == FREE).all():
+            self.whole(ins, ops, gm_dst)
+            return
+        if (lanes == FREE).any():
+            raise Refused(f"'{ins.text().strip()}' writes elements of some lanes and of none")
+        if not gm_dst:
+            self.lane[dst.bytes] = np.repeat(lanes.ravel(), dst.size)
+        for j, (first, count) in enumerate(shares(self.n, self.k)):
+            mask = (lanes >= first) & (lanes < first + count)
+            self.share(j, ins, ops, mask)
+
+    def operands(self, ins: Instruction, regions: tuple[Region, ...]) -> list[_Operand]:
+        ops = self.ops.get(ins)
+        if ops is None:
+            ops = self.ops[ins] = self._operands(ins, regions)
+        return ops
+
+    def _operands(self, ins: Instruction, regions: tuple[Region, ...]) -> list[_Operand]:
+        fields = next((f for t, f in OPERANDS.items() if isinstance(ins, t)), None)
+        if fields is None or len(fields) != len(regions):
+            raise Refused(f"'{ins.text().strip()}' is not element-wise")
+        if type(ins) is Copy and (ins.transpose or ins.nd2nz):
+            raise Refused(f"'{ins.text().strip()}' changes the layout")
+        rows, cols = shape2(ins.shape)
+        out = []
+        for (field, stride_field), r in zip(fields, regions, strict=True):
+            if getattr(ins, field) != r.addr:
+                raise Refused(f"'{ins.text().strip()}': unexpected operand order")
+            flipped = type(ins) is VTranspose and r.write
+            vr, vc = (cols, rows) if flipped else (rows, cols)
+            size, rest = divmod(r.row_bytes, vc)
+            if rest or vr != r.rows or size < 1:
+                raise Refused(f"'{ins.text().strip()}' is not element-wise")
+            offs = r.addr.offset + np.arange(vr)[:, None] * r.stride + np.arange(vc)[None, :] * size
+            offs = offs.T if flipped else offs
+            out.append(_Operand(field, stride_field, r, size, offs, flipped, offs + (size - 1), _bytes(offs, size)))
+        return out
+
+    def seed(self, tensor: str | None, rows: int, cols: int) -> np.ndarray:
+        """The lanes of a GM load: a handed-over tile's columns (rows), or none for other data."""
+        if tensor not in self.seeds:
+            return np.full((rows, cols), FREE, np.int32)
+        by_rows = self.axis == "rows" and rows > 1
+        n = rows if by_rows else cols
+        if self.n and n != self.n:
+            raise Refused(f"handed-over tiles of {self.n} and of {n} lanes")
+        self.n = n
+        idx = np.arange(rows)[:, None] if by_rows else np.arange(cols)[None, :]
+        return np.broadcast_to(idx, (rows, cols)).astype(np.int32)
+
+    def lanes_of(self, o: _Operand) -> np.ndarray:
+        first, last = self.lane[o.offsets], self.lane[o.last]
+        if not np.array_equal(first, last):
+            raise Refused("an element read across two values")
+        return first
+
+    def combine(self, ins: Instruction, lanes: list[np.ndarray]) -> np.ndarray:
+        if not lanes:
+            return np.full(shape2(ins.shape), FREE, np.int32)
+        stack = np.stack(lanes)
+        hi = stack.max(axis=0)
+        lo = np.where(stack == FREE, hi[None], stack).min(axis=0)
+        if (lo != hi).any():
+            raise Refused(f"'{ins.text().strip()}' mixes lanes")
+        return hi
+
+    # -- emitting -------------------------------------------------------------------------------------------------
+    def whole(self, ins: Instruction, ops: list[_Operand], gm_dst: bool) -> None:
+        """No lane: every AIV computes it where the one-AIV stream does (a GM store: AIV 0 alone)."""
+        dst = next(o for o in ops if o.region.write)
+        for j in range(self.k):
+            if gm_dst and j:
+                continue
+            for o in ops:
+                if not o.region.write and o.region.addr.space is Space.UB:
+                    b = o.bytes
+                    if not (np.array_equal(self.phys[j][b], b) and np.array_equal(self.owner[j][b], b)):
+                        raise Refused(f"'{ins.text().strip()}' reads a lane's value as a whole")
+            self.out[j].append(ins)
+            if not gm_dst:
+                b = dst.bytes
+                self.phys[j][b] = b
+                self.owner[j][b] = b
+        if not gm_dst:
+            self.lane[dst.bytes] = FREE
+
+    def share(self, j: int, ins: Instruction, ops: list[_Operand], mask: np.ndarray) -> None:
+        """AIV ``j``'s part of ``ins``: its lanes' rows × columns of the view (a rectangle, or several where the view
+        holds a tile's rows side by side), each UB operand translated to where AIV ``j`` keeps it; the write dense
+        at the operand's own address (its rows and columns of the view, in order)."""
+        dst = next(o for o in ops if o.region.write)
+        if not mask.any():
+            if dst.region.addr.space is Space.UB:
+                self.phys[j][dst.bytes] = -1
+            return
+        rs, cs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if int(mask.sum()) != rs.size * cs.size:
+            raise Refused(f"'{ins.text().strip()}': a share of its lanes is not rows × columns of its view")
+        rects = [(*r, *c) for r in _runs(rs) for c in _runs(cs)]
+        plans = []
+        for rect in rects:
+            key = (ins, *rect, rs.size, cs.size)
+            parts = self.parts.get(key)
+            if parts is None:
+                parts = self.parts[key] = [_Part(o, rect, rs.size, cs.size) for o in ops]
+            changes: dict[str, object] = {}
+            reads = []
+            for o, part in zip(ops, parts, strict=True):
+                vr, vc = part.shape
+                if o.region.addr.space is Space.GM:
+                    base, stride = part.gm_base, o.region.stride // o.size
+                elif o.region.write:
+                    base, stride = part.dst_base, part.dst_stride
+                else:
+                    base, stride, p = self.translated(j, ins, o, part)
+                    reads.append(_bytes(p, o.size))
+                if o.region.addr.space is Space.UB and base % self.align:
+                    raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand at {base:#x} is not aligned")
+                changes[o.field] = Addr(o.region.addr.space, base, o.region.addr.tensor)
+                changes[o.stride_field] = None if (vr == 1 or stride == vc) else stride
+            rows, cols = rect[1] - rect[0], rect[4] - rect[3]
+            shape = (cols,) if len(ins.shape) == 1 and rows == 1 else (rows, cols)
+            plans.append((parts, reads, replace(ins, shape=shape, **changes)))
+        w = ops.index(dst)
+        if len(plans) > 1 and dst.region.addr.space is Space.UB:  # none may write what a later one reads
+            for order in (plans, plans[::-1]):
+                if not any(
+                    np.intersect1d(parts[w].new, r).size
+                    for a, (parts, _, _) in enumerate(order)
+                    for _, reads, _ in order[a + 1 :]
+                    for r in reads
+                ):
+                    plans = order
+                    break
+            else:
+                raise Refused(f"'{ins.text().strip()}': AIV {j}'s parts would overwrite each other's operands")
+        if dst.region.addr.space is Space.UB:
+            self.phys[j][dst.bytes] = -1
+            for parts, _, _ in plans:
+                self.phys[j][parts[w].bytes] = parts[w].new
+                self.owner[j][parts[w].new] = parts[w].bytes
+        self.out[j].extend(ins for _, _, ins in plans)
+
+    def translated(self, j: int, ins: Instruction, o: _Operand, part: _Part) -> tuple[int, int, np.ndarray]:
+        """Where AIV ``j`` keeps the elements of ``part`` (byte offsets of the one-AIV stream): a base, a row stride
+        (elements) and each element's place, or refused where they are not a strided rectangle or no longer hold
+        those bytes."""
+        phys, view = self.phys[j], part.view
+        p = phys[view]
+        if (p < 0).any() or not np.array_equal(self.owner[j][p], view):
+            raise Refused(f"'{ins.text().strip()}': AIV {j} does not hold what it reads")
+        if o.size > 1 and not np.array_equal(phys[part.last], p + (o.size - 1)):
+            raise Refused(f"'{ins.text().strip()}': an element split between places")
+        vr = p.shape[0]
+        base = int(p[0, 0])
+        stride = 0 if vr == 1 else int(p[1, 0]) - base
+        if stride % o.size or not np.array_equal(p, base + stride * part.row + part.col):
+            raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand is not a strided rectangle")
+        return base, stride // o.size, p
+
+
+class _Part:
+    """The geometry of an operand's rectangle ``rect`` (rows ``r0:r1``, the ``ri``-th of ``nr`` rows kept, columns
+    ``c0:c1``, the ``ci``-th of ``nc``) of the iteration space, in its own view: the elements' byte offsets
+    (``view``, last bytes ``last``, every byte ``bytes``), GM's base, and for a write where it goes in the AIV's UB
+    (``dst_base``, ``dst_stride`` in elements, every byte ``new``): the kept rows and columns dense at the operand's
+    address. Computed once per instruction and rectangle: a loop's instructions repeat."""
+
+    def __init__(self, o: _Operand, rect: tuple[int, ...], nr: int, nc: int) -> None:
+        r0, r1, ri, c0, c1, ci = rect
+        view = o.offsets[r0:r1, c0:c1]
+        if o.flipped:
+            view, (ri, ci), (nr, nc) = view.T, (ci, ri), (nc, nr)
+        self.view, self.shape = view, view.shape
+        vr, vc = view.shape
+        self.last = view + (o.size - 1)
+        self.row = np.arange(vr)[:, None]
+        self.col = np.arange(vc)[None, :] * o.size
+        self.gm_base = int(view[0, 0])
+        if o.region.write and o.region.addr.space is Space.UB:
+            self.dst_base = o.region.addr.offset + (ri * nc + ci) * o.size
+            self.dst_stride = nc
+            new = self.dst_base + self.row * nc * o.size + self.col
+            self.bytes, self.new = _bytes(view, o.size), _bytes(new, o.size)
+
+
+def _runs(idx: np.ndarray) -> list[tuple[int, int, int]]:
+    """Runs of consecutive indices in sorted ``idx``: (first, end, rank of the first)."""
+    cuts = np.flatnonzero(np.diff(idx) != 1) + 1
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [idx.size]])
+    return [(int(idx[a]), int(idx[b - 1]) + 1, int(a)) for a, b in zip(starts, ends, strict=True)]
+
+
+def _bytes(offsets: np.ndarray, size: int) -> np.ndarray:
+    """Every byte of the elements at ``offsets`` (element order, then byte order)."""
+    return (offsets[..., None] + np.arange(size)).ravel()
