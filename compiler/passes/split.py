@@ -133,8 +133,11 @@ def split(program: Program, target: Target) -> Split:
     streams: list[tuple[Instruction, ...]] = []
     for g, ((aic, aiv), chain, rows) in enumerate(zip(parts, found, divided, strict=True)):
         if rows is None:
-            rows = _dealt(aiv, share(aiv, chain, nv), nv)
-        streams += _group(g, aic, rows.streams if isinstance(rows, Division) else rows)
+            streams += _group(g, aic, _dealt(aiv, share(aiv, chain, nv), nv))
+            continue
+        streams += _group(g, aic, rows.streams)
+        for name, n in rows.again:  # a bias row without lanes: every AIV loads it
+            moved[(name, False)] = moved.get((name, False), 0) + n
     tensors = list(program.tensors)
     for name, size in layout.size.items():
         if size:
@@ -183,7 +186,7 @@ def _note(
     rows = [d for d in divided if d is not None]
     how = "chains dealt to the AIVs" if nv > 1 else "one AIV"
     if rows:
-        how = f"rows of each handed-over tile divided ({rows[0].text()})"
+        how = f"each handed-over tile divided ({rows[0].text()})"
         if len(rows) < len(divided):
             how += f" in {len(rows)} of {len(divided)} groups, chains dealt in the others"
     ws = ", ".join(f"{n} {ncores}×{size} B" for n, size in layout.size.items() if size)

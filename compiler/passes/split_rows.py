@@ -90,11 +90,13 @@ class Division:
     streams: tuple[tuple[Instruction, ...], ...]
     axis: str
     lanes: tuple[tuple[int, int], ...]
+    #: GM bytes read again by the AIVs past the first, per tensor: data without lanes (a bias row) each AIV loads
+    again: tuple[tuple[str, int], ...] = ()
 
     def text(self) -> str:
-        """``rows 0…31 on AIV 0, 32…63 on AIV 1`` (a lane is a row of the score tile: a query)."""
+        """``columns 0…31 on AIV 0, 32…63 on AIV 1`` (of each handed-over tile: FlashAttention's queries)."""
         parts = [f"{a}…{a + n - 1} on AIV {j}" if n else f"none on AIV {j}" for j, (a, n) in enumerate(self.lanes)]
-        return "query rows " + ", ".join(parts)
+        return ("columns " if self.axis == "cols" else "rows ") + ", ".join(parts)
 
 
 class Refused(Exception):
@@ -155,6 +157,7 @@ class _Divider:
         self.out: list[list[Instruction]] = [[] for _ in range(k)]
         self.n = 0  # lanes: the seeds' width
         self.stored: set[str] = set()  # GM tensors the stream stored (a later load of one would cross AIVs)
+        self.again: dict[str, int] = {}  # GM bytes every AIV past the first loads again (data without lanes)
         self.ops: dict[Instruction, list[_Operand]] = {}
         self.parts: dict[tuple, list[_Part]] = {}
 
@@ -171,7 +174,8 @@ class _Divider:
         lanes = shares(self.n, self.k)
         if sum(1 for _, c in lanes if c) < 2:
             raise Refused("fewer lanes than two")
-        return Division(tuple(tuple(o) for o in self.out), self.axis, lanes)
+        again = tuple(sorted(self.again.items()))
+        return Division(tuple(tuple(o) for o in self.out), self.axis, lanes, again)
 
     # -- one instruction ------------------------------------------------------------------------------------------
     def instruction(self, ins: Instruction, regions: tuple[Region, ...]) -> None:
@@ -268,6 +272,9 @@ class _Divider:
                     if not (np.array_equal(self.phys[j][b], b) and np.array_equal(self.owner[j][b], b)):
                         raise Refused(f"'{ins.text().strip()}' reads a lane's value as a whole")
             self.out[j].append(ins)
+            src = ops[0].region
+            if j and type(ins) is Copy and src.addr.space is Space.GM:
+                self.again[src.addr.tensor] = self.again.get(src.addr.tensor, 0) + src.nbytes
             if not gm_dst:
                 b = dst.bytes
                 self.phys[j][b] = b

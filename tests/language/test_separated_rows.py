@@ -7,6 +7,7 @@ rows, what it refuses)."""
 from __future__ import annotations
 
 import flash_attention as fa
+import matmul_gelu
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -34,7 +35,9 @@ def test_the_textbook_flash_attention_divides_each_score_tile_between_the_aivs(c
     program = run.compiled.program
     assert run.compiled.kinds == ("AIC", "AIV", "AIV")
     note = program.comments[-1]
-    assert "query rows 0…31 on AIV 0, 32…63 on AIV 1" in note and "ws_c2v" in note and "cross-core flags" in note
+    assert "divided (columns 0…31 on AIV 0, 32…63 on AIV 1)" in note and "ws_c2v" in note and "cross-core" in note
+    report = run.report()
+    assert "cross-core flags    0→1 " in report and "GM scratch          ws_c2v " in report
     a, b = vector_shapes(program, 1), vector_shapes(program, 2)
     assert a == b  # the same work on each AIV: its half of every tile
     assert a.count((64, 32)) > 10 * a.count((64, 64))  # the full tiles left: the accumulators' fills
@@ -92,7 +95,7 @@ def test_shares_give_the_first_aivs_the_larger_share():
 def test_an_odd_number_of_lanes_goes_ceil_then_floor():
     d = divide(tile_stream(8, 5), 2, ("ws_c2v",))
     assert isinstance(d, Division) and d.axis == "cols" and d.lanes == ((0, 3), (3, 2))
-    (load0, flag0, exp0, cast0, store0), (load1, flag1, exp1, cast1, store1) = d.streams
+    (load0, flag0, _, _, store0), (load1, flag1, exp1, cast1, store1) = d.streams
     assert flag0 == flag1 == SetFlag(Pipe.MTE2, Pipe.V, 0)  # every AIV runs every flag
     assert (load0.shape, load0.src, load0.src_stride, load0.dst) == ((8, 3), gm("ws_c2v"), 5, ub(0))
     assert (load1.shape, load1.src, load1.src_stride, load1.dst) == ((8, 2), gm("ws_c2v", 12), 5, ub(0))
@@ -126,6 +129,21 @@ def test_lanes_along_rows_when_columns_meet():
     assert (load1.shape, load1.src, load1.dst) == ((2, 16), gm("ws_c2v", 3 * 64), ub(0))
     assert (add1.shape, add1.src0, add1.src1, add1.src0_stride, add1.src1_stride) == ((2, 8), ub(0), ub(0x20), 16, 16)
     assert (store1.dst, store1.src, store1.shape) == (gm("y", 3 * 32), ub(0x400), (2, 8))
+
+
+def test_a_row_without_lanes_is_loaded_by_every_aiv_and_counted():
+    """The GELU epilogue's bias row has no lane (it is read by every column): each AIV loads it, and the GM bytes
+    the compiler expects count both loads."""
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((128, 128)) / 4).astype(np.float16)
+    bias = rng.standard_normal(128).astype(np.float16)
+    c, run = matmul_gelu.fused(a, a, bias, bm=64, bn=64, bk=64, chip="edu-separated", cores=1, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(c.astype(np.float32), matmul_gelu.reference(a, a, bias).astype(np.float32), atol=2e-3, ulps=64)
+    assert "divided" in run.compiled.program.comments[-1]
+    assert_split(run)  # measured GM bytes == expected, every AIV at work
+    biases = [[i for i in core if type(i) is Copy and i.src.tensor == "bias_ptr"] for core in run.program.cores[1:]]
+    assert len(biases[0]) == len(biases[1]) > 0
 
 
 def test_what_cannot_be_divided_exactly_is_not():
