@@ -62,6 +62,9 @@ from isa import (
 )
 from isa.instructions.base import shape2
 
+#: the rectangles ``(r0, r1, rank of r0, c0, c1, rank of c0)`` of a view one AIV's lanes cover, how many rows and
+#: how many columns they span
+_Rects = tuple[list[tuple[int, ...]], int, int]
 FREE = -1  # an element no lane owns: a constant, computed whole by every AIV
 
 #: each element-wise kind's operands in the order of its ``regions()``: (address field, row-stride field)
@@ -153,13 +156,17 @@ class _Divider:
         size = _ub_size(stream)
         self.lane = np.full(size, FREE, np.int32)  # the one-AIV stream's UB byte → its lane
         self.phys = [np.full(size, -1, np.int64) for _ in range(k)]  # that byte → where AIV j keeps it
-        self.owner = [np.full(size, -1, np.int64) for _ in range(k)]  # AIV j's UB byte → the byte it keeps
+        self.owner = [np.full(size + 1, -1, np.int64) for _ in range(k)]  # AIV j's UB byte → the byte it keeps
+        for owner in self.owner:
+            owner[size] = -2  # where a byte not held (-1) points: it owns no byte
         self.out: list[list[Instruction]] = [[] for _ in range(k)]
         self.n = 0  # lanes: the seeds' width
         self.stored: set[str] = set()  # GM tensors the stream stored (a later load of one would cross AIVs)
         self.again: dict[str, int] = {}  # GM bytes every AIV past the first loads again (data without lanes)
         self.ops: dict[Instruction, list[_Operand]] = {}
         self.parts: dict[tuple, list[_Part]] = {}
+        self.rects: dict[tuple, list] = {}  # (instruction, its lanes) → each AIV's rectangles
+        self.made: dict[tuple, Instruction] = {}  # (rectangle, operands) → the AIV's instruction
 
     def run(self) -> Division:
         for ins in self.stream:
@@ -200,9 +207,12 @@ class _Divider:
             raise Refused(f"'{ins.text().strip()}' writes elements of some lanes and of none")
         if not gm_dst:
             self.lane[dst.bytes] = np.repeat(lanes.ravel(), dst.size)
-        for j, (first, count) in enumerate(shares(self.n, self.k)):
-            mask = (lanes >= first) & (lanes < first + count)
-            self.share(j, ins, ops, mask)
+        key = (ins, lanes.tobytes())
+        rects = self.rects.get(key)
+        if rects is None:
+            rects = self.rects[key] = [self.rectangles(ins, lanes, a, n) for a, n in shares(self.n, self.k)]
+        for j, r in enumerate(rects):
+            self.share(j, ins, ops, r)
 
     def operands(self, ins: Instruction, regions: tuple[Region, ...]) -> list[_Operand]:
         ops = self.ops.get(ins)
@@ -269,7 +279,7 @@ class _Divider:
             for o in ops:
                 if not o.region.write and o.region.addr.space is Space.UB:
                     b = o.bytes
-                    if not (np.array_equal(self.phys[j][b], b) and np.array_equal(self.owner[j][b], b)):
+                    if not ((self.phys[j][b] == b).all() and (self.owner[j][b] == b).all()):
                         raise Refused(f"'{ins.text().strip()}' reads a lane's value as a whole")
             self.out[j].append(ins)
             src = ops[0].region
@@ -282,25 +292,38 @@ class _Divider:
         if not gm_dst:
             self.lane[dst.bytes] = FREE
 
-    def share(self, j: int, ins: Instruction, ops: list[_Operand], mask: np.ndarray) -> None:
-        """AIV ``j``'s part of ``ins``: its lanes' rows × columns of the view (a rectangle, or several where the view
-        holds a tile's rows side by side), each UB operand translated to where AIV ``j`` keeps it; the write dense
-        at the operand's own address (its rows and columns of the view, in order)."""
-        dst = next(o for o in ops if o.region.write)
-        if not mask.any():
-            if dst.region.addr.space is Space.UB:
-                self.phys[j][dst.bytes] = -1
-            return
+    @staticmethod
+    def rectangles(
+        ins: Instruction, lanes: np.ndarray, first: int, count: int
+    ) -> tuple[list[tuple[int, ...]], int, int]:
+        """The rectangles of the view that lanes ``first…first+count-1`` cover (several where the view holds a
+        tile's rows side by side), and how many rows and columns they span: rows × columns of the view, or refused."""
+        mask = (lanes >= first) & (lanes < first + count)
         rs, cs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
         if int(mask.sum()) != rs.size * cs.size:
             raise Refused(f"'{ins.text().strip()}': a share of its lanes is not rows × columns of its view")
-        rects = [(*r, *c) for r in _runs(rs) for c in _runs(cs)]
+        if not rs.size:
+            return [], 0, 0
+        return [(*r, *c) for r in _runs(rs) for c in _runs(cs)], rs.size, cs.size
+
+    def share(
+        self, j: int, ins: Instruction, ops: list[_Operand], rects: tuple[list[tuple[int, ...]], int, int]
+    ) -> None:
+        """AIV ``j``'s part of ``ins``: its lanes' ``rects`` of the view (:meth:`rectangles`), each UB operand
+        translated to where AIV ``j`` keeps it; the write dense at the operand's own address (its rows and columns
+        of the view, in order)."""
+        dst = next(o for o in ops if o.region.write)
+        rects, nr, nc = rects
+        if not rects:
+            if dst.region.addr.space is Space.UB:
+                self.phys[j][dst.bytes] = -1
+            return
         plans = []
         for rect in rects:
-            key = (ins, *rect, rs.size, cs.size)
+            key = (ins, *rect, nr, nc)
             parts = self.parts.get(key)
             if parts is None:
-                parts = self.parts[key] = [_Part(o, rect, rs.size, cs.size) for o in ops]
+                parts = self.parts[key] = [_Part(o, rect, nr, nc) for o in ops]
             changes: dict[str, object] = {}
             reads = []
             for o, part in zip(ops, parts, strict=True):
@@ -311,19 +334,22 @@ class _Divider:
                     base, stride = part.dst_base, part.dst_stride
                 else:
                     base, stride, p = self.translated(j, ins, o, part)
-                    reads.append(_bytes(p, o.size))
+                    reads.append((p, o.size))
                 if o.region.addr.space is Space.UB and base % self.align:
                     raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand at {base:#x} is not aligned")
                 changes[o.field] = Addr(o.region.addr.space, base, o.region.addr.tensor)
                 changes[o.stride_field] = None if (vr == 1 or stride == vc) else stride
-            rows, cols = rect[1] - rect[0], rect[4] - rect[3]
-            shape = (cols,) if len(ins.shape) == 1 and rows == 1 else (rows, cols)
-            plans.append((parts, reads, replace(ins, shape=shape, **changes)))
+            made = self.made.get((key, *changes.values()))
+            if made is None:
+                rows, cols = rect[1] - rect[0], rect[4] - rect[3]
+                shape = (cols,) if len(ins.shape) == 1 and rows == 1 else (rows, cols)
+                made = self.made[(key, *changes.values())] = replace(ins, shape=shape, **changes)
+            plans.append((parts, reads, made))
         w = ops.index(dst)
         if len(plans) > 1 and dst.region.addr.space is Space.UB:  # none may write what a later one reads
             for order in (plans, plans[::-1]):
                 if not any(
-                    np.intersect1d(parts[w].new, r).size
+                    np.intersect1d(parts[w].new, _bytes(*r)).size
                     for a, (parts, _, _) in enumerate(order)
                     for _, reads, _ in order[a + 1 :]
                     for r in reads
@@ -344,15 +370,15 @@ class _Divider:
         (elements) and each element's place, or refused where they are not a strided rectangle or no longer hold
         those bytes."""
         phys, view = self.phys[j], part.view
-        p = phys[view]
-        if (p < 0).any() or not np.array_equal(self.owner[j][p], view):
+        p = phys[view]  # -1 (not held) reads the owner map's last entry, which owns nothing
+        if not (self.owner[j][p] == view).all():
             raise Refused(f"'{ins.text().strip()}': AIV {j} does not hold what it reads")
-        if o.size > 1 and not np.array_equal(phys[part.last], p + (o.size - 1)):
+        if o.size > 1 and not (phys[part.last] == p + (o.size - 1)).all():
             raise Refused(f"'{ins.text().strip()}': an element split between places")
         vr = p.shape[0]
         base = int(p[0, 0])
         stride = 0 if vr == 1 else int(p[1, 0]) - base
-        if stride % o.size or not np.array_equal(p, base + stride * part.row + part.col):
+        if stride % o.size or not (p == base + stride * part.row + part.col).all():
             raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand is not a strided rectangle")
         return base, stride // o.size, p
 
