@@ -36,8 +36,9 @@ coupled program already uses on that pipe pair.
 
 Core ``g`` of the coupled program becomes group ``g``: core ``(1 + n)·g`` (AIC) and the ``n`` cores after it
 (its AIVs), as the ``*-separated`` presets number a group's cores. The group's Vector work is shared among its AIVs
-by independent chains (:mod:`compiler.passes.split_share`: ``n`` is the chip's ``vector_per_cube``, or fewer
-where no group has that many chains; one where the vector code is a single chain). The new streams list their
+(``n``: the chip's ``vector_per_cube``) by dividing the rows of every tile handed over where that is exact
+(:mod:`compiler.passes.split_rows`), else by dealing independent chains (:mod:`compiler.passes.split_share`; fewer
+AIVs where no group has that many chains, one where the vector code is a single chain). The new streams list their
 instructions in an execution order of the coupled core (:func:`execution_order`: every wait after its set),
 the consumer's workspace loads at the producer's "ready" set, so every wait of the split program comes after
 its set in one order all its streams follow: the split cannot deadlock where the coupled program does not.

@@ -18,17 +18,22 @@ How the lanes are found. The tiles loaded from the Cube's workspace (``ws_c2v``)
 of each (the compiler transposes score tiles so that a query is a column), or, failing that, a row. Every vector
 instruction is element-wise over its ``rows × cols`` view (a stride-0 operand broadcasts a row; ``v.transpose``
 swaps the view), so each element it writes takes the lane of the elements it reads; one that reads only constants
-(``v.dup``, a GM load of other data) holds no lane and every AIV computes it whole. An element that would read two
-lanes, an instruction whose lanes are not a rectangle of its view, or an instruction of another kind (a row
-reduction, an index pattern) refuses the division, and the split deals chains as before: division is exact or not
-made at all.
+(``v.dup``, a GM load of other data) holds no lane and every AIV computes it whole — unless it shares an
+instruction with elements of lanes (a score tile's masked tail rows, filled where the others were loaded): then
+each takes its column's lane. ``v.triu``/``v.tril`` keep the same elements on a part of a tile with the diagonal
+moved by the part's first row and column. Each tile divides by its own width (a launch's last query block may be
+narrower). An element that would read two lanes, lanes that are not rows × columns of an instruction's view, or an
+instruction of another kind (a row reduction, an index pattern) refuses the division, and the split deals chains
+as before: division is exact or not made at all.
 
 Where each AIV keeps its lanes. An AIV computes only its lanes, so each tile is kept dense in its UB — a
 ``[64, 32]`` share of a ``[64, 64]`` tile at the tile's own address, not every other column of it — and a repeat of
 the Vector unit (256 bytes) does half the tile's work, not a strided half of it at the full cost. Each AIV keeps a
 map from the one-AIV stream's UB bytes to its own; every operand is translated through it and must come out as a
-strided rectangle, and a byte read must still hold what the map says. GM keeps its layout: each AIV loads and
-stores its lanes' part of a workspace tile (a strided descriptor), the AIC the whole tile.
+strided rectangle starting on UB's alignment (an operand whose rows lie in two layouts — a tile's loaded rows and
+its filled tail — makes the part two instructions), and a byte read must still hold what the map says. GM keeps
+its layout: each AIV loads and stores its lanes' part of a workspace tile (a strided descriptor), the AIC the whole
+tile.
 
 Every AIV runs every flag of the one-AIV stream, as where chains are dealt: the AIC sets each hand-over's "ready"
 for every AIV and waits for every AIV's "free" (for Cube → Vector: both have read their rows; for Vector →
@@ -58,6 +63,7 @@ from isa import (
     VSelect,
     VSelectScalar,
     VTranspose,
+    VTriangle,
     VUnary,
 )
 from isa.instructions.base import shape2
@@ -66,6 +72,7 @@ from isa.instructions.base import shape2
 #: how many columns they span
 _Rects = tuple[list[tuple[int, ...]], int, int]
 FREE = -1  # an element no lane owns: a constant, computed whole by every AIV
+WIDE = 1 << 16  # a lane is ``width · WIDE + index``: tiles of different widths divide each by its own width
 
 #: each element-wise kind's operands in the order of its ``regions()``: (address field, row-stride field)
 _UNARY = (("src", "src_stride"), ("dst", "dst_stride"))
@@ -78,6 +85,7 @@ OPERANDS: dict[type, tuple[tuple[str, str], ...]] = {
     VCompareScalar: _UNARY,
     VCast: _UNARY,
     VTranspose: _UNARY,
+    VTriangle: _UNARY,
     Copy: _UNARY,
     VDup: (("dst", "dst_stride"),),
     VSelect: (("mask", "mask_stride"), *_BINARY),
@@ -100,6 +108,14 @@ class Division:
         """``columns 0…31 on AIV 0, 32…63 on AIV 1`` (of each handed-over tile: FlashAttention's queries)."""
         parts = [f"{a}…{a + n - 1} on AIV {j}" if n else f"none on AIV {j}" for j, (a, n) in enumerate(self.lanes)]
         return ("columns " if self.axis == "cols" else "rows ") + ", ".join(parts)
+
+
+class _Uneven(Exception):
+    """An operand's rows lie one way up to ``row`` (of the iteration space) and another from there: the part is
+    made as two instructions."""
+
+    def __init__(self, row: int) -> None:
+        self.row = row
 
 
 class Refused(Exception):
@@ -160,7 +176,8 @@ class _Divider:
         for owner in self.owner:
             owner[size] = -2  # where a byte not held (-1) points: it owns no byte
         self.out: list[list[Instruction]] = [[] for _ in range(k)]
-        self.n = 0  # lanes: the seeds' width
+        self.n = 0  # lanes: the first seed's width
+        self.widths: set[int] = set()  # every seed's (a program's last query block may be narrower)
         self.stored: set[str] = set()  # GM tensors the stream stored (a later load of one would cross AIVs)
         self.again: dict[str, int] = {}  # GM bytes every AIV past the first loads again (data without lanes)
         self.ops: dict[Instruction, list[_Operand]] = {}
@@ -179,7 +196,7 @@ class _Divider:
         if not self.n:
             raise Refused("no tile handed over by the Cube")
         lanes = shares(self.n, self.k)
-        if sum(1 for _, c in lanes if c) < 2:
+        if max(self.widths) < 2:
             raise Refused("fewer lanes than two")
         again = tuple(sorted(self.again.items()))
         return Division(tuple(tuple(o) for o in self.out), self.axis, lanes, again)
@@ -204,13 +221,13 @@ class _Divider:
             self.whole(ins, ops, gm_dst)
             return
         if (lanes == FREE).any():
-            raise Refused(f"'{ins.text().strip()}' writes elements of some lanes and of none")
+            lanes = self.fill(ins, lanes)
         if not gm_dst:
             self.lane[dst.bytes] = np.repeat(lanes.ravel(), dst.size)
         key = (ins, lanes.tobytes())
         rects = self.rects.get(key)
         if rects is None:
-            rects = self.rects[key] = [self.rectangles(ins, lanes, a, n) for a, n in shares(self.n, self.k)]
+            rects = self.rects[key] = [self.rectangles(ins, lanes, j, self.k) for j in range(self.k)]
         for j, r in enumerate(rects):
             self.share(j, ins, ops, r)
 
@@ -247,17 +264,29 @@ class _Divider:
             return np.full((rows, cols), FREE, np.int32)
         by_rows = self.axis == "rows" and rows > 1
         n = rows if by_rows else cols
-        if self.n and n != self.n:
-            raise Refused(f"handed-over tiles of {self.n} and of {n} lanes")
-        self.n = n
+        if n >= WIDE:
+            raise Refused(f"a handed-over tile of {n} lanes")
+        self.n = self.n or n
+        self.widths.add(n)
         idx = np.arange(rows)[:, None] if by_rows else np.arange(cols)[None, :]
-        return np.broadcast_to(idx, (rows, cols)).astype(np.int32)
+        return (np.broadcast_to(idx, (rows, cols)) + n * WIDE).astype(np.int32)  # the tile's width, its lane
 
     def lanes_of(self, o: _Operand) -> np.ndarray:
         first, last = self.lane[o.offsets], self.lane[o.last]
         if not np.array_equal(first, last):
             raise Refused("an element read across two values")
         return first
+
+    def fill(self, ins: Instruction, lanes: np.ndarray) -> np.ndarray:
+        """Lanes for the elements of ``ins`` that read constants only, beside elements of lanes (a tile's masked tail
+        rows, filled by ``v.dup`` where the others were loaded): each takes its column's lane (its row's, where a
+        lane is a row), so a part of the tile stays rows × columns. Refused where a column has no lane or two."""
+        axis = 0 if self.axis == "cols" else 1
+        hi = lanes.max(axis=axis, keepdims=True)
+        lo = np.where(lanes == FREE, hi, lanes).min(axis=axis, keepdims=True)
+        if (hi == FREE).any() or (lo != hi).any():
+            raise Refused(f"'{ins.text().strip()}' writes elements of some lanes and of none")
+        return np.broadcast_to(hi, lanes.shape).copy()
 
     def combine(self, ins: Instruction, lanes: list[np.ndarray]) -> np.ndarray:
         if not lanes:
@@ -293,12 +322,14 @@ class _Divider:
             self.lane[dst.bytes] = FREE
 
     @staticmethod
-    def rectangles(
-        ins: Instruction, lanes: np.ndarray, first: int, count: int
-    ) -> tuple[list[tuple[int, ...]], int, int]:
-        """The rectangles of the view that lanes ``first…first+count-1`` cover (several where the view holds a
-        tile's rows side by side), and how many rows and columns they span: rows × columns of the view, or refused."""
-        mask = (lanes >= first) & (lanes < first + count)
+    def rectangles(ins: Instruction, lanes: np.ndarray, j: int, k: int) -> tuple[list[tuple[int, ...]], int, int]:
+        """The rectangles of the view that AIV ``j`` of ``k`` takes (its :func:`shares` of each tile's lanes), several
+        where the view holds a tile's rows side by side, and how many rows and columns they span: rows × columns of
+        the view, or refused."""
+        n, idx = lanes // WIDE, lanes % WIDE
+        base, extra = n // k, n % k
+        first = j * base + np.minimum(j, extra)
+        mask = (idx >= first) & (idx < first + base + (j < extra))
         rs, cs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
         if int(mask.sum()) != rs.size * cs.size:
             raise Refused(f"'{ins.text().strip()}': a share of its lanes is not rows × columns of its view")
@@ -319,32 +350,14 @@ class _Divider:
                 self.phys[j][dst.bytes] = -1
             return
         plans = []
-        for rect in rects:
-            key = (ins, *rect, nr, nc)
-            parts = self.parts.get(key)
-            if parts is None:
-                parts = self.parts[key] = [_Part(o, rect, nr, nc) for o in ops]
-            changes: dict[str, object] = {}
-            reads = []
-            for o, part in zip(ops, parts, strict=True):
-                vr, vc = part.shape
-                if o.region.addr.space is Space.GM:
-                    base, stride = part.gm_base, o.region.stride // o.size
-                elif o.region.write:
-                    base, stride = part.dst_base, part.dst_stride
-                else:
-                    base, stride, p = self.translated(j, ins, o, part)
-                    reads.append((p, o.size))
-                if o.region.addr.space is Space.UB and base % self.align:
-                    raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand at {base:#x} is not aligned")
-                changes[o.field] = Addr(o.region.addr.space, base, o.region.addr.tensor)
-                changes[o.stride_field] = None if (vr == 1 or stride == vc) else stride
-            made = self.made.get((key, *changes.values()))
-            if made is None:
-                rows, cols = rect[1] - rect[0], rect[4] - rect[3]
-                shape = (cols,) if len(ins.shape) == 1 and rows == 1 else (rows, cols)
-                made = self.made[(key, *changes.values())] = replace(ins, shape=shape, **changes)
-            plans.append((parts, reads, made))
+        work = list(rects)
+        while work:
+            rect = work.pop(0)
+            try:
+                plans.append(self.plan(j, ins, ops, rect, nr, nc))
+            except _Uneven as e:  # an operand's rows change layout at row e.row: two instructions
+                r0, r1, ri, c0, c1, ci = rect
+                work[:0] = [(r0, e.row, ri, c0, c1, ci), (e.row, r1, ri + e.row - r0, c0, c1, ci)]
         w = ops.index(dst)
         if len(plans) > 1 and dst.region.addr.space is Space.UB:  # none may write what a later one reads
             for order in (plans, plans[::-1]):
@@ -365,6 +378,36 @@ class _Divider:
                 self.owner[j][parts[w].new] = parts[w].bytes
         self.out[j].extend(ins for _, _, ins in plans)
 
+    def plan(self, j: int, ins: Instruction, ops: list[_Operand], rect: tuple[int, ...], nr: int, nc: int) -> tuple:
+        """One instruction of AIV ``j``'s part: the rectangle ``rect`` of the view, its operands translated."""
+        key = (ins, *rect, nr, nc)
+        parts = self.parts.get(key)
+        if parts is None:
+            parts = self.parts[key] = [_Part(o, rect, nr, nc) for o in ops]
+        changes: dict[str, object] = {}
+        reads = []
+        for o, part in zip(ops, parts, strict=True):
+            vr, vc = part.shape
+            if o.region.addr.space is Space.GM:
+                base, stride = part.gm_base, o.region.stride // o.size
+            elif o.region.write:
+                base, stride = part.dst_base, part.dst_stride
+            else:
+                base, stride, p = self.translated(j, ins, o, part)
+                reads.append((p, o.size))
+            if o.region.addr.space is Space.UB and base % self.align:
+                raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand at {base:#x} is not aligned")
+            changes[o.field] = Addr(o.region.addr.space, base, o.region.addr.tensor)
+            changes[o.stride_field] = None if (vr == 1 or stride == vc) else stride
+        made = self.made.get((key, *changes.values()))
+        if made is None:
+            rows, cols = rect[1] - rect[0], rect[4] - rect[3]
+            shape = (cols,) if len(ins.shape) == 1 and rows == 1 else (rows, cols)
+            if type(ins) is VTriangle:  # c − r ≥ diag counted from the part's first row and column
+                changes["diag"] = ins.diag + rect[0] - rect[3]
+            made = self.made[(key, *changes.values())] = replace(ins, shape=shape, **changes)
+        return parts, reads, made
+
     def translated(self, j: int, ins: Instruction, o: _Operand, part: _Part) -> tuple[int, int, np.ndarray]:
         """Where AIV ``j`` keeps the elements of ``part`` (byte offsets of the one-AIV stream): a base, a row stride
         (elements) and each element's place, or refused where they are not a strided rectangle or no longer hold
@@ -379,7 +422,11 @@ class _Divider:
         base = int(p[0, 0])
         stride = 0 if vr == 1 else int(p[1, 0]) - base
         if stride % o.size or not (p == base + stride * part.row + part.col).all():
-            raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand is not a strided rectangle")
+            rows_ok = (p == p[:, :1] + part.col).all(axis=1)
+            starts = (p[:, 0] == base + stride * part.row[:, 0]) & rows_ok
+            if o.flipped or not rows_ok.all() or stride % o.size:
+                raise Refused(f"'{ins.text().strip()}': AIV {j}'s operand is not a strided rectangle")
+            raise _Uneven(part.r0 + int(np.argmin(starts)))  # rows from there on lie elsewhere (a tail's)
         return base, stride // o.size, p
 
 
@@ -393,6 +440,7 @@ class _Part:
     def __init__(self, o: _Operand, rect: tuple[int, ...], nr: int, nc: int) -> None:
         r0, r1, ri, c0, c1, ci = rect
         view = o.offsets[r0:r1, c0:c1]
+        self.r0 = r0
         if o.flipped:
             view, (ri, ci), (nr, nc) = view.T, (ci, ri), (nc, nr)
         self.view, self.shape = view, view.shape

@@ -46,6 +46,23 @@ def test_the_textbook_flash_attention_divides_each_score_tile_between_the_aivs(c
     assert all(i.src.offset % 256 == 128 for i in loads)  # columns 32…63 of each f32 row
 
 
+@pytest.mark.parametrize(
+    ("chip", "s", "bm", "bn", "d"), [("edu-separated", 128, 64, 64, 64), ("ascend910b-like-separated", 96, 32, 64, 16)]
+)
+def test_causal_attention_is_divided_too(chip, s, bm, bn, d):
+    """``v.triu`` on a part of a tile keeps the same elements with its diagonal moved by the part's first row and
+    column; at S=96 on ascend910b-like-separated some score tiles are partly loaded and partly filled (their
+    filled rows take their columns' lanes) and some operands change layout part-way (two instructions)."""
+    q, k, v = qkv(2, s, d)
+    out, run = fa.attention(q, k, v, causal=True, BLOCK_M=bm, BLOCK_N=bn, chip=chip, cores=1, sanitize=True)
+    assert run.sanitizer.clean, run.sanitizer.summary()
+    assert_close(out.astype(np.float32), fa.reference(q, k, v, causal=True).astype(np.float32), atol=2e-3, ulps=8)
+    assert_split(run)
+    assert "divided" in run.compiled.program.comments[-1]
+    triu = [[i for i in core if i.mnemonic == "v.triu"] for core in run.program.cores[1:]]
+    assert triu[0] and triu[1] and {i.diag for i in triu[0]} != {i.diag for i in triu[1]}  # each its own part
+
+
 @pytest.mark.parametrize("chip", SEPARATED)
 def test_the_textbook_flash_attention_within_a_quarter_of_the_builtin_on_one_group(chip):
     """``dsasim run attention --schedule flash --tile q=64,kv=64 --precision high --chip CHIP --cores 1``."""
