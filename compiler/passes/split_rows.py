@@ -171,8 +171,8 @@ class _Divider:
         self.stream, self.k, self.seeds, self.align, self.axis = stream, k, seeds, align, axis
         size = _ub_size(stream)
         self.lane = np.full(size, FREE, np.int32)  # the one-AIV stream's UB byte → its lane
-        self.phys = [np.full(size, -1, np.int64) for _ in range(k)]  # that byte → where AIV j keeps it
-        self.owner = [np.full(size + 1, -1, np.int64) for _ in range(k)]  # AIV j's UB byte → the byte it keeps
+        self.phys = [np.full(size, -1, np.int32) for _ in range(k)]  # that byte → where AIV j keeps it
+        self.owner = [np.full(size + 1, -1, np.int32) for _ in range(k)]  # AIV j's UB byte → the byte it keeps
         for owner in self.owner:
             owner[size] = -2  # where a byte not held (-1) points: it owns no byte
         self.out: list[list[Instruction]] = [[] for _ in range(k)]
@@ -254,6 +254,8 @@ class _Divider:
             if rest or vr != r.rows or size < 1:
                 raise Refused(f"'{ins.text().strip()}' is not element-wise")
             offs = r.addr.offset + np.arange(vr)[:, None] * r.stride + np.arange(vc)[None, :] * size
+            if r.addr.space is Space.UB:
+                offs = offs.astype(np.int32)  # as the maps: a UB byte fits
             offs = offs.T if flipped else offs
             out.append(_Operand(field, stride_field, r, size, offs, flipped, offs + (size - 1), _bytes(offs, size)))
         return out
@@ -466,4 +468,4 @@ def _runs(idx: np.ndarray) -> list[tuple[int, int, int]]:
 
 def _bytes(offsets: np.ndarray, size: int) -> np.ndarray:
     """Every byte of the elements at ``offsets`` (element order, then byte order)."""
-    return (offsets[..., None] + np.arange(size)).ravel()
+    return (offsets[..., None] + np.arange(size, dtype=offsets.dtype)).ravel()

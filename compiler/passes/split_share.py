@@ -92,28 +92,6 @@ def share(stream: Sequence[Instruction], chain: Sequence[int | None], n: int) ->
     return [None if c is None else owner[c] for c in chain]
 
 
-def side_by_side(chain: Sequence[int | None], n: int) -> bool:
-    """Whether the stream's chains already run ``n`` at a time: most of its data instructions lie where ``n`` chains
-    have started and not ended (a Q block's query tiles, a step each), so dealing them keeps ``n`` AIVs busy together.
-    Chains one after the other (a core's programs in turn, each with its round trips) leave AIVs waiting: there the
-    rows of each tile are divided (:mod:`compiler.passes.split_rows`)."""
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for i, c in enumerate(chain):
-        if c is not None:
-            first.setdefault(c, i)
-            last[c] = i
-    if len(first) < n:
-        return False
-    opened = np.zeros(len(chain) + 1, np.int32)
-    for c, a in first.items():
-        opened[a] += 1
-        opened[last[c] + 1] -= 1
-    open_at = np.cumsum(opened)[:-1]
-    data = np.array([c is not None for c in chain])
-    return int((open_at[data] >= n).sum()) * 2 > int(data.sum())
-
-
 class _Bytes:
     """The last instruction (-1: none) to write (or touch) each byte of one memory or GM tensor."""
 

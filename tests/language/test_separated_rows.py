@@ -16,7 +16,6 @@ from test_separated import SEPARATED, assert_split, qkv
 from compiler.attention import Attention, AttentionSchedule
 from compiler.passes import split
 from compiler.passes.split_rows import Division, divide, shares
-from compiler.passes.split_share import side_by_side
 from dsasim.api import compile_and_run
 from isa import Addr, Copy, DType, Pipe, SetFlag, Space, VBinary, VCast, VReduce, VUnary
 
@@ -53,7 +52,7 @@ def test_the_textbook_flash_attention_divides_each_score_tile_between_the_aivs(c
 )
 def test_causal_attention_is_divided_too(chip, s, bm, bn, d, monkeypatch):
     """``v.triu`` on a part of a tile keeps the same elements with its diagonal moved by the part's first row and
-    column; at S=96 on ascend910b-like-separated (its 16-column shares divided though its programs overlap) some
+    column; at S=96 on ascend910b-like-separated (its 16-column shares divided, though narrower than it pays) some
     score tiles are partly loaded and partly filled (their filled rows take their columns' lanes) and some operands
     change layout part-way (two instructions)."""
     monkeypatch.setattr(split, "NARROWEST", 1)
@@ -165,14 +164,6 @@ def test_a_row_without_lanes_is_loaded_by_every_aiv_and_counted():
     assert_split(run)  # measured GM bytes == expected, every AIV at work
     biases = [[i for i in core if type(i) is Copy and i.src.tensor == "bias_ptr"] for core in run.program.cores[1:]]
     assert len(biases[0]) == len(biases[1]) > 0
-
-
-def test_chains_side_by_side_or_one_after_the_other():
-    """A Q block's query tiles run side by side (dealt, they keep both AIVs busy together); a core's programs run one
-    after the other (the rows of their tiles are divided)."""
-    assert side_by_side([0, 1, 0, None, 1, 0, 1], 2)
-    assert not side_by_side([0, 0, None, 0, 3, 3, 3, 6, 6], 2)
-    assert not side_by_side([0, 0, 0], 2)  # one chain
 
 
 def test_what_cannot_be_divided_exactly_is_not():
