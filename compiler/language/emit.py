@@ -38,6 +38,10 @@ class Traced:
         self.getters: dict[tuple[str, ...], Callable] = {}  # loops → the instance key's getter (``key``)
         self.sids: dict[str, str] = {}  # a Move's or Mmad's site → its statement
         self.vecs: dict[str, tuple] = {}  # a vector segment's site → what ``made_of`` reads of it (``vec_parts``)
+        #: buffers merged into others (``compiler.language.reuse``): each built buffer → the one it now is
+        self.alias: dict[str, str] = {}
+        self.original: dict[str, Stmt] = {}  # each statement's site → the statement as built, with ``alias``
+        self.named: dict[str, tuple[str, ...]] = {}  # a statement's site → the buffers it now uses (``buffers``)
         dots: dict[str, list[Rec]] = {s.sid: [] for s in nest.statics if s.rec.kind == "dot"}
         for (sid, _), rec in nest.inst.items():  # one pass over the instances (not one per dot line)
             if sid in dots:
@@ -120,22 +124,30 @@ class Traced:
         instruction is interned with its kernel line (``loc``, which equality does not compare): one equal to one
         made, from the same line, is that one — ``lower`` takes them as they are. The list returned is shared: not
         to be changed."""
+        if self.alias:  # a statement emits as it was built (``compiler.language.reuse``)
+            stmt = self.original[stmt.site]  # type: ignore[union-attr]
         if self.made is None:
-            return self._emit(stmt, env, addr)
+            return self._emit(stmt, env, self._aliased(addr))
         key = self.made_of(stmt, env, addr)
         if key is None:
-            return self._interned(self._emit(stmt, env, addr))
+            return self._interned(self._emit(stmt, env, self._aliased(addr)))
         out = self.made.get(key)
         if out is None:
-            out = self.made[key] = self._interned(self._emit(stmt, env, addr))
+            out = self.made[key] = self._interned(self._emit(stmt, env, self._aliased(addr)))
         return out
+
+    def _aliased(self, addr: Callable[[str], Addr]) -> Callable[[str], Addr]:
+        """``addr`` asked for the buffer each one built is now (``alias``)."""
+        alias = self.alias
+        return (lambda name: addr(alias.get(name, name))) if alias else addr
 
     def _interned(self, made: list[Instruction]) -> list[Instruction]:
         interned = self.interned
         return [interned.setdefault((ins, ins.loc), ins) for ins in made]
 
     def made_of(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> tuple | None:
-        """What ``stmt``'s instructions for ``env`` are made of (see :meth:`emit`); None for a GM load or store."""
+        """What ``stmt``'s instructions for ``env`` are made of (see :meth:`emit`); None for a GM load or store. The
+        addresses are ``addr``'s of the buffers the statement's are now (``alias``)."""
         site = stmt.site  # type: ignore[union-attr]
         inst = self.nest.inst
         if isinstance(stmt, Vec):
@@ -162,7 +174,7 @@ class Traced:
             form = -1 if rec is None else self.form(rec)  # -1: no instance here (nothing to emit)
             if form is None:
                 return None
-            return (site, stmt.buf, form, addr(stmt.buf), addr(src))  # type: ignore[union-attr]
+            return (site, stmt.buf, form, tuple(map(addr, self.buffers(stmt, (stmt.buf, src)))))  # type: ignore[union-attr]
         if not isinstance(stmt, Move | Mmad):
             return None
         sid = self.sid(site)
@@ -172,9 +184,16 @@ class Traced:
         form = self.form(rec)
         if form is None:
             return None
-        if isinstance(stmt, Move):
-            return (site, form, self._piece_of(sid, env, rec), addr(stmt.buf), addr(stmt.src))
-        return (site, form, self._piece_of(sid, env, rec), addr(stmt.acc), addr(stmt.a), addr(stmt.b))
+        names = (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b)
+        return (site, form, self._piece_of(sid, env, rec), tuple(map(addr, self.buffers(stmt, names))))
+
+    def buffers(self, stmt: Stmt, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The buffers ``names`` of ``stmt`` (as built) are now (``alias``), worked out once per statement."""
+        got = self.named.get(stmt.site)  # type: ignore[union-attr]
+        if got is None:
+            alias = self.alias
+            got = self.named[stmt.site] = tuple(alias.get(n, n) for n in names)  # type: ignore[union-attr]
+        return got
 
     def vec_parts(self, site: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """A vector segment's loops, the statements of its operations and fills (the records its instructions are
@@ -184,6 +203,7 @@ class Traced:
             seg = self.built.segments[site]
             sids = tuple(o.static.sid for o in seg.ops) + tuple(reader.sid for reader, _, _ in seg.fills.values())
             names = tuple(n if n in seg.ins or n in seg.outs else f"{seg.name}.{n}" for n in seg.values)
+            names = tuple(self.alias.get(n, n) for n in names)
             got = self.vecs[site] = (seg.ops[0].static.loops, sids, names)
         return got
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,25 +67,28 @@ class _Flags:
         self.readies: dict[tuple[str, int], int] = {}
         self.waits: dict[Pipe, list[tuple[int, str]]] = {}
         own, readies, waits = self.own, self.readies, self.waits  # locals: one pass over ~10⁵ flags
-        for i in flag_positions(items):
-            it = items[i]
-            g = it.group
+        at = flag_positions(items)
+        for i, (g, role, is_set, instance, dst) in zip(at, map(_FIELDS, map(items.__getitem__, at))):
             o = own.get(g)
             if o is None:
                 o = own[g] = ({}, {}, {})  # starts, ends, released
-            if it.role == "ready":
-                if it.set:
-                    readies[(g, it.instance)] = i
-                    o[1][it.instance] = i
+            if role == "ready":
+                if is_set:
+                    readies[(g, instance)] = i
+                    o[1][instance] = i
                 else:
-                    w = waits.get(it.dst)
+                    w = waits.get(dst)
                     if w is None:
-                        w = waits[it.dst] = []
+                        w = waits[dst] = []
                     w.append((i, g))
-            elif it.set:
-                o[2][it.instance] = i
+            elif is_set:
+                o[2][instance] = i
             else:
-                o[0][it.instance] = i
+                o[0][instance] = i
+
+
+#: what :class:`_Flags` reads of each flag, read in C
+_FIELDS = operator.attrgetter("group", "role", "set", "instance", "dst")
 
 
 def _place_group(items: list, group: str, pipe: Pipe, ahead: int, index: _Flags) -> list:
