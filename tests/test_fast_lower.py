@@ -3,9 +3,10 @@ program — the same instructions, in the same order, on every core, each from t
 equality does not compare) — and to the same cycles.
 
 The shortcuts checked: a traced statement's instructions made once per what they are made of (``emit.Traced.emit``)
-and interned with their line (``lower.Emitter.traced``), loop plans shared by the cores (``lower.Emitter.plans``),
+and interned with their line (``emit.Traced.emit``), loop plans shared by the cores (``lower.Emitter.plans``),
 one issue order per stream signature (``issue.IssueOrders``), one conflict replay per program form
-(``nest.Nest._distinct``), and a loop nest's cores of one form stamped from the first (``stamp``). The kernels:
+(``nest.Nest._distinct``), and a loop nest's or tile-language kernel's cores of one form stamped from the first
+(``stamp``). The kernels:
 FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence whose last Q block is a tail) on several
 cores, matmuls (odd shapes with tail tiles, epilogues, grouped and one-axis spreads, one core and many) and vector
 operators on every chip preset, and tile-language kernels of ``examples/kernels``.
