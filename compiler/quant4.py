@@ -37,6 +37,7 @@ references follow the kernels' steps and roundings.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -242,7 +243,7 @@ class DequantInt4(Int4Op):
 
 
 @dataclass(frozen=True)
-class Int4Program(TileProgram):
+class Int4Program(TileProgram, abc.ABC):
     """The tile program of a 4-bit kernel. Its steps (``text``) are for reading; :meth:`emit` writes them
     chunk by chunk: ``UNPACK_ROWS`` rows × ``CHUNK_GROUPS`` pairs of groups at a time through fixed scratch
     — ``U`` (i32: the bytes widened, then their high nibbles; reused as the chunk's f32 products), ``W``
@@ -268,8 +269,9 @@ class Int4Program(TileProgram):
             self.made[key] = (target, self.body(rows, at, target))  # the target is kept: its id stays its own
         return list(self.made[key][1])
 
+    @abc.abstractmethod
     def body(self, rows: int, at: dict[str, Addr], target: Target) -> list[Instruction]:
-        raise NotImplementedError
+        """The instructions of one block of ``rows`` rows at the addresses ``at`` (each kernel its own)."""
 
     def blocks(self, rows: int) -> Iterator[tuple[int, int]]:
         """Each block of rows: ``(first row, rows)``."""
