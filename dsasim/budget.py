@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from compiler import Op, Schedule, ScheduleError
 from compiler.attention import Attention, AttentionSchedule, DecodeAttention, compile_decode_attention, plan_attention
-from compiler.attention.compile import compile_attention
+from compiler.attention.compile import compile_ahead, compile_attention
 from compiler.attention.flash_lang import short_kernel
 from compiler.defaults import default_schedule
 from compiler.errors import BufferCapacityError
@@ -48,6 +48,10 @@ SLOW_INSTRUCTIONS = 50_000
 
 #: Longest sequence of the proxy on which attention's default schedule is chosen for the estimate.
 PROXY_SEQ = 2048
+
+#: An attention whose instructions, scaled from the first short kernel, are fewer than this is counted on the kernel
+#: itself, compiled ahead for the compile that follows (a few seconds at most, far inside any budget).
+AHEAD_INSTRUCTIONS = 500_000
 
 #: Host seconds to compile and simulate one instruction, roughly (docs/limits.md): for the time estimate.
 SECONDS_PER_INSTRUCTION = 25e-6
@@ -208,7 +212,8 @@ def _size(shape: tuple[int, ...]) -> int:
 def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     """Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax), fitted on
     two kernels of one head, a Q block and a key tile long and four times the longer of the two, then applied to
-    the real counts.
+    the real counts — or, where that comes to fewer than :data:`AHEAD_INSTRUCTIONS`, counted on the kernel itself,
+    compiled ahead for the compile that follows.
 
     The default schedule is chosen on one head of at most ``PROXY_SEQ`` positions: its search walks every score
     tile's program, which is what must not happen before the budget is known. A flash schedule's shorter kernel is
@@ -219,14 +224,20 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     resolved = plan_attention(chooser, schedule, chip).schedule
     tq, tk = resolved.tile_q, resolved.tile_kv
     if resolved.algorithm == "flash":
+        target = Target.of(chip)
         lengths = (resolved.block_q + tk, 4 * max(resolved.block_q, tk))
+
+        def point(n: int) -> tuple[int, int, int]:
+            return _head_point(op, tq, tk, n, short_kernel(chooser, resolved, target, n).instructions)
+
         try:
-            points = [_head_point(op, tq, tk, n, short_kernel(chooser, resolved, Target.of(chip), n).instructions)
-                      for n in lengths]  # fmt: skip
+            first = point(lengths[0])
         except (BufferCapacityError, LanguageError, ScheduleError):
-            points = []  # a schedule given whole that the short kernel refuses: as the compile will, below
-        if points:
-            return _fitted(op, tq, tk, *points)
+            first = None  # a schedule given whole that the short kernel refuses: as the compile will, below
+        if first is not None and first[2] * score_tiles(op, tq, tk) <= AHEAD_INSTRUCTIONS * max(1, first[0]):
+            return sum(len(s) for s in compile_ahead(op, schedule, chip).program.cores)  # small: the kernel itself
+        if first is not None:
+            return _fitted(op, tq, tk, first, point(lengths[1]))
     if op.seq <= 2 * max(tq, tk) and op.bh == 1:
         return _count(op, resolved, chip)
     points = []

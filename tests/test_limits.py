@@ -297,14 +297,14 @@ def test_the_estimate_is_close_to_the_compiled_program(name, shape, causal):
 
 
 def test_the_attention_estimate_compiles_short_kernels_of_one_head_only(monkeypatch):
-    """Attention's estimate counts two kernels of one head (the shorter the one its default search's fit check
-    compiled, remembered), never the whole kernel; with every shortcut off it is the same."""
+    """A large attention's estimate counts two kernels of one head (the shorter the one its default search's fit
+    check compiled, remembered), never the whole kernel; with every shortcut off it is the same."""
     from compiler import make_op
     from compiler.attention import flash_lang, lang
     from dsasim.api import chip_for
-    from dsasim.budget import estimate
+    from dsasim.budget import AHEAD_INSTRUCTIONS, estimate
 
-    op = make_op("attention", "1x4x1024x64", causal=True)
+    op = make_op("attention", "1x32x4096x64", causal=True)
     chip = chip_for("edu")
     grids: list[tuple[int, int, int]] = []
     real = flash_lang.compile_kernel
@@ -317,11 +317,39 @@ def test_the_attention_estimate_compiles_short_kernels_of_one_head_only(monkeypa
     lang.MISFITS.clear()
     flash_lang.SHORT_KERNELS.clear()
     fast = estimate(op, None, chip).instructions
+    assert fast > AHEAD_INSTRUCTIONS
     assert grids and all(g[1:] == (1, 1) for g in grids), grids
     fit_checks = len(grids)
     assert estimate(op, None, chip).instructions == fast and len(grids) == fit_checks  # remembered
     monkeypatch.setenv("DSASIM_FAST", "0")
     assert estimate(op, None, chip).instructions == fast
+
+
+def test_a_small_attention_is_counted_on_its_kernel_compiled_once(monkeypatch):
+    """Below ``AHEAD_INSTRUCTIONS`` the estimate is the kernel's own count, and the driver's compile is that kernel
+    (compiled once); with every shortcut off, the same count and the same program, compiled twice."""
+    from compiler import make_op
+    from compiler.attention import flash_lang
+    from dsasim.api import chip_for
+    from dsasim.driver import compile_within_budget
+
+    op = make_op("attention", "1x4x1024x64", causal=True)
+    chip = chip_for("edu")
+    whole: list[tuple[int, int, int]] = []
+    real = flash_lang.compile_kernel
+
+    def counted(name, fn, grid, *args, **kwargs):
+        if grid[1:] != (1, 1):
+            whole.append(grid)
+        return real(name, fn, grid, *args, **kwargs)
+
+    monkeypatch.setattr(flash_lang, "compile_kernel", counted)
+    compiled, est = compile_within_budget(op, None, chip)
+    assert est.instructions == compiled.program.instruction_count and len(whole) == 1
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow, est_slow = compile_within_budget(op, None, chip)
+    assert est_slow.instructions == est.instructions and len(whole) == 3
+    assert slow.program.cores == compiled.program.cores
 
 
 def test_the_api_refuses_too_with_a_resource_limit_error():

@@ -24,6 +24,7 @@ from compiler.compile import kernel_source
 from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError
+from compiler.memo import Memo
 from compiler.target import Target
 from compiler.traffic import Traffic
 from compiler.tune.attention import AttentionFamily
@@ -83,6 +84,9 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
     if chip is None:
         raise TypeError("compile_attention() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
+    ahead = AHEAD.peek((op, schedule or AttentionSchedule(), target.key))
+    if ahead is not None:  # the budget compiled it to count its instructions
+        return ahead
     refused: dict[AttentionSchedule, Exception] = {}
     while True:
         resolved = _resolve(op, schedule, target, refused)
@@ -96,6 +100,19 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
             if (schedule is not None and schedule.resolved) or resolved.replace(cores=1) in refused:
                 raise in_attention_terms(e, resolved) from None
             refused[resolved.replace(cores=1)] = e
+
+
+def compile_ahead(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
+    """:func:`compile_attention`, kept for the compile that follows (the budget counts a small kernel's
+    instructions on the kernel itself, which the driver then compiles: once, not twice)."""
+    compiled = compile_attention(op, schedule, chip)
+    AHEAD.put((op, schedule or AttentionSchedule(), Target.of(chip).key), compiled)
+    return compiled
+
+
+#: Kernels :func:`compile_ahead` compiled: (operator, schedule as given, the chip's fields) → the kernel. Two at most:
+#: the next compile takes its kernel from here, and a whole program is large to keep.
+AHEAD: Memo[Compiled] = Memo(2)
 
 
 def default_attention_schedule(
