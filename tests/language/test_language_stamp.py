@@ -22,7 +22,7 @@ import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
-from compiler.attention.flash_lang import flash_kernel
+from compiler.attention.flash_lang import flash_args, flash_kernel
 from compiler.compiled import Compiled
 from compiler.language.launch import compile_traced, trace
 from compiler.language.pids import Pid, shift
@@ -224,6 +224,17 @@ def test_a_guard_keeps_the_programs_it_sees_apart():
     x, y = np.zeros((8, 100), np.float32), np.zeros((8, 100), np.float32)
     t, _ = trace(first_row_twice.fn, (1, 8), (x, y, 100), {"BLOCK": 128}, False, 2)
     assert t.stamped == 3
+
+
+def test_a_grouped_query_kernels_head_groups_are_stamped_from_the_first():
+    """``h // GROUP`` moves with the program id: a causal FlashAttention traces each Q block of the first head (its
+    trip count and masks are guards) and of the second (the check of the first stamp), and stamps the rest — every
+    head of the other key head's group too."""
+    op = Attention(1, 8, 192, 64, causal=True, kv_heads=2, layout="bshd")
+    schedule = AttentionSchedule(tile_q=32, block_q=64, tile_kv=64, k0=64, depth=2, cores=1)
+    args, kwargs = flash_args(op, schedule)
+    t, _ = trace(flash_kernel, (3, 8, 1), args, kwargs, False, 2)
+    assert len(t.programs) == 24 and t.stamped == 24 - 2 * 3
 
 
 def test_a_stamp_is_checked_before_it_is_used():
