@@ -5,9 +5,10 @@ before) that also knows itself as an affine form of the program ids, ``c + a·(x
 quotients of such forms by integers. Arithmetic that keeps it so (``+``, ``-``, ``*`` and ``//`` by an integer)
 gives a ``Pid``, and an index tile made from one moves with it (:class:`IndexTile`); everything else the kernel
 asks of them — a comparison (a mask), ``%``, a truth value, a conversion, meeting a tensor — is answered with the
-program's value and leaves a :class:`Guard`: the answer the trace depends on. A pointer keeps the ``Pid`` part of its offset apart (``compiler.language.pointers``), so a
-load or store knows how its GM offset moves with the program ids. ``compiler.language.stamp`` then makes another
-program's trace from this one wherever every guard gives the same answer for it, moving those offsets.
+program's value and leaves a :class:`Guard`: the answer the trace depends on. A pointer keeps the ``Pid`` part of
+its offset apart (``compiler.language.pointers``), so a load or store knows how its GM offset moves with the program
+ids. ``compiler.language.stamp`` then makes another program's trace from this one wherever every guard gives the
+same answer for it, moving those offsets.
 """
 
 from __future__ import annotations
