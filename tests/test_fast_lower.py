@@ -187,6 +187,15 @@ FLASH_LANG = {
     ),
     "flash 2 batches, 4 cores": (Attention(2, 2, 128, 64), FLASH.replace(cores=4)),
     "flash causal, 5 cores": (Attention(1, 2, 320, 64, causal=True), FLASH.replace(cores=5)),
+    # head groups stamped from the first (``h // GROUP`` moves): odd lengths, one core and many, BSHD and BHSD
+    "flash causal gqa 4 per group, odd length, 7 cores": (
+        Attention(1, 8, 203, 64, causal=True, kv_heads=2, layout="bshd"),
+        FLASH.replace(cores=7),
+    ),
+    "flash causal gqa 2 batches, odd length, 1 core": (
+        Attention(2, 4, 131, 64, causal=True, kv_heads=2),
+        FLASH.replace(cores=1),
+    ),
 }
 
 

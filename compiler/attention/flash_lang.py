@@ -87,9 +87,24 @@ def _launch(
     """``op`` under a resolved flash ``schedule``, traced as :func:`flash_kernel` over ``grid`` (default: every
     Q block of every head) and compiled by the language's passes; retried as written (row-major, sums on the
     Vector unit) when the language's rewrites make the tiles too big, as ``dsasim.jit`` does."""
+    grid = grid or (-(-op.seq // schedule.block_q), op.heads, op.batch)
+    args, kwargs = flash_args(op, schedule)
+    cores = min(schedule.cores, grid[0] * grid[1] * grid[2])
+    try:
+        return compile_kernel("attention", flash_kernel, grid, args, kwargs, chip, cores, schedule.depth, schedule.k0)
+    except TilesDoNotFit:
+        if not retry:
+            raise
+        return compile_kernel(
+            "attention", flash_kernel, grid, args, kwargs, chip, cores, schedule.depth, schedule.k0, rewrite=False
+        )
+
+
+def flash_args(op: Attention, schedule: AttentionSchedule) -> tuple[tuple, dict]:
+    """The arguments :func:`flash_kernel` is launched with for ``op`` under a resolved flash ``schedule``: its
+    tensors (zeros: a compile reads none of them) and its constants."""
     shapes = {t.name: t.shape for t in op.tensors()}
     arrays = {n: np.zeros(shape, np.float16) for n, shape in shapes.items()}
-    grid = grid or (-(-op.seq // schedule.block_q), op.heads, op.batch)
     kwargs = dict(
         sm_scale=op.scale,
         SEQ=op.seq,
@@ -102,16 +117,7 @@ def _launch(
         F16S=op.precision == "fast",
         **op.strides(),
     )
-    args = (arrays["q"], arrays["k"], arrays["v"], arrays["o"])
-    cores = min(schedule.cores, grid[0] * grid[1] * grid[2])
-    try:
-        return compile_kernel("attention", flash_kernel, grid, args, kwargs, chip, cores, schedule.depth, schedule.k0)
-    except TilesDoNotFit:
-        if not retry:
-            raise
-        return compile_kernel(
-            "attention", flash_kernel, grid, args, kwargs, chip, cores, schedule.depth, schedule.k0, rewrite=False
-        )
+    return (arrays["q"], arrays["k"], arrays["v"], arrays["o"]), kwargs
 
 
 def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:

@@ -10,10 +10,11 @@ from operator import itemgetter
 
 from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
-from compiler.language.core import Read, Rec, located
+from compiler.language.core import Read, Rec, located, records
 from compiler.language.errors import LanguageError, Site
 from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
+from compiler.language.stamp import stamped_from
 from isa import Addr, Copy, DType, Fixpipe, Instruction, SLoad, Space, TensorDecl, TensorKind
 from isa import Mmad as MmadIns
 from isa.fast import fast
@@ -34,6 +35,8 @@ class Traced:
         self.interned: dict[tuple, Instruction] = {}  # (instruction, its line) → the one made (``emit``)
         self.forms: dict[int, int | None] = {}
         self.program_forms: dict[int, int | None] = {}  # program id → its form (``program_form``)
+        self.like = stamped_from(nest.t)  # program stamped at the trace → its original (none: ``DSASIM_FAST=0``)
+        self.twinned: set[int] = set()  # programs whose records were given their original's forms (``_twin``)
         self.numbers: dict[tuple, int] = {}
         self.getters: dict[tuple[str, ...], Callable] = {}  # loops → the instance key's getter (``key``)
         self.sids: dict[str, str] = {}  # a Move's or Mmad's site → its statement
@@ -150,6 +153,8 @@ class Traced:
         addresses are ``addr``'s of the buffers the statement's are now (``alias``)."""
         site = stmt.site  # type: ignore[union-attr]
         inst = self.nest.inst
+        if self.like and env["pid"] not in self.twinned:
+            self._twin(env["pid"])
         if isinstance(stmt, Vec):
             loops, sids, names = self.vec_parts(site)
             key = self.key(loops, env)
@@ -186,6 +191,23 @@ class Traced:
             return None
         names = (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b)
         return (site, form, self._piece_of(sid, env, rec), tuple(map(addr, self.buffers(stmt, names))))
+
+    def _twin(self, pid: int) -> None:
+        """Give the records of program ``pid``, if it was stamped at the trace, their original's forms, record by
+        record in program order (loads and stores, whose GM offsets moved, excepted): a stamped program is its
+        original's copy but for value ids and those offsets (:meth:`program_form`), so the forms are the same."""
+        self.twinned.add(pid)
+        original = self.like.get(pid)
+        if original is None:
+            return
+        programs = self.nest.t.programs
+        mine, theirs = list(records(programs[pid])), list(records(programs[original]))
+        if len(mine) != len(theirs):
+            return
+        forms, form = self.forms, self.form
+        for r, o in zip(mine, theirs):
+            if r.kind != "load" and r.kind != "store" and r.site == o.site and r.kind == o.kind:
+                forms[id(r)] = form(o)
 
     def buffers(self, stmt: Stmt, names: tuple[str, ...]) -> tuple[str, ...]:
         """The buffers ``names`` of ``stmt`` (as built) are now (``alias``), worked out once per statement."""
@@ -253,9 +275,15 @@ class Traced:
         stores: per record in program order its :meth:`form` (a load's or store's without its GM offsets), and
         each loop's trip count. Two programs of one form lower to the same instructions but the GM addresses of
         their loads and stores (``compiler.passes.stamp``: a tile-language kernel's cores of one form are
-        stamped). None: not comparable (a record that cannot be numbered, or one the scalar unit reads GM for)."""
+        stamped). None: not comparable (a record that cannot be numbered, or one the scalar unit reads GM for).
+        A program stamped at the trace is its original's copy but for value ids and GM offsets, through every pass
+        since (``compiler.language.stamp.originals``), so it has its original's form, not walked again."""
         got = self.program_forms.get(pid, self)
         if got is self:
+            original = self.like.get(pid)
+            if original is not None:
+                got = self.program_forms[pid] = self.program_form(original)
+                return got
             try:
                 got = self.numbers.setdefault(("program", self._program(self.nest.t.programs[pid])), len(self.numbers))
             except _Apart:

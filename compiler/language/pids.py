@@ -1,13 +1,14 @@
 """Program ids that remember how they were used, so that one traced program can stand for others.
 
 With ``DSASIM_FAST`` on, ``tl.program_id`` gives a :class:`Pid`: an ``int`` (so a kernel computes with it as
-before) that also knows itself as an affine form of the program ids, ``c + a·(x, y, z)``. Arithmetic that keeps
-the form affine (``+``, ``-``, ``*`` by an integer) gives a ``Pid``, and an index tile made from one moves with it
-(:class:`IndexTile`); everything else the kernel asks of them — a comparison (a mask), ``//``, ``%``, a truth
-value, a conversion, meeting a tensor — is answered with the program's value and leaves a :class:`Guard`: the answer
-the trace depends on. A pointer keeps the ``Pid`` part of its offset apart (``compiler.language.pointers``), so a
-load or store knows how its GM offset moves with the program ids. ``compiler.language.stamp`` then makes another
-program's trace from this one wherever every guard gives the same answer for it, moving those offsets.
+before) that also knows itself as an affine form of the program ids, ``c + a·(x, y, z)``, plus multiples of
+quotients of such forms by integers. Arithmetic that keeps it so (``+``, ``-``, ``*`` and ``//`` by an integer)
+gives a ``Pid``, and an index tile made from one moves with it (:class:`IndexTile`); everything else the kernel
+asks of them — a comparison (a mask), ``%``, a truth value, a conversion, meeting a tensor — is answered with the
+program's value and leaves a :class:`Guard`: the answer the trace depends on. A pointer keeps the ``Pid`` part of
+its offset apart (``compiler.language.pointers``), so a load or store knows how its GM offset moves with the program
+ids. ``compiler.language.stamp`` then makes another program's trace from this one wherever every guard gives the
+same answer for it, moving those offsets.
 """
 
 from __future__ import annotations
@@ -62,13 +63,56 @@ class FormValue:
 
 def at(f: FormValue, delta: tuple[int, int, int]) -> object:
     """The operand's value in the program ``delta`` away (an index tile moves all its lanes alike)."""
-    a = f.a
-    return f.c + (a[0] * delta[0] + a[1] * delta[1] + a[2] * delta[2])
+    return f.c + shift(f.a, delta)
 
 
-def shift(a: tuple[int, int, int], delta: tuple[int, int, int]) -> int:
+# ------------------------------------------------------------------------------------- forms
+# A form's coefficients ``a`` are ``(a0, a1, a2)`` per grid axis, or ``(a0, a1, a2, quotients)``: the form then also
+# holds ``b · (q // G)`` of inner forms ``q`` — a grouped-query kernel's ``h // GROUP`` — each quotient a pair
+# ``((c, inner, G), b)`` with ``c`` the inner form's value in the traced program and ``inner`` its coefficients.
+
+
+def shift(a: tuple, delta: tuple[int, int, int]) -> int:
     """How far a value of coefficients ``a`` moves between two programs ``delta`` apart."""
-    return a[0] * delta[0] + a[1] * delta[1] + a[2] * delta[2]
+    s = a[0] * delta[0] + a[1] * delta[1] + a[2] * delta[2]
+    if len(a) > 3:
+        for (c, inner, g), b in a[3]:
+            s += b * ((c + shift(inner, delta)) // g - c // g)
+    return s
+
+
+def combine(x: tuple, y: tuple, sign: int = 1) -> tuple:
+    """The coefficients of ``x + sign·y``."""
+    s = (x[0] + sign * y[0], x[1] + sign * y[1], x[2] + sign * y[2])
+    if len(x) == 3 and len(y) == 3:
+        return s
+    terms: dict = dict(x[3]) if len(x) > 3 else {}
+    for key, b in y[3] if len(y) > 3 else ():
+        terms[key] = terms.get(key, 0) + sign * b
+    return _with(s, terms)
+
+
+def scaled(x: tuple, k: int) -> tuple:
+    """The coefficients of ``k·x``."""
+    s = (x[0] * k, x[1] * k, x[2] * k)
+    return s if len(x) == 3 else _with(s, {key: b * k for key, b in x[3]})
+
+
+def quotient(c: int, a: tuple, g: int) -> tuple:
+    """The coefficients of ``q // g``, ``q`` of value ``c`` and coefficients ``a``."""
+    return (0, 0, 0, (((c, a, g), 1),))
+
+
+def rebased(a: tuple, delta: tuple[int, int, int]) -> tuple:
+    """Coefficients ``a`` as the program ``delta`` away has them (its quotients' inner values moved)."""
+    if len(a) == 3:
+        return a
+    return (*a[:3], tuple(((c + shift(inner, delta), rebased(inner, delta), g), b) for (c, inner, g), b in a[3]))
+
+
+def _with(s: tuple, terms: dict) -> tuple:
+    kept = tuple(sorted(((k, b) for k, b in terms.items() if b), key=repr))
+    return (*s, kept) if kept else s
 
 
 class Pid(Int):
@@ -107,7 +151,7 @@ class Pid(Int):
         if isinstance(other, np.ndarray):
             return NotImplemented  # numpy's turn: an index tile keeps the program ids' part (``index_ufunc``)
         if isinstance(other, Pid):
-            return self._moved(self.value + other.value, tuple(x + y for x, y in zip(self.a, other.a)))  # type: ignore[arg-type]
+            return self._moved(self.value + other.value, combine(self.a, other.a))
         if type(other) is int or type(other) is Int:
             return self._moved(self.value + other, self.a)
         return self._answer(operator.add, self, other)
@@ -118,7 +162,7 @@ class Pid(Int):
         if isinstance(other, np.ndarray):
             return NotImplemented
         if isinstance(other, Pid):
-            return self._moved(self.value - other.value, tuple(x - y for x, y in zip(self.a, other.a)))  # type: ignore[arg-type]
+            return self._moved(self.value - other.value, combine(self.a, other.a, -1))
         if type(other) is int or type(other) is Int:
             return self._moved(self.value - other, self.a)
         return self._answer(operator.sub, self, other)
@@ -127,20 +171,20 @@ class Pid(Int):
         if isinstance(other, np.ndarray):
             return NotImplemented
         if type(other) is int or type(other) is Int:
-            return self._moved(other - self.value, tuple(-x for x in self.a))  # type: ignore[arg-type]
+            return self._moved(other - self.value, scaled(self.a, -1))
         return self._answer(operator.sub, other, self)
 
     def __mul__(self, other: object) -> object:
         if isinstance(other, np.ndarray):
             return NotImplemented
         if type(other) is int or type(other) is Int:
-            return self._moved(self.value * other, tuple(x * other for x in self.a))  # type: ignore[arg-type]
+            return self._moved(self.value * other, scaled(self.a, int(other)))
         return self._answer(operator.mul, self, other)
 
     __rmul__ = __mul__
 
     def __neg__(self) -> Int:
-        return self._moved(-self.value, tuple(-x for x in self.a))  # type: ignore[arg-type]
+        return self._moved(-self.value, scaled(self.a, -1))
 
     def __pos__(self) -> Int:
         return self
@@ -148,9 +192,15 @@ class Pid(Int):
     def to(self, dtype: object, **kw: object) -> int | float:
         return Int.to(self, dtype, **kw)  # itself, or float(self): a guard
 
-    # -- everything else: answered, and remembered -------------------------------------------------------
     def __floordiv__(self, o: object) -> object:
+        """By a nonzero integer ``G``, a form too: ``b·(q // G)`` moves by ``(q' // G) - (q // G)``, which the
+        other program's value of ``q`` gives (a grouped-query kernel's ``h // GROUP``: every group's heads are
+        stamped from one group's). Else an answer."""
+        if (type(o) is int or type(o) is Int) and o != 0:
+            return self._moved(self.value // o, quotient(self.value, self.a, int(o)))
         return self._answer(operator.floordiv, self, o)
+
+    # -- everything else: answered, and remembered -------------------------------------------------------
 
     def __rfloordiv__(self, o: object) -> object:
         return self._answer(operator.floordiv, o, self)
@@ -340,12 +390,12 @@ def index_ufunc(cls: type, ufunc: np.ufunc, method: str, inputs: tuple, kw: dict
         if ufunc in AFFINE:
             a0, a1 = (forms[0][1] or (0, 0, 0)), (forms[1][1] or (0, 0, 0))
             sign = AFFINE[ufunc]
-            return _wrap(cls, result, tuple(x + sign * y for x, y in zip(a0, a1)), guards)  # type: ignore[arg-type]
+            return _wrap(cls, result, combine(a0, a1, sign), guards)
         other = raw[1 - moving[0][0]]
         if ufunc is np.multiply and len(moving) == 1 and isinstance(other, int | np.integer):
-            return _wrap(cls, result, tuple(int(other) * x for x in moving[0][1]), guards)  # type: ignore[arg-type]
+            return _wrap(cls, result, scaled(moving[0][1], int(other)), guards)
     if method == "__call__" and ufunc is np.negative and _integral(raw):
-        return _wrap(cls, result, tuple(-x for x in moving[0][1]), guards)  # type: ignore[arg-type]
+        return _wrap(cls, result, scaled(moving[0][1], -1), guards)
     operands = tuple(FormValue(v, a) if a is not None else v for v, a in forms)
     guards.append(Guard(lambda *args: getattr(ufunc, method)(*args, **kw), operands, result))
     return _wrap(cls, result)

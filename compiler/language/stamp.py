@@ -23,7 +23,7 @@ import numpy as np
 
 from compiler.language.core import LoopRec, Rec, Tracer, ValueInfo
 from compiler.language.errors import Site
-from compiler.language.pids import Guard, moves, shift
+from compiler.language.pids import Guard, combine, moves, rebased, shift
 from isa import DType
 from isa.fast import fast
 
@@ -45,7 +45,7 @@ def moving(t: Tracer, rec: Rec, parts: tuple[object, object], offs: np.ndarray, 
     a0, a1 = moves(parts[0]), moves(parts[1])
     if a0 is None and a1 is None:
         return
-    a = tuple(x + y for x, y in zip(a0 or (0, 0, 0), a1 or (0, 0, 0)))
+    a = combine(a0 or (0, 0, 0), a1 or (0, 0, 0))
     kept = offs if mask is None else offs[np.broadcast_to(mask, np.shape(offs))]
     if kept.size and any(a):
         t.moves[id(rec)] = (a, int(kept.min()), int(kept.max()))
@@ -302,7 +302,9 @@ def _same(t: Tracer, shape: Shape, delta: tuple[int, int, int], recs: list, firs
             return False
         if any(v + base != w for v, w in zip(d.ins, e.ins)) or (d.out is not None and d.out + base != e.out):
             return False
-        if (move is None) != (id(e) not in t.moves) or (move is not None and t.moves[id(e)][0] != move[0]):
+        if (move is None) != (id(e) not in t.moves):
+            return False
+        if move is not None and t.moves[id(e)][0] != rebased(move[0], delta):  # a quotient's value moved
             return False
     for v in range(shape.first, shape.end):
         a, b = t.values[v], t.values[v + base]

@@ -22,10 +22,10 @@ import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
-from compiler.attention.flash_lang import flash_kernel
+from compiler.attention.flash_lang import flash_args, flash_kernel
 from compiler.compiled import Compiled
 from compiler.language.launch import compile_traced, trace
-from compiler.language.pids import Pid
+from compiler.language.pids import Pid, shift
 from compiler.language.unseen import unseen_use
 from simulator import load_chip
 
@@ -226,6 +226,17 @@ def test_a_guard_keeps_the_programs_it_sees_apart():
     assert t.stamped == 3
 
 
+def test_a_grouped_query_kernels_head_groups_are_stamped_from_the_first():
+    """``h // GROUP`` moves with the program id: a causal FlashAttention traces each Q block of the first head (its
+    trip count and masks are guards) and of the second (the check of the first stamp), and stamps the rest — every
+    head of the other key head's group too."""
+    op = Attention(1, 8, 192, 64, causal=True, kv_heads=2, layout="bshd")
+    schedule = AttentionSchedule(tile_q=32, block_q=64, tile_kv=64, k0=64, depth=2, cores=1)
+    args, kwargs = flash_args(op, schedule)
+    t, _ = trace(flash_kernel, (3, 8, 1), args, kwargs, False, 2)
+    assert len(t.programs) == 24 and t.stamped == 24 - 2 * 3
+
+
 def test_a_stamp_is_checked_before_it_is_used():
     """A program id used where no guard sees it (a list reached through an attribute, which the static check does
     not follow) makes the first stamp differ from the trace: that shape never stamps, and every program is traced."""
@@ -284,11 +295,28 @@ def test_a_program_id_computes_as_its_value_and_remembers_the_answers():
     off = pid * 64 + 3
     assert isinstance(off, Pid) and off == 323 and off.a == (64, 0, 0)
     guards.clear()
-    assert (pid // 4, pid % 4, min(pid + 1, 4), pid > 2) == (1, 1, 4, True)
+    assert (pid % 4, min(pid + 1, 4), pid > 2, pid // 4) == (1, 4, True, 1)  # the quotient compared last
     assert len(guards) == 4
-    assert [g.holds((1, 0, 0)) for g in guards] == [True, False, True, True]  # program 6: only 6 % 4 differs
+    assert [g.holds((1, 0, 0)) for g in guards] == [False, True, True, True]  # program 6: only 6 % 4 differs
+    assert [g.holds((3, 0, 0)) for g in guards] == [False, True, True, False]  # program 8: 8 % 4 and 8 // 4 differ
     assert all(g.holds((0, 7, 0)) for g in guards)  # another axis: the same answers
     offs = off + tl.arange(0, 4)
     assert offs.a == (64, 0, 0) and list(offs) == [323, 324, 325, 326]
     mask = offs < 325
     assert mask.a is None and guards[-1].holds((0, 0, 0)) and not guards[-1].holds((1, 0, 0))
+
+
+def test_a_quotient_of_a_program_id_moves_with_it():
+    """``pid // G`` by an integer is no answer but a form: it moves by the other program's quotient less this
+    one's, so a grouped-query kernel's ``(h // GROUP) * KV_HEAD`` moves exactly from group to group."""
+    guards: list = []
+    h = Pid(5, (0, 1, 0), guards)
+    kv = (h // 4) * 128 + h * 2 + 7
+    assert isinstance(kv, Pid) and not guards and kv.value == 128 + 10 + 7
+    for d in range(-5, 20):
+        assert shift(kv.a, (0, d, 0)) == ((5 + d) // 4) * 128 + (5 + d) * 2 + 7 - kv.value
+        assert shift(kv.a, (d, 0, 0)) == 0
+    nested = (h * 3 + 1) // 4 // 2 - h // 4
+    for d in range(-5, 20):
+        assert nested.value + shift(nested.a, (0, d, 0)) == ((5 + d) * 3 + 1) // 4 // 2 - (5 + d) // 4
+    assert (h // 4 == 1) is True and guards[-1].holds((0, 2, 0)) and not guards[-1].holds((0, 3, 0))
