@@ -1,10 +1,11 @@
 """Default schedules: good ones, ranked by the tuner's analytical model (``compiler.tune.model.predict``).
 
-``default_schedule(op, chip)`` fills every knob the user left out. It tries tile sizes that fit the
-buffers (triple or double buffering where it fits and pays), takes each candidate through the passes up
-to ``sync`` — so a schedule it picks compiles — and prices the kernel with :func:`compiler.tune.model.predict`, the same
-model that ranks the tuner's candidates: one cost model for both. The candidate with the fewest
-predicted cycles wins (ties: fewer instructions, then fewer, larger tiles).
+``default_schedule(op, chip)`` fills every knob the user left out. It tries the tile sizes of the one tile
+menu (:func:`compiler.tune.menu.tile_choices`, the tuner's too: a default schedule is one of the tuner's
+candidates) that fit the buffers (triple or double buffering where it fits and pays), takes each candidate
+through the passes up to ``sync`` — so a schedule it picks compiles — and prices the kernel with
+:func:`compiler.tune.model.predict`, the same model that ranks the tuner's candidates: one cost model for
+both. The candidate with the fewest predicted cycles wins (ties: fewer instructions, then fewer, larger tiles).
 
 A Cube operator's tilings are searched by steepest descent; a neighbour whose lower bound (:func:`floor_cycles`)
 is above the best score found so far is not priced, which changes the time only (``DSASIM_FAST=0`` prices it).
@@ -26,6 +27,7 @@ from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
+from compiler.tune.menu import tile_choices
 from compiler.tune.model import deepest, predict, price
 from isa import Space
 from isa.fast import fast
@@ -141,7 +143,7 @@ def _search(
     # Nothing fits: the smallest tiles and single buffers, so that the buffer pass reports the least
     # that does not fit, and which knob to lower.
     *_, least = _depth_options(buffers, free, loaded_operands(op), given)
-    return {k: fixed.get(k, min(_choices(op, target, k))) for k in tile_knobs(op)}, least
+    return {k: fixed.get(k, min(tile_choices(op, target, k))) for k in tile_knobs(op)}, least
 
 
 def _name(candidate: dict) -> tuple:
@@ -326,7 +328,7 @@ def _descend(
     left unpriced — each appended to ``skipped`` with its bound, for :func:`_verified`. The steps, and so the
     candidates priced, are those of pricing every neighbour; ``DSASIM_FAST=0`` prices every one."""
     axes = ("m", "n", "k")
-    pools = {a: [fixed[a]] if a in fixed else _choices(op, target, a) for a in axes}
+    pools = {a: [fixed[a]] if a in fixed else tile_choices(op, target, a) for a in axes}
     points: dict[tuple, list[dict[str, int]]] = {}
     for c in cands:
         points.setdefault(tuple(c[a] for a in axes), []).append(c)
@@ -470,26 +472,9 @@ def _depth_options(
         yield {**buffers, **dict.fromkeys(free, 1)}
 
 
-def _choices(op: Op, target: Target, knob: str) -> list[int]:
-    axes = op.axes()
-    if op.unit == "cube":
-        extent = axes["k"] if knob == "k0" else axes[knob]
-        step = target.m0 if knob in ("m", "n") else max(1, target.k0_bytes // op.tensor("a").dtype.itemsize)
-        padded = -(-extent // step) * step
-        sizes = [s for s in (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048) if s % step == 0]
-        return sorted({min(s, padded) for s in sizes})
-    extent = axes[knob]
-    sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768}
-    if op.whole_axes:
-        # A row operation's tile is whole rows, each a long transfer: the row counts between two powers of
-        # two count too (6 rows of 8 KiB fill a UB where 8 do not fit and 4 leave a third of it empty).
-        sizes |= {3 << j for j in range(14)}
-    return sorted({min(s, extent) for s in sizes})
-
-
 def _candidates(op: Op, target: Target, fixed: dict[str, int], given: Schedule):
     knobs = tile_knobs(op)
-    pools = {k: [fixed[k]] if k in fixed else _choices(op, target, k) for k in knobs}
+    pools = {k: [fixed[k]] if k in fixed else tile_choices(op, target, k) for k in knobs}
     if op.unit != "cube":
         for combo in itertools.product(*(pools[k] for k in knobs)):
             yield dict(zip(knobs, combo))
