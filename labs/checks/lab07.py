@@ -67,7 +67,7 @@ def _space_size(g: Grader, fn: Any) -> None:
             space.raw_size,
             f"{case} (raw)",
             hint="multiply the numbers of choices of every free knob: four tile knobs (k0's ladder runs up to K, "
-            "and every ladder ends with the axis itself) and the loop order",
+            "and every ladder ends with the axis rounded up to 16) and the loop order",
         )
         g.close(
             g.number(distinct, f"{case} (distinct)", integer=True),
