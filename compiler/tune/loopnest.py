@@ -32,6 +32,9 @@ buffers do not fit prunes all its depths at once. ``pipeline``'s rule (a load ru
 tiles ahead) is checked directly, and ``sync`` runs whenever the event ids could run short. An operator
 compiled as another (conv2d as its implicit GEMM) is searched over that operator's knobs, with its own
 extra checks. Candidates whose program would exceed the instruction budget are pruned and counted.
+Both checks have exact closed forms (``compiler.tune.fit``): each depth combination's fit is a few sums over
+the hoisted kernel's buffers, and a trip count of its copies and ``mmad``s prunes a candidate over the budget
+before the model prices it (``DSASIM_FAST=0`` runs ``buffer`` and the model instead: the same space).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.errors import ScheduleError
 from compiler.ir import Kernel
 from compiler.ops import Op
 from compiler.passes import buffer, hoist, order, pipeline, spec, sync, tile
@@ -50,9 +53,11 @@ from compiler.passes.pipeline import LOADING, is_epilogue_operand
 from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
 from compiler.target import Target
 from compiler.tune.errors import TuneError
+from compiler.tune.fit import FitCheck, least_instructions
 from compiler.tune.menu import tile_choices
 from compiler.tune.model import Prediction, predict, price
 from compiler.tune.types import REFUSED, Family, Knob, reason
+from isa.fast import fast
 
 DEPTHS = tuple(range(1, MAX_BUFFERS + 1))
 PREFETCHES = tuple(range(MAX_BUFFERS))
@@ -206,14 +211,14 @@ class LoopNestFamily(Family):
         prefetches = (fixed.prefetch,) if fixed.prefetch is not None else PREFETCHES
         prefetches = tuple(sorted({min(p, _reach(deep, loading)) for p in prefetches}))
         combos = list(itertools.product(*pools))
-        try:  # the least each combination needs: if single buffers do not fit, nothing does
-            buffer(hoisted, {n: min(pool) for n, pool in zip(names, pools)})
-        except BufferCapacityError as e:
-            pruned[reason(e)] += len(combos) * len(prefetches)
+        fit = FitCheck(hoisted)
+        refused = fit.refused({n: min(pool) for n, pool in zip(names, pools)})
+        if refused:  # the least each combination needs: if single buffers do not fit, nothing does
+            pruned[refused] += len(combos) * len(prefetches)
             return
         base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par, "group_m": fixed.group_m,
                 "panel": panel, "block": block}  # fmt: skip
-        work = None
+        work, least = None, None
         for combo in combos:
             depths = dict(zip(names, combo))
             # pipeline's rule, checked here to save the passes: a load runs at most depth - 1 tiles ahead (a k
@@ -223,11 +228,11 @@ class LoopNestFamily(Family):
             pruned["prefetch deeper than their buffers"] += len(prefetches) - len(ok)
             if not ok:
                 continue
-            try:
-                buffered = buffer(hoisted, depths)
-            except BufferCapacityError as e:
-                pruned[reason(e)] += len(ok)
+            refused = fit.refused(depths)
+            if refused:
+                pruned[refused] += len(ok)
                 continue
+            buffered = buffer(hoisted, depths)
             for prefetch in ok:
                 if _event_ids(buffered) > self.target.event_ids:  # maybe too many: let sync decide
                     try:
@@ -235,6 +240,11 @@ class LoopNestFamily(Family):
                     except ScheduleError as e:
                         pruned[reason(e)] += 1
                         continue
+                if least is None:  # the budget's closed form, where it alone prunes (see compiler.tune.fit)
+                    least = least_instructions(hoisted) if fast() else 0
+                if least > max_instructions:
+                    pruned["exceed the instruction budget"] += 1
+                    continue
                 work = work or price(buffered)
                 prediction = predict(buffered, work, prefetch)
                 if prediction.instructions > max_instructions:
