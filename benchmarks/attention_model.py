@@ -20,22 +20,26 @@ from isa import DsasimError
 from simulator import load_chip
 from simulator.run import simulate
 
-CASES = [  # chip, op, (tile_q, tile_kv, query tiles per block)
-    ("ascend910b-like", Attention(1, 1, 1024, 128),
+CASES = [  # chip, op, cores, (tile_q, tile_kv, query tiles per block)
+    ("ascend910b-like", Attention(1, 1, 1024, 128), 1,
      [(64, 256, 1), (32, 256, 5), (32, 384, 4), (32, 256, 2), (64, 128, 1)]),
-    ("edu", Attention(1, 1, 1024, 64), [(48, 256, 1), (32, 256, 2), (64, 128, 2), (64, 128, 1), (32, 128, 4)]),
-    ("edu", Attention(1, 1, 1024, 128, True), [(32, 192, 1), (32, 192, 4), (32, 128, 2)]),
+    ("edu", Attention(1, 1, 1024, 64), 1, [(48, 256, 1), (32, 256, 2), (64, 128, 2), (64, 128, 1), (32, 128, 4)]),
+    ("edu", Attention(1, 1, 1024, 128, True), 1, [(32, 192, 1), (32, 192, 4), (32, 128, 2)]),
+    # many cores re-read the same K/V tiles (from the L2): the model's memory term
+    ("ascend910b-like", Attention(1, 1, 4096, 128), 24, [(64, 256, 1), (32, 320, 6), (32, 256, 6)]),
+    ("ascend910b-like", Attention(1, 32, 1024, 128, True, kv_heads=8, layout="bshd"), 24,
+     [(64, 256, 1), (32, 256, 5), (64, 128, 2)]),
 ]  # fmt: skip
 
 
 def main() -> None:
     print("| chip | attention | schedule | cycles | predicted | measured / predicted |")
     print("|---|---|---|---:|---:|---:|")
-    for chip_name, op, scheds in CASES:
+    for chip_name, op, cores, scheds in CASES:
         chip = load_chip(chip_name)
         t = Target.of(chip)
         for tq, tk, qt in scheds:
-            s = AttentionSchedule("flash", tq, tk, 16 if chip_name == "edu" else 32, 2, None, 1, tq * qt)
+            s = AttentionSchedule("flash", tq, tk, 16 if chip_name == "edu" else 32, 2, None, cores, tq * qt)
             try:
                 c = compile_attention(op, s, chip)
             except DsasimError:

@@ -29,7 +29,7 @@ from compiler.ops import VECTOR_DTYPES, MatMul, Op, TensorSpec, as_f32, check_di
 from compiler.passes import front
 from compiler.schedule import Schedule, ScheduleError
 from compiler.target import Target
-from compiler.tileprog import F32, TileProgram, Value, VOp, tree_reduce
+from compiler.tileprog import F32, UB_ALIGN, TileProgram, Value, VOp, tree_reduce
 from compiler.tune.model import Prediction, predict
 from isa import Addr, DType, Instruction, Space, VBinary, VCast
 
@@ -43,8 +43,6 @@ UNITS = ("auto", "cube", "vector")
 #: tile, where the full f32 copy of the product took ``rows × cols × 4`` bytes.
 GROUP = 8
 CHUNK = 256
-#: Bytes a group of rows must start on (UB's alignment on every preset; ``widesum`` checks the chip's).
-UB_ALIGN = 32
 
 
 def vector_gemv(n: int, k: int, dtype: DType) -> VectorGemv:
@@ -216,6 +214,14 @@ def _st(rows: int, stride: int) -> int | None:
     return stride if rows > 1 else None
 
 
+#: How ``GemvChoice.reason`` names each unit's form, by the weights' type: (Cube, Vector).
+UNIT_NAMES = {
+    "f16": ("cube", "vector"),
+    "int8": ("cube int8 (activations quantised per token)", "vector W8A16"),
+    "int4": ("cube f16 (int4 dequantised to f16 in GM by the Vector unit first)", "vector W4A16"),
+}
+
+
 @dataclass(frozen=True)
 class GemvChoice:
     """Where one skinny matmul runs, and why: each unit's predicted cycles (the Vector's for all ``m`` of
@@ -230,7 +236,8 @@ class GemvChoice:
     vector: Prediction | None  # None: the Vector form could not be compiled (its row does not fit UB)
     m0: int
     #: the weights' type: "int8" prices the Cube's int8 matmul with its dequantisation against the Vector's
-    #: W8A16 GEMV (``compiler.qgemv``)
+    #: W8A16 GEMV, "int4" the Vector's dequantisation to f16 and the Cube's f16 matmul against the Vector's
+    #: W4A16 GEMV (``compiler.qgemv``)
     weights: str = "f16"
 
     @property
@@ -247,7 +254,7 @@ class GemvChoice:
         return 1 - self.m / (-(-self.m // self.m0) * self.m0)
 
     def reason(self) -> str:
-        unit = "cube int8 (activations quantised per token)" if self.weights == "int8" else "cube"
+        unit, vector = UNIT_NAMES[self.weights]
         cube = (
             f"{unit} {self.cube_cycles:,.0f} cycles ({self.cube.bound}-bound, {self.padding:.0%} of fractal rows "
             "padding)"
@@ -255,7 +262,7 @@ class GemvChoice:
         if self.vector is None:
             return f"{self.node}: cube — the Vector form does not fit UB; {cube}"
         vec = (
-            f"vector{' W8A16' if self.weights == 'int8' else ''} {self.vector_cycles:,.0f} cycles "
+            f"{vector} {self.vector_cycles:,.0f} cycles "
             f"({self.m} × {self.vector.cycles:,.0f}, "
             f"{self.vector.bound}-bound, weights read {self.m}×)"
         )

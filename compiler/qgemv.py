@@ -1,5 +1,6 @@
-"""Skinny int8 projections (decode): the Cube's int8 matmul, or a W8A16 GEMV on the Vector unit, chosen by
-the compiler's cost model — ``compiler.gemv``'s choice for weights stored in int8 (``compiler.quant``).
+"""Skinny int8 and int4 projections (decode): the Cube's matmul, or a GEMV on the Vector unit, chosen by
+the compiler's cost model — ``compiler.gemv``'s choice for weights stored in int8 (``compiler.quant``) or
+int4 (``compiler.quant4``).
 
 A layer built with ``weights="int8"`` (``compiler.graph.llm.linears``) runs each projection as three kernels:
 its input quantised per row (``QuantizeRows``, shared by every projection of that input), the Cube's int8
@@ -7,6 +8,11 @@ matmul into int32 sums, and one ``DequantRows`` per part. For ``m ≤ SKINNY`` r
 that against :class:`QuantGemv` — ``m`` Vector kernels per part that read the f16 input and the int8 weight
 (no activation quantisation) — and keeps the cheaper (``GemvChoice`` with ``weights="int8"`` says why). A
 quantiser no projection reads any more is dropped.
+
+A layer built with ``weights="int4"`` runs each stacked projection as a ``DequantInt4`` (the 4-bit weight to
+f16 in GM, on the Vector unit) and one f16 matmul per part on the Cube. For ``m ≤ SKINNY`` rows
+:func:`place_q4gemv` prices that against ``m`` :class:`compiler.quant4.Int4Gemv` kernels per part, which read
+the packed weight itself, and keeps the cheaper (``GemvChoice`` with ``weights="int4"``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from compiler.gemv import (
 from compiler.graph.ir import Graph, Node, Ref
 from compiler.ops import MatMul, TensorSpec, as_f32, check_dims, check_dtype
 from compiler.quant import DequantRows, QuantizeRows
+from compiler.quant4 import DequantInt4, Int4Gemv
 from compiler.schedule import ScheduleError
 from compiler.target import Target
 from compiler.tileprog import F32, Value, VOp
@@ -40,10 +47,11 @@ def place_skinny(
     graph: Graph, chip: object, unit: str = "auto", cores: int | None = None
 ) -> tuple[Graph, tuple[GemvChoice, ...]]:
     """Every skinny projection of ``graph`` placed: the f16 ones by ``compiler.gemv.place_gemv``, the int8
-    ones by :func:`place_qgemv`. Returns the graph and every choice made."""
+    ones by :func:`place_qgemv`, the int4 ones by :func:`place_q4gemv`. Returns the graph and every choice."""
     placed, f16 = place_gemv(graph, chip, unit, cores)
     placed, int8 = place_qgemv(placed, chip, unit, cores)
-    return placed, f16 + int8
+    placed, int4 = place_q4gemv(placed, chip, unit, cores)
+    return placed, f16 + int8 + int4
 
 
 @dataclass(frozen=True)
@@ -125,8 +133,7 @@ def place_qgemv(
     """``graph`` with every skinny int8 projection (``skinny_int8``) on the Cube (kept as built) or, where
     the cost model prices it cheaper (or ``unit="vector"``), as ``QuantGemv`` kernels: one per row and part,
     in place of the int8 matmul and its dequantisations. Returns the graph and the choices."""
-    if unit not in UNITS:
-        raise ScheduleError(f"unknown GEMV unit {unit!r}", knob="--gemv", hint=f"use one of {', '.join(UNITS)}")
+    check_unit(unit)
     target = Target.of(chip)
     n_cores = cores or target.cores
     dequants: dict[str, list[Node]] = {}  # the int32 sums → the dequantisations reading them
@@ -161,14 +168,23 @@ def choose_qgemv(node: Node, parts: list[Node], target: Target, unit: str, cores
         vector = chain([predict_op(QuantGemv(p.op.cols, op.k, p.op.dtype), target, cores) for p in parts])
     except (ScheduleError, BufferCapacityError):
         vector = None
-    if unit == "vector" and vector is None:
+    return pick(GemvChoice(node.name, op.m, op.n, op.k, "cube", cube, vector, target.m0, "int8"), unit)
+
+
+def pick(choice: GemvChoice, unit: str) -> GemvChoice:
+    """``choice`` on ``unit``, or with ``auto`` on the cheaper; refuses the Vector unit where its form does not fit."""
+    if unit == "vector" and choice.vector is None:
         raise ScheduleError(
-            f"{node.name}: a row of {op.k} elements does not fit UB for the Vector GEMV", knob="--gemv",
+            f"{choice.node}: a row of {choice.k} elements does not fit UB for the Vector GEMV", knob="--gemv",
             hint="use --gemv cube",
         )  # fmt: skip
-    choice = GemvChoice(node.name, op.m, op.n, op.k, "cube", cube, vector, target.m0, "int8")
-    pick = unit if unit != "auto" else ("vector" if choice.vector_cycles < choice.cube_cycles else "cube")
-    return replace(choice, unit=pick)
+    best = unit if unit != "auto" else ("vector" if choice.vector_cycles < choice.cube_cycles else "cube")
+    return replace(choice, unit=best)
+
+
+def check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise ScheduleError(f"unknown GEMV unit {unit!r}", knob="--gemv", hint=f"use one of {', '.join(UNITS)}")
 
 
 def chain(preds: list[Prediction]) -> Prediction:
@@ -203,4 +219,60 @@ def vector_rows(node: Node, parts: list[Node], x: Ref) -> list[Node]:
                 ("y0", Ref(y.tensor, y.offset + i * (y.row_stride or n))),
             )
             out.append(Node(f"{p.name.removesuffix('.dequant')}.row{i}", gemv, bind))
+    return out
+
+
+def place_q4gemv(
+    graph: Graph, chip: object, unit: str = "auto", cores: int | None = None
+) -> tuple[Graph, tuple[GemvChoice, ...]]:
+    """``graph`` with every skinny int4 projection — a ``DequantInt4`` whose f16 matmuls all have at most
+    ``SKINNY`` rows — kept for the Cube or, where the cost model prices it cheaper (or ``unit="vector"``), as
+    ``Int4Gemv`` kernels: one per row and part, reading the packed weight, in place of the dequantisation and
+    the matmuls. Returns the graph and the choices."""
+    check_unit(unit)
+    target = Target.of(chip)
+    n_cores = cores or target.cores
+    readers: dict[str, list[Node]] = {}  # a dequantised weight → the matmuls reading it
+    for n in graph.nodes:
+        if isinstance(n.op, MatMul):
+            readers.setdefault(n.ref("b").tensor, []).append(n)
+    moved: dict[str, list[Node]] = {}
+    choices = []
+    for node in graph.nodes:
+        parts = readers.get(node.ref("y0").tensor, []) if isinstance(node.op, DequantInt4) else []
+        if not parts or max(p.op.m for p in parts) > SKINNY:
+            continue
+        op, m = node.op, parts[0].op.m
+        cube = chain([predict_op(op, target, n_cores), *(predict_op(p.op, target, n_cores) for p in parts)])
+        try:
+            vector = chain([predict_op(Int4Gemv(p.op.n, op.k, op.group, op.dtype), target, n_cores) for p in parts])
+        except (ScheduleError, BufferCapacityError):
+            vector = None
+        name = node.name.removesuffix(".dequant")
+        c = pick(GemvChoice(name, m, op.n, op.k, "cube", cube, vector, target.m0, "int4"), unit)
+        choices.append(c)
+        if c.unit == "vector":
+            moved[node.name] = []
+            moved.update((p.name, int4_rows(node, p)) for p in parts)
+    nodes = [r for n in graph.nodes for r in moved.get(n.name, [n])]
+    return graph.with_nodes(tuple(nodes)), tuple(choices)
+
+
+def int4_rows(dequant: Node, part: Node) -> list[Node]:
+    """The ``Int4Gemv`` kernels of one part of an int4 projection: for each row of its input, the part's rows
+    of the packed weight and of the scales, into the part's output row."""
+    op, mm = dequant.op, part.op
+    w, sw = dequant.ref("x0"), dequant.ref("x1")
+    first = part.ref("b").offset // op.k  # the part's first row of the stacked weight
+    a, y = part.ref("a"), part.ref("c")
+    gemv = Int4Gemv(mm.n, op.k, op.group, op.dtype)
+    out = []
+    for i in range(mm.m):
+        bind = (
+            ("x0", Ref(w.tensor, w.offset + first * op.k // 2)),
+            ("x1", Ref(a.tensor, a.offset + i * (a.row_stride or op.k))),
+            ("x2", Ref(sw.tensor, sw.offset + first * (op.k // op.group))),
+            ("y0", Ref(y.tensor, y.offset + i * (y.row_stride or mm.n))),
+        )
+        out.append(Node(f"{part.name}.row{i}", gemv, bind))
     return out

@@ -24,6 +24,8 @@ from isa import Addr, DType, Instruction, Space, VBinary, VBroadcast, VCast, VDu
 from isa.timing import vector_cycles
 
 F32 = DType.F32
+#: Bytes a value's rows and chunks must start on: UB's alignment on every preset (instructions check the chip's).
+UB_ALIGN = 32
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min")
 UNARY_OPS = ("abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy")
 SCALAR_OPS = ("adds", "muls", "maxs", "mins")

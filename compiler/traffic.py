@@ -68,6 +68,24 @@ class Traffic:
         return "\n".join(lines)
 
 
+def memory_cycles(target: object, compulsory: int, read: int, write: int) -> float:
+    """Cycles the chip's memory takes to serve ``read`` and ``write`` GM bytes of which ``compulsory`` are first
+    reads (0 if its bandwidth is unknown) — the one rule every cost model uses.
+
+    Without an L2 every byte crosses the GM link: ``(read + write) / gm_bandwidth``. With one (``simulator.l2``)
+    that holds every tensor the kernel reads, a tensor's first read misses and its re-reads (the same tile of
+    B for every row block of A, the same K/V tile for every query tile) hit: the misses and the writes cross
+    the GM link, the hits the L2's, at the same time — ``max((compulsory + write) / gm_bandwidth, (read -
+    compulsory) / l2 bandwidth)``. Re-reads of a kernel whose tensors do not fit the L2 are priced as misses."""
+    gm = target.gm_bandwidth
+    if not math.isfinite(gm):
+        return 0.0
+    l2 = getattr(target.params, "l2", None)
+    if l2 is None or compulsory > l2.size:
+        return (read + write) / gm
+    return max((compulsory + write) / gm, (read - compulsory) / l2.bandwidth)
+
+
 def gm_traffic(kernel: Kernel) -> Traffic:
     """The GM bytes of a hoisted (or later) kernel, by the formula above."""
     op = kernel.op

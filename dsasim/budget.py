@@ -1,7 +1,7 @@
 """Budgets checked before compiling: refuse a problem too large to simulate, with the estimate and the knob.
 
-Compiling and simulating cost about 60 µs and 1 KiB of host memory per instruction (compiling, then running; measured
-in ``docs/limits.md``), so a shape's size is only a problem through the instructions it compiles to and the
+Compiling and simulating cost about 25 µs and 200 bytes of host memory per instruction (compiling, then running;
+measured in ``docs/limits.md``), so a shape's size is only a problem through the instructions it compiles to and the
 data it holds. Both are estimated *before* anything is emitted or allocated:
 
 - **instructions** — a loop-nest operator runs the compiler's passes up to ``sync`` (symbolic: the loop
@@ -40,8 +40,8 @@ from simulator.config import Chip
 from simulator.host import check_host_memory
 
 #: The default largest program (instructions over all cores) a run, compile or picture may build:
-#: about two minutes and 1 GiB of host memory. ``--max-instructions`` raises it.
-MAX_INSTRUCTIONS = 1_000_000
+#: about a minute and a half and under 1 GiB of host memory (docs/limits.md). ``--max-instructions`` raises it.
+MAX_INSTRUCTIONS = 4_000_000
 
 #: Programs at least this long take more than a few seconds: the CLI shows a progress bar.
 SLOW_INSTRUCTIONS = 50_000
@@ -50,7 +50,7 @@ SLOW_INSTRUCTIONS = 50_000
 PROXY_SEQ = 2048
 
 #: Host seconds to compile and simulate one instruction, roughly (docs/limits.md): for the time estimate.
-SECONDS_PER_INSTRUCTION = 60e-6
+SECONDS_PER_INSTRUCTION = 25e-6
 
 
 @dataclass(frozen=True)

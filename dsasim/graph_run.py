@@ -317,9 +317,16 @@ def rebase(program: Program, node: Node, graph: Graph, plan: MemoryPlan) -> Prog
         es = t.dtype.itemsize
         cols = t.shape[-1] if len(t.shape) > 1 else math.prod(t.shape)
         places[t.name] = _Place(plan.offset(ref.tensor) + ref.offset * es, es, cols, ref.row_stride)
-    cores = tuple(tuple(_rebase(ins, places) for ins in stream) for stream in program.cores)
+    # Only GM copies move: every other instruction is kept without a call (a prefill layer's kernels hold millions).
+    cores = tuple(
+        tuple([_rebase(ins, places) if type(ins) in _MOVES else ins for ins in stream]) for stream in program.cores
+    )
     arena = TensorDecl(ARENA, DType.I8, (max(plan.peak, 1),), TensorKind.INOUT)
     return Program((arena,), cores, program.chip, (*program.comments, f"graph node {node.name}"))
+
+
+#: the instructions that can address GM (``_rebase``)
+_MOVES = frozenset({Copy, Fixpipe})
 
 
 def _rebase(ins: Instruction, places: dict[str, _Place]) -> Instruction:

@@ -14,7 +14,7 @@ chip's), ``timing_only=`` (no data: same cycles, faster), ``interpret=`` (run th
 engine, no cycles: returns None), ``num_stages=`` (default 2: loops without their own ``num_stages`` are
 double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
 (also run the interpreter on copies of the arguments and compare: ``run.check``), ``max_instructions=``
-(default 1,000,000: the trace is refused beyond it, before a large grid or loop is traced: docs/limits.md). A
+(default 4,000,000: the trace is refused beyond it, before a large grid or loop is traced: docs/limits.md). A
 GPU's launch options (``num_warps=``, ``num_ctas=``, ``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean
 nothing here.
 """

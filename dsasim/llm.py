@@ -33,6 +33,7 @@ from compiler.graph.ir import Graph, Node
 from compiler.graph.kv_chunks import KvChunkChoice, choose_kv_chunks
 from compiler.graph.llm import ATTENTION, check_layer, decoder_layer, rope_inputs
 from compiler.qgemv import place_skinny
+from compiler.quant4 import GROUP
 from dsasim.api import chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
 from dsasim.graph_run import GraphRun, run_graph
@@ -245,6 +246,7 @@ def run_layer(
     weights: str = "f16",
     fused: bool = True,
     kv_dtype: str = "f16",
+    group: int = GROUP,
     **model: int,
 ) -> LayerRun:
     """Build the decoder layer (``compiler.graph.llm``), split decode attention's context into
@@ -255,7 +257,8 @@ def run_layer(
     ``kv_block``: decode reads a paged KV cache through its block table (``compiler.graph.paged``; 0:
     contiguous; the context is then not split in chunks). ``fused``: unsplit decode attention as one kernel
     (``compiler.attention.decode``); else its matmuls, batched or not. ``weights``: the projections'
-    weights in f16 or int8 (``compiler.graph.llm.linear``); ``kv_dtype``: decode's KV cache in f16 or int8
+    weights in f16, int8 or int4 (``compiler.graph.llm.linear``; ``group``: int4's weights per scale along k);
+    ``kv_dtype``: decode's KV cache in f16 or int8
     (``compiler.graph.kv_int8``: attention unsplit). Each kernel estimated beyond ``max_instructions`` (None:
     no limit) is refused before it is compiled."""
     chip_obj = chip_for(chip, cores or 1)
@@ -268,7 +271,7 @@ def run_layer(
         kv = choose_kv_chunks(chip_obj, batch=batch, context=context, cores=cores, chunks=chunks, fused=fused,
                               **shape)  # fmt: skip
     graph = decoder_layer(phase, batch, seq, context, **model, kv_chunks=kv.chunks if kv else 1, kv_block=kv_block,
-                          weights=weights, fused=fused, kv_dtype=kv_dtype)  # fmt: skip
+                          weights=weights, fused=fused, kv_dtype=kv_dtype, group=group)  # fmt: skip
     placed, choices = place_skinny(graph, chip_obj, gemv, cores) if phase == "decode" else (graph, ())
     if batched:  # decode attention's small matmuls, one kernel each for q·Kᵀ and P·V
         placed = batch_matmuls(placed, cores or chip_obj.cores, select=lambda n: _reads(placed, n, "cache", 2))

@@ -15,9 +15,10 @@ chip's GM bandwidth (``tokens · hidden · 2`` bytes), not simulated — a few K
 
 **Memory.** ``weights`` (every layer's matrices and norms, the embedding and the LM head; one table when the
 model ties them), the KV cache (``layers · 2 · kv_heads · head_dim`` elements per cached token per
-sequence, at ``kv_dtype``) and a workspace (one layer's activations, which layers reuse) must fit the
-chip's HBM (``gm.size``). ``max_batch`` is the largest batch that does at this context; a larger batch is
-refused before anything is simulated.
+sequence, at ``kv_dtype``) and a workspace (one layer's activations, which layers reuse; with int4 weights
+also the f16 copy of the largest weight the Cube reads, ``dequant_bytes``) must fit the chip's HBM
+(``gm.size``). ``max_batch`` is the largest batch that does at this context; a larger batch is refused
+before anything is simulated.
 
 What the numbers leave out: kernel launch and host overhead between the ~``16 · layers`` kernels of a
 step (tens of µs per step on real serving stacks), sampling, and any network (one chip, no tensor
@@ -30,21 +31,23 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.gemv import GemvChoice
+from compiler.gemv import SKINNY, GemvChoice
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.ir import Graph
 from compiler.graph.kv_int8 import check_kv_dtype
 from compiler.graph.llm import check_layer, linear
 from compiler.qgemv import place_skinny
+from compiler.quant4 import GROUP
 from dsasim.api import chip_for
 from dsasim.graph_run import GraphRun, run_graph
 from dsasim.llm import LayerRun, fmt_bytes, run_layer
 from isa import DsasimError, DType
 from simulator.config import Chip
 
-#: Bytes per element of each weight storage type (int8: plus one f16 scale per output channel, ``weight_bytes``)
-#: and KV-cache storage type (int8: plus one f16 scale per token and key head, ``kv_bytes_per_token``).
-WEIGHT_BYTES = {"f16": 2, "int8": 1}
+#: Bytes per element of each weight storage type (int8: plus one f16 scale per output channel; int4: two a
+#: byte, plus one f16 scale per ``GROUP`` weights along k; ``matrix_bytes``) and KV-cache storage type (int8:
+#: plus one f16 scale per token and key head, ``kv_bytes_per_token``).
+WEIGHT_BYTES = {"f16": 2, "int8": 1, "int4": 0.5}
 KV_BYTES = {"f16": 2, "int8": 1}
 
 
@@ -65,6 +68,11 @@ class ModelConfig:
     def layer_shape(self) -> dict[str, int]:
         """The keyword arguments of ``compiler.graph.llm.decoder_layer`` for one layer."""
         return {k: getattr(self, k) for k in ("hidden", "heads", "kv_heads", "head_dim", "ffn_dim")}
+
+    def layer_matrices(self) -> tuple[tuple[int, int], ...]:
+        """One layer's weight matrices, ``[out, in]``: q, k, v, o, gate, up, down."""
+        h, q, kv, f = self.hidden, self.heads * self.head_dim, self.kv_heads * self.head_dim, self.ffn_dim
+        return ((q, h), (kv, h), (kv, h), (h, q), (f, h), (f, h), (h, f))
 
     @property
     def layer_params(self) -> int:
@@ -179,31 +187,55 @@ class Memory:
         }
 
 
-def weight_bytes(cfg: ModelConfig, weights: str = "f16") -> int:
-    """HBM bytes of the weights: the layers' matrices and an untied LM head at ``weights`` (int8: with one
-    f16 scale per output channel), the norms and the embedding table in f16 (a tied LM head is that table)."""
+def matrix_bytes(rows: int, cols: int, weights: str = "f16", group: int = GROUP) -> int:
+    """HBM bytes of a ``[rows, cols]`` weight stored at ``weights``: its elements, and its f16 scales — int8
+    one per row (output channel), int4 one per ``group`` elements of a row (``compiler.quant4``)."""
+    scales = {"f16": 0, "int8": rows, "int4": rows * -(-cols // group)}[weights]
+    return int(rows * cols * WEIGHT_BYTES[weights]) + 2 * scales
+
+
+def weight_bytes(cfg: ModelConfig, weights: str = "f16", group: int = GROUP) -> int:
+    """HBM bytes of the weights: the layers' matrices and an untied LM head at ``weights`` (``matrix_bytes``),
+    the norms and the embedding table in f16 (a tied LM head is that table)."""
     h = cfg.hidden
-    per = WEIGHT_BYTES[weights]
-    scale = 2 if weights != "f16" else 0  # bytes per output channel
-    matrices = cfg.layer_params - 2 * h
-    channels = cfg.heads * cfg.head_dim + 2 * cfg.kv_heads * cfg.head_dim + h + 2 * cfg.ffn_dim + h
-    layers = cfg.layers * (matrices * per + channels * scale + 2 * h * 2)
-    head = 0 if cfg.tied else cfg.vocab * (h * per + scale)
+    layers = cfg.layers * (sum(matrix_bytes(r, c, weights, group) for r, c in cfg.layer_matrices()) + 2 * h * 2)
+    head = 0 if cfg.tied else matrix_bytes(cfg.vocab, h, weights, group)
     return layers + head + (h + cfg.vocab * h) * 2
 
 
+def dequant_bytes(cfg: ModelConfig, weights: str, batch: int) -> int:
+    """GM an int4 step needs to dequantise a weight to f16 for the Cube (``compiler.graph.llm.linears``): the
+    largest stacked projection of a layer (gate and up), and the LM head's when ``batch`` is too many rows for
+    the Vector GEMV to be considered (``compiler.gemv.SKINNY``). One at a time: the workspace is reused."""
+    if weights != "int4":
+        return 0
+    h, d = cfg.hidden, cfg.head_dim
+    stacked = max((cfg.heads + 2 * cfg.kv_heads) * d * h, h * cfg.heads * d, 2 * cfg.ffn_dim * h, h * cfg.ffn_dim)
+    head = cfg.vocab * h if batch > SKINNY and not cfg.tied else 0
+    return 2 * max(stacked, head)
+
+
 def memory(
-    cfg: ModelConfig, chip: Chip, batch: int, tokens: int, *, weights: str = "f16", kv_dtype: str = "f16"
+    cfg: ModelConfig,
+    chip: Chip,
+    batch: int,
+    tokens: int,
+    *,
+    weights: str = "f16",
+    kv_dtype: str = "f16",
+    group: int = GROUP,
 ) -> Memory:
     """The HBM a step of ``batch`` sequences holding ``tokens`` cached tokens each needs. The workspace is
     one layer's activations per sequence, generously: every intermediate of a decode layer (q, k, v, the
     attention scores over ``tokens``, the MLP's two ``ffn_dim`` rows and the residuals) without reuse."""
     kv_seq = cfg.kv_bytes_per_token(kv_dtype) * tokens
     ws_seq = 2 * (6 * cfg.hidden + 2 * cfg.kv_heads * cfg.head_dim + 3 * cfg.ffn_dim + cfg.heads * tokens)
-    w = weight_bytes(cfg, weights)
-    free = chip.gm_size - w
-    most = max(0, free // (kv_seq + ws_seq))
-    return Memory(w, batch * kv_seq, batch * ws_seq, chip.gm_size, kv_seq, ws_seq, most)
+    w = weight_bytes(cfg, weights, group)
+    deq = dequant_bytes(cfg, weights, batch)
+    most = max(0, (chip.gm_size - w - dequant_bytes(cfg, weights, SKINNY + 1)) // (kv_seq + ws_seq))
+    if most <= SKINNY:  # at so few rows the LM head's weight is not dequantised
+        most = min(SKINNY, max(0, (chip.gm_size - w - dequant_bytes(cfg, weights, 1)) // (kv_seq + ws_seq)))
+    return Memory(w, batch * kv_seq, batch * ws_seq + deq, chip.gm_size, kv_seq, ws_seq, most)
 
 
 def check_fits(cfg: ModelConfig, chip: Chip, phase: str, batch: int, tokens: int, mem: Memory) -> None:
@@ -230,14 +262,21 @@ def check_fits(cfg: ModelConfig, chip: Chip, phase: str, batch: int, tokens: int
 
 
 def lm_head(
-    rows: int = 1, hidden: int = 256, vocab: int = 1024, dtype: DType = DType.F16, weights: str = "f16"
+    rows: int = 1,
+    hidden: int = 256,
+    vocab: int = 1024,
+    dtype: DType = DType.F16,
+    weights: str = "f16",
+    group: int = GROUP,
 ) -> Graph:
     """The model's end: the final RMSNorm and ``logits = n · W_vocabᵀ`` over ``rows`` tokens (the last
     token of each sequence), ``W_vocab`` stored at ``weights`` (``compiler.graph.llm.linear``)."""
     b = GraphBuilder(dtype)
     x = b.tensor("x", (rows, hidden), "input")
-    logits = linear(b, "lm_head", b.rmsnorm("final_norm", x), vocab, weights)
+    logits = linear(b, "lm_head", b.rmsnorm("final_norm", x), vocab, weights, group=group)
     params = {"rows": rows, "hidden": hidden, "vocab": vocab, "dtype": dtype, "weights": weights}
+    if weights == "int4":
+        params["group"] = group
     return b.graph("lm-head", (logits,), params, lm_head)
 
 
@@ -408,11 +447,12 @@ def run_model(
     kv_block: int = 0,
     check_memory: bool = True,
     heads: dict[tuple[int, str], tuple[GraphRun, tuple[GemvChoice, ...]]] | None = None,
+    group: int = GROUP,
 ) -> ModelRun:
     """A whole model's step (timing-only): refuses a batch that does not fit HBM before simulating, then
     simulates one decoder layer and the LM head (see the module doc). ``check_memory=False`` prices a step
     without the HBM check; ``heads`` memoises the LM head's runs by rows and weight type for a caller that
-    prices many steps (the head depends only on those)."""
+    prices many steps (the head depends only on those). ``group``: int4's weights per scale along k."""
     check_layer(phase, batch=batch, seq=seq, context=context, **cfg.layer_shape())
     _check_choice("--weights", weights, WEIGHT_BYTES)
     _check_choice("--kv-dtype", kv_dtype, KV_BYTES)
@@ -420,19 +460,20 @@ def run_model(
         check_kv_dtype(kv_dtype, phase, kv_block, True, 1)
     chip_obj = chip_for(chip)
     tokens = context if phase == "decode" else seq
-    mem = memory(cfg, chip_obj, batch, tokens + (phase == "decode"), weights=weights, kv_dtype=kv_dtype)
+    mem = memory(cfg, chip_obj, batch, tokens + (phase == "decode"), weights=weights, kv_dtype=kv_dtype, group=group)
     if check_memory:  # a serving run prices a rounded-up batch whose true batch fits
         check_fits(cfg, chip_obj, phase, batch, tokens + (phase == "decode"), mem)
     layer = run_layer(phase, batch, seq=seq, context=context, chip=chip_obj, gemv=gemv, timing_only=True,
                       check=False, kv_block=kv_block if phase == "decode" else 0, weights=weights,
-                      kv_dtype=kv_dtype, **cfg.layer_shape())  # fmt: skip
+                      kv_dtype=kv_dtype, group=group, **cfg.layer_shape())  # fmt: skip
     heads = {} if heads is None else heads
     head_weights = "f16" if cfg.tied else weights  # a tied head is the embedding table, kept f16
-    if (batch, head_weights) not in heads:
-        graph = lm_head(batch, cfg.hidden, cfg.vocab, weights=head_weights)
+    key = (batch, head_weights if head_weights != "int4" else f"int4/{group}")
+    if key not in heads:
+        graph = lm_head(batch, cfg.hidden, cfg.vocab, weights=head_weights, group=group)
         placed, choices = place_skinny(graph, chip_obj, gemv)
-        heads[batch, head_weights] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
-    head, choices = heads[batch, head_weights]
+        heads[key] = (run_graph(placed, chip_obj, timing_only=True, check=False), choices)
+    head, choices = heads[key]
     return ModelRun(cfg, phase, batch, tokens, chip_obj, layer, head, mem, weights, kv_dtype, choices)
 
 

@@ -260,7 +260,7 @@ def serve(
 ) -> ServeResult:
     """Run ``trace`` through the continuous-batching scheduler (module doc) and measure it. ``times``: the
     iteration times to use (default: a new ``StepTimes`` of the simulator for this model and chip, its weights
-    stored at ``weights``: f16 or int8, which also sets the HBM left for KV blocks)."""
+    stored at ``weights``: f16, int8 or int4, which also sets the HBM left for KV blocks)."""
     chip_obj = load_chip(chip) if isinstance(chip, str) else chip
     for name, v in (("--kv-block", block), ("--max-batch", max_batch), ("--chunk", chunk or 1), ("--bucket", bucket)):
         if v < 1 or (name == "--bucket" and v < 2):

@@ -401,7 +401,7 @@ support.plot_causal(sizes, kept, causal_steps)
 # L0A/B/C) and two **AIVs** (MTE2, MTE3, Vector; UB each), which share nothing but GM. The preset `edu-separated` is
 # `edu` split that way. There, flash hands every score tile from the AIC to the AIVs, every probability tile back, and
 # every partial output `Oᵀ_t` to the AIVs again — through GM workspaces, with cross-core flags
-# (`set_cross`/`wait_cross`) to order them. The AIVs share the query tiles: each runs the softmax of its own half.
+# (`set_cross`/`wait_cross`) to order them. The AIVs divide every score tile: each runs the softmax of half its queries.
 
 # %%
 sep = {name: run(256, chip=name, tile_q=64, tile_kv=128) for name in ("edu", "edu-separated")}
@@ -414,7 +414,7 @@ r.timeline(window=(lo, lo + 3000), title=f"flash S=256 on edu-separated: cycles 
 # %% [markdown]
 # ### Question 6.6 — two Vector units, yet slower
 #
-# On `edu-separated` each AIV works on only half of the query tiles, yet the kernel takes more
+# On `edu-separated` each AIV works on only half of each tile's queries, yet the kernel takes more
 # cycles than on `edu`. Why? Answer `"a"`, `"b"`, `"c"` or `"d"`:
 #
 # - a. the two AIVs share one Vector unit, so the softmax takes as long as on `edu`;

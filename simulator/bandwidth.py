@@ -54,7 +54,7 @@ class SharedBandwidth:
         """
         env = self.env
         done = Due([])  # ``env.signal()``, without the call: once per transfer
-        flow = _Flow(nbytes, cap, done, env.now + delay + min_cycles)
+        flow = _Flow(nbytes, cap, done, env._now + delay + min_cycles)
         if delay:
             env.call_later(delay, lambda _due: self._start(flow))
         else:
@@ -72,8 +72,8 @@ class SharedBandwidth:
 
     def _finish(self, flow: _Flow) -> None:
         # ``fire_at`` would put the event later in the queue than a timeout followed by ``succeed`` does
-        if flow.not_before > self.env.now:
-            self.env.call_later(flow.not_before - self.env.now, lambda _due: self.env.fire(flow.done))
+        if flow.not_before > self.env._now:
+            self.env.call_later(flow.not_before - self.env._now, lambda _due: self.env.fire(flow.done))
         else:
             self.env.fire(flow.done)
 
@@ -83,7 +83,7 @@ class SharedBandwidth:
 
     # ------------------------------------------------------------------------------ internals
     def _advance(self) -> None:
-        now = self.env.now
+        now = self.env._now
         dt = now - self._last
         if dt:
             for f in self.flows:
@@ -103,7 +103,7 @@ class SharedBandwidth:
                 f.rate = share if share < f.cap else f.cap  # min(cap, share), as written out: no call per flow
                 left -= f.rate
                 n -= 1
-        now = self.env.now
+        now = self.env._now
         total = self.bandwidth - left
         usage = self.usage
         last = usage[-1] if usage else None

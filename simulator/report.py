@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from isa import Pipe
+from isa import Pipe, TensorKind
 from simulator.advice import cause_label, diagnose, verdict
 from simulator.attribution import PIPE_ORDER
 from simulator.energy import energy, format_energy
@@ -49,6 +49,7 @@ def format_report(run: Run) -> str:
             idle = ", ".join(f"{cause_label(k)} {_pct(v, total).strip()}" for k, v in causes if v)
             lines.append(f"  {p.label:<9}{_pct(ps.busy, total)} {ps.instructions:>7,}   {idle or '-'}")
         lines.append("")
+    lines += _cross_core_lines(run)
     if st.bytes:
         lines.append("data moved          bytes     B/cycle   peak B/cycle")
         for key, n in sorted(st.bytes.items()):
@@ -90,6 +91,22 @@ def format_report(run: Run) -> str:
     for w in run.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def _cross_core_lines(run: Run) -> list[str]:
+    """On a separated chip, the hand-overs between cores (cross-core flags taken, per pair of cores) and the GM
+    scratch tensors they go through (the split's workspaces)."""
+    if not run.cross_flags:
+        return []
+    pairs: dict[tuple[int, int], int] = {}
+    for f in run.cross_flags:
+        pairs[(f.src_core, f.dst_core)] = pairs.get((f.src_core, f.dst_core), 0) + 1
+    flags = ", ".join(f"{a}→{b} {n:,}" for (a, b), n in sorted(pairs.items()))
+    lines = [f"cross-core flags    {flags}"]
+    scratch = [t for t in run.program.tensors if t.kind is TensorKind.SCRATCH]
+    if scratch:
+        lines.append("GM scratch          " + ", ".join(f"{t.name} {t.nbytes:,} B" for t in scratch))
+    return [*lines, ""]
 
 
 def _cores_text(kinds: tuple[str, ...], ncores: int) -> str:

@@ -13,7 +13,7 @@ from isa.gcpause import paused_gc
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
-from simulator.engine import CrossFlagEntry, Decoder, Engine, Entries, FlagEntry, TraceEntry
+from simulator.engine import Decoder, Engine
 from simulator.memory import MachineMemory, check_allocation
 from simulator.notebook import run_html
 from simulator.perfetto import write_trace
@@ -154,12 +154,12 @@ def _simulate(
         stats,
         memory.outputs() if memory is not None else {},
         used,
-        Entries(TraceEntry, engine.trace),
-        Entries(FlagEntry, engine.flags),
+        engine.trace,
+        engine.flags,
         engine.gm.usage,
         timing_only,
         name or "program",
-        cross_flags=Entries(CrossFlagEntry, engine.cross_flags),
+        cross_flags=engine.cross_flags,
         core_kinds=kinds,
         held=engine.held,
         sanitizer=found,

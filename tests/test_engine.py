@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import pickle
 import signal
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from strategies import EDU, runnable_programs
 
 from isa import Copy, DeadlockError, Fixpipe, Mmad, Pipe, Program, Space, SyncError, parse, parse_file
 from simulator import simulate
+from simulator.engine.trace import NUMBER, PIPES, CrossFlagEntry, Entries, FlagEntry, TraceEntry
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.s"))
 #: Small queues, slow issue, a narrow shared GM link: issue stalls, queue stalls and bandwidth
@@ -268,3 +270,28 @@ def test_debug_knob_prints_each_instruction_as_it_starts(monkeypatch, capsys):
     simulate(parse(".core 0\n    scalar 5\n    v.dup ub[0x0000], 0.0, f16[64]\n"), timing_only=True)
     err = capsys.readouterr().err
     assert err.split() == ["7", "core0", "VECTOR", "v.dup", "ub[0x0000],", "0.0,", "f16[64]"]
+
+
+def test_the_record_keeps_each_entry_packed_and_gives_it_back_named():
+    """The engine records each entry as it happens, a pipe as its number; the entries come back in order, as
+    named records with their pipes, whatever kind of entry (a trace's, a flag's, a cross-core flag's)."""
+    trace = Entries(TraceEntry)
+    rows = [(0, Pipe.MTE2, 7, 10, 2**40), (3, Pipe.S, 0, 0, 1), (1, Pipe.V, 5, 9, 9)]
+    for core, pipe, index, start, end in rows[:2]:
+        trace.put(trace.pack(core, NUMBER[pipe], index, start, end))
+    assert list(trace) == [TraceEntry(*r) for r in rows[:2]] and trace[1].pipe is Pipe.S
+    core, pipe, index, start, end = rows[2]
+    trace.put(trace.pack(core, NUMBER[pipe], index, start, end))  # recorded after a first read: seen
+    assert len(trace) == 3 and list(trace.rows()) == rows and trace[-1] == TraceEntry(*rows[2])
+    cross = Entries(CrossFlagEntry)
+    row = (2, Pipe.FIX, 0, Pipe.MTE2, 3, 40, 100, 12, 130)
+    cross.put(cross.pack(2, NUMBER[Pipe.FIX], 0, NUMBER[Pipe.MTE2], 3, 40, 100, 12, 130))
+    assert list(cross) == [CrossFlagEntry(*row)] and cross == [row]
+    assert PIPES[NUMBER[Pipe.CUBE]] is Pipe.CUBE and len(Entries(FlagEntry)) == 0
+
+
+def test_a_run_with_its_record_pickles():
+    """A run crosses processes (the tuner's workers): its packed record goes with it, entries intact."""
+    run = simulate(parse_file(EXAMPLES[0]), EDU, timing_only=True)
+    again = pickle.loads(pickle.dumps(run))
+    assert list(again.trace) == list(run.trace) and list(again.flags.rows()) == list(run.flags.rows())

@@ -3,9 +3,10 @@ program — the same instructions, in the same order, on every core, each from t
 equality does not compare) — and to the same cycles.
 
 The shortcuts checked: a traced statement's instructions made once per what they are made of (``emit.Traced.emit``)
-and interned with their line (``lower.Emitter.traced``), loop plans shared by the cores (``lower.Emitter.plans``),
+and interned with their line (``emit.Traced.emit``), loop plans shared by the cores (``lower.Emitter.plans``),
 one issue order per stream signature (``issue.IssueOrders``), one conflict replay per program form
-(``nest.Nest._distinct``), and a loop nest's cores of one form stamped from the first (``stamp``). The kernels:
+(``nest.Nest._distinct``), and a loop nest's or tile-language kernel's cores of one form stamped from the first
+(``stamp``). The kernels:
 FlashAttention (causal and not; BSHD with grouped K/V heads; a sequence whose last Q block is a tail) on several
 cores, matmuls (odd shapes with tail tiles, epilogues, grouped and one-axis spreads, one core and many) and vector
 operators on every chip preset, and tile-language kernels of ``examples/kernels``.
@@ -142,10 +143,9 @@ def test_stamped_cores_are_the_cores_lowered(name: str, preset: str, monkeypatch
     assert lines_fast == lines_slow
 
 
-def test_a_matmuls_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shortcut is taken: of a matmul's 16 cores, the first of each form (its tiles' sizes) is lowered and every
-    other one stamped; with ``DSASIM_FAST=0`` none is stamped."""
-    made = []
+def _stamped(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each stamp asked of a template gave a stream (counted as ``lower`` runs)."""
+    made: list[bool] = []
     real = stamp.Template.stamp
 
     def counted(self, *args):  # type: ignore[no-untyped-def]
@@ -154,6 +154,13 @@ def test_a_matmuls_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
         return out
 
     monkeypatch.setattr(stamp.Template, "stamp", counted)
+    return made
+
+
+def test_a_matmuls_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut is taken: of a matmul's 16 cores, the first of each form (its tiles' sizes) is lowered and every
+    other one stamped; with ``DSASIM_FAST=0`` none is stamped."""
+    made = _stamped(monkeypatch)
     monkeypatch.setenv("DSASIM_FAST", "1")
     op, schedule = NESTS["matmul 16 cores"]
     target = Target.of(chip_for("edu", 16))
@@ -167,4 +174,54 @@ def test_a_matmuls_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
     made.clear()
     monkeypatch.setenv("DSASIM_FAST", "0")
     _nest("matmul 16 cores", "edu")
+    assert made == []
+
+
+#: Tile-language FlashAttention kernels whose cores are stamped where they share a form (their programs' forms in
+#: order): (operator, schedule).
+FLASH_LANG = {
+    "flash, a tail Q block, 4 cores": (Attention(1, 3, 200, 64), FLASH.replace(cores=4)),
+    "flash causal gqa bshd, 4 cores": (
+        Attention(1, 4, 200, 64, causal=True, kv_heads=2, layout="bshd"),
+        FLASH.replace(cores=4),
+    ),
+    "flash 2 batches, 4 cores": (Attention(2, 2, 128, 64), FLASH.replace(cores=4)),
+    "flash causal, 5 cores": (Attention(1, 2, 320, 64, causal=True), FLASH.replace(cores=5)),
+}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("name", list(FLASH_LANG))
+def test_stamped_tile_language_cores_are_the_cores_lowered(
+    name: str, preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tile-language kernel's cores of one form are stamped from the first: every core's program is the same,
+    instruction by instruction and line by line, as with ``DSASIM_FAST=0`` (every core lowered), on every preset
+    (separated ones split after), and so are the cycles."""
+    op, schedule = FLASH_LANG[name]
+    chip = chip_for(preset, schedule.cores)
+    made = _stamped(monkeypatch)
+    monkeypatch.setenv("DSASIM_FAST", "1")
+    fast = compile_attention(op, schedule, chip)
+    stamped = list(made)
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow = compile_attention(op, schedule, chip)
+    assert len(made) == len(stamped), "DSASIM_FAST=0 stamped a core"
+    (p_fast, lines_fast), (p_slow, lines_slow) = _program(fast), _program(slow)
+    assert p_fast == p_slow, f"{name} on {preset}"
+    assert lines_fast == lines_slow
+    run = chip_for(preset, p_fast.ncores)
+    assert simulate(p_fast, run, timing_only=True).cycles == simulate(p_slow, run, timing_only=True).cycles
+
+
+def test_a_flash_kernels_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut is taken: a non-causal FlashAttention whose cores each run programs of one form (full Q blocks)
+    lowers one core and stamps the others; a causal one whose cores each run another Q block lowers every core."""
+    made = _stamped(monkeypatch)
+    monkeypatch.setenv("DSASIM_FAST", "1")
+    op, schedule = FLASH_LANG["flash 2 batches, 4 cores"]
+    compile_attention(op, schedule, EDU)
+    assert made == [True] * 3
+    made.clear()
+    compile_attention(Attention(1, 1, 320, 64, causal=True), FLASH.replace(cores=5), EDU)  # a Q block per core
     assert made == []

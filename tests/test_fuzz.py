@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compiler.language.limits import DEFAULT_STEPS
 from dsasim.cli import main
 from isa import DsasimError
 
@@ -294,8 +295,8 @@ X, OUT = np.ones(1024, np.float32), np.zeros(1024, np.float32)
         ("add", (10**9,), 1024, {}, "1,000,000,000 programs, more than the instruction budget"),
         ("add", (1000, 1000, 1000), 1024, {}, "1,000,000,000 programs"),
         ("add", (97,), 1024, {"max_instructions": 200}, "about 291 instructions, more than the budget of 200"),
-        ("loop", (1,), 10**6, {}, "the loop runs 1,000,000 iterations"),
-        ("loop", (1,), 400_000, {}, "of about 3 traced operations each"),
+        ("loop", (1,), DEFAULT_STEPS, {}, f"the loop runs {DEFAULT_STEPS:,} iterations"),  # the budget's own count
+        ("loop", (1,), 2 * DEFAULT_STEPS // 5, {}, "of about 3 traced operations each"),
         ("divide", (1,), 1024, {}, "ZeroDivisionError"),
         ("recursive", (1,), 1024, {}, "cannot call itself"),
         ("huge", (1,), 1024, {}, "OverflowError"),

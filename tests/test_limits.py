@@ -265,7 +265,7 @@ def test_tuner_workers_die_with_a_killed_parent(tmp_path):
 )
 def test_shapes_beyond_the_instruction_budget_are_refused_before_compiling(capsys, argv):
     err = user_error(capsys, *argv)
-    assert "instructions" in err and "budget of 1,000,000" in err and "--max-instructions" in err
+    assert "instructions" in err and "budget of 4,000,000" in err and "--max-instructions" in err
 
 
 def test_graph_data_beyond_host_memory_is_refused_with_the_timing_only_hint(capsys):

@@ -4,8 +4,15 @@ Every candidate (``tile_q × tile_kv × k0``, the Q block for ``flash``, ``rows`
 the simulator's timing rules — ``Mmad.cost``, the vector rule, ``Transfer.cycles`` — assuming the units of a step
 overlap, so the busiest one sets the pace:
 
-    flash  ≈ steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE, GM share) per step
-    naive  ≈ the same for each of its three kernels, one after another
+    flash  ≈ max(steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE) per step, memory)
+    naive  ≈ steps per core × max(..., GM share) for each of its three kernels, one after another
+
+``memory`` is the loop nests' rule (``compiler.traffic.memory_cycles``): q, k and v cross HBM once and a K/V tile's
+re-reads — one per Q block of every query head — hit the L2 where the chip has one. Pricing every re-read at the
+HBM bandwidth made every core's K/V stream look GM-bound and chose Q blocks to cut it: ascend910b-like
+1x1x4096x128 then took q=32, qb=192, kv=320 (120,619 cycles, 399,020 instructions) where q=64, kv=256 runs
+100,149 (340,080); the prefill layer's 1x32x1024x128 with 8 KV heads, causal, 170,133 cycles and 1,049,344
+instructions where it now takes 130,145 and 435,440.
 
 For flash, a Q block of ``q_tiles`` query tiles shares each K/V load among its tiles (MTE2 and the GM
 share per step fall by about ``q_tiles``) but brings each tile's ``Qᵀ`` into L0B at every step (MTE1),
@@ -37,6 +44,7 @@ from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.memo import Memo
 from compiler.target import Target, fmt_bytes
+from compiler.traffic import memory_cycles
 from isa import DType, Mmad, Space, Transfer
 from isa.timing import nd2nz_cycles, vector_cycles
 from isa.types import Addr
@@ -52,7 +60,9 @@ MAX_Q_TILES = 8
 #: query tiles of a block do less well — measured/predicted cycles of 13 schedules on edu and ascend910b-like at
 #: S=1024 (benchmarks/attention_model.py): 1.02–1.18 with one query tile per block,
 #: 1.16–1.75 with several (ascend910b-like 1x1x4096x128: q=32,qb=128,kv=384 predicted 1,534,080, ran 2,627,432;
-#: q=64,kv=256 predicted 1,738,044, ran 1,824,883)
+#: q=64,kv=256 predicted 1,738,044, ran 1,824,883); over 24 cores of ascend910b-like (S=4096, and the prefill layer's
+#: 32 heads at S=1024) 1.12–1.17 with one, 1.34–1.61 with several
+#: (q=32,qb=192,kv=320 predicted 74,720, ran 120,619; q=64,kv=256 predicted 84,700, ran 99,410)
 Q_BLOCK_GAIN = 0.75
 F16, F32 = DType.F16, DType.F32
 _A = Addr(Space.L0A, 0)
@@ -307,8 +317,43 @@ def estimate(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> f
         lambda: work_counts(op, s.tile_q, s.tile_kv, s.q_tiles if flash else 1, s.cores),
     )
     if flash:
-        return (nsteps + s.depth) * _flash_step(op, s, target, vpc, cores, loads / nsteps)
+        steps = (nsteps + s.depth) * _flash_step(op, s, target, vpc, loads / nsteps)
+        return max(steps, _flash_memory(op, s, target, vpc))
     return _naive(op, s, target, vpc, cores, per_core)
+
+
+def _flash_memory(op: Attention, s: AttentionSchedule, target: Target, vpc: int) -> float:
+    """Cycles the chip's memory takes to serve every core's GM traffic (``compiler.traffic.memory_cycles``, the
+    rule the loop nests' model uses): q, k and v read once from HBM and the output written; the re-reads of a K/V
+    tile — once per Q block of every query head, a group's heads sharing its KV head — hit the L2 where the chip
+    has one that holds the tensors (``attention_traffic`` lists the same terms, whole tiles here)."""
+    d = op.head_dim
+    pairs = _PAIRS.get((op, s.tile_q, s.tile_kv, s.q_tiles), lambda: _kv_pairs(op, s.tile_q, s.tile_kv, s.q_tiles))
+    sizes = {t.name: t.nbytes for t in op.tensors()}
+    compulsory = sizes["q"] + sizes["k"] + sizes["v"]
+    read = sizes["q"] + 2 * pairs * s.tile_kv * d * 2
+    write = sizes["o"]
+    if vpc:  # separated: each step's tiles go out to GM and back (written, then read: the reads hit the L2)
+        es = 2 if op.precision == "fast" else 4
+        steps = s.q_tiles * pairs
+        handover = steps * (s.tile_q * s.tile_kv * (es + 2) + s.tile_q * (d + 1) * 4)
+        read, write = read + handover, write + handover
+    return memory_cycles(target, compulsory, read, write)
+
+
+def _kv_pairs(op: Attention, tile_q: int, tile_kv: int, q_tiles: int) -> int:
+    """(Q block, key tile) pairs over every program: the K/V tile loads of the whole kernel."""
+    nq = -(-op.seq // tile_q)
+    total = 0
+    for j in range(-(-nq // q_tiles)):
+        last = min(nq, (j + 1) * q_tiles) - 1
+        last_key = min(last * tile_q + tile_q, op.seq) - 1 if op.causal else op.seq - 1
+        total += last_key // tile_kv + 1
+    return op.bh * total
+
+
+#: :func:`_kv_pairs` by (operator, tile_q, tile_kv, query tiles per program).
+_PAIRS: Memo[int] = Memo(4096)
 
 
 def work_counts(op: Attention, tile_q: int, tile_kv: int, q_tiles: int, cores: int) -> tuple[int, int, int, int]:
@@ -339,7 +384,7 @@ def work_counts(op: Attention, tile_q: int, tile_kv: int, q_tiles: int, cores: i
 _WORK: Memo[tuple[int, int, int, int]] = Memo(4096)
 
 
-def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores: int, share: float = 1.0) -> float:
+def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, share: float = 1.0) -> float:
     """Cycles of one step of the busiest unit; ``share``: K/V loads per step (1 without Q blocks)."""
     key = (op, s.tile_q, s.tile_kv, s.k0, t.key, vpc)
     p = _PARTS.get(key, lambda: _flash_parts(op, s.tile_q, s.tile_kv, s.k0, t, vpc))
@@ -349,16 +394,13 @@ def _flash_step(op: Attention, s: AttentionSchedule, t: Target, vpc: int, cores:
     if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
         mte1 += p.mte1_q
     mte2 = p.mte2 * share
-    gm_bytes = p.gm_bytes * share
     if vpc:
         mte2 += p.mte2_scores
-        gm_bytes += p.gm_scores
         spread = math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
         others = (p.fix, mte2, p.aiv * spread, p.mte3 * spread)
     else:
         others = (p.fix, mte2, p.mte3)
-    gm = gm_bytes * cores / t.gm_bandwidth
-    step = max(p.cube, vector, mte1, gm, *others)
+    step = max(p.cube, vector, mte1, *others)  # GM: the kernel's memory term (_flash_memory)
     if vpc:  # a step's tiles go round through GM — scores out, probabilities back, P·V out — and the AIC and AIV
         # wait for each other across it: latency the stages do not hide (measured on edu-separated: ~570 cycles)
         step += p.round_trip
@@ -374,11 +416,9 @@ class _Parts(NamedTuple):
     mte1: int
     mte1_q: int  # a Q block's Qᵀ brought into L0B again
     mte2: int  # K and V, per load
-    gm_bytes: int  # K and V, per load
     fix: int
     mte3: int
     mte2_scores: int = 0  # separated: the probabilities back into L1
-    gm_scores: int = 0
     aiv: int = 0
     round_trip: int = 0
     handoff: float = 0
@@ -407,21 +447,19 @@ def _flash_parts(op: Attention, bq: int, bk: int, k0: int, t: Target, vpc: int) 
     mte1_q = math.ceil(d / k0) * _move(t, Space.L1, Space.L0B, bq, k0 * 2)
     rows_apart = op.row("k", 0, 1)[1] != d  # sequence-major: each key row is a burst of its own
     mte2 = 2 * _move(t, Space.GM, Space.L1, *((bk, d * 2) if rows_apart else (1, bk * d * 2)))
-    gm_bytes = 2 * bk * d * 2
     es = sdt.itemsize
     if not vpc:
         fix = _move(t, Space.L0C, Space.UB, 1, bk * bq * es) + _move(t, Space.L0C, Space.UB, 1, (d + 1) * bq * 4)
         mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
-        return _Parts(cube, vector, mte1, mte1_q, mte2, gm_bytes, fix, mte3)
+        return _Parts(cube, vector, mte1, mte1_q, mte2, fix, mte3)
     fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
     aiv = _move(t, Space.GM, Space.UB, bk, bqv * es) + _move(t, Space.GM, Space.UB, d + 1, bqv * 4)
     mte3 = _move(t, Space.UB, Space.GM, bk, bqv * 2)
     lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
                                                      (Space.UB, Space.GM), (Space.GM, Space.L1))}  # fmt: skip
     return _Parts(
-        cube, vector, mte1, mte1_q, mte2, gm_bytes, fix, mte3,
+        cube, vector, mte1, mte1_q, mte2, fix, mte3,
         mte2_scores=_move(t, Space.GM, Space.L1, 1, bk * bq * 2),
-        gm_scores=2 * (bk * bq * (es + 2) + (d + 1) * bq * 4),
         aiv=aiv,
         round_trip=2 * (lat[Space.L0C, Space.GM] + lat[Space.GM, Space.UB]) + lat[Space.UB, Space.GM],
         handoff=lat[Space.GM, Space.L1] + 3 * t.params.cross_flag_latency,

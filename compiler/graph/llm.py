@@ -55,13 +55,14 @@ from compiler.graph.kv_int8 import check_kv_dtype, int8_decode_attention
 from compiler.graph.paged import block_table, check_block, paged_append, paged_decode_attention
 from compiler.ops import Elementwise, MatMul, OpError
 from compiler.quant import DequantRows, QuantizeRows
+from compiler.quant4 import GROUP, DequantInt4, check_group
 from compiler.vecops import Rope
 from isa import DType
 
 F16 = DType.F16
 PHASES = ("prefill", "decode")
 #: How the projections' weights are stored (``linear``).
-WEIGHTS = ("f16", "int8")
+WEIGHTS = ("f16", "int8", "int4")
 #: The first dotted part of every attention node's name (scores, softmax or its split, P·V, merge).
 ATTENTION = "attn"
 
@@ -82,15 +83,17 @@ def decoder_layer(
     weights: str = "f16",
     fused: bool = True,
     kv_dtype: str = "f16",
+    group: int = GROUP,
 ) -> Graph:
     """A LLaMA-style decoder layer (see the module doc). ``seq``: tokens per sequence in prefill;
     ``context``: cached tokens per sequence in decode; ``ffn_dim``: the gated MLP's width; ``kv_chunks``:
     decode attention's context split in that many chunks (flash-decoding, ``compiler.graph.flash_decode``;
     fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
     many tokens read through a block table (``compiler.graph.paged``; 0: contiguous); ``weights``: the
-    projections' weights in f16 or int8 (``linear``); ``fused``: unsplit decode attention as one kernel
-    (``compiler.attention.decode``), else as two matmuls per (sequence, key head) around a softmax;
-    ``kv_dtype``: decode's KV cache in f16 or int8 (``kv_int8``: fused, contiguous, unsplit decode only)."""
+    projections' weights in f16, int8 or int4 (``linear``; ``group``: int4's weights per scale); ``fused``:
+    unsplit decode attention as one kernel (``compiler.attention.decode``), else as two matmuls per
+    (sequence, key head) around a softmax; ``kv_dtype``: decode's KV cache in f16 or int8 (``kv_int8``:
+    fused, contiguous, unsplit decode only)."""
     # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)
     length = {"seq": seq} if phase == "prefill" else {"context": context}
     check_layer(phase, batch=batch, **length, hidden=hidden, heads=heads, kv_heads=kv_heads,
@@ -108,6 +111,9 @@ def decoder_layer(
     n1 = b.rmsnorm("attn_norm", x)
     if weights not in WEIGHTS:
         raise OpError(f"unknown weight type {weights!r}", hint=f"use one of {', '.join(WEIGHTS)}")
+    if weights == "int4":
+        for name, k in (("hidden", hidden), ("heads·head_dim", heads * head_dim), ("ffn_dim", ffn_dim)):
+            check_group(k, group, f"int4 weights: {name}")
     kv8 = kv_dtype != "f16"
     if kv8:
         check_kv_dtype(kv_dtype, phase, kv_block, fused, kv_split(context + 1, kv_chunks).chunks)
@@ -116,6 +122,8 @@ def decoder_layer(
         "kv_heads": kv_heads, "head_dim": head_dim, "ffn_dim": ffn_dim, "dtype": dtype, "kv_chunks": kv_chunks,
         "kv_block": kv_block, "weights": weights, "fused": fused, "kv_dtype": kv_dtype,
     }  # fmt: skip
+    if weights == "int4":
+        params["group"] = group
     if kv8:  # int8: the new keys and values quantised into the cache (compiler.graph.kv_int8)
         cap, pos = context + 1, context
         kc = vc = ""
@@ -138,7 +146,7 @@ def decoder_layer(
     # v: the projection writes straight into the cache rows of this step's tokens.
     v_out = Ref(new, width, 2 * width) if paged else None if kv8 else _append_ref(vc, pos, s, width, row)
     parts = (("q_proj", heads * head_dim, None), ("k_proj", width, None), ("v_proj", width, v_out))
-    q, k, v = linears(b, "qkv_proj", n1, parts, weights)
+    q, k, v = linears(b, "qkv_proj", n1, parts, weights, group)
     qr = rope(b, "q_rope", q, heads, head_dim)
     # k: rotated straight into the cache rows of this step's tokens (the append).
     k_out = Ref(new, 0, 2 * width) if paged else None if kv8 else _append_ref(kc, pos, s, width, row)
@@ -163,14 +171,14 @@ def decoder_layer(
         b.node(f"{ATTENTION}.decode", op, q=Ref(qr), k=Ref(kc), v=Ref(vc), o=Ref(att))
     else:
         _decode_attention(b, qr, kc, vc, att, batch, cap, heads, kv_heads, head_dim)
-    o = linear(b, "o_proj", att, hidden, weights)
+    o = linear(b, "o_proj", att, hidden, weights, group=group)
     h = b.add("attn_residual", x, o)
     n2 = b.rmsnorm("ffn_norm", h)
-    gate, up = linears(b, "ffn.gate_up", n2, (("ffn.gate", ffn_dim, None), ("ffn.up", ffn_dim, None)), weights)
+    gate, up = linears(b, "ffn.gate_up", n2, (("ffn.gate", ffn_dim, None), ("ffn.up", ffn_dim, None)), weights, group)
     gate = b.unary("ffn.silu", "silu", gate)
     gated = b.tensor("ffn.gated", (t, ffn_dim))
     b.node("ffn.mul", Elementwise("mul", t, ffn_dim, dtype), x=gate, y=up, z=gated)
-    y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden, weights))
+    y = b.add("ffn_residual", h, linear(b, "ffn.down", gated, hidden, weights, group=group))
     return b.graph(f"decoder-layer-{phase}", (y, *caches), params, decoder_layer)
 
 
@@ -193,14 +201,22 @@ def check_layer(phase: str, **sizes: int) -> None:
         raise OpError("hidden and ffn_dim must be multiples of 16", hint="e.g. --hidden 256 --ffn-dim 512")
 
 
-def linear(b: GraphBuilder, name: str, x: str, n_out: int, weights: str = "f16", out: str | Ref | None = None) -> str:
+def linear(
+    b: GraphBuilder, name: str, x: str, n_out: int, weights: str = "f16", out: str | Ref | None = None,
+    group: int = GROUP,
+) -> str:  # fmt: skip
     """``x · Wᵀ`` with ``W`` stored ``[n_out, n_in]`` (``nn.Linear``), into ``out`` (a view, e.g. the cache
     rows of this step) or a new tensor ``{name}.out``: ``linears`` with one part."""
-    return linears(b, name, x, ((name, n_out, out),), weights)[0]
+    return linears(b, name, x, ((name, n_out, out),), weights, group)[0]
 
 
 def linears(
-    b: GraphBuilder, name: str, x: str, parts: tuple[tuple[str, int, str | Ref | None], ...], weights: str = "f16"
+    b: GraphBuilder,
+    name: str,
+    x: str,
+    parts: tuple[tuple[str, int, str | Ref | None], ...],
+    weights: str = "f16",
+    group: int = GROUP,
 ) -> list[str]:
     """Projections of the same ``x``, one per part ``(name, n_out, out)``: ``x · Wᵀ`` with ``W`` stored
     ``[n_out, n_in]`` (``nn.Linear``; a matmul with ``trans_b``), into ``out`` or a new ``{part}.out``.
@@ -210,7 +226,11 @@ def linears(
     as serving engines merge q, k, v and gate, up (vLLM's ``QKVParallelLinear``) — and one int8 matmul on
     the Cube (``compiler.quant``): ``x`` quantised per row (once for every projection of ``x``: node
     ``{x}.quantize``), the matmul into int32 sums (``{name}.acc``), then ``{part}.dequant`` scaling each
-    part's columns back to f16. ``compiler.gemv.place_gemv`` may move a skinny one to the Vector unit."""
+    part's columns back to f16. ``weights="int4"``: the parts' 4-bit weights packed two a byte and stacked in
+    one ``{name}.w [Σ n_out, n_in/2]`` with an f16 scale per ``group`` weights along ``n_in``
+    (``{name}.scale``; ``compiler.quant4``), dequantised to f16 by the Vector unit (``{name}.dequant`` into
+    the workspace ``{name}.wf``), then one f16 matmul per part on the Cube reading its rows.
+    ``compiler.qgemv.place_skinny`` may move a skinny one to the Vector unit."""
     rows, n_in = b.shape(x)
     outs = [out if out is not None else b.tensor(f"{part}.out", (rows, n)) for part, n, out in parts]
     if weights == "f16":
@@ -230,6 +250,21 @@ def linears(
         for (part, n, _), y in zip(parts, outs, strict=True):
             sums = Ref(acc, col, total) if len(parts) > 1 else acc
             b.node(f"{part}.dequant", DequantRows(rows, n, b.dtype), x=sums, y=sx, w=Ref(sw, col), z=y)
+            col += n
+    elif weights == "int4":
+        check_group(n_in, group, f"{name}: int4 weights")
+        total = sum(n for _, n, _ in parts)
+        # bytes ~ N(0, 74²): nibbles spread over -8..7 (std ≈ 4.6), and s ≈ 1/(4.6·√n_in): W = s·q is drawn as
+        # the f16 layer's N(0, 1/n_in)
+        w = b.tensor(f"{name}.w", (total, n_in // 2), "weight", 74.0, dtype=DType.I8)
+        mean = 1 / (4.6 * math.sqrt(n_in))
+        sw = b.tensor(f"{name}.scale", (total, n_in // group), "weight", 0.05 * mean, mean)
+        wf = b.tensor(f"{name}.wf", (total, n_in))
+        b.node(f"{name}.dequant", DequantInt4(total, n_in, group, b.dtype), x0=w, x1=sw, y0=wf)
+        col = 0
+        for (part, n, _), y in zip(parts, outs, strict=True):
+            op = MatMul(rows, n, n_in, b.dtype, b.dtype, trans_b=True)
+            b.node(part, op, a=x, b=Ref(wf, col * n_in), c=y)
             col += n
     else:
         raise OpError(f"unknown weight type {weights!r}", hint=f"use one of {', '.join(WEIGHTS)}")

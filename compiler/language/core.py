@@ -226,6 +226,9 @@ class Tracer:
         self.moves: dict[int, tuple] = {}
         #: programs made from another's trace rather than traced
         self.stamped = 0
+        #: per program stamped, the index of the traced program it was stamped from (compiler.language.stamp): the
+        #: passes after the trace rewrite both alike, so they may look at one program of each form
+        self.like: dict[int, int] = {}
 
     # -- programs and loops -------------------------------------------------------------------------
     def begin_program(self, pid: tuple[int, int, int]) -> None:

@@ -31,11 +31,17 @@ class Traced:
         self.dims: dict[int, tuple[int, int, int, bool]] = {}
         #: instructions by what they are made of (``emit``; None: ``DSASIM_FAST=0``), records' forms (``form``)
         self.made: dict[tuple, list[Instruction]] | None = {} if fast() else None
+        self.interned: dict[tuple, Instruction] = {}  # (instruction, its line) → the one made (``emit``)
         self.forms: dict[int, int | None] = {}
+        self.program_forms: dict[int, int | None] = {}  # program id → its form (``program_form``)
         self.numbers: dict[tuple, int] = {}
         self.getters: dict[tuple[str, ...], Callable] = {}  # loops → the instance key's getter (``key``)
         self.sids: dict[str, str] = {}  # a Move's or Mmad's site → its statement
         self.vecs: dict[str, tuple] = {}  # a vector segment's site → what ``made_of`` reads of it (``vec_parts``)
+        #: buffers merged into others (``compiler.language.reuse``): each built buffer → the one it now is
+        self.alias: dict[str, str] = {}
+        self.original: dict[str, Stmt] = {}  # each statement's site → the statement as built, with ``alias``
+        self.named: dict[str, tuple[str, ...]] = {}  # a statement's site → the buffers it now uses (``buffers``)
         dots: dict[str, list[Rec]] = {s.sid: [] for s in nest.statics if s.rec.kind == "dot"}
         for (sid, _), rec in nest.inst.items():  # one pass over the instances (not one per dot line)
             if sid in dots:
@@ -114,20 +120,34 @@ class Traced:
         With ``DSASIM_FAST`` on, each is made once per *what it is made of* (:meth:`made_of`): the records it reads
         (all they hold but their value ids, :meth:`form`), its L0 step and its addresses. A causal FlashAttention's
         heads of one Q block differ only in their GM offsets, which only loads and stores read (those are made
-        each time): the Cube and Vector work of every head after the first is the first's, as made. The list
-        returned is shared: not to be changed."""
+        each time): the Cube and Vector work of every head after the first is the first's, as made. Each
+        instruction is interned with its kernel line (``loc``, which equality does not compare): one equal to one
+        made, from the same line, is that one — ``lower`` takes them as they are. The list returned is shared: not
+        to be changed."""
+        if self.alias:  # a statement emits as it was built (``compiler.language.reuse``)
+            stmt = self.original[stmt.site]  # type: ignore[union-attr]
         if self.made is None:
-            return self._emit(stmt, env, addr)
+            return self._emit(stmt, env, self._aliased(addr))
         key = self.made_of(stmt, env, addr)
         if key is None:
-            return self._emit(stmt, env, addr)
+            return self._interned(self._emit(stmt, env, self._aliased(addr)))
         out = self.made.get(key)
         if out is None:
-            out = self.made[key] = self._emit(stmt, env, addr)
+            out = self.made[key] = self._interned(self._emit(stmt, env, self._aliased(addr)))
         return out
 
+    def _aliased(self, addr: Callable[[str], Addr]) -> Callable[[str], Addr]:
+        """``addr`` asked for the buffer each one built is now (``alias``)."""
+        alias = self.alias
+        return (lambda name: addr(alias.get(name, name))) if alias else addr
+
+    def _interned(self, made: list[Instruction]) -> list[Instruction]:
+        interned = self.interned
+        return [interned.setdefault((ins, ins.loc), ins) for ins in made]
+
     def made_of(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> tuple | None:
-        """What ``stmt``'s instructions for ``env`` are made of (see :meth:`emit`); None for a GM load or store."""
+        """What ``stmt``'s instructions for ``env`` are made of (see :meth:`emit`); None for a GM load or store. The
+        addresses are ``addr``'s of the buffers the statement's are now (``alias``)."""
         site = stmt.site  # type: ignore[union-attr]
         inst = self.nest.inst
         if isinstance(stmt, Vec):
@@ -154,7 +174,7 @@ class Traced:
             form = -1 if rec is None else self.form(rec)  # -1: no instance here (nothing to emit)
             if form is None:
                 return None
-            return (site, stmt.buf, form, addr(stmt.buf), addr(src))  # type: ignore[union-attr]
+            return (site, stmt.buf, form, tuple(map(addr, self.buffers(stmt, (stmt.buf, src)))))  # type: ignore[union-attr]
         if not isinstance(stmt, Move | Mmad):
             return None
         sid = self.sid(site)
@@ -164,9 +184,16 @@ class Traced:
         form = self.form(rec)
         if form is None:
             return None
-        if isinstance(stmt, Move):
-            return (site, form, self._piece_of(sid, env, rec), addr(stmt.buf), addr(stmt.src))
-        return (site, form, self._piece_of(sid, env, rec), addr(stmt.acc), addr(stmt.a), addr(stmt.b))
+        names = (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b)
+        return (site, form, self._piece_of(sid, env, rec), tuple(map(addr, self.buffers(stmt, names))))
+
+    def buffers(self, stmt: Stmt, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The buffers ``names`` of ``stmt`` (as built) are now (``alias``), worked out once per statement."""
+        got = self.named.get(stmt.site)  # type: ignore[union-attr]
+        if got is None:
+            alias = self.alias
+            got = self.named[stmt.site] = tuple(alias.get(n, n) for n in names)  # type: ignore[union-attr]
+        return got
 
     def vec_parts(self, site: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """A vector segment's loops, the statements of its operations and fills (the records its instructions are
@@ -176,6 +203,7 @@ class Traced:
             seg = self.built.segments[site]
             sids = tuple(o.static.sid for o in seg.ops) + tuple(reader.sid for reader, _, _ in seg.fills.values())
             names = tuple(n if n in seg.ins or n in seg.outs else f"{seg.name}.{n}" for n in seg.values)
+            names = tuple(self.alias.get(n, n) for n in names)
             got = self.vecs[site] = (seg.ops[0].static.loops, sids, names)
         return got
 
@@ -193,29 +221,71 @@ class Traced:
         got = self.forms.get(id(rec), self)
         if got is not self:
             return got  # type: ignore[return-value]
-        vals = self.nest.t.values
+        got = self.forms[id(rec)] = self._number(self._whole(rec, rec.params))
+        return got
 
-        def value(vid: int) -> tuple:
-            v = vals[vid]
-            return (v.shape, v.dtype, v.valid, v.transposed, v.scale, None if v.rec is None else v.rec.site)
-
-        out = None if rec.out is None else value(rec.out)
-        whole = (
+    def _whole(self, rec: Rec, params: tuple) -> tuple:
+        """What :meth:`form` numbers, with ``params`` for the record's parameters."""
+        value = self._value
+        return (
             rec.kind,
             rec.op,
             rec.site,
             rec.attrs,
-            rec.params,
+            params,
             tuple(map(value, rec.ins)),
-            out,
+            None if rec.out is None else value(rec.out),
             self.dims.get(id(rec)),
         )
+
+    def _value(self, vid: int) -> tuple:
+        v = self.nest.t.values[vid]
+        return (v.shape, v.dtype, v.valid, v.transposed, v.scale, None if v.rec is None else v.rec.site)
+
+    def _number(self, whole: tuple) -> int | None:
         try:
-            got = self.numbers.setdefault(whole, len(self.numbers))
+            return self.numbers.setdefault(whole, len(self.numbers))
         except TypeError:  # an unhashable parameter: made each time
-            got = None
-        self.forms[id(rec)] = got
-        return got
+            return None
+
+    def program_form(self, pid: int) -> int | None:
+        """A number for everything program ``pid``'s instructions depend on but the GM offsets of its loads and
+        stores: per record in program order its :meth:`form` (a load's or store's without its GM offsets), and
+        each loop's trip count. Two programs of one form lower to the same instructions but the GM addresses of
+        their loads and stores (``compiler.passes.stamp``: a tile-language kernel's cores of one form are
+        stamped). None: not comparable (a record that cannot be numbered, or one the scalar unit reads GM for)."""
+        got = self.program_forms.get(pid, self)
+        if got is self:
+            try:
+                got = self.numbers.setdefault(("program", self._program(self.nest.t.programs[pid])), len(self.numbers))
+            except _Apart:
+                got = None
+            self.program_forms[pid] = got
+        return got  # type: ignore[return-value]
+
+    def _program(self, items: list) -> tuple:
+        out: list = []
+        for d in items:
+            if type(d) is not Rec:  # a loop: its line, and each step's records
+                if d.reads:
+                    raise _Apart
+                out.append((d.site, tuple(self._program(it) for it in d.iters)))
+                continue
+            if d.reads:
+                raise _Apart
+            if d.kind == "load" or d.kind == "store":
+                _, rows, cols, stride, pieces = d.params
+                moved = (rows, cols, stride, tuple(p[:4] for p in pieces))
+                whole = self._whole(d, moved)
+                if d.kind == "store":  # a FIXPIPE store reads its accumulator's type and scale
+                    whole += (self._value(self._source(d.ins[0])),)
+                f = self._number(whole)
+            else:
+                f = self.form(d)
+            if f is None:
+                raise _Apart
+            out.append(f)
+        return tuple(out)
 
     def _emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         site = stmt.site  # type: ignore[union-attr]
@@ -342,7 +412,7 @@ class Traced:
         dst = Addr(Space.GM, off * dt.itemsize, stmt.tensor)
         dst_stride = stride if rows > 1 and stride != cols else None
         if stmt.pipe.value == "fix":
-            vid = self._l0c_source(rec.ins[0])
+            vid = self._source(rec.ins[0])
             width = self.nest.t.values[vid].valid[1]
             return [
                 Fixpipe(
@@ -371,9 +441,11 @@ class Traced:
             )
         ]
 
-    def _l0c_source(self, vid: int) -> int:
-        while self.nest.t.values[vid].rec.kind == "vec":
-            vid = self.nest.t.values[vid].rec.ins[0]
+    def _source(self, vid: int) -> int:
+        """The value vector code made ``vid`` from, first input by first input (a FIXPIPE store's accumulator)."""
+        vals = self.nest.t.values
+        while (rec := vals[vid].rec) is not None and rec.kind == "vec" and rec.ins:
+            vid = rec.ins[0]
         return vid
 
     def _piece_of(self, sid: str, env: dict[str, int], rec: Rec) -> tuple[int, int] | None:
@@ -459,6 +531,10 @@ class Traced:
             )
         ]
         return self._loc(out, reader.rec.site)
+
+
+class _Apart(Exception):
+    """A program that cannot be compared with others (``Traced.program_form``)."""
 
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:

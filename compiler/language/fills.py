@@ -26,13 +26,14 @@ rewrite::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from compiler.language.core import LoopRec, Rec, Tracer, drop, records
 from compiler.language.errors import Site
 from compiler.language.numerics import SCALAR, rounded
+from compiler.language.stamp import original_bodies
 
 
 def is_fill(r: Rec) -> bool:
@@ -48,9 +49,26 @@ def fold_fills(t: Tracer) -> None:
 
 
 def _fold_once(t: Tracer) -> bool:
-    """One round of ``fold_fills``: the steps whose source is a fill now; whether any was folded."""
-    recs = [r for body in t.programs for r in records(body)]
-    folded: dict[tuple, list[tuple[Rec, float]]] = {}  # by statement: its line, step and static attributes
+    """One round of ``fold_fills``: the steps whose source is a fill now; whether any was folded. A stamped program's
+    lines fold as its original's (``compiler.language.stamp.originals``): when none of the originals' lines folds,
+    the round looks no further."""
+    bodies = original_bodies(t)
+    if len(bodies) < len(t.programs) and not _folding(t, [r for body in bodies for r in records(body)]):
+        return False
+    sources: set[int] = set()
+    for found in _folding(t, [r for body in t.programs for r in records(body)]).values():
+        for r, value in found:
+            sources.add(r.ins[0])
+            r.op, r.ins, r.attrs, r.params = "dup", (), (), (value,)
+    if sources:
+        _drop_unread(t, sources)
+    return bool(sources)
+
+
+def _folding(t: Tracer, recs: list[Rec]) -> dict[tuple, list[tuple[Rec, float]]]:
+    """The lines of ``recs`` every instance of which is a scalar step or cast of a fill, by statement (its line, step
+    and static attributes): each instance with the number it fills its tile with."""
+    folded: dict[tuple, list[tuple[Rec, float]]] = {}
     vetoed: set[tuple] = set()
     for r in recs:
         value = _folded(t, r)
@@ -59,16 +77,7 @@ def _fold_once(t: Tracer) -> bool:
                 vetoed.add((r.site, r.op, r.attrs))
             continue
         folded.setdefault((r.site, r.op, r.attrs), []).append((r, value))
-    sources: set[int] = set()
-    for key, found in folded.items():
-        if key in vetoed:
-            continue
-        for r, value in found:
-            sources.add(r.ins[0])
-            r.op, r.ins, r.attrs, r.params = "dup", (), (), (value,)
-    if sources:
-        _drop_unread(t, sources)
-    return bool(sources)
+    return {key: found for key, found in folded.items() if key not in vetoed}
 
 
 def _folded(t: Tracer, r: Rec) -> float | None:
@@ -96,18 +105,18 @@ def _folded(t: Tracer, r: Rec) -> float | None:
 
 
 def _drop_unread(t: Tracer, vids: set[int]) -> None:
-    """Drop the fills making ``vids`` that nothing reads, by line: every instance unread, or none dropped."""
-    read = {v for body in t.programs for r in records(body) for v in r.ins}
-    by_site: dict[Site, list[Rec]] = {}
-    for body in t.programs:
+    """Drop the fills making ``vids`` that nothing reads, by line: every instance unread, or none dropped. A stamped
+    program's fills are read as its original's (which it does not read): the lines are decided on the originals."""
+    bodies = original_bodies(t)
+    read = {v for body in bodies for r in records(body) for v in r.ins}
+    by_site: dict[Site, bool] = {}  # line → every instance unread
+    for body in bodies:
         for r in records(body):
             if is_fill(r) and r.out in vids:
-                by_site.setdefault(r.site, []).append(r)
-    gone: set[int] = set()
-    for fills in by_site.values():
-        if all(r.out not in read for r in fills):
-            gone |= {id(r) for r in fills}
-    if gone:
+                by_site[r.site] = by_site.get(r.site, True) and r.out not in read
+    dead = {site for site, unread in by_site.items() if unread}
+    if dead:
+        gone = {id(r) for body in t.programs for r in records(body) if r.site in dead and is_fill(r) and r.out in vids}
         for body in t.programs:
             drop(body, gone)
 
@@ -115,34 +124,43 @@ def _drop_unread(t: Tracer, vids: set[int]) -> None:
 def hoist_fills(t: Tracer) -> None:
     """Make each fill that qualifies (module docs) once before its loop, out of every loop it can leave."""
     while True:
-        readers: dict[int, list[tuple[Rec, int]]] = {}
-        for body in t.programs:
-            for r in records(body):
-                for j, v in enumerate(r.ins):
-                    readers.setdefault(v, []).append((r, j))
-        found = [(items, depth, loop) for body in t.programs for items, depth, loop in _loops(body, 0)]
+        # decided on one program of each form (compiler.language.stamp.originals): a stamped program's loops answer
+        # as its original's, and reads only its own values
+        bodies = original_bodies(t)
+        readers = _readers(r for body in bodies for r in records(body))
+        mine = [(depth, loop) for body in bodies for _, depth, loop in _loops(body, 0)]
         ok: dict[tuple[Site, int], bool] = {}  # (loop line, position in its step): every instance qualifies
-        for _, _, loop in found:
+        for _, loop in mine:
             for k in range(len(loop.iters[0]) if loop.iters else 0):
                 key = (loop.site, k)
                 ok[key] = ok.get(key, True) and _invariant(t, loop, k, readers)
         depths: dict[Site, set[int]] = {}
-        for _, depth, loop in found:
+        for depth, loop in mine:
             depths.setdefault(loop.site, set()).add(depth)
-        for _, _, loop in found:  # a loop line at two depths (a helper's loop called in and out of a loop): kept
+        for _, loop in mine:  # a loop line at two depths (a helper's loop called in and out of a loop): kept
             if len(depths[loop.site]) > 1:
                 for key in [key for key in ok if key[0] == loop.site]:
                     ok[key] = False
         todo = {key for key, good in ok.items() if good}
         if not todo:
             return
+        found = [(items, depth, loop) for body in t.programs for items, depth, loop in _loops(body, 0)]
         made = {(loop.site, k): loop.iters[0][k] for _, _, loop in found if loop.iters for site, k in todo
                 if site == loop.site}  # fmt: skip
         deepest = max(depth for _, depth, loop in found if any(site == loop.site for site, _ in todo))
         for items, depth, loop in found:  # the innermost loops first: hoisting changes the steps around them
             ks = sorted(k for site, k in todo if site == loop.site)
             if ks and depth == deepest:
-                _hoist(t, items, loop, [made[(loop.site, k)] for k in ks], ks, readers)
+                _hoist(t, items, loop, [made[(loop.site, k)] for k in ks], ks)
+
+
+def _readers(recs: Iterable[Rec]) -> dict[int, list[tuple[Rec, int]]]:
+    """Value → the records of ``recs`` reading it, with the input they read it at."""
+    readers: dict[int, list[tuple[Rec, int]]] = {}
+    for r in recs:
+        for j, v in enumerate(r.ins):
+            readers.setdefault(v, []).append((r, j))
+    return readers
 
 
 def _loops(items: list, depth: int) -> Iterator[tuple[list, int, LoopRec]]:
@@ -176,21 +194,19 @@ def _invariant(t: Tracer, loop: LoopRec, k: int, readers: dict[int, list[tuple[R
     return True
 
 
-def _hoist(
-    t: Tracer, items: list, loop: LoopRec, like: list[Rec], ks: list[int], readers: dict[int, list[tuple[Rec, int]]]
-) -> None:
-    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers read it.
-    A loop of no steps in this program gets the fill all the same (``like``: one of another program's), unread,
-    so that every program still runs the same statements."""
+def _hoist(t: Tracer, items: list, loop: LoopRec, like: list[Rec], ks: list[int]) -> None:
+    """Move record ``k`` (each of ``ks``) of the first step of ``loop`` before it; the other steps' readers (each in
+    its own step: ``_invariant``) read it. A loop of no steps in this program gets the fill all the same (``like``: one
+    of another program's), unread, so that every program still runs the same statements."""
     if not loop.iters:
         kept = [_copy(t, r) for r in like]
     else:
         kept = [loop.iters[0][k] for k in ks]
     for it in loop.iters[1:]:
-        for k, keep in zip(ks, kept, strict=True):
-            old = it[k].out
-            for x, _ in readers.get(old, []):
-                x.ins = tuple(keep.out if v == old else v for v in x.ins)
+        now = {it[k].out: keep.out for k, keep in zip(ks, kept, strict=True)}  # its fills → the one hoisted
+        for x in records(it):
+            if any(v in now for v in x.ins):
+                x.ins = tuple(now.get(v, v) for v in x.ins)
     for it in loop.iters:
         gone = {id(it[k]) for k in ks}
         it[:] = [d for d in it if id(d) not in gone]

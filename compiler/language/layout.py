@@ -29,6 +29,7 @@ sees tiles whose stored shape is the transpose, and ``dot`` records with swapped
 from __future__ import annotations
 
 from compiler.language.core import LoopRec, Rec, Tracer, drop, records
+from compiler.language.stamp import originals
 from compiler.target import Target
 from compiler.tileprog import tree_reduce
 from isa import Addr, DType, Space, VBinary, VBroadcast, VTranspose, VUnary
@@ -51,7 +52,10 @@ class Layouts:
     def __init__(self, t: Tracer, target: Target) -> None:
         self.t = t
         self.target = target
-        self.recs = [r for body in t.programs for r in records(body)]
+        # one program of each form, with how many programs it stands for (compiler.language.stamp.originals): the others
+        # unite the same lines' groups and cost the same
+        self.weighted = [(r, n) for p, n in originals(t) for r in records(t.programs[p])]
+        self.recs = [r for r, _ in self.weighted]
         self.readers: dict[int, list[tuple[Rec, int]]] = {}
         for r in self.recs:
             for j, v in enumerate(r.ins):
@@ -125,14 +129,14 @@ class Layouts:
         cost depends on its line and shapes only: priced once per line and shape."""
         out: dict[tuple, int] = {}
         priced: dict[tuple, tuple[tuple | None, int]] = {}
-        for r in self.recs:
+        for r, n in self.weighted:
             key = (_node(r), *(self.t.values[v].shape for v in r.ins), r.out is not None and self.t.values[r.out].shape)
             if key not in priced:
                 g = self._group_touched(r)
                 priced[key] = (g, 0 if g is None else self._delta(r, g))
             g, d = priced[key]
             if g is not None:
-                out[g] = out.get(g, 0) + d
+                out[g] = out.get(g, 0) + d * n
         return out
 
     def _group_touched(self, r: Rec) -> tuple | None:
@@ -192,7 +196,17 @@ class Layouts:
     # -- the rewrite --------------------------------------------------------------------------------
     def apply(self, chosen: set[tuple]) -> None:
         vals = self.t.values
-        tvals = {v for v, info in vals.items() if info.rec is not None and self.tile(v) and self.group_of(v) in chosen}
+        picked: dict[tuple, bool] = {}  # per line: whether its group is stored transposed
+        tvals = set()
+        for v, info in vals.items():
+            if info.rec is None or not self.tile(v):
+                continue
+            node = _node(info.rec)
+            hit = picked.get(node)
+            if hit is None:
+                hit = picked[node] = self.find(node) in chosen
+            if hit:
+                tvals.add(v)
         if not tvals:
             return
         for v in tvals:

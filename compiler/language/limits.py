@@ -31,7 +31,7 @@ from compiler.language.errors import LanguageError, Site
 MAX_TILE_ELEMENTS = 2**24
 
 #: The budget when a launch gives none (``dsasim.budget.MAX_INSTRUCTIONS``, the CLI's default).
-DEFAULT_STEPS = 1_000_000
+DEFAULT_STEPS = 4_000_000
 
 HINT = "raise the budget: max_instructions=N at launch (dsasim run-kernel --max-instructions N)"
 
@@ -57,7 +57,7 @@ class StepBudget:
             raise LanguageError(
                 f"max_instructions={limit!r} must be a positive integer",
                 site=Site("<launch>", 0),
-                hint="e.g. max_instructions=1_000_000 (the default)",
+                hint="e.g. max_instructions=4_000_000 (the default)",
             )
         self.limit = limit
         self.steps = 0

@@ -25,6 +25,7 @@ from itertools import zip_longest
 from compiler.language.core import LoopRec, Read, Rec, Tracer, records
 from compiler.language.errors import LanguageError, Site
 from compiler.language.rewrite import carry_copies, cube_first, cube_results_last, split_vector_accumulators
+from compiler.language.stamp import originals, stamped_from
 from isa import Space
 from isa.fast import fast
 
@@ -69,23 +70,26 @@ class Nest:
         self.t = t
         self.coalesced: list[tuple[str, str]] = []
         split_vector_accumulators(t)
-        self._build()
+        # the builds that only look for conflicts walk one program of each form (``_build``), the last one every program
+        self._build(whole=False)
         conflicts = self._conflicts()
         for reorder in (cube_first, cube_results_last):
             undo = reorder(t)
             if undo:  # kept if it makes no new read of a replaced value (a web is one buffer)
                 before = {(r.site, later.site) for r, later in conflicts}
-                self._build()
+                self._build(whole=False)
                 moved = self._conflicts()
                 if {(r.site, later.site) for r, later in moved} <= before:
                     conflicts = moved
                 else:
                     for items, old in undo:
                         items[:] = old
-                    self._build()
+                    self._build(whole=False)
         if conflicts:
+            if not self.whole:
+                self._build()  # carry_copies finds the statement of every program's records
             carry_copies(t, {id(self.of[id(later)]) for _, later in conflicts}, self.of)
-            self._build()
+            self._build(whole=False)
             conflicts = self._conflicts()
         if not conflicts:
             self._coalesce()
@@ -97,9 +101,17 @@ class Nest:
                 site=reader.site,
                 hint="read the old value before computing the new one, or copy it first (old = x * 1.0)",
             )
+        if not self.whole:
+            self._build()
 
-    def _build(self) -> None:
+    def _build(self, whole: bool = True) -> None:
+        """The static nest and the webs, walking every program's records; ``whole=False``: the programs of
+        ``compiler.language.stamp.originals`` only — the same statements (a stamped program comes after its original,
+        so each statement is first met in an original), their first instances and the same webs, enough to look
+        for conflicts, not the other programs' instances."""
         t = self.t
+        kept = originals(t)
+        self.whole = whole or len(kept) == len(t.programs)
         self.root = StaticLoop("", Site("<kernel>", 0), t.num_stages, ())
         self.statics: list[Static] = []
         self.loops: dict[str, StaticLoop] = {}
@@ -109,13 +121,16 @@ class Nest:
         self.counts: dict[tuple[str, tuple[int, ...]], int] = {}
         self.reads_of: dict[tuple[str, tuple[int, ...]], tuple[Read, ...]] = {}
         self.forms: list[list] | None = None  # the programs ``_conflicts`` replays (``_distinct``)
-        for p, body in enumerate(t.programs):
+        for p, body in enumerate(t.programs) if self.whole else ((p, t.programs[p]) for p, _ in kept):
             self._walk(self.root, body, (p,), p)
         # which statements each input of each statement reads from, over every instance: fixed until the next
         # build, so the webs can be formed again (``_coalesce``) without walking the instances again
         self.reads: dict[tuple[str, int], set[str]] = {}
         reads, values, of = self.reads, t.values, self.of
-        for (sid, _), rec in self.inst.items():
+        stamped = stamped_from(t)  # a stamped program reads what its original reads, found first (it comes first)
+        for (sid, key), rec in self.inst.items():
+            if stamped and key[0] in stamped:
+                continue
             for j, vid in enumerate(rec.ins):
                 made = of[id(values[vid].rec)].sid
                 got = reads.get((sid, j))
@@ -256,7 +271,7 @@ class Nest:
         if self.forms is None:
             seen: set[tuple] = set()
             self.forms = []
-            for body in self.t.programs:
+            for body in (self.t.programs[p] for p, _ in originals(self.t)):  # a stamped one: its original's form
                 form = self._form(body)
                 if form not in seen:
                     seen.add(form)

@@ -31,7 +31,6 @@ loop step share outright.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from itertools import pairwise
 
@@ -41,7 +40,7 @@ from compiler.language.build import BodyBuilder
 from compiler.language.emit import Traced
 from compiler.language.nest import Nest
 from compiler.language.placement import Placement
-from isa import Addr, Instruction, Pipe, Space
+from isa import Pipe, Space
 
 #: how many copies ahead of the Vector unit the Cube may compute scores: a copy's ``Q·Kᵀ`` goes up to just after the
 #: FIXPIPE copy of the result this many copies back (so that many score tiles live at once)
@@ -289,15 +288,10 @@ def _renamed(s: Stmt, r) -> Stmt:
 
 class SharedTraced(Traced):
     """``Traced`` for a kernel whose buffers ``Sharing`` merged: each statement emits as it was built (its
-    tables are keyed by the buffers it was built with), at the addresses of the buffers it now uses."""
+    tables are keyed by the buffers it was built with), at the addresses of the buffers it now uses
+    (``Traced.alias``, ``Traced.original``)."""
 
     def __init__(self, nest: Nest, place: Placement, built: BodyBuilder, args: list, sharing: Sharing) -> None:
         super().__init__(nest, place, built, args)
         self.alias = sharing.alias
         self.original = sharing.original
-
-    def emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
-        alias = self.alias
-        if not alias:
-            return super().emit(stmt, env, addr)
-        return super().emit(self.original[stmt.site], env, lambda n: addr(alias.get(n, n)))  # type: ignore[union-attr]

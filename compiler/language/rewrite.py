@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from compiler.language.core import LoopRec, Rec, Tracer
+from compiler.language.stamp import original_bodies, stamped_from
 
 
 def _walk_lists(items: list, inside: list | None = None) -> Iterator[tuple[Rec, list | None]]:
@@ -46,7 +47,7 @@ def copy_for_stores(t: Tracer) -> None:
     MTE3 and the Vector unit do not both wait on the load), or is carried from one loop step to the next (the
     running accumulator stored inside its loop: the copy is the step's own value)."""
     need = set()  # the store lines to copy for, at every instance (all programs and steps run the same operations)
-    for body in t.programs:
+    for body in original_bodies(t):  # a stamped program's lines answer as its original's
         readers: dict[int, set[str]] = {}
         for d in _all(body):
             for v in d.ins:
@@ -90,7 +91,8 @@ def split_vector_accumulators(t: Tracer) -> None:
     """``acc = tl.dot(a, b, acc)`` where ``acc`` is not a Cube value (vector code scaled it, or a load made
     it), or is read inside the loop that accumulates it: record ``tl.dot(a, b)`` and a vector add instead, at
     every instance of that line."""
-    dots = [d for body in t.programs for d in _all(body) if d.kind == "dot" and len(d.ins) == 3]
+    bodies = original_bodies(t)  # a stamped program's lines answer as its original's
+    dots = [d for body in bodies for d in _all(body) if d.kind == "dot" and len(d.ins) == 3]
 
     def in_cube(d: Rec) -> bool:
         made = t.values[d.ins[2]].rec
@@ -98,14 +100,14 @@ def split_vector_accumulators(t: Tracer) -> None:
             made.kind == "dot" or (made.kind == "vec" and made.op == "dup" and made.params == (0.0,))
         )
 
-    split = {(d.site, d.attrs) for d in dots if not in_cube(d)} | _observed_in_loop(t)
+    split = {(d.site, d.attrs) for d in dots if not in_cube(d)} | _observed_in_loop(bodies)
     if not split:
         return
     for body in t.programs:
         _split_in(t, body, split)
 
 
-def _observed_in_loop(t: Tracer) -> set:
+def _observed_in_loop(bodies: list[list]) -> set:
     """The ``tl.dot(a, b, acc)`` lines whose accumulator is read in the loop step that accumulates it (``tl.store``
     of the running sum inside the K loop): in L0C it is only whole after the loop, so it accumulates in UB."""
     out: set = set()
@@ -120,7 +122,7 @@ def _observed_in_loop(t: Tracer) -> set:
                     )
                     visit(it)
 
-    for body in t.programs:
+    for body in bodies:
         visit(body)
     return out
 
@@ -148,24 +150,59 @@ def carry_copies(t: Tracer, statics: set[int], of: dict[int, object]) -> None:
     """For each statement in ``statics`` (ids of their ``Static``; ``of``: record id → its ``Static``) inside a
     loop: copy its value at the end of every loop step — before the step's tail of lines reading Cube results
     (``cube_results_last``) when that tail reads nothing from before the step, so that the tail can run a step
-    late (``rotation.lagging``) — and let every reader outside that step read the copy."""
-    for body in t.programs:
-        places = [(d, it) for d, it in _walk_lists(body) if it is not None and id(of.get(id(d))) in statics]
-        if not places:
+    late (``rotation.lagging``) — and let every reader outside that step read the copy. Where the copies go, and
+    who reads them, is found in each original program (``compiler.language.stamp.originals``) and done by position
+    in the programs stamped from it."""
+    like = stamped_from(t)
+    plans: dict[int, list[tuple[int, int, list[int]]]] = {}  # per original: (record, where in its step, readers)
+    for p, body in enumerate(t.programs):
+        flat = list(_walk_lists(body))  # (record, its step list) in order, before any copy
+        original = like.get(p)
+        if original is None:
+            plans[p] = _carry(t, flat, statics, of)
             continue
-        readers: dict[int, list[Rec]] = {}  # value → the records reading it (each once), found in one walk
-        for r in _all(body):
-            for v in dict.fromkeys(r.ins):
-                readers.setdefault(v, []).append(r)
-        for d, it in places:
-            info = t.values[d.out]
-            copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
-            copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
-            it.insert(_tail_start(it), copy)
-            mine = {id(r) for r in _all(it)}
-            for r in readers.get(d.out, ()):
-                if id(r) not in mine:
-                    r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+        for at, where, outside in plans[original]:
+            d, it = flat[at]
+            copy = _copy_of(t, d)
+            it.insert(where, copy)  # type: ignore[union-attr]
+            for i in outside:
+                r = flat[i][0]
+                r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+
+
+def _carry(
+    t: Tracer, flat: list[tuple[Rec, list | None]], statics: set[int], of: dict[int, object]
+) -> list[tuple[int, int, list[int]]]:
+    """``carry_copies`` in one program (its records ``flat``); what it did, by position: per record copied, where the
+    copy went in its step and the records (outside the step) that read the copy."""
+    places = [i for i, (d, it) in enumerate(flat) if it is not None and id(of.get(id(d))) in statics]
+    if not places:
+        return []
+    position = {id(d): i for i, (d, _) in enumerate(flat)}
+    readers: dict[int, list[Rec]] = {}  # value → the records reading it (each once), found in one walk
+    for r, _ in flat:
+        for v in dict.fromkeys(r.ins):
+            readers.setdefault(v, []).append(r)
+    plan = []
+    for i in places:
+        d, it = flat[i]
+        copy = _copy_of(t, d)
+        where = _tail_start(it)  # type: ignore[arg-type]
+        it.insert(where, copy)  # type: ignore[union-attr]
+        mine = {id(r) for r in _all(it)}  # type: ignore[arg-type]
+        outside = [r for r in readers.get(d.out, ()) if id(r) not in mine]  # type: ignore[call-overload]
+        for r in outside:
+            r.ins = tuple(copy.out if v == d.out else v for v in r.ins)
+        plan.append((i, where, [position[id(r)] for r in outside]))
+    return plan
+
+
+def _copy_of(t: Tracer, d: Rec) -> Rec:
+    """A ``v.copy`` of ``d``'s value, making a value of its own."""
+    info = t.values[d.out]  # type: ignore[index]
+    copy = Rec("vec", "un", d.site, (d.out,), None, ("copy",))
+    copy.out = t.new_value(info.shape, info.dtype, copy, valid=info.valid)
+    return copy
 
 
 def _tail_start(items: list) -> int:
@@ -191,12 +228,19 @@ def cube_first(t: Tracer) -> list[tuple[list, list]]:
 def _reorder(t: Tracer, order_of: Callable[[Tracer, list], list | None]) -> list[tuple[list, list]]:
     """Each loop step's records put in the order ``order_of`` gives (None: left as they are); what to undo."""
     undo: list[tuple[list, list]] = []
-    for body in t.programs:
-        for _, it in _lists(body):
-            order = order_of(t, it)
-            if order is not None:
+    like = stamped_from(t)
+    orders: dict[int, list[list[int] | None]] = {}  # per original program, per step list: its new order (indices)
+    for p, body in enumerate(t.programs):
+        original = like.get(p)
+        mine = orders[p] = [] if original is None else orders[original]
+        for n, (_, it) in enumerate(_lists(body)):
+            if original is None:  # decided here
+                order = order_of(t, it)
+                at = None if order is None else {id(d): i for i, d in enumerate(it)}
+                mine.append(None if at is None else [at[id(d)] for d in order])  # type: ignore[union-attr]
+            if mine[n] is not None:  # a stamped program: its original's order, its lists being alike
                 undo.append((it, list(it)))
-                it[:] = order
+                it[:] = [undo[-1][1][i] for i in mine[n]]  # type: ignore[union-attr]
     return undo
 
 

@@ -25,6 +25,7 @@ from compiler.language.core import LoopRec, Rec, Tracer, ValueInfo
 from compiler.language.errors import Site
 from compiler.language.pids import Guard, moves, shift
 from isa import DType
+from isa.fast import fast
 
 PLAIN = (int, float, str, bool, bytes, np.generic, DType, Site, Enum)
 SCALARS = {int, float, str, bool, type(None), DType, Site}
@@ -55,6 +56,7 @@ class Shape:
     """A traced program others may be stamped from."""
 
     pid: tuple[int, int, int]
+    index: int  # its place among the launch's programs
     body: list
     guards: list[Guard]
     first: int  # its values: ids first .. end - 1
@@ -66,6 +68,8 @@ class Shape:
     checked: bool = False
     dead: bool = False
     recs: list = field(default_factory=list)
+    #: its values' entries in the tracer's tables of masked loads and dropped lanes, and its values that are masks
+    own: tuple[dict, dict, list] = ({}, {}, [])
 
     def admits(self, pid: tuple[int, int, int]) -> tuple[int, int, int] | None:
         """The distance to ``pid`` if every guard holds there and every moved access stays in bounds; else None."""
@@ -91,6 +95,8 @@ class Stamper:
         self.barren = 0
         self.stamped = 0
         self.on = True
+        #: a traced program read a value an earlier one made (``Tracer.like`` is then left empty)
+        self.crossed = False
 
     def begin(self) -> tuple[int, int, int, int, int, int, int]:
         """Before tracing a program: what the tracer holds, to tell what the program added."""
@@ -130,6 +136,9 @@ class Stamper:
         own = mark[2:] == (len(t.sources), len(t.tiles), len(t.tables), len(t.decisions), len(t.pending))
         body = t.programs[-1]
         recs = _flat(body)
+        if not self.crossed and any(v < first for d in recs if type(d) is Rec for v in d.ins):
+            self.crossed = True  # it reads a value an earlier program made (handed on by Python): see ``originals``
+            t.like.clear()
         if self.checking is not None:
             shape, delta = self.checking
             self.checking = None
@@ -149,7 +158,11 @@ class Stamper:
         moves = {id(r): t.moves[id(r)] for r in recs if id(r) in t.moves}
         guards = list({_key(g): g for g in t.guards}.values())
         peak = t.budget.peak - steps
-        shape = Shape(pid, body, guards, first, len(t.values), moves, sizes, t.budget.steps - steps, peak, recs=recs)
+        end = len(t.values)
+        own = tuple({v: table[v] for v in table if first <= v < end} for table in (t.masked_loads, t.dropped))
+        masks = [v for v in t.masks if first <= v < end]
+        shape = Shape(pid, len(t.programs) - 1, body, guards, first, end, moves, sizes, t.budget.steps - steps, peak,
+                      recs=recs, own=(*own, masks))  # fmt: skip
         self.shapes.insert(0, shape)
         del self.shapes[SHAPES:]
 
@@ -183,12 +196,42 @@ class Stamper:
             info = values[v]
             rec = None if info.rec is None else made[id(info.rec)]
             values[v + base] = ValueInfo(info.shape, info.dtype, info.valid, rec, info.transposed, info.scale)
-        for table in (t.masked_loads, t.dropped):
-            for v in [v for v in table if shape.first <= v < shape.end]:
-                table[v + base] = table[v]
-        t.masks.update(v + base for v in [v for v in t.masks if shape.first <= v < shape.end])
+        masked, dropped, masks = shape.own
+        for table, mine in ((t.masked_loads, masked), (t.dropped, dropped)):
+            for v, entry in mine.items():
+                table[v + base] = entry
+        t.masks.update(v + base for v in masks)
+        if not self.crossed:
+            t.like[len(t.programs)] = shape.index
         t.programs.append(body)
         t.budget.steps += shape.steps
+
+
+def originals(t: Tracer) -> list[tuple[int, int]]:
+    """The programs a pass after the trace need look at, in order, each with how many programs it stands for: each
+    program traced, with those stamped from it (``Tracer.like``). A stamped program is its original with other value
+    ids and GM offsets, and every rewrite after the trace is decided by a kernel line's records and the values they
+    read — never by an offset or a value's number — and applied to each instance of the line, so the two stay alike
+    and what the pass finds in the one it finds in the other. That needs each program to read only values it made: a
+    stamped one does (its shape was closed: ``_closed``), and no other program reads its values (it ran no Python
+    that could hand them on); a traced program reading a value of an earlier one (a tile kept in a Python object
+    across programs) leaves ``Tracer.like`` empty, and every program its own form. With ``DSASIM_FAST=0`` nothing is
+    stamped: every program, once each."""
+    counts = [1] * len(t.programs)
+    for p, original in stamped_from(t).items():
+        counts[original] += 1
+        counts[p] = 0
+    return [(p, n) for p, n in enumerate(counts) if n]
+
+
+def stamped_from(t: Tracer) -> dict[int, int]:
+    """Per program stamped, the program it was stamped from (``Tracer.like``); none with ``DSASIM_FAST=0``."""
+    return t.like if fast() else {}
+
+
+def original_bodies(t: Tracer) -> list[list]:
+    """The records of each program of :func:`originals`."""
+    return [t.programs[p] for p, _ in originals(t)]
 
 
 def moved(params: tuple, s: int) -> tuple:

@@ -3,7 +3,8 @@
 A :class:`~compiler.language.pids.Pid` is an ``int`` whose answers are guards (``compiler.language.stamp``), but
 CPython reads an ``int`` subclass's value directly, without asking it, where it indexes a list, a tuple, a string
 or a ``range``. A kernel that could do that — it reaches a Python container (an argument, a global, a closure
-cell, a constant bound to a name or subscripted, a list, set or dict it builds with items), builds one by a
+cell, a constant bound to a name or subscripted, a list, set or dict it builds with items; an empty tuple, string or
+range is no container here, as no index of it succeeds), builds one by a
 comprehension, or calls a plain Python helper (whose ``range`` is the builtin) — is traced program by program:
 nothing it computes is stamped. What this does not see — a container reached through an attribute, or a list
 built empty and filled with numbers, indexed by a program id itself (not by ``pid % n`` or another answer, which
@@ -21,6 +22,9 @@ import numpy as np
 
 #: values a program id may index without a hook
 CONTAINERS = (list, tuple, dict, set, frozenset, range, str, bytes, bytearray, np.ndarray)
+#: containers that cannot change: empty, every index of them fails whatever the program (a kernel's closure holding
+#: ``pages=()``, a contiguous cache's empty block table)
+FIXED = (tuple, frozenset, range, str, bytes)
 #: opcodes that build a container (checked as a constant container is: is it subscripted or named?) ...
 BUILDS = frozenset({"BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_STRING"})
 #: ... and the comprehensions' own (their result leaves their code: refused outright)
@@ -33,7 +37,7 @@ def unseen_use(fn: Callable, values: Iterable[object] = ()) -> str | None:
     """Why ``fn``, launched with argument ``values``, could use a program id where no guard sees it; None if it
     cannot."""
     for v in values:
-        if isinstance(v, CONTAINERS) and not _array_argument(v):
+        if isinstance(v, CONTAINERS) and not _array_argument(v) and not _empty(v):
             return f"an argument is a {type(v).__name__}"
     return _code_use(fn, set())
 
@@ -41,6 +45,12 @@ def unseen_use(fn: Callable, values: Iterable[object] = ()) -> str | None:
 def _array_argument(v: object) -> bool:
     """A numpy array passed as a kernel argument is a pointer to GM, never indexed by the trace."""
     return isinstance(v, np.ndarray)
+
+
+def _empty(v: object) -> bool:
+    """An empty container that cannot change: indexing it fails in every program alike, and iterating it does
+    nothing."""
+    return isinstance(v, FIXED) and len(v) == 0  # type: ignore[arg-type]
 
 
 def _code_use(fn: object, seen: set[int]) -> str | None:
@@ -53,7 +63,7 @@ def _code_use(fn: object, seen: set[int]) -> str | None:
     seen.add(id(code))
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            if isinstance(cell.cell_contents, CONTAINERS):
+            if isinstance(cell.cell_contents, CONTAINERS) and not _empty(cell.cell_contents):
                 return "a closure holds a container"
         except ValueError:  # an empty cell
             continue
@@ -84,7 +94,7 @@ def _ops_use(code: types.CodeType, scope: dict, seen: set[int]) -> str | None:
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
             name = ins.argval
             v = scope[name] if name in scope else getattr(builtins, name, None)
-            if isinstance(v, CONTAINERS):
+            if isinstance(v, CONTAINERS) and not _empty(v):
                 return f"global {name} is a container"
             helper = getattr(v, "fn", v)  # a ``@dsasim.jit`` helper: its Python function
             if isinstance(helper, types.FunctionType) and not (helper.__module__ or "").startswith(OWN):

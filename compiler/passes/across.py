@@ -47,8 +47,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler.ir import Alloc, Flag, Kernel, Loop, Parallel, Stmt, pipe_of, reads, walk, writes
+from compiler.passes.issue import flags
 from compiler.passes.rotation import AHEAD_PIPES, lagging, rotation, with_flags
-from isa import Instruction, SetFlag, WaitFlag
+from isa import Instruction, SetFlag
 
 
 @dataclass(frozen=True)
@@ -183,13 +184,12 @@ def takes_turns(stream: Sequence[Instruction]) -> bool:
     scalar unit's issue order could not hold it: a cycle through the pipes' queues) and no set of a flag still
     set (a core's flag is set once, then consumed)."""
     pending: set[tuple] = set()
-    for x in stream:
-        t = type(x)
-        if t is SetFlag or t is WaitFlag:
-            k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
-            if (k in pending) is (t is SetFlag):
-                return False
-            pending.symmetric_difference_update((k,))
+    for i in flags(stream):
+        x = stream[i]
+        k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+        if (k in pending) is (type(x) is SetFlag):
+            return False
+        pending.symmetric_difference_update((k,))
     return True
 
 

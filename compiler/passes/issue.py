@@ -25,6 +25,7 @@ place: whatever is held is issued before it, as written.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from collections.abc import Sequence
 
@@ -40,18 +41,21 @@ def forward_waits(stream: Sequence[Instruction]) -> list[int]:
     (each wait consumes the earliest set of its ``src -> dst, id`` not consumed yet)."""
     sets: dict[Key, int] = {}
     out = []
-    for i, x in enumerate(stream):
-        t = type(x)
-        if t is SetFlag:
-            k = (x.src, x.dst, x.event)
+    for i in flags(stream):  # the flags alone visited in Python (a stream has ~10⁵–10⁶ instructions)
+        x = stream[i]
+        k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+        if type(x) is SetFlag:
             sets[k] = sets.get(k, 0) + 1
-        elif t is WaitFlag:
-            k = (x.src, x.dst, x.event)
-            if sets.get(k, 0):
-                sets[k] -= 1
-            else:
-                out.append(i)
+        elif sets.get(k, 0):
+            sets[k] -= 1
+        else:
+            out.append(i)
     return out
+
+
+def flags(stream: Sequence[object]) -> itertools.compress:
+    """The positions of the ``set_flag`` and ``wait_flag`` instructions of ``stream`` in order (compared in C)."""
+    return itertools.compress(range(len(stream)), map(_FLAG_KIND.__contains__, map(type, stream)))
 
 
 def issue_order(stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
@@ -194,8 +198,12 @@ class IssueOrders:
         """The positions of ``stream`` in list-scheduled order (see :func:`list_schedule`)."""
         if len(stream) < 3:
             return tuple(range(len(stream)))
-        number = self.number
-        key = tuple([number(x) for x in stream])  # interned: a few thousand distinct among ~10⁵ per core
+        nums = list(map(self.kinds.get, map(id, stream)))  # interned: a few thousand distinct among ~10⁵ per core
+        if None in nums:
+            number = self.number
+            for i in [i for i, n in enumerate(nums) if n is None]:
+                nums[i] = number(stream[i])
+        key = tuple(nums)
         order = self.orders.get(key)
         if order is None:
             issue = _Issue(stream, self.chip, self.known)
@@ -238,10 +246,20 @@ class _Issue:
 
     def run(self) -> None:
         stream = self.stream
-        info = self.info
-        self.infos = infos = [info(x) for x in stream]  # by position: each instruction's timing looked up once
-        a = 0
         n = len(stream)
+        known = self.known
+        # by position: each instruction's timing looked up once (by identity, in C), each flag's kind and key
+        self.infos = infos = list(map(known.get, map(id, stream)))
+        if None in infos:
+            info = self.info
+            for i in [i for i, got in enumerate(infos) if got is None]:
+                infos[i] = info(stream[i])
+        self.kinds = kinds = list(map(_FLAG_KIND.get, map(type, stream)))
+        self.keys = keys = [None] * n
+        for i in itertools.compress(range(n), kinds):
+            x = stream[i]
+            keys[i] = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+        a = 0
         while a < n:
             b = a
             while b < n and infos[b][0] is not Pipe.S:
@@ -275,71 +293,96 @@ class _Issue:
         self.order.append(i)
 
     def segment(self, a: int, b: int) -> None:
-        """Place the instructions ``a..b-1`` (none of them the scalar unit's)."""
-        stream, infos = self.stream, self.infos
+        """Place the instructions ``a..b-1`` (none of them the scalar unit's). The candidates are each pipe's next
+        instruction: one that can start by the scalar unit's clock is *ready* (a heap of stream positions), one that
+        starts later waits in ``later`` (a heap of its start and position), one whose wait has no set placed yet is
+        *blocked* until that set is placed."""
+        infos, kinds, keys = self.infos, self.kinds, self.keys
         lanes: dict[Pipe, deque[int]] = {}
         for i in range(a, b):
-            lanes.setdefault(infos[i][0], deque()).append(i)
-        ready: list[int] = []  # heap of stream positions: candidates that can start by the scalar unit's clock
-        later: list[tuple[int, int]] = []  # heap of (start, position): candidates that start later
-        blocked: dict[Key, Pipe] = {}  # a pipe whose next instruction waits for a set not placed yet
-        free, done, sets = self.free, self.done, self.sets
-
-        def consider(p: Pipe) -> None:
-            i = lanes[p][0]
-            x = stream[i]
-            t = type(x)
-            r = free.get(p, 0)
-            if t is WaitFlag:
-                q = sets.get(k := (x.src, x.dst, x.event))
-                if not q:
-                    blocked[k] = p
-                    return
-                r = max(r, q[0])
-            heapq.heappush(later, (r, i))
-
-        for p in lanes:
-            consider(p)
-        clock, queued, depth, order = self.t, self.queued, self.depth, self.order  # locals: the loop runs ~10⁵ times
+            p = infos[i][0]
+            lane = lanes.get(p)
+            if lane is None:
+                lane = lanes[p] = deque()
+            lane.append(i)
+        ready: list[int] = []
+        later: list[tuple[int, int]] = []
+        blocked: dict[Key, Pipe] = {}
+        free, done, sets, queued = self.free, self.done, self.sets, self.queued
+        clock, depth, order = self.t, self.depth, self.order  # locals: the loop runs ~10⁵ times
         push, pop = heapq.heappush, heapq.heappop
-        while ready or later:
+        for p in lanes:
+            free.setdefault(p, 0)
+            done.setdefault(p, 0)
+            if p not in queued:
+                queued[p] = deque()
+        considered = list(lanes)  # pipes whose next instruction becomes a candidate
+        while True:
+            for p in considered:  # the next instruction of pipe p: a candidate from when its pipe and set allow
+                i = lanes[p][0]
+                r = free[p]
+                if kinds[i] == _WAIT:
+                    q = sets.get(k := keys[i])
+                    if not q:
+                        blocked[k] = p
+                        continue
+                    if q[0] > r:
+                        r = q[0]
+                if r <= clock:
+                    push(ready, i)
+                else:
+                    push(later, (r, i))
+            considered = []
             while later and later[0][0] <= clock:
                 push(ready, pop(later)[1])
-            i = pop(ready) if ready else pop(later)[1]
-            x = stream[i]
+            if ready:
+                i = pop(ready)
+            elif later:
+                i = pop(later)[1]
+            else:
+                break
             p, issue, hold, last = infos[i]
-            q = queued.get(p)
-            if q is None:
-                q = queued[p] = deque()
+            q = queued[p]
             while q and q[0] <= clock:
                 q.popleft()
             if len(q) >= depth:  # the queue is full: the scalar unit waits for its oldest to start
                 clock = q.popleft()
             clock += issue
-            s = free.get(p, 0)
+            s = free[p]
             if s < clock:
                 s = clock
-            t = type(x)
-            if t is WaitFlag:
-                s = max(s, sets[(x.src, x.dst, x.event)].popleft())
-            elif t is SetFlag:  # fires once all before it on its pipe is done; the pipe goes on meanwhile
-                sets.setdefault(k := (x.src, x.dst, x.event), deque()).append(max(s, done.get(p, 0)))
+            kind = kinds[i]
+            if kind == _WAIT:
+                t = sets[keys[i]].popleft()
+                if t > s:
+                    s = t
+            elif kind == _SET:  # fires once all before it on its pipe is done; the pipe goes on meanwhile
+                k = keys[i]
+                d = done[p]
+                q2 = sets.get(k)
+                if q2 is None:
+                    q2 = sets[k] = deque()
+                q2.append(s if s > d else d)
                 w = blocked.pop(k, None)
                 if w is not None:
-                    consider(w)
+                    considered.append(w)
             q.append(s)
             free[p] = s + hold
-            if s + last > done.get(p, 0):
+            if s + last > done[p]:
                 done[p] = s + last
             order.append(i)
             lane = lanes[p]
             lane.popleft()
             if lane:
-                consider(p)
+                considered.append(p)
         self.t = clock
         # a wait whose set never comes (a cycle through the pipes' orders: the stream deadlocks whatever its
         # order) — what is left keeps its stream order, for the deadlock report to name
         self.order.extend(sorted(i for lane in lanes.values() for i in lane))
+
+
+_WAIT, _SET = 1, 2
+_FLAG_KIND = {WaitFlag: _WAIT, SetFlag: _SET}
 
 
 def _signature(x: Instruction, chip: ChipParams, known: dict[int, tuple[Pipe, int, int, int]]) -> tuple:

@@ -45,7 +45,7 @@ from compiler.passes.across import LeadIn, lead_in, loop_sets, takes_turns
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.issue import IssueOrders, forward_waits, issue_order, list_schedule
 from compiler.passes.place import FlagRef, place, resolve
-from compiler.passes.rotation import alloc_turns, lagging, rotation, vector_first
+from compiler.passes.rotation import lagging, rotated_body, rotation
 from compiler.passes.stamp import GmRef, Recorder, Stamps
 from isa import (
     Addr,
@@ -83,8 +83,8 @@ def lower(kernel: Kernel) -> Program:
             if stream is None:
                 record = None if stamps is None else stamps.recorder(core)
                 stream = core_stream(kernel, core, made, orders, plans, record)
-                if stamps is not None:
-                    stream = stamps.keep(core, stream)
+                if record is not None:
+                    stream = stamps.keep(core, stream)  # type: ignore[union-attr]
             streams.append(stream)
     return Program(tensors, tuple(streams), chip=kernel.target.name)
 
@@ -236,16 +236,21 @@ class Emitter:
                 self.out.append(self.store(s))
 
     def traced(self, s: object) -> None:
-        """A traced kernel's statement: its instructions, each interned (``made``) with its kernel line (``loc``,
-        not compared by equality, so part of the key): an instruction equal to one made, from the same line, is
-        that one."""
-        made, out = self.made, self.out
-        emitted = self.k.traced.emit(s, self.env, self.addr)
-        if not self.fast:
-            out.extend(emitted)
-            return
-        for ins in emitted:
-            out.append(made.setdefault((ins, ins.loc), ins))
+        """A traced kernel's statement: its instructions (interned by the trace, ``Traced.emit``); a template core's
+        GM loads and stores recorded with the address of each buffer they asked for (``stamp``)."""
+        if self.record is not None and (type(s) is Load or type(s) is Store):
+            local: dict[str, Addr] = {}
+            emitted = self.k.traced.emit(s, self.env, lambda name: local.setdefault(name, self.addr(name)))
+            self.out += [self.record(ins, s, self.env, local, j, len(emitted)) for j, ins in enumerate(emitted)]
+        else:
+            self.out += self.k.traced.emit(s, self.env, self.addr)
+
+    def remake(self, ref: GmRef) -> Instruction | None:
+        """The GM load or store ``ref`` recorded, made again at the loop indices ``env`` holds (``stamp``)."""
+        if type(ref.local) is Addr:
+            return self.gm(ref.stmt, ref.local)
+        emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]
+        return emitted[ref.part] if len(emitted) == ref.parts else None
 
     def programs(self, s: Parallel) -> None:
         """The core's share of ``s``'s programs, one after the other; with a lead-in (``across.lead_in``) a program's
@@ -350,7 +355,7 @@ class Emitter:
         key = ("body", id(s), ahead, lag)
         plan = self.plans.get(key) if self.fast else None
         if plan is None:
-            plan = self._rotated_body(s, ahead, lag)
+            plan = rotated_body(s, ahead, lag)
             if self.fast:
                 self.plans[key] = plan
         alloc, first, rest, late, then, turns, at, again, multi = plan  # type: ignore[misc]
@@ -398,32 +403,6 @@ class Emitter:
         for name in alloc.bufs:
             self.inst[name] = base[name] + n * turns[name] - 1
         self.env.pop(s.var, None)
-
-    @staticmethod
-    def _rotated_body(s: Loop, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple:
-        """How :meth:`rotated` walks ``s``'s body: its ``alloc``, the statements run a step ahead, the rest of a
-        step (vector statements first: ``vector_first``), the lagging ones and those after them, and the
-        allocations' turns per step (statements by index when a buffer is allocated again in the body)."""
-        alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
-        behind, after = lag
-        first: tuple = tuple(st for i, st in enumerate(s.body) if i in ahead)
-        order = vector_first(
-            s.body,
-            tuple(
-                i
-                for i, st in enumerate(s.body)
-                if i not in ahead and i not in behind and i not in after and st is not alloc
-            ),
-        )
-        rest: tuple = tuple(s.body[i] for i in order)
-        late: tuple = tuple(s.body[i] for i in behind)
-        then: tuple = tuple(s.body[i] for i in after)
-        turns, at = alloc_turns(s.body)
-        again = any(t > 1 for t in turns.values())
-        multi = [name for name, t in turns.items() if t > 1]
-        if again:  # each statement with its own instances: ``step`` walks them one by one (by index)
-            first, late, then, rest = ahead, behind, after, order
-        return alloc, first, rest, late, then, turns, at, again, multi
 
     # -- extents and addresses -----------------------------------------------------------------
     def _sub_count(self) -> int:

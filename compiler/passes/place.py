@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.ir import Kernel, SyncGroup
 from isa import Instruction, Pipe, SetFlag, WaitFlag
+from isa.fast import fast
 
 
 @dataclass(slots=True)
@@ -46,57 +48,77 @@ _FLAG = frozenset({FlagRef})
 
 def place(kernel: Kernel, items: list) -> list:
     """Move each prefetched group's load blocks up, as far as their prefetch distance allows."""
-    index = None  # where the flags are, found again only after a group's blocks moved
+    index = None  # the flags of each group, found again after a group's blocks moved only with DSASIM_FAST=0 or
+    keep = fast()  # when two flags of one group, role and instance make the index depend on their order
     for g in kernel.groups:
         if g.ahead > 0:
             if index is None:
                 index = _Flags(items)
             placed = _place_group(items, g.name, g.producer, g.ahead, index)
             if placed is not items:
-                items, index = placed, None
+                items = placed
+                if not (keep and index.unique):
+                    index = None
     return items
 
 
 class _Flags:
-    """Where a stream's flags are, for every group at once: per group its instances' ``wait free``, ``set ready`` and
-    the consumer's ``set free``; every ``ready`` set by (group, instance); per pipe the ``ready`` waits on it."""
+    """A stream's flags, for every group at once: per group its instances' ``wait free``, ``set ready`` and the
+    consumer's ``set free``; every ``ready`` set by (group, instance); per pipe the ``ready`` waits on it, in stream
+    order. Flags, not positions: the index holds after blocks move (:meth:`where` finds them), unless two flags of
+    one group, role and instance (``unique`` False) make it depend on their order."""
 
     def __init__(self, items: list) -> None:
-        self.own: dict[str, tuple[dict[int, int], dict[int, int], dict[int, int]]] = {}
-        self.readies: dict[tuple[str, int], int] = {}
-        self.waits: dict[Pipe, list[tuple[int, str]]] = {}
+        self.own: dict[str, tuple[dict[int, FlagRef], dict[int, FlagRef], dict[int, FlagRef]]] = {}
+        self.readies: dict[tuple[str, int], FlagRef] = {}
+        self.waits: dict[Pipe, list[tuple[FlagRef, str]]] = {}
         own, readies, waits = self.own, self.readies, self.waits  # locals: one pass over ~10⁵ flags
-        for i in flag_positions(items):
-            it = items[i]
-            g = it.group
+        n = 0  # the entries of ``own``
+        for it in map(items.__getitem__, flag_positions(items)):
+            g, role, is_set, instance, dst = _FIELDS(it)
             o = own.get(g)
             if o is None:
                 o = own[g] = ({}, {}, {})  # starts, ends, released
-            if it.role == "ready":
-                if it.set:
-                    readies[(g, it.instance)] = i
-                    o[1][it.instance] = i
+            if role == "ready":
+                if is_set:
+                    readies[(g, instance)] = it
+                    o[1][instance] = it
+                    n += 1
                 else:
-                    w = waits.get(it.dst)
+                    w = waits.get(dst)
                     if w is None:
-                        w = waits[it.dst] = []
-                    w.append((i, g))
-            elif it.set:
-                o[2][it.instance] = i
+                        w = waits[dst] = []
+                    w.append((it, g))
+            elif is_set:
+                o[2][instance] = it
+                n += 1
             else:
-                o[0][it.instance] = i
+                o[0][instance] = it
+                n += 1
+        self.unique = n == sum(len(d) for o in own.values() for d in o)
+
+    @staticmethod
+    def where(items: list) -> dict[int, int]:
+        """Each flag's position in ``items``, by identity (made in C)."""
+        at = flag_positions(items)
+        return dict(zip(map(id, map(items.__getitem__, at)), at))
+
+
+#: what :class:`_Flags` reads of each flag, read in C
+_FIELDS = operator.attrgetter("group", "role", "set", "instance", "dst")
 
 
 def _place_group(items: list, group: str, pipe: Pipe, ahead: int, index: _Flags) -> list:
-    """``items`` with ``group``'s load blocks moved up (``items`` itself when none moves); ``index``: where the
-    flags are."""
-    # instance → index of its "wait free", of its "set ready", of the consumer's "set free"
-    starts, ends, released = index.own.get(group, ({}, {}, {}))
-    readies = index.readies  # (group, instance) → index of its "ready" set
-    # indices of read-after-write waits on the producer pipe (not this group)
-    guards = [i for i, g in index.waits.get(pipe, ()) if g != group]
-    if 0 not in ends:
+    """``items`` with ``group``'s load blocks moved up (``items`` itself when none moves); ``index``: the flags."""
+    own = index.own.get(group)
+    if own is None or 0 not in own[1]:
         return items
+    pos = index.where(items)
+    # instance → index of its "wait free", of its "set ready", of the consumer's "set free"
+    starts, ends, released = ({inst: pos[id(f)] for inst, f in d.items()} for d in own)
+    readies = index.readies  # (group, instance) → its "ready" set
+    # indices of read-after-write waits on the producer pipe (not this group)
+    guards = sorted(pos[id(f)] for f, g in index.waits.get(pipe, ()) if g != group)
     blocks: list[tuple[int, int, int]] = []  # (anchor, start, end): items start..end go just after item anchor
     floor = ends[0]  # a block never moves above the (final place of the) block before it
     for inst in sorted(starts):
@@ -111,7 +133,9 @@ def _place_group(items: list, group: str, pipe: Pipe, ahead: int, index: _Flags)
         for j in range(start, end + 1):  # a block that waits for another group's data stays after its "ready"
             it = items[j]
             if type(it) is FlagRef and not it.set and it.role == "ready" and it.group != group:
-                anchor = max(anchor, readies.get((it.group, it.instance), -1))
+                ready = readies.get((it.group, it.instance))
+                if ready is not None:
+                    anchor = max(anchor, pos[id(ready)])
         if anchor >= start - 1:
             floor = end
             continue

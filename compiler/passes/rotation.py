@@ -400,3 +400,29 @@ def vector_first(body: tuple, order: tuple[int, ...]) -> tuple[int, ...]:
                 at -= 1
         out.insert(at, b)
     return tuple(j for b in out for j in b)
+
+
+def rotated_body(s: Loop, ahead: tuple[int, ...], lag: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple:
+    """How ``lower.Emitter.rotated`` walks ``s``'s body: its ``alloc``, the statements run a step ahead, the rest of a
+    step (vector statements first: ``vector_first``), the lagging ones and those after them, and the
+    allocations' turns per step (statements by index when a buffer is allocated again in the body)."""
+    alloc = s.body[0] if s.body and type(s.body[0]) is Alloc else Alloc(())
+    behind, after = lag
+    first: tuple = tuple(st for i, st in enumerate(s.body) if i in ahead)
+    order = vector_first(
+        s.body,
+        tuple(
+            i
+            for i, st in enumerate(s.body)
+            if i not in ahead and i not in behind and i not in after and st is not alloc
+        ),
+    )
+    rest: tuple = tuple(s.body[i] for i in order)
+    late: tuple = tuple(s.body[i] for i in behind)
+    then: tuple = tuple(s.body[i] for i in after)
+    turns, at = alloc_turns(s.body)
+    again = any(t > 1 for t in turns.values())
+    multi = [name for name, t in turns.items() if t > 1]
+    if again:  # each statement with its own instances: ``step`` walks them one by one (by index)
+        first, late, then, rest = ahead, behind, after, order
+    return alloc, first, rest, late, then, turns, at, again, multi

@@ -36,8 +36,9 @@ coupled program already uses on that pipe pair.
 
 Core ``g`` of the coupled program becomes group ``g``: core ``(1 + n)·g`` (AIC) and the ``n`` cores after it
 (its AIVs), as the ``*-separated`` presets number a group's cores. The group's Vector work is shared among its AIVs
-by independent chains (:mod:`compiler.passes.split_share`: ``n`` is the chip's ``vector_per_cube``, or fewer
-where no group has that many chains; one where the vector code is a single chain). The new streams list their
+(``n``: the chip's ``vector_per_cube``) by dividing the rows of every tile handed over where that is exact
+(:mod:`compiler.passes.split_rows`), else by dealing independent chains (:mod:`compiler.passes.split_share`; fewer
+AIVs where no group has that many chains, one where the vector code is a single chain). The new streams list their
 instructions in an execution order of the coupled core (:func:`execution_order`: every wait after its set),
 the consumer's workspace loads at the producer's "ready" set, so every wait of the split program comes after
 its set in one order all its streams follow: the split cannot deadlock where the coupled program does not.
@@ -46,10 +47,11 @@ its set in one order all its streams follow: the split cannot deadlock where the
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from compiler.errors import ScheduleError
+from compiler.passes.split_rows import Division, divide
 from compiler.passes.split_share import chains, share
 from compiler.target import Target
 from compiler.traffic import Term
@@ -123,33 +125,61 @@ def split(program: Program, target: Target) -> Split:
     layout = _Layout(splitters, program, max(target.alignment.values()))
     moved: dict[tuple[str, bool], int] = {}
     parts = [sp.run(core, layout, moved) for sp, core in zip(splitters, program.cores, strict=True)]
-    found = [chains(aiv, (C2V, V2C)) for _, aiv in parts]
     vpc = max(1, target.vector_per_cube)
+    found = [chains(aiv, (C2V, V2C)) for _, aiv in parts]
+    divided = [_divided(aiv, vpc, target) for _, aiv in parts]
     nv = min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
+    if any(divided):
+        nv = vpc
     streams: list[tuple[Instruction, ...]] = []
-    for g, ((aic, aiv), chain) in enumerate(zip(parts, found, strict=True)):
-        streams += _group(g, aic, aiv, share(aiv, chain, nv), nv)
+    for g, ((aic, aiv), chain, rows) in enumerate(zip(parts, found, divided, strict=True)):
+        if rows is None:
+            streams += _group(g, aic, _dealt(aiv, share(aiv, chain, nv), nv))
+            continue
+        streams += _group(g, aic, rows.streams)
+        for name, n in rows.again:  # a bias row without lanes: every AIV loads it
+            moved[(name, False)] = moved.get((name, False), 0) + n
     tensors = list(program.tensors)
     for name, size in layout.size.items():
         if size:
             tensors.append(TensorDecl(name, DType.I8, (ncores, size), TensorKind.SCRATCH))
-    cores = f"core {1 + nv}g is group g's AIC, cores {1 + nv}g+1…{1 + nv}g+{nv} its AIVs"
-    if nv == 1:
-        cores = "core 2g is group g's AIC, core 2g+1 its AIV"
-    note = f"split for a separated chip: {cores}; GM workspaces " + ", ".join(
-        f"{n} {ncores}×{size} B" for n, size in layout.size.items() if size
-    )
+    note = _note(ncores, nv, layout, divided, streams)
     out = Program(tuple(tensors), tuple(streams), program.chip, (*program.comments, note))
     traffic = tuple(Term(name, write, b) for (name, write), b in sorted(moved.items()))
     return Split(out, (AIC, *(AIV,) * nv) * ncores, traffic)
 
 
+#: the narrowest share of a tile's lanes (columns) worth dividing
+NARROWEST = 32
+
+
+def _divided(aiv: tuple[Instruction, ...], nv: int, target: Target) -> Division | None:
+    """The group's AIV stream divided by rows (:func:`compiler.passes.split_rows.divide`), where that is exact and
+    each AIV's share of a tile is at least :data:`NARROWEST` lanes. Narrower, each instruction's start-up and each
+    row's GM burst weigh more than the halved work, and dealing the chains is as fast or faster: the flash kernel of
+    ``compile_flash`` at 1x1x1024x128 causal, tiles q=32,qb=96,kv=192 on edu-separated takes 266,395 cycles dealt,
+    304,056 divided into 16-column shares; the textbook kernel at 1x1x128x32, BLOCK_M=32 on
+    ascend910b-like-separated 65,773 dealt, 66,274 divided. At 32 the division pays: 1x1x1024x64, q=64,qb=512,
+    kv=64 on ascend910b-like-separated 619,547 dealt, 565,729 divided."""
+    rows = divide(aiv, nv, (C2V,), target.alignment[Space.UB])
+    if rows is not None and min(n for _, n in rows.lanes) < NARROWEST:
+        return None
+    return rows
+
+
+def _dealt(aiv: tuple[Instruction, ...], owner: list[int | None], nv: int) -> list[tuple[Instruction, ...]]:
+    """The AIV streams of a group whose chains are dealt (:func:`compiler.passes.split_share.share`): each runs the
+    one-AIV stream's flags and its own chains' data instructions."""
+    return [tuple(ins for ins, o in zip(aiv, owner, strict=True) if o is None or o == j) for j in range(nv)]
+
+
 def _group(
-    g: int, aic: tuple[Instruction, ...], aiv: tuple[Instruction, ...], owner: list[int | None], nv: int
+    g: int, aic: tuple[Instruction, ...], aivs: Sequence[tuple[Instruction, ...]]
 ) -> list[tuple[Instruction, ...]]:
     """Group ``g``'s streams, numbered as the presets number a group's cores: its AIC, core ``(1 + nv)·g``, then
-    its ``nv`` AIVs; each AIV runs the single AIV stream's flags and its own share of the data instructions
-    (:func:`compiler.passes.split_share.share`), and the AIC's cross flags go to (come from) every AIV."""
+    its ``nv`` AIVs (each running the one-AIV stream's flags and its share of the data instructions: chains dealt,
+    or rows divided); the AIC's cross flags go to (come from) every AIV."""
+    nv = len(aivs)
     base, c, v = (1 + nv) * g, 2 * g, 2 * g + 1  # the splitter numbered the group 2g, 2g+1
     out: list[Instruction] = []
     for ins in aic:
@@ -158,15 +188,33 @@ def _group(
         else:
             out.append(ins)
     streams = [tuple(out)]
-    for j in range(nv):
-        streams.append(
-            tuple(
-                replace(ins, core=base) if type(ins) in (SetCross, WaitCross) and ins.core == c else ins
-                for ins, o in zip(aiv, owner, strict=True)
-                if o is None or o == j
-            )
-        )
+    for stream in aivs:
+        streams.append(tuple(replace(ins, core=base) if type(ins) in (SetCross, WaitCross) and ins.core == c else ins
+                             for ins in stream))  # fmt: skip
     return streams
+
+
+def _note(
+    ncores: int, nv: int, layout: _Layout, divided: list[Division | None], streams: list[tuple[Instruction, ...]]
+) -> str:
+    """The program's comment on the split: the cores of a group, how its Vector work is shared, the workspaces and
+    the cross-core flags (ids and how many of each group's cores' sets)."""
+    cores = f"core {1 + nv}g is group g's AIC, cores {1 + nv}g+1…{1 + nv}g+{nv} its AIVs"
+    if nv == 1:
+        cores = "core 2g is group g's AIC, core 2g+1 its AIV"
+    rows = [d for d in divided if d is not None]
+    how = "chains dealt to the AIVs" if nv > 1 else "one AIV"
+    if rows:
+        how = f"each handed-over tile divided ({rows[0].text()})"
+        if len(rows) < len(divided):
+            how += f" in {len(rows)} of {len(divided)} groups, chains dealt in the others"
+    ws = ", ".join(f"{n} {ncores}×{size} B" for n, size in layout.size.items() if size)
+    ids = sorted({i.event for s in streams[: 1 + nv] for i in s if type(i) in (SetCross, WaitCross)})
+    sets = sum(type(i) is SetCross for s in streams[: 1 + nv] for i in s)
+    return (
+        f"split for a separated chip: {cores}; vector work: {how}; GM workspaces {ws}; cross-core flags: "
+        f"ids {', '.join(map(str, ids))}, {sets} sets in group 0"
+    )
 
 
 def _extent(shape: tuple[int, ...], stride: int | None, dtype: DType) -> int:
@@ -202,6 +250,10 @@ class _Layout:
 
     def addr(self, name: str, g: int, event: int, onchip: Addr) -> Addr:
         return Addr(Space.GM, g * self.size[name] + self.at[name][(event, onchip.offset)], name)
+
+
+#: a consumer's workspace loads held back (:meth:`_Splitter.ready`): the hand-over, its cross id, stream and block
+_Held = tuple["_HandOver", int, list[Instruction], list[Instruction]]
 
 
 class _IdBase:
@@ -262,9 +314,13 @@ class _Splitter:
         self, core: tuple[Instruction, ...], layout: _Layout, moved: dict[tuple[str, bool], int]
     ) -> tuple[tuple[Instruction, ...], tuple[Instruction, ...]]:
         self.layout, self.moved = layout, moved
+        self.pending: list[_Held] = []
         for i in execution_order(core):
             ins = core[i]
             s = side(ins)
+            if ins.pipe is MTE2 and s:
+                out = self.aic if s == AIC else self.aiv
+                self.flush(lambda held, out=out: held[2] is out)  # MTE2 keeps the order of its copies
             if s == AIC:
                 self.aic.append(ins)
             elif s == AIV:
@@ -279,7 +335,18 @@ class _Splitter:
                     knob="chip",
                     hint="run the kernel on the coupled chip",
                 )
+        self.flush()
         return tuple(self.aic), tuple(self.aiv)
+
+    def flush(self, which: Callable[[_Held], bool] = lambda held: True) -> None:
+        """Emit the consumers' workspace loads held back by :meth:`ready` (``which`` of them)."""
+        keep = []
+        for held in self.pending:
+            if which(held):
+                held[2].extend(held[3])
+            else:
+                keep.append(held)
+        self.pending = keep
 
     def hand_over(self, i: int, ins: Fixpipe | Copy) -> None:
         """FIXPIPE L0C → UB (C2V) or MTE3 UB → L1 (V2C): the producer writes the workspace instead (waiting, before
@@ -292,7 +359,9 @@ class _Splitter:
         if not use.started:
             use.started = True
             if use.after:
-                h.p_out.append(WaitCross(MTE2, h.prod, self.ids.crossed(use.event), h.c_core))
+                x = self.ids.crossed(use.event)
+                self.flush(lambda held: held[0] is h and held[1] == x)  # the block that frees this slot
+                h.p_out.append(WaitCross(MTE2, h.prod, x, h.c_core))
         ws = self.layout.addr(h.ws, self.g, use.event, ins.dst)
         h.p_out.append(replace(ins, dst=ws))
         dtype = ins.out_dtype if type(ins) is Fixpipe else ins.dtype
@@ -324,20 +393,27 @@ class _Splitter:
     def ready(self, h: _HandOver, i: int, e: int, is_set: bool) -> None:
         """The coupled "ready" flag. Its set: the producer core tells the consumer core, whose MTE2 waits for that
         and for the on-chip slot to be free, loads the tiles from the workspace, frees the workspace slot (if it
-        is used again) and hands the tiles to the consumer pipe with a local flag — which its wait waits for."""
+        is used again) and hands the tiles to the consumer pipe with a local flag — which its wait waits for.
+
+        The consumer's block is held back (:meth:`flush`) until the consumer's wait for it, the consumer core's next
+        copy on MTE2, or any core's next wait for a workspace slot, in the execution order: the instructions after
+        the "ready" set — the set of the Cube's next K tile on the same MTE2, a FIXPIPE write — go ahead of it, and
+        that set fires when its copy is done, not after the wait for the round trip queued behind it. No wait for
+        one of the block's flags passes it (its flags are its own: a local id after the coupled program's, a cross
+        id), so every wait still comes after its set; and MTE2 keeps the order of its copies."""
         local = self.ids.local(MTE2, h.cons, e)
         if not is_set:
+            self.flush(lambda held: held[0] is h)
             h.c_out.append(WaitFlag(MTE2, h.cons, local))
             return
         use = h.uses[h.occurrence[i]]
         x = self.ids.crossed(e)
         h.p_out.append(SetCross(h.prod, MTE2, x, h.c_core))
-        h.c_out.append(WaitCross(h.prod, MTE2, x, h.p_core))
-        h.c_out.extend(use.frees)
-        h.c_out.extend(use.loads)
-        h.c_out.append(SetFlag(MTE2, h.cons, local))
+        block: list[Instruction] = [WaitCross(h.prod, MTE2, x, h.p_core), *use.frees, *use.loads]
+        block.append(SetFlag(MTE2, h.cons, local))
         if use.again:
-            h.c_out.append(SetCross(MTE2, h.prod, x, h.p_core))
+            block.append(SetCross(MTE2, h.prod, x, h.p_core))
+        self.pending.append((h, x, h.c_out, block))
 
     def free(self, h: _HandOver, i: int, e: int, is_set: bool) -> None:
         """The coupled "free" flag: the on-chip slot is free for the consumer core's MTE2 (its wait goes with the

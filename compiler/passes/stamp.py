@@ -18,11 +18,20 @@ A share's form is the size of each of its programs' parallel tiles (tails includ
 everything ``lower`` emits besides a GM address depends on the parallel tile indices only through those sizes.
 That holds when each parallel axis is an output axis (``m``, ``n``, …): not ``k`` (a core's first k tile
 decides an ``mmad``'s ``init``), not a k block or an output tile's part, and not the index of a buffer holding
-several live tiles (its slot). A kernel traced from the tile language is lowered core by core (its statements
-read the program id in ways of their own). Exact: the stamped core's loads and stores are made by the same
-code, from the same statement and indices, as lowering it would; its issue order is the template's only
-where every stamped instruction's timing signature (``issue.IssueOrders``) is the template's, else the core is
-lowered in full. ``DSASIM_FAST=0``: every core lowered in full.
+several live tiles (its slot).
+
+A kernel traced from the tile language has one parallel loop over its program ids, and a program's form is what
+its records hold but the GM offsets of its loads and stores (``Traced.program_form``: each record's line, types,
+sizes, masks' tails and trip counts). A core's form is its programs' forms in order: a non-causal FlashAttention's
+cores each run a Q block of the same size, a causal one's cores that run Q blocks at the same places along the
+diagonal (of other heads) have one form. Its stamped loads and stores are made again by the trace (``Traced.emit``)
+with the other program's id, at the template's on-chip addresses. A program the scalar unit reads GM for (``s.ld``)
+has no form: its core is lowered.
+
+Exact: the stamped core's loads and stores are made by the same code, from the same statement and indices, as
+lowering it would; its issue order is the template's only where every stamped instruction's timing signature
+(``issue.IssueOrders``) is the template's, else the core is lowered in full. A form only one core has is lowered
+without recording. ``DSASIM_FAST=0``: every core lowered in full.
 """
 
 from __future__ import annotations
@@ -42,14 +51,17 @@ UNSTAMPABLE = frozenset({"k", "k0", BLOCK_AXIS, PART_AXIS})
 @dataclass(eq=False, slots=True)
 class GmRef:
     """A GM load or store in a stream being recorded as a template: the instruction made for this core, and
-    what makes it for another — the statement, the loop indices it was made with, its on-chip address, and
-    the program of the share it belongs to (None: outside the parallel loop)."""
+    what makes it for another — the statement, the loop indices it was made with, its on-chip address (a traced
+    statement's: the address of each buffer it asked for), the program of the share it belongs to (None: outside
+    the parallel loop), and which of the statement's ``parts`` instructions it is."""
 
     ins: Instruction
     stmt: Load | Store
     env: dict[str, int]
-    local: Addr
+    local: Addr | dict[str, Addr]
     program: int | None
+    part: int = 0
+    parts: int = 1
 
     @property
     def pipe(self) -> Pipe:
@@ -63,19 +75,26 @@ class Recorder:
         self.vars = vars
         self.programs = {idx: j for j, idx in enumerate(share)}
 
-    def __call__(self, ins: Instruction, stmt: Load | Store, env: dict[str, int], local: Addr) -> GmRef:
+    def __call__(
+        self, ins: Instruction, stmt: Load | Store, env: dict[str, int], local: Addr | dict[str, Addr],
+        part: int = 0, parts: int = 1,
+    ) -> GmRef:  # fmt: skip
         idx = tuple(env.get(v) for v in self.vars)
-        return GmRef(ins, stmt, dict(env), local, self.programs.get(idx))  # type: ignore[arg-type]
+        return GmRef(ins, stmt, dict(env), local, self.programs.get(idx), part, parts)  # type: ignore[arg-type]
 
 
 def stampable(kernel: Kernel) -> Parallel | None:
     """The parallel loop when the kernel's cores may be stamped (see the module docstring), else None."""
-    if kernel.traced is not None or kernel.plan is None or kernel.plan.ncores < 2:
+    if kernel.plan is None or kernel.plan.ncores < 2:
         return None
     pars = [s for s in walk(kernel.body) if type(s) is Parallel]
     if len(pars) != 1:
         return None
     par = pars[0]
+    if any(len(set(share)) != len(share) for share in kernel.plan.assignment):  # a program twice: not one j
+        return None
+    if kernel.traced is not None:
+        return par if par.vars == ("pid",) else None
     if any(a in UNSTAMPABLE for a in par.axes) or par.vars != tuple(f"{a}o" for a in par.axes):
         return None
     taken = {BLOCK_VAR, PART_VAR, "ko", "ki"}
@@ -84,13 +103,15 @@ def stampable(kernel: Kernel) -> Parallel | None:
     taken.update(s.sub for s in walk(kernel.body) if type(s) is Move and s.sub)
     if taken & set(par.vars):
         return None
-    if any(len(set(share)) != len(share) for share in kernel.plan.assignment):  # a program twice: not one j
-        return None
     return par
 
 
-def form(kernel: Kernel, par: Parallel, core: int) -> tuple:
-    """A core's form: its programs' parallel tile sizes, in order."""
+def form(kernel: Kernel, par: Parallel, core: int) -> tuple | None:
+    """A core's form: its programs' parallel tile sizes, in order (a traced kernel's: its programs' forms; None when
+    one has none)."""
+    if kernel.traced is not None:
+        forms = tuple(kernel.traced.program_form(pid) for (pid,) in kernel.plan.assignment[core])  # type: ignore[union-attr]
+        return None if None in forms else forms
     axes = [kernel.axis(a) for a in par.axes]
     return tuple(tuple(a.size(i) for a, i in zip(axes, idx)) for idx in kernel.plan.assignment[core])  # type: ignore[union-attr]
 
@@ -126,30 +147,33 @@ class Template:
                 env = dict(env)
                 env.update(zip(vars, share[ref.program]))
             emitter.env = env
-            ins = emitter.gm(ref.stmt, ref.local)
-            if number(ins) != n:
+            ins = emitter.remake(ref)
+            if ins is None or number(ins) != n:
                 return None
             out[q] = ins
         return tuple(out)
 
 
 class Remaker(Protocol):
-    """What :meth:`Template.stamp` asks of ``lower``'s emitter: its loop indices, and a GM load or store made."""
+    """What :meth:`Template.stamp` asks of ``lower``'s emitter: its loop indices, and a recorded GM load or store
+    made again at them (None: the statement no longer makes that instruction)."""
 
     env: dict[str, int]
 
-    def gm(self, stmt: Load | Store, local: Addr) -> Instruction: ...
+    def remake(self, ref: GmRef) -> Instruction | None: ...
 
 
 class Stamps:
-    """The templates of one ``lower``, by form: the first core of a form is lowered (with a :class:`Recorder`) and
-    kept (:meth:`keep`), the others stamped from it (:meth:`stamp`)."""
+    """The templates of one ``lower``, by form: the first core of a form several cores have is lowered (with a
+    :class:`Recorder`) and kept (:meth:`keep`), the others stamped from it (:meth:`stamp`)."""
 
     def __init__(self, kernel: Kernel, par: Parallel, orders: IssueOrders) -> None:
         self.kernel = kernel
         self.par = par
         self.orders = orders
         self.templates: dict[tuple, Template] = {}
+        self.forms = [form(kernel, par, core) for core in range(kernel.plan.ncores)]  # type: ignore[union-attr]
+        self.cores = {f: self.forms.count(f) for f in self.forms if f is not None}
 
     @staticmethod
     def of(kernel: Kernel, orders: IssueOrders) -> Stamps | None:
@@ -162,14 +186,19 @@ class Stamps:
 
     def stamp(self, core: int, emitter: Remaker) -> tuple[Instruction, ...] | None:
         """``core``'s stream stamped from its form's template; None when it has none yet (or cannot be)."""
-        got = self.templates.get(form(self.kernel, self.par, core))
+        f = self.forms[core]
+        got = None if f is None else self.templates.get(f)
         return None if got is None else got.stamp(emitter, self._share(core), self.par.vars, self.orders)
 
-    def recorder(self, core: int) -> Recorder:
+    def recorder(self, core: int) -> Recorder | None:
+        """What records ``core``'s GM loads and stores as it is lowered; None when no other core has its form."""
+        f = self.forms[core]
+        if f is None or self.cores[f] < 2 or f in self.templates:
+            return None
         return Recorder(self.par.vars, self._share(core))
 
     def keep(self, core: int, stream: tuple[Instruction | GmRef, ...]) -> tuple[Instruction, ...]:
         """The finished stream of ``core``, recorded by its :meth:`recorder`; the template of its form."""
         template = Template.of(stream, self.orders)
-        self.templates.setdefault(form(self.kernel, self.par, core), template)
+        self.templates.setdefault(self.forms[core], template)  # type: ignore[arg-type]
         return template.stream

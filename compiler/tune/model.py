@@ -40,6 +40,7 @@ from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
 from compiler.schedule import MAX_BUFFERS
 from compiler.traffic import Traffic, gm_traffic
+from compiler.traffic import memory_cycles as gm_memory_cycles
 from isa import Instruction, Transfer
 
 
@@ -189,22 +190,10 @@ def price(kernel: Kernel, kinds: tuple[type, ...] | None = None) -> Work:
 
 
 def memory_cycles(target: object, traffic: Traffic) -> float:
-    """Cycles the chip's memory takes to serve a kernel's GM ``traffic`` (0 if its bandwidth is unknown).
-
-    Without an L2 every byte crosses the GM link: ``total / gm_bandwidth``. With one (``simulator.l2``) that
-    holds every tensor the kernel reads, a tensor's first read misses and its re-reads (the same tile of
-    B for every row block of A) hit: the misses and the writes cross the GM link, the hits the L2's, at the
-    same time — ``max((compulsory reads + writes) / gm_bandwidth, re-reads / l2 bandwidth)``. Re-reads of a
-    kernel whose tensors do not fit the L2 are priced as misses."""
-    gm = target.gm_bandwidth
-    if not math.isfinite(gm):
-        return 0.0
-    l2 = getattr(target.params, "l2", None)
+    """Cycles the chip's memory takes to serve a kernel's GM ``traffic`` (:func:`compiler.traffic.memory_cycles`:
+    a tensor's first read is compulsory, its re-reads hit an L2 that holds the kernel's tensors)."""
     first = {t.tensor: t.tensor_bytes for t in traffic.terms if not t.write}
-    compulsory = sum(first.values())
-    if l2 is None or compulsory > l2.size:
-        return traffic.total / gm
-    return max((compulsory + traffic.write) / gm, (traffic.read - compulsory) / l2.bandwidth)
+    return gm_memory_cycles(target, sum(first.values()), traffic.read, traffic.write)
 
 
 def _tail(kernel: Kernel, var: str, axis: str, count: int) -> tuple[tuple[str, int], ...]:

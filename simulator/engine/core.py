@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from isa import Instruction, Pipe
 from isa.types import EXEC_PIPES
-from simulator.engine.decode import Decoded, Kind
+from simulator.engine.decode import KIND, Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
 from simulator.engine.scalar import ScalarUnit
@@ -43,7 +43,7 @@ class Core:
         self.scalar = ScalarUnit(machine, index, stream, decoded, self.pipes, self.flags)
         # Only a barrier watches a transfer complete (the scalar unit waits for its pipe to drain): without
         # one, a pipe may count its transfers complete as they stream (``PipeUnit.settle``).
-        if Kind.BARRIER not in {d.kind for d in decoded}:
+        if Kind.BARRIER not in set(map(KIND, decoded)):
             for unit in self.pipes.values():
                 unit.settle = True
 

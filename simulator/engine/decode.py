@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from itertools import islice
+from operator import itemgetter
 from typing import NamedTuple
 
 from isa import (
@@ -142,6 +143,9 @@ class Decoded(NamedTuple):
     cost: int | Transfer
     issue: int = 0
 
+
+#: a decoded record's kind, read in C (``map(KIND, decoded)``)
+KIND = itemgetter(0)
 
 SYNC_KINDS = frozenset({Kind.SET, Kind.WAIT, Kind.XSET, Kind.XWAIT, Kind.SSET, Kind.SWAIT, Kind.BARRIER})
 

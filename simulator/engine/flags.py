@@ -14,7 +14,7 @@ from typing import Protocol
 from isa import Instruction, Pipe, SyncError
 from simulator.clock import Clock, Due
 from simulator.engine.decode import CrossKey, FlagKey
-from simulator.engine.trace import short
+from simulator.engine.trace import NUMBER, Entries, short
 
 #: Pending sets a cross-core flag's counter holds at most (Ascend C: a flag id is set at most 16 times).
 CROSS_DEPTH = 16
@@ -60,12 +60,13 @@ class CoreFlags:
     """The flags of core ``core``; hand-overs are logged to ``log`` as ``FlagEntry`` fields."""
 
     def __init__(
-        self, clock: Clock, core: int, stream: Sequence[Instruction], log: list[tuple], hooks: Hooks | None
+        self, clock: Clock, core: int, stream: Sequence[Instruction], log: Entries, hooks: Hooks | None
     ) -> None:
         self.clock = clock
         self.core = core
         self.stream = stream
         self.log = log
+        self.put, self.pack = log.put, log.pack
         self.hooks = hooks
         self.flags: dict[FlagKey, Flag] = {}
 
@@ -110,7 +111,7 @@ class CoreFlags:
 
     def consume(self, key: FlagKey, f: Flag, index: int, at: int) -> None:
         """``wait_flag`` ``index`` took flag ``key`` at ``at``."""
-        self.log.append((self.core, key[0], key[1], key[2], f.set_index, f.set_at, index, at))
+        self.put(self.pack(self.core, NUMBER[key[0]], NUMBER[key[1]], key[2], f.set_index, f.set_at, index, at))
         if self.hooks is not None:
             self.hooks.consume(self.core, key, f.set_index, index, at)
         f.set_at, f.set_index = None, -1
@@ -134,13 +135,14 @@ class CrossFlags:
         clock: Clock,
         streams: Sequence[Sequence[Instruction]],
         latency: int,
-        log: list[tuple],
+        log: Entries,
         hooks: Hooks | None,
     ) -> None:
         self.clock = clock
         self.streams = streams
         self.latency = latency
         self.log = log
+        self.put, self.pack = log.put, log.pack
         self.hooks = hooks
         self.flags: dict[CrossKey, CrossFlag] = {}
 
@@ -172,6 +174,6 @@ class CrossFlags:
     def consume(self, key: CrossKey, x: CrossFlag, index: int, at: int) -> None:
         """``wait_cross`` ``index`` of core ``key.dst_core`` took the oldest pending set at ``at``."""
         _, set_at, set_index = x.pending.popleft()
-        self.log.append((key[0], key[1], key[2], key[3], key[4], set_index, set_at, index, at))
+        self.put(self.pack(key[0], NUMBER[key[1]], key[2], NUMBER[key[3]], key[4], set_index, set_at, index, at))
         if self.hooks is not None:
             self.hooks.cross_consume(key, set_index, index, at)

@@ -12,9 +12,10 @@ from simulator.clock import Clock
 from simulator.config import Chip
 from simulator.engine.core import Core
 from simulator.engine.deadlock import explain
-from simulator.engine.decode import CrossKey, Decoded, Decoder
+from simulator.engine.decode import KIND, QUEUED, CrossKey, Decoded, Decoder
 from simulator.engine.flags import CrossFlag, CrossFlags, Hooks
 from simulator.engine.shared import Machine
+from simulator.engine.trace import CrossFlagEntry, Entries
 from simulator.l2 import L2
 from simulator.memory import MachineMemory
 from simulator.stats import PipeStats
@@ -40,16 +41,16 @@ class Engine:
         #: The sanitizer's hooks (``simulator.sanitizer.tracker``), called as things happen; None: off.
         self.sanitizer = sanitizer
         self.env = Clock()
-        self.cross_flags: list[tuple] = []  # CrossFlagEntry fields
+        self.cross_flags = Entries(CrossFlagEntry)
         cross = CrossFlags(self.env, program.cores, chip.cross_flag_latency, self.cross_flags, sanitizer)
         self.machine = Machine(self.env, chip, SharedBandwidth(self.env, chip.gm_bandwidth), cross, sanitizer)
         if chip.l2 is not None:
             self.machine.l2 = L2(chip.l2.size)
             self.machine.l2_link = SharedBandwidth(self.env, chip.l2.bandwidth)
         self.gm = self.machine.gm
-        self.trace = self.machine.trace  # TraceEntry fields
+        self.trace = self.machine.trace  # TraceEntry fields, packed
         self.held = self.machine.held  # (core, index) → cycles a GM transfer held its queue
-        self.flags = self.machine.flags  # FlagEntry fields
+        self.flags = self.machine.flags  # FlagEntry fields, packed
         self.cross: dict[CrossKey, CrossFlag] = cross.flags  # cross-core flags by key
         if decoder is None:
             decoder = Decoder(chip)
@@ -60,7 +61,7 @@ class Engine:
             mem = memory.cores[i] if memory is not None else None
             self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
         #: the instructions the cores' pipes will run (``progress``)
-        self._queued = sum(1 for c in self.cores for d in c.decoded if d.kind.queued)
+        self._queued = sum(sum(map(QUEUED.__contains__, map(KIND, c.decoded))) for c in self.cores)  # in C
         if chip.start_jitter:  # seeded: the same seed gives the same run
             rng = random.Random(seed)
             for core in self.cores:

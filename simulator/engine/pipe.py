@@ -28,6 +28,7 @@ from simulator.clock import Due
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
+from simulator.engine.trace import NUMBER
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
@@ -68,6 +69,7 @@ class PipeUnit:
         self.mem = mem
         self.flags = flags
         self.pipe = pipe
+        self.number = NUMBER[pipe]  # as the record holds it
         self.queue: deque[tuple[int, int]] = deque()  # (instruction index, issue cycle)
         self.stats = PipeStats()
         self.wake: Due | None = None
@@ -107,7 +109,7 @@ class PipeUnit:
         """A slot of the full queue is free: the scalar unit, waiting for it, issues into it now — without an
         event when it would only issue there and wait for the next slot (``refill``) — or resumes."""
         if self.refill is not None:
-            self.refill(self, self.env.now)
+            self.refill(self, self.env._now)
         else:
             sp, self.space = self.space, None
             self.env.fire(sp)
@@ -123,28 +125,28 @@ class PipeUnit:
         env, q, st = self.env, self.queue, self.stats
         decoded, stream = self.decoded, self.stream
         machine = self.machine
-        trace, debug = machine.trace, machine.debug
+        record, pack, debug = machine.trace.put, machine.trace.pack, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
         fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
         self.settle = settle = fast and self.settle
-        cid, pipe, flags = self.core, self.pipe, self.flags
+        cid, pipe, number, flags = self.core, self.pipe, self.number, self.flags
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         pending_idle = 0
         while True:
             if not q:
-                idle_from = env.now
+                idle_from = env._now
                 if not self.closed:
                     self.wake = env.signal()
                     yield self.wake
                 if not q:  # closed: nothing more will come
                     yield from self._finish(idle_from)
                     return
-                pending_idle += env.now - idle_from
+                pending_idle += env._now - idle_from
             index, ready = q[0]
-            now = env.now
+            now = env._now
             kind, _, payload, _, _ = decoded[index]
             if kind is FIXED and fast:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
@@ -168,7 +170,7 @@ class PipeUnit:
                 if pending_idle:
                     stalls["issue"] = stalls.get("issue", 0) + pending_idle
                     pending_idle = 0
-                start = env.now
+                start = env._now
                 if debug:
                     print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
                 # Each kind below yields plain events (no sub-generator per instruction: this loop is the
@@ -183,7 +185,7 @@ class PipeUnit:
                         self._settled()
                     if len(inflight) >= payload.outstanding:
                         yield from self._await_flights(payload.outstanding - 1)
-                        start = env.now
+                        start = env._now
                     writes = None if fast else self._execute(index, start)
                     # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
                     # link for a read that hits; the event fires when they have streamed.
@@ -213,8 +215,8 @@ class PipeUnit:
                     if wake is not None:
                         yield wake
                         self.blocked = None
-                        if x.pending[0][0] > env.now:
-                            yield x.pending[0][0] - env.now
+                        if x.pending[0][0] > env._now:
+                            yield x.pending[0][0] - env._now
                     self._took_cross(index, payload, x, start)
                 else:  # WAIT
                     flag = flagmap.get(payload.key)
@@ -223,15 +225,15 @@ class PipeUnit:
                             flag = flags.get(payload.key)
                         yield self._until_set(index, flag)
                         self.blocked = None
-                        if flag.set_at > env.now:
-                            yield flag.set_at - env.now
-                    end = env.now
+                        if flag.set_at > env._now:
+                            yield flag.set_at - env._now
+                    end = env._now
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
                     flags.consume(payload.key, flag, index, end)
-            end = env.now
+            end = env._now
             st.last_end = end
-            trace.append((cid, pipe, index, start, end))
+            record(pack(cid, number, index, start, end))
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
@@ -249,7 +251,8 @@ class PipeUnit:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
         st = self.stats
         st.last_end = max(st.last_end, end)
-        self.machine.trace.append((self.core, self.pipe, index, end if start is None else start, end))
+        trace = self.machine.trace
+        trace.put(trace.pack(self.core, self.number, index, end if start is None else start, end))
         self.completed += 1
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
@@ -265,7 +268,7 @@ class PipeUnit:
         if inflight and self.settle:
             self._settled()
         while inflight:
-            yield inflight[-1].done - env.now
+            yield inflight[-1].done - env._now
             if self.settle:
                 self._settled()
         if self.last_done > idle_from:
@@ -274,12 +277,12 @@ class PipeUnit:
     def _await_flights(self, limit: int) -> Process:
         """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
         env, inflight = self.env, self.inflight
-        t0 = env.now
+        t0 = env._now
         while len(inflight) > limit:
-            yield inflight[len(inflight) - limit - 1].done - env.now
+            yield inflight[len(inflight) - limit - 1].done - env._now
             if self.settle:
                 self._settled()
-        self.stats.stall("latency", env.now - t0)
+        self.stats.stall("latency", env._now - t0)
 
     # -- one instruction, by kind --------------------------------------------------------------
     def _execute(self, index: int, start: int) -> list | None:
@@ -305,7 +308,7 @@ class PipeUnit:
         every transfer in flight: the time beyond its stand-alone occupancy is a ``bandwidth`` stall); it
         completes its latency later, in order. True if it is now in flight (it retires when it completes)."""
         env, st, inflight = self.env, self.stats, self.inflight
-        now = env.now
+        now = env._now
         took = now - start
         if took > dma.alone:
             st.busy += dma.alone
@@ -323,7 +326,8 @@ class PipeUnit:
         self.last_done = done
         if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
-            self.machine.trace.append((self.core, self.pipe, index, start, done))
+            trace = self.machine.trace
+            trace.put(trace.pack(self.core, self.number, index, start, done))
             self.completed += 1
         else:
             env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``
@@ -333,7 +337,7 @@ class PipeUnit:
         """Forget the transfers complete by now (``settle``: counted when they streamed, with no event to
         take them off ``inflight`` at ``done``, which ``_complete`` would have done before anything else of
         that cycle)."""
-        inflight, now, st = self.inflight, self.env.now, self.stats
+        inflight, now, st = self.inflight, self.env._now, self.stats
         while inflight and inflight[0].done <= now:
             done = inflight.popleft().done
             if done > st.last_end:  # as ``_count`` at ``done``, before anything else of that cycle
@@ -350,7 +354,7 @@ class PipeUnit:
             self.blocked = index
             flag.waiter = env.signal()
             return flag.waiter
-        return env.after(flag.set_at - env.now)
+        return env.after(flag.set_at - env._now)
 
     def _until_visible(self, index: int, x: CrossFlag) -> Due | None:
         """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
@@ -360,11 +364,11 @@ class PipeUnit:
             self.blocked = index
             x.waiter = env.signal()
             return x.waiter
-        if x.pending[0][0] > env.now:
-            return env.after(x.pending[0][0] - env.now)
+        if x.pending[0][0] > env._now:
+            return env.after(x.pending[0][0] - env._now)
         return None
 
     def _took_cross(self, index: int, wait: CrossWait, x: CrossFlag, start: int) -> None:
-        now = self.env.now
+        now = self.env._now
         self.stats.stall(wait.cause, now - start)
         self.machine.cross.consume(wait.key(self.core), x, index, now)

@@ -15,7 +15,7 @@ from simulator.engine.decode import QUEUED, Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
 from simulator.engine.shared import Machine
-from simulator.engine.trace import short
+from simulator.engine.trace import NUMBER, short
 from simulator.stats import PipeStats
 
 SCALAR, BARRIER, SSET, SWAIT = Kind.SCALAR, Kind.BARRIER, Kind.SSET, Kind.SWAIT
@@ -120,9 +120,9 @@ class ScalarUnit:
                         for _ in range(self.pushed - 1):
                             next(program)
                         index, (kind, pipe, payload, _, issue) = next(program)
-                    if env.now > t:
-                        st.stall(full[pipe], env.now - t)
-                        t = env.now
+                    if env._now > t:
+                        st.stall(full[pipe], env._now - t)
+                        t = env._now
                 t += issue
                 busy += issue
                 # ``unit.push(index, t)``, inlined: this is once per instruction of the program.
@@ -132,7 +132,7 @@ class ScalarUnit:
                     unit.wake_up()
             elif kind is SCALAR:
                 if type(self.stream[index]) is SLoad:  # a read the program decides on: traced, for by_line
-                    machine.trace.append((self.core, Pipe.S, index, t, t + issue + payload))
+                    machine.trace.put(machine.trace.pack(self.core, NUMBER[Pipe.S], index, t, t + issue + payload))
                 t += issue + payload
                 busy += issue + payload
             elif kind is BARRIER:
@@ -148,9 +148,9 @@ class ScalarUnit:
                         self.waiting = None
                 if sanitizer is not None:
                     sanitizer.barrier(self.core, index, payload)
-                if env.now > t:
-                    st.stall("barrier", env.now - t)
-                    t = env.now
+                if env._now > t:
+                    st.stall("barrier", env._now - t)
+                    t = env._now
             elif kind is SSET:
                 t += issue
                 busy += issue
@@ -158,7 +158,7 @@ class ScalarUnit:
                     st.busy, busy = st.busy + busy, 0
                     # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
                     # to its clock (and finish that cycle) before calling a second set an error.
-                    yield env.after(max(0, t - env.now))
+                    yield env.after(max(0, t - env._now))
                     yield env.after(0)
                 flags.set(payload, t, index)
             elif kind is SWAIT:
@@ -173,7 +173,7 @@ class ScalarUnit:
                     f.waiter, f.scalar_waits = env.signal(), True
                     yield f.waiter
                     self.waiting = None
-                wait_end = max(t, f.set_at, env.now)
+                wait_end = max(t, f.set_at, env._now)
                 st.stall(payload.cause, wait_end - t)
                 t = wait_end
                 flags.consume(payload.key, f, index, t)

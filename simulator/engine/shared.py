@@ -11,14 +11,14 @@ from simulator.bandwidth import SharedBandwidth
 from simulator.clock import Clock
 from simulator.config import Chip
 from simulator.engine.flags import CrossFlags, Hooks
+from simulator.engine.trace import Entries, FlagEntry, TraceEntry
 from simulator.l2 import L2
 
 
 @dataclass
 class Machine:
     """The chip-wide state of a run. ``gm`` is the link to HBM (every transfer without an L2, the misses
-    and writes with one). ``trace`` and ``flags`` hold ``TraceEntry`` and ``FlagEntry`` fields as plain
-    tuples."""
+    and writes with one). ``trace`` and ``flags`` record ``TraceEntry`` and ``FlagEntry`` fields, packed."""
 
     env: Clock
     chip: Chip
@@ -29,8 +29,8 @@ class Machine:
     #: the chip's L2 and its link (transfers that hit share it), when the chip has one
     l2: L2 | None = None
     l2_link: SharedBandwidth | None = None
-    trace: list[tuple] = field(default_factory=list)
-    flags: list[tuple] = field(default_factory=list)
+    trace: Entries = field(default_factory=lambda: Entries(TraceEntry))
+    flags: Entries = field(default_factory=lambda: Entries(FlagEntry))
     #: (core, index) → the cycles a GM transfer held its queue (its share of the pipe's busy time; the trace's
     #: end is when its data landed, later)
     held: dict[tuple[int, int], int] = field(default_factory=dict)

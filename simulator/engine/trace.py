@@ -1,11 +1,12 @@
-"""What the engine records as it runs: executed instructions and flag hand-overs, as plain tuples that
-``Run`` wraps in named records on first use."""
+"""What the engine records as it runs: executed instructions and flag hand-overs, packed as they happen
+(``Entries``) and made into named records on first use."""
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from struct import Struct
+from typing import NamedTuple, get_type_hints
 
 from isa import Instruction, Pipe
 
@@ -13,7 +14,7 @@ from isa import Instruction, Pipe
 class TraceEntry(NamedTuple):
     """One executed instruction: ``core``, ``pipe``, its ``index`` in the core's stream, cycles.
 
-    The engine records plain tuples in this field order (cheaper); ``Run.trace`` wraps them.
+    The engine records these fields packed (``Entries``); ``Run.trace`` makes them named records.
     """
 
     core: int
@@ -51,45 +52,45 @@ class CrossFlagEntry(NamedTuple):
     consumed_at: int
 
 
+#: the pipes as the engine records them: a pipe is recorded as its place in this tuple
+PIPES: tuple[Pipe, ...] = tuple(Pipe)
+#: each pipe's number in a record (``PIPES``)
+NUMBER: dict[Pipe, int] = {p: n for n, p in enumerate(PIPES)}
+
+
 class Entries(Sequence):
-    """A list of ``TraceEntry``/``FlagEntry`` kept packed and built from the engine's raw tuples on first use.
+    """A list of ``TraceEntry``/``FlagEntry``, recorded packed and made into named records on first use.
 
     Most runs never look at their trace, and a graph's run keeps every kernel's: a prefill layer's kernels
-    hold millions of entries. Packed, an entry is one 8-byte integer per field (a field that is not an
-    ``int``, the pipes, as each value's number among the field's values), about 40 bytes where a tuple and
-    its integers take about 180; wrapping 100,000 entries in named records costs a tenth of a second, paid
-    on first use. ``raw`` is emptied as it is packed, a slice at a time, so the entries are never held twice
-    over."""
+    hold millions of entries. The engine records each entry as it happens (``put`` and ``pack``, in C) as its
+    fields' integers, a pipe as its number in ``PIPES`` — one 8-byte integer
+    per field, about 40 bytes an entry where a tuple and its integers take about 180, and nothing to pack when
+    the run ends. Wrapping 100,000 entries in named records costs a tenth of a second, paid on first use."""
 
-    def __init__(self, kind: type[NamedTuple], raw: list[tuple]) -> None:
-        self._kind, self._len, self._items = kind, len(raw), None
-        fields = range(len(kind._fields))
-        #: per field: its packed integers, and the values they number (None: a field of ``int``s, its values)
-        self._columns = [(array("q"), None if kind.__annotations__[f] == "int" else []) for f in kind._fields]
-        numbers: list[dict] = [{} for _ in fields]
-        while raw:
-            part = raw[:PACKED_AT_ONCE]
-            del raw[:PACKED_AT_ONCE]
-            for f in fields:
-                column, values = self._columns[f]
-                if values is None:
-                    column.extend([entry[f] for entry in part])
-                    continue
-                number = numbers[f]
-                for entry in part:
-                    v = entry[f]
-                    n = number.get(v)
-                    if n is None:
-                        n = number[v] = len(values)
-                        values.append(v)
-                    column.append(n)
+    def __init__(self, kind: type[NamedTuple], flat: array | None = None) -> None:
+        self._kind = kind
+        self._width = len(kind._fields)
+        #: the fields that are pipes (recorded as their numbers)
+        self._pipes = frozenset(f for f, t in enumerate(get_type_hints(kind).values()) if t is Pipe)
+        self._flat = array("q") if flat is None else flat
+        self._items: list | None = None
+        #: one entry's fields (each pipe as its number, ``NUMBER``) as bytes, and those bytes recorded: an entry
+        #: is ``put(pack(*fields))``, two calls in C (half what ``extend`` with a tuple costs)
+        self.pack = Struct(f"{self._width}q").pack
+        self.put = self._flat.frombytes
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its kind and its packed integers (a run sent between processes)."""
+        return Entries, (self._kind, self._flat)
 
     def rows(self) -> Iterator[tuple]:
         """The entries as plain tuples, in the order the engine recorded them."""
-        return zip(*[column if values is None else map(values.__getitem__, column) for column, values in self._columns])
+        flat, width, pipes = self._flat, self._width, self._pipes
+        columns = [flat[f::width] for f in range(width)]
+        return zip(*[map(PIPES.__getitem__, c) if f in pipes else c for f, c in enumerate(columns)])
 
     def _list(self) -> list:
-        if self._items is None:
+        if self._items is None or len(self._items) != len(self):
             make = self._kind._make
             self._items = [make(t) for t in self.rows()]
         return self._items
@@ -98,7 +99,7 @@ class Entries(Sequence):
         return self._list()[i]
 
     def __len__(self) -> int:
-        return self._len
+        return len(self._flat) // self._width
 
     def __iter__(self) -> Iterator:
         return iter(self._list())
@@ -108,10 +109,6 @@ class Entries(Sequence):
 
     def __repr__(self) -> str:
         return f"Entries({len(self)} × {self._kind.__name__})"
-
-
-#: entries packed per step (``Entries``): what is held twice at most while a run's record is packed
-PACKED_AT_ONCE = 65_536
 
 
 def short(ins: Instruction) -> str:

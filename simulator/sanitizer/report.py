@@ -33,8 +33,8 @@ class _Refs:
 
     def __init__(self, engine: Engine, tracker: Tracker) -> None:
         self.program = engine.program
-        self.flags = engine.flags  # FlagEntry fields: (core, src, dst, event, set_index, set_at, wait_index, at)
-        self.times = {(c, i): (s, e) for c, _, i, s, e in engine.trace}
+        self.flags = list(engine.flags.rows())  # (core, src, dst, event, set_index, set_at, wait_index, at)
+        self.times = {(c, i): (s, e) for c, _, i, s, e in engine.trace.rows()}
         for key, at in tracker.s_times.items():
             self.times.setdefault(key, (at, at))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lang_helpers import assert_same_compile
 
 import dsasim
 import dsasim.language as tl
@@ -26,8 +27,7 @@ from compiler.compiled import Compiled
 from compiler.language.launch import compile_traced, trace
 from compiler.language.pids import Pid
 from compiler.language.unseen import unseen_use
-from dsasim.api import chip_for
-from simulator import load_chip, simulate
+from simulator import load_chip
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples" / "kernels"
 CHIPS = {name: load_chip(name) for name in ("edu", "ascend910b-like")}
@@ -203,10 +203,6 @@ KERNELS = {
 }
 
 
-def _text(compiled: Compiled) -> tuple:
-    return tuple(tuple((x.text(), x.loc) for x in core) for core in compiled.program.cores)
-
-
 @pytest.mark.parametrize("chip", list(CHIPS))
 @pytest.mark.parametrize("cores", [1, 3])
 @pytest.mark.parametrize("name", list(KERNELS))
@@ -219,14 +215,7 @@ def test_stamped_programs_compile_as_traced_ones(name: str, cores: int, chip: st
     assert none in (0, -1)
     if stamped >= 0:
         assert (stamped > 0) == stamps, stamped
-    assert fast.program == slow.program
-    assert _text(fast) == _text(slow)
-    if cores == 3 and chip == "edu":
-        target = chip_for(chip, fast.program.ncores)
-        assert (
-            simulate(fast.program, target, timing_only=True).cycles
-            == simulate(slow.program, target, timing_only=True).cycles
-        )
+    assert_same_compile(fast, slow, chip, simulated=cores == 3 and chip == "edu")
 
 
 def test_a_guard_keeps_the_programs_it_sees_apart():

@@ -33,16 +33,33 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal_from: int | No
     return (p / p.sum(-1, keepdims=True)) @ v
 
 
-def projections(f: dict[str, np.ndarray], x: np.ndarray, parts: dict[str, int], merged: str, int8: bool) -> list:
+def projections(
+    f: dict[str, np.ndarray], x: np.ndarray, parts: dict[str, int], merged: str, weights: str, group: int = 128
+) -> list:
     """``x · Wᵀ`` for each projection ``name → n_out`` of ``parts``: f16 weights ``{name}.w``; or int8 (W8A8):
     the weights stacked in ``{merged}.w`` with per-output-channel scales ``{merged}.scale``, ``x`` quantised
-    per token (``s = f16(max|x| / 127)``, ``x_q = rint(x / s)``), exact integer sums scaled by both scales."""
-    if not int8:
+    per token (``s = f16(max|x| / 127)``, ``x_q = rint(x / s)``), exact integer sums scaled by both scales;
+    or int4 (W4A16): ``{merged}.w`` packed two a byte (``int4_weights``), a scale per ``group`` along k."""
+    if weights == "f16":
         return [x @ f[f"{n}.w"].T for n in parts]
+    if weights == "int4":
+        y = x @ int4_weights(f[f"{merged}.w"], f[f"{merged}.scale"], group).T
+        return np.split(y, np.cumsum(list(parts.values()))[:-1], axis=-1)
     s = (np.abs(x).max(-1, keepdims=True) / 127).astype(np.float16).astype(np.float64)
     xq = np.clip(np.rint(x / np.where(s > 0, s, 1)), -128, 127)
     y = (xq @ f[f"{merged}.w"].T) * s * f[f"{merged}.scale"][None, :]
     return np.split(y, np.cumsum(list(parts.values()))[:-1], axis=-1)
+
+
+def int4_weights(packed: np.ndarray, scales: np.ndarray, group: int) -> np.ndarray:
+    """``W [n, k]`` from 4-bit weights as the format defines them: each run of ``2·group`` weights of a row is
+    ``group`` bytes, byte ``j`` holding weight ``j`` in its low nibble and ``group + j`` in its high one, each a
+    two's-complement 4-bit integer; weight ``c`` times its group's scale ``scales[:, c // group]``."""
+    b = np.asarray(packed).astype(np.int64) & 0xFF  # the byte's bits
+    lo, hi = ((b & 0xF) ^ 8) - 8, ((b >> 4) ^ 8) - 8
+    n = b.shape[0]
+    q = np.concatenate([lo.reshape(n, -1, 1, group), hi.reshape(n, -1, 1, group)], axis=2).reshape(n, -1)
+    return q * np.repeat(np.asarray(scales, np.float64), group, axis=1)
 
 
 def quantize_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,8 +77,9 @@ def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     s = params["seq"] if phase == "prefill" else 1
     x = f["x"]
     n1 = rmsnorm(x, f["attn_norm.gamma"])
-    int8 = params.get("weights") == "int8"
-    q, k, v = projections(f, n1, {"q_proj": h * hd, "k_proj": kv * hd, "v_proj": kv * hd}, "qkv_proj", int8)
+    w = params.get("weights", "f16")
+    wg = (w, params.get("group", 128))
+    q, k, v = projections(f, n1, {"q_proj": h * hd, "k_proj": kv * hd, "v_proj": kv * hd}, "qkv_proj", *wg)
     q, k, v = q.reshape(b, s, h, hd), k.reshape(b, s, kv, hd), v.reshape(b, s, kv, hd)
     pos = np.arange(s) if phase == "prefill" else np.array([ctx])
     q = np.stack([rotary(q[i], pos) for i in range(b)])
@@ -86,9 +104,9 @@ def layer(params: dict, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         for j in range(h):
             g = j // (h // kv)
             out[i, :, j] = attention(q[i, :, j], kc[i, :, g], vc[i, :, g], 0 if phase == "prefill" else start)
-    hid = x + projections(f, out.reshape(b * s, h * hd), {"o_proj": h * hd}, "o_proj", int8)[0]
+    hid = x + projections(f, out.reshape(b * s, h * hd), {"o_proj": h * hd}, "o_proj", *wg)[0]
     n2 = rmsnorm(hid, f["ffn_norm.gamma"])
     ffn = params["ffn_dim"]
-    gate, up = projections(f, n2, {"ffn.gate": ffn, "ffn.up": ffn}, "ffn.gate_up", int8)
-    mlp = projections(f, gate / (1 + np.exp(-gate)) * up, {"ffn.down": params["hidden"]}, "ffn.down", int8)[0]
+    gate, up = projections(f, n2, {"ffn.gate": ffn, "ffn.up": ffn}, "ffn.gate_up", *wg)
+    mlp = projections(f, gate / (1 + np.exp(-gate)) * up, {"ffn.down": params["hidden"]}, "ffn.down", *wg)[0]
     return {"y": hid + mlp, **new} if kv8 else {"y": hid + mlp, "k_cache": kc, "v_cache": vc}

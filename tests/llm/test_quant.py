@@ -130,7 +130,7 @@ def test_weight_bytes_follow_the_type():
 
 def test_unknown_weight_type_is_refused():
     with pytest.raises(OpError, match="weight type"):
-        build("decoder-layer", weights="int4", **SMALL)
+        build("decoder-layer", weights="int3", **SMALL)
 
 
 def test_a_whole_int8_model_quantises_an_untied_head_only():

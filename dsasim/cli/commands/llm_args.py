@@ -4,6 +4,7 @@
     dsasim graph decoder-layer --phase decode --context 32768 --kv-chunks 3 --model llama3-8b --chip ascend910b-like
     dsasim graph decoder-layer --phase prefill --batch 1 --seq 512 --model llama3-8b --chip ascend910b-like
     dsasim graph decoder-layer --phase decode --batch 1 --context 1024 --weights int8 --model llama3-8b
+    dsasim graph decoder-layer --phase decode --batch 1 --context 1024 --weights int4 --model llama3-8b
     dsasim graph decoder-layer --phase decode --batch 8 --context 1024 --kv-dtype int8 --model llama3-8b
     dsasim graph decoder-layer --batches 1,16,64,256 --context 128 --model llama3-8b --roofline llm.png
     dsasim graph decoder-layer --kv-capacity 1024,4096,32768 --model llama3-8b --layers 32
@@ -18,8 +19,9 @@ batch at each context.
 Sizes are checked before the layer is built: ``--batch``, ``--seq``, ``--context``, ``--layers`` and the shape
 options are at least 1; ``--seq`` belongs to prefill and ``--context`` to decode; a layer whose input, weights
 and KV cache alone exceed the chip's GM is refused with the bytes it needs; the layer runs in f16, its
-projections' weights in f16 or, with ``--weights int8``, int8 with per-channel scales, and decode's KV cache
-in f16 or, with ``--kv-dtype int8``, int8 with a scale per token and key head (docs/llm.md).
+projections' weights in f16 or, with ``--weights int8``, int8 with per-channel scales, or with ``--weights
+int4`` two 4-bit values a byte with an f16 scale per 128 weights along k, and decode's KV cache in f16 or,
+with ``--kv-dtype int8``, int8 with a scale per token and key head (docs/llm.md).
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ import sys
 from compiler.attention.decode import KV_DTYPES
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES, WEIGHTS
+from compiler.quant4 import GROUP, check_group
 from dsasim.cli.commands import tp_args
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
 from dsasim.llm_sweep import crossover, kv_capacity
+from dsasim.model import WEIGHT_BYTES
 from isa import DsasimError
 from simulator.config import load_chip
 
@@ -54,7 +58,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ffn-dim", dest="ffn_dim", type=int, metavar="N", help="width of the gated MLP")
     g.add_argument("--model", choices=tuple(MODELS), help="layer shape of a public model (options given win)")
     g.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
-    g.add_argument("--weights", choices=WEIGHTS, help="projection weights: f16 (default) or int8 (per-channel scales)")
+    g.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        help="projection weights: f16 (default), int8 (per-channel scales), int4 (a scale per 128 along k)",
+    )
+    g.add_argument("--group-size", dest="group_size", type=int, metavar="N",
+                   help="int4: weights per f16 scale along k (default 128)")  # fmt: skip
     g.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_DTYPES),
                    help="decode's KV cache: f16 (default) or int8 (a scale per token and key head)")  # fmt: skip
     g.add_argument(
@@ -94,7 +104,7 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
                         ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
                         ("--kv-chunks", args.kv_chunks), ("--kv-block", args.kv_block),
-                        ("--weights", args.weights), ("--kv-dtype", args.kv_dtype),
+                        ("--weights", args.weights), ("--group-size", args.group_size), ("--kv-dtype", args.kv_dtype),
                         (tp_args.given(args), True)):  # fmt: skip
         if flag is not None and value is not None:
             raise DsasimError(
@@ -151,6 +161,7 @@ def main(args: argparse.Namespace) -> int:
         kv_block=args.kv_block or 0,
         weights=weights,
         kv_dtype=kv_dtype,
+        group=group_size(args),
         **model,
     )
     if args.json:
@@ -195,18 +206,28 @@ def check_options(args: argparse.Namespace) -> None:
         raise DsasimError(f"decoder-layer runs in f16, not {args.dtype}", hint="drop --dtype (f16 is the default)")
 
 
+def group_size(args: argparse.Namespace) -> int:
+    """``--group-size``: int4's weights per scale (``compiler.quant4``), given with ``--weights int4`` only."""
+    if args.group_size is None:
+        return GROUP
+    if (args.weights or "f16") != "int4":
+        raise DsasimError("--group-size sets int4's scales", hint="add --weights int4, or drop --group-size")
+    check_group(2 * args.group_size, args.group_size, "--group-size")  # a group the packing takes
+    return args.group_size
+
+
 def check_gm(phase: str, batch: int, seq: int, context: int, chip: str, model: dict, weights: str = "f16",
              kv_dtype: str = "f16") -> None:  # fmt: skip
     """Refuse a layer whose input, weights and KV cache alone exceed the chip's GM, before the graph (one attention
     kernel per sequence and key head) is built: ``decoder_layer``'s tensor shapes, at 2 bytes an element (an int8
-    weight's at 1, an int8 cached key's at 1 and its head's scale at 2)."""
+    weight's at 1, an int4 weight's at 1/2, an int8 cached key's at 1 and its head's scale at 2)."""
     p = {**MODELS["tiny"], **model}
     hidden, heads, kv, d, ffn = p["hidden"], p["heads"], p["kv_heads"], p["head_dim"], p["ffn_dim"]
     tokens = batch * (seq if phase == "prefill" else 1)
     per_token = kv * (d + 2) if kv_dtype == "int8" else kv * d * 2
     cached = batch * (seq if phase == "prefill" else context + 1) * per_token
     params = hidden * (2 * heads * d + 2 * kv * d + 3 * ffn)
-    need = 2 * tokens * hidden + 2 * cached + params * (1 if weights == "int8" else 2)
+    need = 2 * tokens * hidden + 2 * cached + int(params * WEIGHT_BYTES[weights])
     gm = load_chip(chip).gm_size
     if need > gm:
         size = f"batch {batch:,}, " + (f"seq {seq:,}" if phase == "prefill" else f"context {context:,}")

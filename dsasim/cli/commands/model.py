@@ -4,6 +4,7 @@ token, time to first token, tokens/s and whether the weights and the KV cache fi
     dsasim model --model llama3-8b --chip ascend910b-like --phase decode --batch 1 --context 1024
     dsasim model --model llama3-8b --phase prefill --batch 1 --seq 512 --json
     dsasim model --model ./config.json --phase decode --batch 8 --context 4096
+    dsasim model --model llama3-8b --phase decode --batch 1 --context 1024 --weights int4 --group-size 64
 
 One decoder layer is simulated and counted once per layer (every layer is the same kernels); the final norm
 and the LM head are simulated once; the embedding gather is counted at the GM bandwidth. A batch whose
@@ -18,6 +19,7 @@ import json
 
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES
+from dsasim.cli.commands.llm_args import group_size
 from dsasim.model import KV_BYTES, MODEL_CONFIGS, WEIGHT_BYTES, model_config, run_model
 
 
@@ -37,6 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="decode: tokens already in each sequence's KV cache (default 1024)")  # fmt: skip
     p.add_argument("--seq", type=int, default=512, metavar="S", help="prefill: prompt tokens per sequence")
     p.add_argument("--weights", choices=tuple(WEIGHT_BYTES), default="f16", help="weight storage type")
+    p.add_argument("--group-size", dest="group_size", type=int, metavar="N",
+                   help="int4: weights per f16 scale along k (default 128)")  # fmt: skip
     p.add_argument("--kv-dtype", dest="kv_dtype", choices=tuple(KV_BYTES), default="f16",
                    help="KV cache type: f16 (default) or int8 (decode: a scale per token and key head)")  # fmt: skip
     p.add_argument("--kv-block", dest="kv_block", type=int, default=0, metavar="N",
@@ -59,6 +63,7 @@ def main(args: argparse.Namespace) -> int:
         kv_dtype=args.kv_dtype,
         gemv=args.gemv,
         kv_block=args.kv_block,
+        group=group_size(args),
     )
     print(json.dumps(r.to_json(), indent=2) if args.json else r.text())
     return 0

@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="tinyllama-1.1b", metavar="NAME|config.json",
                    help=f"{', '.join(MODEL_CONFIGS)} or a config.json (default tinyllama-1.1b)")  # fmt: skip
     p.add_argument("--chip", default="ascend910b-like", help="chip preset or TOML path (default ascend910b-like)")
-    p.add_argument("--weights", choices=WEIGHTS, default="f16", help="weight storage: f16 (default) or int8")
+    p.add_argument("--weights", choices=WEIGHTS, default="f16", help="weight storage: f16 (default), int8 or int4")
     p.add_argument("--speedup", type=float, default=1.0, metavar="K", help="arrivals K times closer together")
     p.add_argument("--kv-block", dest="kv_block", type=int, default=16, metavar="N", help="tokens per KV block (16)")
     p.add_argument("--kv-blocks", dest="kv_blocks", type=int, metavar="N", help="KV blocks (default: what fits HBM)")

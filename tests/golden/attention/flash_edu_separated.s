@@ -216,9 +216,6 @@
     wait_flag   mte2 -> v, 0
     v.tril      ub[0x1580], ub[0x1580], -inf, f16[16,32], diag=0
     v.rowmax    ub[0x25c0], ub[0x1580], f16[16,32]
-    wait_cross  fix -> mte2, 1, core=0
-    set_flag    mte2 -> v, 1
-    set_cross   mte2 -> fix, 1, core=0
     v.cast      ub[0x2580], ub[0x25c0], f16[16], to=f32
     v.max       ub[0x0d00], ub[0x0000], ub[0x2580], f32[16]
     v.cast      ub[0x2980], ub[0x0d00], f32[16], to=f16
@@ -242,18 +239,21 @@
     v.copy      ub[0x2580], ub[0x0000], f32[4,16], src_stride=0
     v.mul       ub[0x0100], ub[0x0100], ub[0x2580], f32[4,64], src1_stride=0
     v.copy      ub[0x0000], ub[0x0d00], f32[16]
+    wait_cross  fix -> mte2, 1, core=0
+    set_flag    mte2 -> v, 1
+    set_cross   mte2 -> fix, 1, core=0
     wait_cross  fix -> mte2, 2, core=0
     mte2.copy   ub[0x1d80], ws_c2v[0x0800], f32[16,16]
     set_flag    mte2 -> v, 2
     set_cross   mte2 -> fix, 2, core=0
     wait_flag   mte2 -> v, 1
+    set_flag    v -> mte3, 1
+    set_flag    v -> mte2, 1
+    wait_flag   v -> mte3, 1
     wait_cross  fix -> mte2, 0, core=0
     wait_flag   v -> mte2, 0
     mte2.copy   ub[0x1580], ws_c2v[0x0000], f16[8,32]
     set_flag    mte2 -> v, 0
-    set_flag    v -> mte3, 1
-    set_flag    v -> mte2, 1
-    wait_flag   v -> mte3, 1
     wait_flag   mte2 -> v, 2
     v.add       ub[0x0100], ub[0x0100], ub[0x1d80], f32[16,16]
     set_flag    mte3 -> v, 1
@@ -267,18 +267,18 @@
     set_flag    v -> mte3, 2
     wait_flag   v -> mte3, 2
     mte3.copy   o[0x0000], ub[0x0900], f16[16,16]
-    wait_cross  fix -> mte2, 3, core=0
-    set_flag    mte2 -> v, 3
-    set_cross   mte2 -> fix, 3, core=0
     set_flag    mte3 -> v, 2
-    wait_cross  fix -> mte2, 1, core=0
-    wait_flag   v -> mte2, 1
-    mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[8,8], src_stride=32, dst_stride=32
-    set_flag    mte2 -> v, 1
     v.dup       ub[0x0000], -inf, f32[16]
     v.dup       ub[0x0080], 1.0, f32[16]
     v.dup       ub[0x0100], 0.0, f32[16,16]
     wait_flag   mte3 -> v, 0
+    wait_cross  fix -> mte2, 3, core=0
+    set_flag    mte2 -> v, 3
+    set_cross   mte2 -> fix, 3, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    wait_flag   v -> mte2, 1
+    mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[8,8], src_stride=32, dst_stride=32
+    set_flag    mte2 -> v, 1
     wait_flag   mte2 -> v, 0
     v.dup       ub[0x1780], 0.0, f16[256]
     v.rowmax    ub[0x25c0], ub[0x1580], f16[16,32]
@@ -302,10 +302,6 @@
     set_flag    v -> mte3, 3
     wait_flag   v -> mte3, 3
     v.sub       ub[0x0000], ub[0x0000], ub[0x0d00], f32[16]
-    wait_cross  fix -> mte2, 2, core=0
-    wait_flag   v -> mte2, 2
-    mte2.copy   ub[0x1d80], ws_c2v[0x0800], f32[16,16]
-    set_flag    mte2 -> v, 2
     v.exp       ub[0x0000], ub[0x0000], f32[16]
     v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     v.add       ub[0x0080], ub[0x0080], ub[0x1540], f32[16]
@@ -313,6 +309,10 @@
     v.mul       ub[0x0100], ub[0x0100], ub[0x2580], f32[4,64], src1_stride=0
     v.copy      ub[0x0000], ub[0x0d00], f32[16]
     wait_flag   mte3 -> v, 1
+    wait_cross  fix -> mte2, 2, core=0
+    wait_flag   v -> mte2, 2
+    mte2.copy   ub[0x1d80], ws_c2v[0x0800], f32[16,16]
+    set_flag    mte2 -> v, 2
     wait_flag   mte2 -> v, 1
     v.copy      ub[0x2580], ub[0x1980], f16[8,8], src_stride=32
     v.dup       ub[0x1980], 0.0, f16[8,32], dst_stride=32
@@ -342,12 +342,12 @@
     v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     v.add       ub[0x0080], ub[0x0080], ub[0x1540], f32[16]
     v.copy      ub[0x2580], ub[0x0000], f32[4,16], src_stride=0
+    v.mul       ub[0x0100], ub[0x0100], ub[0x2580], f32[4,64], src1_stride=0
+    v.copy      ub[0x0000], ub[0x0d00], f32[16]
     wait_cross  fix -> mte2, 3, core=0
     wait_flag   v -> mte2, 3
     mte2.copy   ub[0x2180], ws_c2v[0x0c00], f32[16,16]
     set_flag    mte2 -> v, 3
-    v.mul       ub[0x0100], ub[0x0100], ub[0x2580], f32[4,64], src1_stride=0
-    v.copy      ub[0x0000], ub[0x0d00], f32[16]
     wait_flag   mte2 -> v, 3
     v.add       ub[0x0100], ub[0x0100], ub[0x2180], f32[16,16]
     wait_flag   mte3 -> v, 2
@@ -364,21 +364,21 @@
     set_flag    mte2 -> v, 0
     set_cross   mte2 -> fix, 0, core=0
     wait_flag   mte2 -> v, 0
-    wait_cross  fix -> mte2, 1, core=0
-    mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[16,32]
-    set_flag    mte2 -> v, 1
-    set_cross   mte2 -> fix, 1, core=0
     set_flag    v -> mte3, 0
     set_flag    v -> mte2, 0
     wait_flag   v -> mte3, 0
     set_flag    mte3 -> v, 0
     set_cross   mte3 -> mte2, 0, core=0
     v.dup       ub[0x0040], -inf, f32[16]
+    v.dup       ub[0x00c0], 1.0, f32[16]
+    v.dup       ub[0x0500], 0.0, f32[16,16]
+    wait_cross  fix -> mte2, 1, core=0
+    mte2.copy   ub[0x1980], ws_c2v[0x0400], f16[16,32]
+    set_flag    mte2 -> v, 1
+    set_cross   mte2 -> fix, 1, core=0
     wait_cross  fix -> mte2, 2, core=0
     set_flag    mte2 -> v, 2
     set_cross   mte2 -> fix, 2, core=0
-    v.dup       ub[0x00c0], 1.0, f32[16]
-    v.dup       ub[0x0500], 0.0, f32[16,16]
     wait_flag   mte2 -> v, 1
     v.tril      ub[0x1980], ub[0x1980], -inf, f16[16,32], diag=16
     v.rowmax    ub[0x25c0], ub[0x1980], f16[16,32]
@@ -389,9 +389,6 @@
     v.sub       ub[0x1980], ub[0x1980], ub[0x2580], f16[16,32]
     v.exp       ub[0x1140], ub[0x1980], f16[16,32]
     v.cast      ub[0x2580], ub[0x1140], f16[16,32], to=f32
-    wait_cross  fix -> mte2, 0, core=0
-    wait_flag   v -> mte2, 0
-    set_flag    mte2 -> v, 0
     v.rowsum    ub[0x2d80], ub[0x2580], f32[16,32]
     v.cast      ub[0x2dc0], ub[0x2d80], f32[16], to=f16
     v.cast      ub[0x1540], ub[0x2dc0], f16[16], to=f32
@@ -399,6 +396,9 @@
     set_flag    v -> mte2, 1
     wait_flag   v -> mte3, 1
     mte3.copy   ws_v2c[0x0400], ub[0x1140], f16[16,32]
+    wait_cross  fix -> mte2, 0, core=0
+    wait_flag   v -> mte2, 0
+    set_flag    mte2 -> v, 0
     wait_flag   mte2 -> v, 2
     set_flag    mte3 -> v, 1
     set_cross   mte3 -> mte2, 1, core=0
@@ -408,19 +408,19 @@
     v.sub       ub[0x0040], ub[0x0040], ub[0x0d00], f32[16]
     v.exp       ub[0x0040], ub[0x0040], f32[16]
     v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
-    wait_cross  fix -> mte2, 3, core=0
-    mte2.copy   ub[0x2180], ws_c2v[0x0c00], f32[16,16]
-    set_flag    mte2 -> v, 3
-    set_cross   mte2 -> fix, 3, core=0
     set_flag    mte3 -> v, 2
     v.add       ub[0x00c0], ub[0x00c0], ub[0x1540], f32[16]
-    wait_cross  fix -> mte2, 1, core=0
-    wait_flag   v -> mte2, 1
-    set_flag    mte2 -> v, 1
     v.copy      ub[0x2580], ub[0x0040], f32[4,16], src_stride=0
     v.mul       ub[0x0500], ub[0x0500], ub[0x2580], f32[4,64], src1_stride=0
     v.copy      ub[0x0040], ub[0x0d00], f32[16]
     wait_flag   mte3 -> v, 0
+    wait_cross  fix -> mte2, 3, core=0
+    mte2.copy   ub[0x2180], ws_c2v[0x0c00], f32[16,16]
+    set_flag    mte2 -> v, 3
+    set_cross   mte2 -> fix, 3, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    wait_flag   v -> mte2, 1
+    set_flag    mte2 -> v, 1
     wait_flag   mte2 -> v, 0
     set_flag    v -> mte3, 0
     wait_flag   v -> mte3, 0
@@ -437,10 +437,10 @@
     set_flag    v -> mte3, 3
     wait_flag   v -> mte3, 3
     mte3.copy   o[0x0200], ub[0x0b00], f16[16,16]
+    wait_flag   mte3 -> v, 1
     wait_cross  fix -> mte2, 2, core=0
     wait_flag   v -> mte2, 2
     set_flag    mte2 -> v, 2
-    wait_flag   mte3 -> v, 1
     wait_flag   mte2 -> v, 1
     set_flag    v -> mte3, 1
     wait_flag   v -> mte3, 1

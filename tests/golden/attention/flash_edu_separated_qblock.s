@@ -104,15 +104,15 @@
     set_cross   fix -> mte2, 1, core=2
     wait_flag   cube -> fix, 2
     fixpipe     ws_c2v[0x0800], l0c[0x1000], f32[16,16]
+    set_flag    fix -> cube, 2
+    set_cross   fix -> mte2, 2, core=1
+    set_cross   fix -> mte2, 2, core=2
     wait_cross  mte3 -> mte2, 1, core=1
     wait_cross  mte3 -> mte2, 1, core=2
     mte2.copy   l1[0x1c00], ws_v2c[0x0400], f16[16,32]
     set_flag    mte2 -> mte1, 7
     set_cross   mte2 -> mte3, 1, core=1
     set_cross   mte2 -> mte3, 1, core=2
-    set_flag    fix -> cube, 2
-    set_cross   fix -> mte2, 2, core=1
-    set_cross   fix -> mte2, 2, core=2
     wait_flag   mte2 -> mte1, 7
     wait_flag   cube -> mte1, 2
     mte1.copy   l0a[0x0000], l1[0x0200], f16[8,16]
@@ -193,6 +193,9 @@
     wait_cross  mte2 -> fix, 2, core=1
     wait_cross  mte2 -> fix, 2, core=2
     fixpipe     ws_c2v[0x0800], l0c[0x1000], f32[16,16]
+    set_flag    fix -> cube, 2
+    set_cross   fix -> mte2, 2, core=1
+    set_cross   fix -> mte2, 2, core=2
     wait_cross  mte3 -> mte2, 1, core=1
     wait_cross  mte3 -> mte2, 1, core=2
     wait_flag   mte1 -> mte2, 4
@@ -200,9 +203,6 @@
     set_flag    mte2 -> mte1, 7
     set_cross   mte2 -> mte3, 1, core=1
     set_cross   mte2 -> mte3, 1, core=2
-    set_flag    fix -> cube, 2
-    set_cross   fix -> mte2, 2, core=1
-    set_cross   fix -> mte2, 2, core=2
     wait_flag   mte2 -> mte1, 7
     wait_flag   cube -> mte1, 0
     mte1.copy   l0a[0x0400], l1[0x1400], f16[16,16], transpose
@@ -279,8 +279,6 @@
     wait_flag   mte2 -> v, 0
     v.tril      ub[0x26c0], ub[0x26c0], -inf, f16[16,32], diag=0
     v.rowmax    ub[0x3700], ub[0x26c0], f16[16,32]
-    wait_cross  fix -> mte2, 1, core=0
-    set_flag    mte2 -> v, 1
     v.cast      ub[0x36c0], ub[0x3700], f16[16], to=f32
     v.max       ub[0x1600], ub[0x0000], ub[0x36c0], f32[16]
     v.cast      ub[0x3ac0], ub[0x1600], f32[16], to=f16
@@ -297,26 +295,28 @@
     wait_flag   v -> mte3, 0
     mte3.copy   ws_v2c[0x0000], ub[0x1640], f16[16,32]
     v.exp       ub[0x0000], ub[0x0000], f32[16]
-    wait_cross  fix -> mte2, 0, core=0
-    wait_flag   v -> mte2, 0
-    mte2.copy   ub[0x26c0], ws_c2v[0x0000], f16[8,32]
-    set_flag    mte2 -> v, 0
-    set_cross   mte2 -> fix, 0, core=0
     set_flag    mte3 -> v, 0
     set_cross   mte3 -> mte2, 0, core=0
     v.mul       ub[0x0080], ub[0x0080], ub[0x0000], f32[16]
     v.add       ub[0x0080], ub[0x0080], ub[0x1e40], f32[16]
     v.copy      ub[0x36c0], ub[0x0000], f32[4,16], src_stride=0
     v.mul       ub[0x0100], ub[0x0100], ub[0x36c0], f32[4,64], src1_stride=0
+    wait_cross  fix -> mte2, 1, core=0
+    set_flag    mte2 -> v, 1
+    wait_cross  fix -> mte2, 0, core=0
+    wait_flag   v -> mte2, 0
+    mte2.copy   ub[0x26c0], ws_c2v[0x0000], f16[8,32]
+    set_flag    mte2 -> v, 0
+    set_cross   mte2 -> fix, 0, core=0
     wait_flag   mte2 -> v, 1
     set_flag    v -> mte3, 2
     set_flag    v -> mte2, 1
-    wait_cross  fix -> mte2, 1, core=0
-    wait_flag   v -> mte2, 1
-    set_flag    mte2 -> v, 1
     wait_flag   v -> mte3, 2
     set_flag    mte3 -> v, 2
     set_cross   mte3 -> mte2, 1, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    wait_flag   v -> mte2, 1
+    set_flag    mte2 -> v, 1
     wait_cross  fix -> mte2, 2, core=0
     mte2.copy   ub[0x2ec0], ws_c2v[0x0800], f32[16,16]
     set_flag    mte2 -> v, 2
@@ -364,25 +364,25 @@
     wait_flag   v -> mte3, 1
     wait_cross  mte2 -> mte3, 0, core=0
     mte3.copy   ws_v2c[0x0000], ub[0x1a40], f16[16,32]
-    wait_cross  fix -> mte2, 0, core=0
-    wait_flag   v -> mte2, 0
-    mte2.copy   ub[0x26c0], ws_c2v[0x0000], f16[8,8], src_stride=32, dst_stride=32
-    set_flag    mte2 -> v, 0
     v.exp       ub[0x0040], ub[0x0040], f32[16]
     set_cross   mte3 -> mte2, 0, core=0
     v.mul       ub[0x00c0], ub[0x00c0], ub[0x0040], f32[16]
     v.add       ub[0x00c0], ub[0x00c0], ub[0x1e40], f32[16]
     v.copy      ub[0x36c0], ub[0x0040], f32[4,16], src_stride=0
     v.mul       ub[0x0500], ub[0x0500], ub[0x36c0], f32[4,64], src1_stride=0
+    wait_cross  fix -> mte2, 0, core=0
+    wait_flag   v -> mte2, 0
+    mte2.copy   ub[0x26c0], ws_c2v[0x0000], f16[8,8], src_stride=32, dst_stride=32
+    set_flag    mte2 -> v, 0
     wait_flag   mte2 -> v, 1
     set_flag    v -> mte3, 3
     set_flag    v -> mte2, 1
-    wait_cross  fix -> mte2, 1, core=0
-    wait_flag   v -> mte2, 1
-    set_flag    mte2 -> v, 1
     wait_flag   v -> mte3, 3
     wait_cross  mte2 -> mte3, 1, core=0
     set_cross   mte3 -> mte2, 1, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    wait_flag   v -> mte2, 1
+    set_flag    mte2 -> v, 1
     wait_cross  fix -> mte2, 2, core=0
     wait_flag   v -> mte2, 2
     mte2.copy   ub[0x2ec0], ws_c2v[0x0800], f32[16,16]
@@ -427,11 +427,11 @@
     v.add       ub[0x00c0], ub[0x00c0], ub[0x1e40], f32[16]
     v.copy      ub[0x36c0], ub[0x0040], f32[4,16], src_stride=0
     v.mul       ub[0x0500], ub[0x0500], ub[0x36c0], f32[4,64], src1_stride=0
+    wait_flag   mte3 -> v, 2
     wait_cross  fix -> mte2, 2, core=0
     wait_flag   v -> mte2, 2
     mte2.copy   ub[0x2ec0], ws_c2v[0x0800], f32[16,16]
     set_flag    mte2 -> v, 2
-    wait_flag   mte3 -> v, 2
     wait_flag   mte2 -> v, 1
     set_flag    v -> mte3, 2
     wait_flag   v -> mte3, 2
@@ -464,18 +464,18 @@
     set_flag    mte2 -> v, 0
     set_cross   mte2 -> fix, 0, core=0
     wait_flag   mte2 -> v, 0
-    wait_cross  fix -> mte2, 1, core=0
-    mte2.copy   ub[0x2ac0], ws_c2v[0x0400], f16[16,32]
-    set_flag    mte2 -> v, 1
     set_flag    v -> mte3, 0
     set_flag    v -> mte2, 0
     wait_flag   v -> mte3, 0
+    set_flag    mte3 -> v, 0
+    set_cross   mte3 -> mte2, 0, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    mte2.copy   ub[0x2ac0], ws_c2v[0x0400], f16[16,32]
+    set_flag    mte2 -> v, 1
     wait_cross  fix -> mte2, 0, core=0
     wait_flag   v -> mte2, 0
     set_flag    mte2 -> v, 0
     set_cross   mte2 -> fix, 0, core=0
-    set_flag    mte3 -> v, 0
-    set_cross   mte3 -> mte2, 0, core=0
     wait_flag   mte2 -> v, 1
     v.tril      ub[0x2ac0], ub[0x2ac0], -inf, f16[16,32], diag=16
     v.rowmax    ub[0x3700], ub[0x2ac0], f16[16,32]
@@ -497,13 +497,13 @@
     v.mul       ub[0x0a00], ub[0x0a00], ub[0x36c0], f32[4,64], src1_stride=0
     set_flag    v -> mte3, 2
     set_flag    v -> mte2, 1
-    wait_cross  fix -> mte2, 1, core=0
-    wait_flag   v -> mte2, 1
-    set_flag    mte2 -> v, 1
     wait_flag   v -> mte3, 2
     mte3.copy   ws_v2c[0x0400], ub[0x1ec0], f16[16,32]
     set_flag    mte3 -> v, 2
     set_cross   mte3 -> mte2, 1, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    wait_flag   v -> mte2, 1
+    set_flag    mte2 -> v, 1
     wait_cross  fix -> mte2, 2, core=0
     set_flag    mte2 -> v, 2
     set_cross   mte2 -> fix, 2, core=0
@@ -537,10 +537,10 @@
     set_flag    v -> mte2, 0
     wait_flag   v -> mte3, 1
     wait_cross  mte2 -> mte3, 0, core=0
+    set_cross   mte3 -> mte2, 0, core=0
     wait_cross  fix -> mte2, 0, core=0
     wait_flag   v -> mte2, 0
     set_flag    mte2 -> v, 0
-    set_cross   mte3 -> mte2, 0, core=0
     wait_flag   mte2 -> v, 1
     v.dup       ub[0x2ac0], 0.0, f16[16,32]
     v.rowmax    ub[0x3700], ub[0x2ac0], f16[16,32]
@@ -562,13 +562,13 @@
     v.mul       ub[0x0e00], ub[0x0e00], ub[0x36c0], f32[4,64], src1_stride=0
     set_flag    v -> mte3, 3
     set_flag    v -> mte2, 1
-    wait_cross  fix -> mte2, 1, core=0
-    wait_flag   v -> mte2, 1
-    set_flag    mte2 -> v, 1
     wait_flag   v -> mte3, 3
     wait_cross  mte2 -> mte3, 1, core=0
     mte3.copy   ws_v2c[0x0400], ub[0x22c0], f16[16,32]
     set_cross   mte3 -> mte2, 1, core=0
+    wait_cross  fix -> mte2, 1, core=0
+    wait_flag   v -> mte2, 1
+    set_flag    mte2 -> v, 1
     wait_cross  fix -> mte2, 2, core=0
     wait_flag   v -> mte2, 2
     set_flag    mte2 -> v, 2
@@ -590,10 +590,10 @@
     wait_flag   v -> mte3, 0
     wait_cross  mte2 -> mte3, 0, core=0
     set_cross   mte3 -> mte2, 0, core=0
+    wait_flag   mte3 -> v, 2
     wait_cross  fix -> mte2, 2, core=0
     wait_flag   v -> mte2, 2
     set_flag    mte2 -> v, 2
-    wait_flag   mte3 -> v, 2
     wait_flag   mte2 -> v, 1
     v.dup       ub[0x2ac0], 0.0, f16[16,32]
     v.tril      ub[0x2ac0], ub[0x2ac0], -inf, f16[16,32], diag=16
