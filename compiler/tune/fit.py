@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from compiler.errors import BufferCapacityError
 from compiler.ir import Kernel, Load, Loop, Mmad, Move, Parallel, Store
 from compiler.passes import buffer
-from compiler.passes.buffer import _extent, _temporaries, alloc_counts, is_panel, programs_overlap
+from compiler.passes.buffer import alloc_counts, is_panel, programs_overlap, slot_extent, temporaries
 from compiler.tune.types import reason
 from isa import Space
 from isa.fast import fast
@@ -43,14 +43,14 @@ class Footprint:
         self.fixed: dict[Space, int] = dict.fromkeys(SPACES, 0)
         self.deep: dict[Space, list[tuple[str, int]]] = {s: [] for s in SPACES}
         for b in hoisted.buffers:
-            rows, cols = (_extent(hoisted, d) for d in b.dims)
+            rows, cols = (slot_extent(hoisted, d) for d in b.dims)
             slot = target.align(b.space, rows * cols * b.dtype.itemsize) * b.live
             one_pipe = b.producer is b.consumer and not (overlap and b.level == "pid")
             if instances.get(b.name, 1) <= 1 or one_pipe or is_panel(b):
                 self.fixed[b.space] += slot
             else:
                 self.deep[b.space].append((b.operand, slot))
-        self.fixed[Space.UB] += _temporaries(hoisted)[1]
+        self.fixed[Space.UB] += temporaries(hoisted)[1]
 
     def refused(self, depths: Mapping[str, int]) -> str | None:
         """``reason`` of the error ``buffer`` raises with ``depths`` (default 2 per operand), or None if all fit."""
