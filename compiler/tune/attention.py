@@ -29,7 +29,16 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from compiler.attention.defaults import K0, MAX_Q_TILES, ROWS, TILE_KV, TILE_Q, FlashFits, estimate
+from compiler.attention.defaults import (
+    K0,
+    MAX_Q_TILES,
+    ROWS,
+    TILE_KV,
+    TILE_Q,
+    FlashFits,
+    default_attention_schedule,
+    estimate,
+)
 from compiler.attention.naive import naive_misfit
 from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check
 from compiler.ops import Op
@@ -58,6 +67,10 @@ class AttentionFamily(Family):
 
     def baseline(self) -> Any:
         return self.fixed.replace(algorithm=self.fixed.algorithm or "flash")  # the compiler's default algorithm
+
+    def best(self) -> AttentionSchedule:
+        """The compiler's default (``compiler.attention.defaults``): the pinned knobs, the fastest fitting rest."""
+        return default_attention_schedule(self.op, self.target, self.baseline(), self.vpc)
 
     def knobs(self) -> tuple[Knob, ...]:
         f, cap = self.fixed, -(-self.op.seq // 16) * 16

@@ -52,6 +52,7 @@ from compiler.passes.hoist import BLOCK_AXIS
 from compiler.passes.pipeline import LOADING, is_epilogue_operand
 from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
 from compiler.target import Target
+from compiler.tune.best import best_schedule
 from compiler.tune.errors import TuneError
 from compiler.tune.fit import FitCheck, least_instructions
 from compiler.tune.menu import tile_choices
@@ -74,12 +75,19 @@ class LoopNestFamily(Family):
         self.inner = op.lowered_as()
         super().__init__(op, target, fixed)
         check(fixed, self.inner)
-        if fixed.manual_sync:
-            raise TuneError("a manual-sync schedule cannot be tuned: its flags are yours", hint="drop --manual-sync")
+
+    # -- the best -----------------------------------------------------------------------------------
+    def best(self) -> Schedule:
+        """The compiler's default schedule (``compiler.default_schedule``): the pinned knobs, and for the rest the
+        menu's tiles and the depths the one cost model ranks best (``compiler.tune.best``) — a member of this
+        family's space. Remembered per operator, chip (``Target.key``) and pins, in a bounded memo."""
+        return best_schedule(self.inner, self.target, self.fixed)
 
     # -- knobs --------------------------------------------------------------------------------------
     def knobs(self) -> tuple[Knob, ...]:
         op, fixed = self.inner, self.fixed
+        if fixed.manual_sync:
+            raise TuneError("a manual-sync schedule cannot be tuned: its flags are yours", hint="drop --manual-sync")
         out = []
         for k in tile_knobs(op):
             if k not in fixed.tile and k not in op.whole_axes:
