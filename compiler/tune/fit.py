@@ -18,6 +18,7 @@ program's length from below. A schedule over the budget by that count alone is p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from compiler.errors import BufferCapacityError
 from compiler.ir import Kernel, Load, Loop, Mmad, Move, Parallel, Store
@@ -42,6 +43,8 @@ class Footprint:
         #: per memory: bytes of the buffers held at one slot, and (operand, bytes per slot of depth) of the rest
         self.fixed: dict[Space, int] = dict.fromkeys(SPACES, 0)
         self.deep: dict[Space, list[tuple[str, int]]] = {s: [] for s in SPACES}
+        #: the buffers whose slots are their operand's depth (the others ``buffer`` holds at one)
+        self.follows: set[str] = set()
         for b in hoisted.buffers:
             rows, cols = (slot_extent(hoisted, d) for d in b.dims)
             slot = target.align(b.space, rows * cols * b.dtype.itemsize) * b.live
@@ -50,6 +53,7 @@ class Footprint:
                 self.fixed[b.space] += slot
             else:
                 self.deep[b.space].append((b.operand, slot))
+                self.follows.add(b.name)
         self.fixed[Space.UB] += temporaries(hoisted)[1]
 
     def refused(self, depths: Mapping[str, int]) -> str | None:
@@ -62,11 +66,30 @@ class Footprint:
 
 
 class FitCheck:
-    """``refused(depths)``: the closed form of :class:`Footprint`, or ``buffer`` itself with ``DSASIM_FAST=0``."""
+    """``refused(depths)``: the closed form of :class:`Footprint`, or ``buffer`` itself with ``DSASIM_FAST=0``;
+    ``priced(depths)``: the kernel the model prices for those depths."""
 
     def __init__(self, hoisted: Kernel) -> None:
         self.hoisted = hoisted
         self.footprint = Footprint(hoisted) if fast() else None
+        self.placed: Kernel | None = None  # the first kernel ``buffer`` placed: the others differ in depths only
+
+    def priced(self, depths: Mapping[str, int]) -> Kernel:
+        """``buffer(hoisted, depths)`` as :func:`compiler.tune.model.predict` reads it: the buffers' depths, levels and
+        pipes, the loop nest — not where the slots are placed. So ``buffer`` places the first depths that fit, and
+        every later combination is that kernel with each buffer's depth set as ``buffer`` sets it (a buffer it holds at
+        one slot keeps one): a few field copies instead of the pass. ``DSASIM_FAST=0`` runs ``buffer`` every time."""
+        if self.footprint is None:
+            return buffer(self.hoisted, depths)
+        if self.placed is None:
+            self.placed = buffer(self.hoisted, depths)
+            return self.placed
+        follows = self.footprint.follows
+        return self.placed.with_(
+            buffers=tuple(
+                replace(b, depth=depths.get(b.operand, 2)) if b.name in follows else b for b in self.placed.buffers
+            )
+        )
 
     def refused(self, depths: Mapping[str, int]) -> str | None:
         if self.footprint is not None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from compiler.errors import ScheduleError
 from compiler.ir import Kernel
@@ -162,7 +162,9 @@ class LoopNestFamily(Family):
         return out
 
     # -- enumeration --------------------------------------------------------------------------------
-    def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Schedule, Kernel, Prediction]]:
+    def enumerate(
+        self, pruned: Counter, max_instructions: int
+    ) -> Iterator[tuple[Schedule, Callable[[], Kernel], Prediction]]:
         op, target, fixed = self.inner, self.target, self.fixed
         knobs = {k.name: k.choices for k in self.knobs()}
         tile_names = [n for n in knobs if n.startswith("tile.")]
@@ -240,11 +242,11 @@ class LoopNestFamily(Family):
             if refused:
                 pruned[refused] += len(ok)
                 continue
-            buffered = buffer(hoisted, depths)
+            buffered = fit.priced(depths)
             for prefetch in ok:
                 if _event_ids(buffered) > self.target.event_ids:  # maybe too many: let sync decide
                     try:
-                        sync(pipeline(buffered, prefetch))
+                        sync(pipeline(buffer(hoisted, depths), prefetch))
                     except ScheduleError as e:
                         pruned[reason(e)] += 1
                         continue
@@ -258,7 +260,7 @@ class LoopNestFamily(Family):
                 if prediction.instructions > max_instructions:
                     pruned["exceed the instruction budget"] += 1
                     continue
-                yield Schedule(**base, buffers=depths, prefetch=prefetch), buffered, prediction
+                yield Schedule(**base, buffers=depths, prefetch=prefetch), _builder(hoisted, depths), prediction
 
 
 def schedule_from_json(op: Op, d: dict) -> Schedule:
@@ -355,6 +357,11 @@ def _reach(deep: dict[str, int], loading: tuple[str, ...]) -> int:
 def _depth(depth: int, instances: int) -> int:
     """More slots than instances change nothing: ``min(depth, instances)`` (1 when allocated once)."""
     return max(1, min(depth, instances))
+
+
+def _builder(hoisted: Kernel, depths: dict[str, int]) -> Callable[[], Kernel]:
+    """A candidate's kernel after ``buffer``, built when asked for (most candidates are only ranked)."""
+    return lambda: buffer(hoisted, depths)
 
 
 def _event_ids(buffered: Kernel) -> int:
