@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from compiler import MatMul, Schedule, make_op
+from compiler.attention import Attention, AttentionSchedule, compile_attention
 from compiler.defaults import default_schedule
 from compiler.target import Target
 from compiler.tune import build_space, schedule_key
@@ -64,3 +65,20 @@ def test_the_whole_space_finds_the_default(chip, cores, op):
     machine = chip_for(chip, cores)
     default = default_schedule(op, machine, Schedule(cores=cores))
     assert build_space(op, machine, Schedule(cores=cores)).find(default) is not None
+
+
+def test_the_default_schedule_is_the_familys_best(monkeypatch):
+    """``default_schedule`` is the loop-nest family's ``best()`` (one place ranks the menu), the same with every
+    shortcut off (``DSASIM_FAST=0``: no memo, no bound, ``buffer`` on every fit check)."""
+    machine = chip_for("edu", 2)
+    op, given = MatMul(200, 3000, 500), Schedule(cores=2)
+    best = family_for(op, Target.of(machine), given).best()
+    assert best == default_schedule(op, machine, given)
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    assert family_for(op, Target.of(machine), given).best() == best
+
+
+def test_the_attention_familys_best_is_its_compilers_default():
+    op, machine = Attention(batch=1, heads=1, seq=256, head_dim=64), chip_for("edu")
+    best = family_for(op, Target.of(machine), AttentionSchedule(algorithm=None)).best()
+    assert best == compile_attention(op, AttentionSchedule(), machine).schedule
