@@ -550,7 +550,7 @@ print(f"tpe: {retuned.trials} trials, {retuned.simulated} simulated; best {retun
 # tune at all? Where would you expect tuning to pay, and what does the database add when it does?
 #
 # <!-- BEGIN SOLUTION -->
-# The default comes from the compiler's own analytic search (`compiler/defaults.py`): a simple cost model that
+# The default comes from the compiler's own analytic search (`compiler/tune/best.py`): a simple cost model that
 # assumes the pipes overlap perfectly — a model-guided choice that is never measured. On a single-core square
 # matmul on `edu` that model is right. Tuning pays where a model is wrong: another chip (other buffer sizes,
 # start-up costs and bandwidths), many cores (which axes to spread, how the cores share GM), other operators
