@@ -84,12 +84,12 @@ class FitCheck:
         if self.placed is None:
             self.placed = buffer(self.hoisted, depths)
             return self.placed
-        follows = self.footprint.follows
-        return self.placed.with_(
-            buffers=tuple(
-                replace(b, depth=depths.get(b.operand, 2)) if b.name in follows else b for b in self.placed.buffers
-            )
-        )
+        follows, placed = self.footprint.follows, self.placed.buffers
+        changed = {b.name: d for b in placed if b.name in follows and (d := depths.get(b.operand, 2)) != b.depth}
+        if not changed:
+            return self.placed
+        buffers = tuple(replace(b, depth=changed[b.name]) if b.name in changed else b for b in placed)
+        return self.placed.with_(buffers=buffers)
 
     def refused(self, depths: Mapping[str, int]) -> str | None:
         if self.footprint is not None:
