@@ -1,21 +1,28 @@
-"""The flash step model against the simulator: measured / predicted cycles of flash schedules with one query tile
-per Q block and with several, on edu and ascend910b-like (the numbers behind
-``compiler.attention.defaults.Q_BLOCK_GAIN``: the model is further under the measured cycles for Q blocks of
-several query tiles, so such a block must be predicted clearly faster to be chosen).
+"""Attention's two cost models against the simulator: measured / predicted cycles of flash schedules with one query
+tile per Q block and with several, on edu and ascend910b-like.
 
-Run: ``.venv/bin/python benchmarks/attention_model.py`` (timing-only, a minute or two).
+- **step**: attention's step model (``compiler.tune.steps``), what the attention family ranks with — the numbers
+  behind ``compiler.tune.attention.Q_BLOCK_GAIN`` (the model is further under the measured cycles for Q blocks of
+  several query tiles, so such a block must be predicted clearly faster to be chosen);
+- **one**: the loop nests' model (``compiler.tune.model.predict``) on the tile-language kernel after its ``buffer``
+  pass, with its GM bytes beside the compiled kernel's exact traffic, the work it adds for single-slot buffers
+  (``serialised``) and its busiest pipe alone — why it cannot rank attention yet.
+
+Run: ``.venv/bin/python benchmarks/attention_model.py`` (timing-only, a few minutes).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.attention import Attention, AttentionSchedule, compile_attention
-from compiler.attention.defaults import estimate
 from compiler.target import Target
+from compiler.tune.model import predict
+from compiler.tune.steps import StepModel
 from isa import DsasimError
 from simulator import load_chip
 from simulator.run import simulate
@@ -33,22 +40,28 @@ CASES = [  # chip, op, cores, (tile_q, tile_kv, query tiles per block)
 
 
 def main() -> None:
-    print("| chip | attention | schedule | cycles | predicted | measured / predicted |")
-    print("|---|---|---|---:|---:|---:|")
+    print("| chip | attention | schedule | cycles | step | one | measured / step | measured / one | "
+          "one's GM bytes / compiled | one's serialised | measured / one's busiest pipe | compile s |")  # fmt: skip
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for chip_name, op, cores, scheds in CASES:
         chip = load_chip(chip_name)
-        t = Target.of(chip)
+        model = StepModel(op, Target.of(chip))
         for tq, tk, qt in scheds:
             s = AttentionSchedule("flash", tq, tk, 16 if chip_name == "edu" else 32, 2, None, cores, tq * qt)
+            start = time.process_time()
             try:
                 c = compile_attention(op, s, chip)
             except DsasimError:
-                print(f"| {chip_name} | {op.shape_text()} | {s.text()} | does not fit | | |")
+                print(f"| {chip_name} | {op.shape_text()} | {s.text()} | does not fit | | | | | | | | |")
                 continue
+            took = time.process_time() - start
             cycles = simulate(c.program, chip, timing_only=True).cycles
-            e = estimate(op, s, t, 0)
-            print(f"| {chip_name} | {op.shape_text()} | {s.text()} | {cycles:,} | {e:,.0f} | {cycles / e:.2f} |",
-                  flush=True)  # fmt: skip
+            step = model.cycles(s)
+            one = predict(c.ir("buffer"))
+            busiest = max(one.busy.values())
+            print(f"| {chip_name} | {op.shape_text()} | {s.text()} | {cycles:,} | {step:,.0f} | {one.cycles:,.0f} | "
+                  f"{cycles / step:.2f} | {cycles / one.cycles:.2f} | {one.gm_bytes / c.traffic.total:.1f} | "
+                  f"{one.serialised:,.0f} | {cycles / busiest:.2f} | {took:.1f} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

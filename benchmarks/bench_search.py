@@ -15,8 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler import Schedule, default_schedule
-from compiler.attention import Attention, AttentionSchedule
-from compiler.attention.defaults import default_attention_schedule
+from compiler.attention import Attention, AttentionSchedule, default_attention_schedule
 from compiler.ops import MatMul
 from compiler.target import Target
 from simulator import load_chip

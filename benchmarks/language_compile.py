@@ -20,8 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler.attention import Attention, AttentionSchedule  # noqa: E402
-from compiler.attention.defaults import default_attention_schedule  # noqa: E402
+from compiler.attention import (  # noqa: E402
+    Attention,
+    AttentionSchedule,
+    default_attention_schedule,
+)
 from compiler.attention.flash_lang import compile_flash  # noqa: E402
 from compiler.target import Target  # noqa: E402
 from isa import Program  # noqa: E402
@@ -49,7 +52,7 @@ def measure(i: int, repeat: int) -> dict:
     chip_name, shape, kw, cores = CASES[i]
     chip = load_chip(chip_name)
     op = Attention(*shape, **kw)
-    s = default_attention_schedule(op, Target.of(chip), AttentionSchedule("flash", cores=cores), 0)
+    s = default_attention_schedule(op, Target.of(chip), AttentionSchedule("flash", cores=cores))
     s = s.replace(block_q=s.tile_q)
     lang_s, p = best(lambda: compile_flash(op, s, chip).program, repeat)
     row = {

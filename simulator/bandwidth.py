@@ -93,16 +93,21 @@ class SharedBandwidth:
     def _reallocate(self) -> None:
         flows = self.flows
         left, n = self.bandwidth, len(flows)
+        soonest = math.inf  # the fewest cycles a flow needs to finish at its new rate (the same minimum in any order)
         if n == 1:  # the usual case, one transfer at a time: the loop below, once, with no loop
             f = flows[0]
             f.rate = left if left < f.cap else f.cap
             left -= f.rate
+            soonest = f.remaining / f.rate
         else:
             for f in self._by_cap:
                 share = left / n
-                f.rate = share if share < f.cap else f.cap  # min(cap, share), as written out: no call per flow
-                left -= f.rate
+                rate = f.rate = share if share < f.cap else f.cap  # min(cap, share), as written out: no call per flow
+                left -= rate
                 n -= 1
+                cycles = f.remaining / rate
+                if cycles < soonest:
+                    soonest = cycles
         now = self.env._now
         total = self.bandwidth - left
         usage = self.usage
@@ -113,11 +118,7 @@ class SharedBandwidth:
             usage.append((now, total))
         self._generation += 1
         if flows:
-            if len(flows) == 1:  # the usual case, one transfer at a time: no list to build
-                finish = now + flows[0].remaining / flows[0].rate
-            else:
-                finish = now + min([f.remaining / f.rate for f in flows])
-            delay = math.ceil(finish - _EPS) - now
+            delay = math.ceil(now + soonest - _EPS) - now
             if delay < 0:
                 delay = 0
             generation = self._generation

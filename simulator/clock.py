@@ -18,6 +18,11 @@ of the queue as SimPy's own would, without SimPy's constructor checks and nested
 every instruction. The events run in the same order, so a run's cycles, stats and trace are SimPy's, byte
 for byte; processes, conditions and everything else stay SimPy's own.
 
+What only calls a function — ``call_later``, ``call_first``, a process waking after the cycles it yielded — is
+queued as the function itself, with no event: ``run`` calls it where it would have called the event's one
+callback. So ``run(until=…)``, SimPy's own loop, is not for a clock with such calls queued; nothing in
+dsasim runs one that way.
+
 One kind of event is put ahead of SimPy's order on purpose: ``call_first`` (a transfer completing, its data
 landing) runs before every ordinary event of its cycle, so whatever a flag or a timeout resumes at cycle
 ``t`` reads the data that lands at ``t`` — whichever process was woken first, and however early the
@@ -29,11 +34,15 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from heapq import heappop, heappush
 from operator import attrgetter
+from types import FunctionType, MethodType
 from typing import Any
 
 import simpy
 from simpy.core import BoundClass
 from simpy.events import NORMAL, URGENT
+
+#: what the queue holds besides events: a function called at its time with no event made for it (``run``)
+CALLS = frozenset({FunctionType, MethodType})
 
 
 class Due:
@@ -72,6 +81,9 @@ class Clock(simpy.Environment):
         queue = self._queue
         while queue:
             self._now, _, _, event = heappop(queue)
+            if type(event) in CALLS:  # a light call (``call_later``, ``call_first``, a process waking): no event
+                event(None)
+                continue
             callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:
                 callback(event)
@@ -86,24 +98,21 @@ class Clock(simpy.Environment):
         """Run ``process`` (a generator yielding ``Due`` events, or delays) as ``env.process`` would: its first
         step at an urgent event now, each later one when the event it yielded fires. A yielded ``int`` is
         ``after(delay)`` made at that moment, in the same place of the queue, without an event of its own: the
-        process's one ``wake`` is scheduled again (it waits on one thing at a time)."""
+        process's ``resume`` is queued as a call (``run``)."""
         send = process.send
         queue, eid = self._queue, self._eid
-        wake = Due([])
 
-        def resume(_event: Due) -> None:
+        def resume(_event: Due | None) -> None:
             try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
                 due = send(None)
             except StopIteration:
                 return
             if type(due) is int:
-                wake.callbacks = again  # ``run`` only reads the list: the same one serves every time
-                heappush(queue, (self._now + due, NORMAL, next(eid), wake))
+                heappush(queue, (self._now + due, NORMAL, next(eid), resume))  # a light call (``run``)
             else:
                 due.callbacks.append(resume)
 
-        again = [resume]
-        heappush(queue, (self._now, URGENT, next(eid), Due([resume])))
+        heappush(queue, (self._now, URGENT, next(eid), resume))
 
     def after(self, delay: int) -> Due:
         """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""
@@ -111,15 +120,15 @@ class Clock(simpy.Environment):
         heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), due))
         return due
 
-    def call_later(self, delay: int, fn: Callable[[Due], None]) -> None:
+    def call_later(self, delay: int, fn: Callable[[None], None]) -> None:
         """Call ``fn`` ``delay`` cycles from now, ordered as a ``Timeout`` made now would be."""
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), Due([fn])))
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), fn))
 
-    def call_first(self, delay: int, fn: Callable[[Due], None]) -> None:
+    def call_first(self, delay: int, fn: Callable[[None], None]) -> None:
         """Call ``fn`` ``delay`` cycles from now (``delay`` > 0), before every ordinary event of that cycle — in
         particular before a process a flag set earlier for that cycle resumes, or one that resumes then for
         another reason and finds that flag set. Calls due at the same cycle keep the order they were made in."""
-        heappush(self._queue, (self._now + delay, URGENT, next(self._eid), Due([fn])))
+        heappush(self._queue, (self._now + delay, URGENT, next(self._eid), fn))
 
     def signal(self) -> Due:
         """An event for a process to wait on until another ``fire``s it (``env.event()`` without its

@@ -7,11 +7,15 @@ from pathlib import Path
 import pytest
 from helpers import chip_data, make_chip
 
+from compiler.catalog import make_op
+from compiler.schedule import Schedule
+from dsasim.api import compile_op
 from isa import INSTRUCTION_CLASSES, ConfigError, DType, Pipe, Space, VSelect, parse
 from simulator import simulate
 from simulator.config import chip_from_dict, load_chip
-from simulator.energy import energy, program_energy
+from simulator.energy import counted_energy, energy, program_energy
 from simulator.engine.decode import Kind, decode
+from simulator.report import report_json
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 EDU = load_chip("edu").energy
@@ -157,3 +161,15 @@ def test_select_reads_its_three_operands_and_writes_one():
     e = program_energy([ins, ins], chip)
     assert e.levels[Space.UB] == pytest.approx(2 * (3 * 16384 + 4096) * PJ[Space.UB])
     assert e.vector == pytest.approx(2 * ins.repeats(chip) * EDU.vector_repeat)
+
+
+def test_cores_running_the_same_instructions_are_priced_once_and_counted_each():
+    """A 4-core matmul's energy, its counts summed over the cores before pricing, equals each core's counts
+    priced apart and added up (the sums are whole bytes, MACs and repeats: exact in any order)."""
+    chip = load_chip("ascend910b-like")
+    compiled = compile_op(make_op("matmul", "256x256x512"), Schedule(cores=4), chip)
+    run = simulate(compiled.program, chip.with_cores(4), timing_only=True)
+    per_core = counted_energy((item for c in run.stats.counts for item in c.items()), run.chip, run.seconds)
+    assert len(run.stats.counts) == 4
+    assert energy(run) == per_core
+    assert report_json(run)["energy"] == per_core.to_json()

@@ -10,9 +10,14 @@
 See docs/attention.md.
 """
 
-from compiler.attention.compile import AttentionPlan, as_attention_schedule, compile_attention, plan_attention
+from compiler.attention.compile import (
+    AttentionPlan,
+    as_attention_schedule,
+    compile_attention,
+    default_attention_schedule,
+    plan_attention,
+)
 from compiler.attention.decode import DecodeAttention, compile_decode_attention
-from compiler.attention.defaults import default_attention_schedule
 from compiler.attention.op import PRECISIONS, Attention, make_attention
 from compiler.attention.schedule import ALGORITHMS, AttentionSchedule
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.attention.defaults import default_attention_schedule, in_attention_terms
 from compiler.attention.flash_lang import compile_flash, flash_workspace_bytes
 from compiler.attention.naive import compile_naive
 from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
-from compiler.attention.schedule import AttentionSchedule, check
+from compiler.attention.schedule import AttentionSchedule, check, in_attention_terms
 from compiler.attention.traffic import attention_traffic
 from compiler.compile import kernel_source
 from compiler.compiled import Compiled
@@ -27,6 +26,7 @@ from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError
 from compiler.target import Target
 from compiler.traffic import Traffic
+from compiler.tune.attention import AttentionFamily
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,17 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
             refused[resolved.replace(cores=1)] = e
 
 
+def default_attention_schedule(
+    op: Attention, target: Target, schedule: AttentionSchedule, refused: dict | None = None
+) -> AttentionSchedule:
+    """``schedule`` with every ``None`` knob chosen for ``target`` by the attention family (raises if nothing fits).
+    ``refused``: flash schedules (on one core) a whole compile of ``op`` refused although their short kernel fits."""
+    return AttentionFamily(op, target, schedule, refused).best()
+
+
 def _resolve(
     op: Attention, schedule: AttentionSchedule | None, target: Target, refused: dict | None = None
 ) -> AttentionSchedule:
     schedule = schedule or AttentionSchedule()
     check(schedule)
-    return default_attention_schedule(op, target, schedule, target.vector_per_cube, refused or {})
+    return default_attention_schedule(op, target, schedule, refused)

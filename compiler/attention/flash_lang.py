@@ -1,8 +1,8 @@
 """The flash schedule as a tile-language kernel, compiled by the language's passes (trace → buffer → pipeline →
 sync → lower, and ``split`` on separated chips): a ``Compiled`` whose ``passes`` show the loop nest.
 
-``compile_attention`` builds every flash schedule with :func:`compile_flash`; ``compiler.attention.defaults``
-chooses the tiles, asking :func:`flash_misfit` whether they fit.
+``compile_attention`` builds every flash schedule with :func:`compile_flash`; the attention family
+(``compiler.tune.attention``) chooses the tiles, asking :func:`flash_misfit` whether they fit.
 
 One program per Q block (``block_q`` rows: ``q_tiles`` query tiles of ``tile_q`` rows), per head, per batch. The
 block's query tiles are loaded once; every K/V tile of ``tile_kv`` keys is loaded once per block and used by each

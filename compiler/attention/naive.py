@@ -17,9 +17,9 @@ each AIV's MTE3 tells the AIC its probabilities are. ``Compiled.passes`` lists e
 ``scores:``, ``softmax:`` and ``pv:``.
 
 The schedule's ``tile_q``, ``tile_kv``, ``depth`` (each loop's ``num_stages``), ``k0`` (each ``dot``'s L0 step,
-the tracer's ``k_step``), ``rows`` (the softmax's rows per tile) and ``cores`` are chosen by
-``compiler.attention.defaults``: ``rows`` are the most whose tiles stay double-buffered (:func:`naive_rows`), as
-the probability tile is kept apart from the score tile; query tiles go round-robin (unit ``u`` on core
+the tracer's ``k_step``), ``rows`` (the softmax's rows per tile) and ``cores`` are chosen by the attention family
+(``compiler.tune.attention``): ``rows`` are the most whose tiles stay double-buffered (:func:`naive_rows`), as the
+probability tile is kept apart from the score tile; query tiles go round-robin (unit ``u`` on core
 ``u mod cores``), every core computing every key tile of its units, masked or not.
 """
 

@@ -2,15 +2,17 @@
 
 ``flash`` streams K/V tiles past each Q tile and keeps the softmax online (never writes the score
 matrix); ``naive`` is three kernels in a row — scores to GM, a softmax kernel, then ``P·V`` — with the
-``seq × seq`` matrices in GM. Knobs left ``None`` are chosen by :func:`compiler.attention.defaults.
-default_attention_schedule` for the chip; a knob that cannot work raises ``ScheduleError`` naming it.
+``seq × seq`` matrices in GM. Knobs left ``None`` are chosen for the chip by the attention family
+(``compiler.tune.attention.AttentionFamily.best``); a knob that cannot work raises ``ScheduleError`` naming it, and a
+schedule whose tiles do not fit the chip, the capacity error in the schedule's terms (:func:`in_attention_terms`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from compiler.errors import ScheduleError
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError, TilesDoNotFit
 
 ALGORITHMS = ("flash", "naive")
 MAX_DEPTH = 4
@@ -142,3 +144,26 @@ def from_tile(tile: dict[str, int], **knobs: object) -> AttentionSchedule:
     )
     check(schedule)
     return schedule
+
+
+def in_attention_terms(e: Exception, schedule: AttentionSchedule) -> Exception:
+    """A tile-language kernel's refusal in the attention schedule's terms: "tiles do not fit" as its capacity error,
+    any other (event ids, a split the chip cannot make) as a ``ScheduleError`` — its knobs, not the kernel's
+    ``BLOCK`` sizes or lines."""
+    knob = f"tile_q, tile_kv or k0 (--tile q=,kv=,k0=), {_KNOB[schedule.algorithm]} or --depth"
+    if isinstance(e, LanguageError) and not isinstance(e, TilesDoNotFit):
+        return ScheduleError(f"schedule {schedule.text()} does not fit this chip: {e.reason}", knob=knob,
+                             hint=f"lower {knob}")  # fmt: skip
+    if not isinstance(e, TilesDoNotFit):
+        return e
+    return BufferCapacityError(
+        buffer=e.buffer,
+        need=e.need,
+        have=e.have,
+        knob=knob,
+        what=f"schedule {schedule.text()}",
+        parts=e.parts or str(e),
+    )
+
+
+_KNOB = {"naive": "the softmax's rows (--tile r=)", "flash": "the Q block (--tile qb=)"}

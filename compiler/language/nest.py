@@ -232,6 +232,8 @@ class Nest:
                 continue
             if any(r.loops[: len(s.loops)] != s.loops for r, _ in mine.readers):
                 continue  # read after its loop: left alone
+            if s.loops and any(r.rec.kind != "vec" for r, _ in mine.readers):
+                continue  # stored or fed to the Cube in the loop: another pipe reads the buffer the loop carries
             info = self.t.values[rec.out]  # type: ignore[index]
             for j in range(len(rec.ins)):
                 w = self.reader_web(s, j)

@@ -86,6 +86,7 @@ class PipeUnit:
         self.inflight: deque[Flight] = deque()  # transfers streamed but not complete, oldest first
         self.last_done = 0  # the cycle the last transfer put in flight completes
         self.complete = self._complete  # bound once: scheduled once per transfer
+        self.record, self.pack = machine.trace.put, machine.trace.pack  # an entry of the trace, packed
         #: the core has no ``barrier``, the one thing that watches a transfer complete (``Core`` says so): in
         #: timing-only runs its completion needs no event (``run``)
         self.settle = False
@@ -125,7 +126,7 @@ class PipeUnit:
         env, q, st = self.env, self.queue, self.stats
         decoded, stream = self.decoded, self.stream
         machine = self.machine
-        record, pack, debug = machine.trace.put, machine.trace.pack, machine.debug
+        record, pack, debug = self.record, self.pack, machine.debug
         # Timing only, nothing watching each event (``isa.fast``): the shortcuts below may merge events
         fast = machine.shortcuts(self.mem)
         #: a transfer's completion accounted when it has streamed, with no event of its own (``settle``)
@@ -134,6 +135,7 @@ class PipeUnit:
         flagmap, inflight = flags.flags, self.inflight
         stalls = st.stalls
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
+        result_latency = self.result_latency
         pending_idle = 0
         while True:
             if not q:
@@ -201,7 +203,7 @@ class PipeUnit:
                     # in flight, when the last of them completes. The queue goes on meanwhile.
                     if settle and inflight:
                         self._settled()
-                    at = inflight[-1].done if inflight else start + self.result_latency
+                    at = inflight[-1].done if inflight else start + result_latency
                     if kind is SET:
                         flags.set(payload, at, index)
                     else:
@@ -219,10 +221,11 @@ class PipeUnit:
                             yield x.pending[0][0] - env._now
                     self._took_cross(index, payload, x, start)
                 else:  # WAIT
-                    flag = flagmap.get(payload.key)
+                    key = payload.key
+                    flag = flagmap.get(key)
                     if flag is None or flag.set_at is None or flag.set_at > start:
                         if flag is None:
-                            flag = flags.get(payload.key)
+                            flag = flags.get(key)
                         yield self._until_set(index, flag)
                         self.blocked = None
                         if flag.set_at > env._now:
@@ -230,7 +233,7 @@ class PipeUnit:
                     end = env._now
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
-                    flags.consume(payload.key, flag, index, end)
+                    flags.consume(key, flag, index, end)
             end = env._now
             st.last_end = end
             record(pack(cid, number, index, start, end))
@@ -250,9 +253,9 @@ class PipeUnit:
     def _count(self, index: int, end: int, start: int | None = None) -> None:
         """Instruction ``index`` has finished (at ``end``): count it, trace it, wake a barrier."""
         st = self.stats
-        st.last_end = max(st.last_end, end)
-        trace = self.machine.trace
-        trace.put(trace.pack(self.core, self.number, index, end if start is None else start, end))
+        if end > st.last_end:
+            st.last_end = end
+        self.record(self.pack(self.core, self.number, index, end if start is None else start, end))
         self.completed += 1
         if self.drain is not None and self.completed >= self.drain[0]:
             d, self.drain = self.drain[1], None
@@ -326,8 +329,7 @@ class PipeUnit:
         self.last_done = done
         if self.settle:  # counted now, as completing at ``done`` (its ``last_end`` when it is forgotten)
             st.in_flight += done - start
-            trace = self.machine.trace
-            trace.put(trace.pack(self.core, self.number, index, start, done))
+            self.record(self.pack(self.core, self.number, index, start, done))
             self.completed += 1
         else:
             env.call_first(done - now, self.complete)  # its data lands before anything else reads at ``done``

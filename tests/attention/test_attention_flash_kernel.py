@@ -7,8 +7,13 @@ from __future__ import annotations
 import pytest
 from helpers import run_attention
 
-from compiler.attention import Attention, AttentionSchedule, compile_attention, plan_attention
-from compiler.attention.defaults import default_attention_schedule
+from compiler.attention import (
+    Attention,
+    AttentionSchedule,
+    compile_attention,
+    default_attention_schedule,
+    plan_attention,
+)
 from compiler.target import Target
 from simulator import load_chip
 
@@ -26,7 +31,7 @@ CASES = [  # chip, op, cores
 
 def default(op: Attention, chip, cores: int) -> AttentionSchedule:
     target = Target.of(chip)
-    return default_attention_schedule(op, target, AttentionSchedule("flash", cores=cores), target.vector_per_cube)
+    return default_attention_schedule(op, target, AttentionSchedule("flash", cores=cores))
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import itertools
 
-from compiler.attention.defaults import work_counts
 from compiler.attention.op import Attention
 from compiler.attention.plan import q_blocks, units
+from compiler.tune.steps import work_counts
 
 
 def listed(op: Attention, tile_q: int, tile_kv: int, q_tiles: int, cores: int) -> tuple[int, int, int, int]:

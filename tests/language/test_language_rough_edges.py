@@ -85,6 +85,34 @@ def test_an_accumulator_stored_inside_its_loop_compiles(chip):
 
 
 @dsasim.jit
+def rescales(x_ptr, out_ptr, n, ROWS, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    m = tl.full((BLOCK,), -1e30, tl.float32)
+    for r in range(ROWS):
+        offs = tl.arange(0, BLOCK)
+        row = (pid * ROWS + r) * n
+        m_new = tl.maximum(m, tl.load(x_ptr + row + offs, mask=offs < n, other=-1e30))
+        tl.store(out_ptr + row + offs, tl.exp(m - m_new), mask=offs < n)  # made from the carried m, stored
+        m = m_new
+
+
+@pytest.mark.parametrize("chip", ["edu", "ascend910b-like"])
+def test_a_value_made_from_a_carried_one_and_stored_in_its_loop_compiles(chip):
+    """``exp(m - m_new)`` is not written over the carried ``m``: the store would read it while the loop carries it."""
+    x = np.random.default_rng(5).standard_normal((7 * 3, 200)).astype(np.float32)
+    out = np.zeros_like(x)
+    (_, oc, _, _), (_, oi, _, _), _ = both(rescales[(7,)], x, out, 200, 3, BLOCK=256, chip=chip)
+    ref = np.empty_like(x)
+    for p in range(7):
+        m = np.full(200, -1e30, np.float32)
+        for r in range(3):
+            m_new = np.maximum(m, x[p * 3 + r])
+            ref[p * 3 + r], m = np.exp(m - m_new), m_new
+    for o in (oc, oi):
+        np.testing.assert_allclose(o, ref, rtol=1e-6)
+
+
+@dsasim.jit
 def shorter_loops(x_ptr, y_ptr, STEPS: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
