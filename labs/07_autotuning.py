@@ -62,7 +62,7 @@ op = MatMul(256, 256, 256)
 # and one level of tiles (no k panel kept in L1: docs/compiler.md, "The L1 block").
 pinned = Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1, panel="none")
 # The tuner skips candidates whose program has more instructions than this: every simulation stays short.
-BUDGET = 1000
+BUDGET = 500
 # A fresh performance database for this lab (deleted when the kernel stops).
 workdir = tempfile.TemporaryDirectory(prefix="dsasim-lab07-")
 DB = Path(workdir.name) / "tune.sqlite"
@@ -107,8 +107,11 @@ for knob in space.knobs:
     print(f"{knob.name:8} {len(knob.choices)} choices: {'  '.join(shown)}")
 
 # %% [markdown]
-# - `tile.m`, `tile.n`, `tile.k`: powers of two from one Cube fractal (`chip.cube.m0`, 16) while below the axis,
-#   then the axis itself (an axis of 200 gives 16, 32, 64, 128, 200; an axis of 8 gives 8 alone);
+# - `tile.m`, `tile.n`, `tile.k`: the compiler's tile menu (`compiler.tune.menu`, which its default search uses
+#   too): the sizes 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048 — multiples of one Cube fractal
+#   (`chip.cube.m0`, 16), powers of two and the 1.5× steps between the small ones — each clamped to the axis
+#   rounded up to 16, which is the axis's one tile (an axis of 200 gives 16, 32, 48, 64, 96, 128, 192, 208,
+#   and 208 means "all 200 rows"; an axis of 8 gives 16 alone, one tile of 8);
 # - `tile.k0`: the step of `k` moved into L0A/L0B per `mmad`, on the same ladder up to `K`;
 # - `order`: every nesting of the three tile loops.
 #
@@ -132,11 +135,8 @@ def space_size(M: int, N: int, K: int) -> tuple[int, int]:
 
     ### BEGIN SOLUTION
     def ladder(extent: int) -> list[int]:
-        out, t = [], 16
-        while t < extent:
-            out.append(t)
-            t *= 2
-        return [*out, extent]
+        top = -(-extent // 16) * 16  # the axis rounded up to the fractal: its one tile
+        return sorted({min(t, top) for t in (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048)})
 
     lm, ln, lk = ladder(M), ladder(N), ladder(K)
     raw = len(lm) * len(ln) * len(lk) * len(lk) * math.factorial(3)
@@ -550,7 +550,7 @@ print(f"tpe: {retuned.trials} trials, {retuned.simulated} simulated; best {retun
 # tune at all? Where would you expect tuning to pay, and what does the database add when it does?
 #
 # <!-- BEGIN SOLUTION -->
-# The default comes from the compiler's own analytic search (`compiler/defaults.py`): a simple cost model that
+# The default comes from the compiler's own analytic search (`compiler/tune/best.py`): a simple cost model that
 # assumes the pipes overlap perfectly — a model-guided choice that is never measured. On a single-core square
 # matmul on `edu` that model is right. Tuning pays where a model is wrong: another chip (other buffer sizes,
 # start-up costs and bandwidths), many cores (which axes to spread, how the cores share GM), other operators

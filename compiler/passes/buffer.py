@@ -41,14 +41,14 @@ def buffer(kernel: Kernel, depths: Mapping[str, int]) -> Kernel:
     overlap = programs_overlap(kernel)
     sized = []
     for b in kernel.buffers:
-        rows, cols = (_extent(kernel, d) for d in b.dims)
+        rows, cols = (slot_extent(kernel, d) for d in b.dims)
         depth = depths.get(b.operand, 2)
         one_pipe = b.producer is b.consumer and not (overlap and b.level == "pid")
         if instances.get(b.name, 1) <= 1 or one_pipe or is_panel(b):
             depth = 1  # a k panel (``hoist``'s ``panel``) is refilled once per tile of its other axis: one slot
         slot = target.align(b.space, rows * cols * b.dtype.itemsize)
         sized.append(replace(b, depth=depth, rows=rows, cols=cols, slot_bytes=slot))
-    temps, temp_bytes, temp_parts = _temporaries(kernel)
+    temps, temp_bytes, temp_parts = temporaries(kernel)
     placed: list[Buffer] = []
     for space in (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB):
         here = [b for b in sized if b.space is space]
@@ -104,7 +104,8 @@ def has_panel(kernel: Kernel) -> bool:
     return any(is_panel(b) for b in kernel.buffers)
 
 
-def _extent(kernel: Kernel, dim: str | None) -> int:
+def slot_extent(kernel: Kernel, dim: str | None) -> int:
+    """Elements of one slot along ``dim`` (a tile axis's tile; 1 where the buffer has no such dimension)."""
     if dim is None:
         return 1
     return kernel.axis(dim).tile
@@ -143,7 +144,7 @@ def alloc_counts(kernel: Kernel) -> dict[str, int]:
 # ------------------------------------------------------------------------------ temporaries
 
 
-def _temporaries(kernel: Kernel) -> tuple[list[Buffer], int, str]:
+def temporaries(kernel: Kernel) -> tuple[list[Buffer], int, str]:
     """Every tile program's temporaries, placed by lifetime in one shared area: (buffers with offsets
     relative to the area, the area's bytes, a description for errors)."""
     target = kernel.target
@@ -187,7 +188,7 @@ def _program_tile(kernel: Kernel, prog: str) -> tuple[int, int]:
             # A [rows, cols] buffer gives the tile (a fused kernel's first output may be one per row).
             full = [n for n in names if None not in kernel.buffer(n).dims]
             b = kernel.buffer((full or names)[0])
-            rows, cols = (_extent(kernel, d) for d in b.dims)
+            rows, cols = (slot_extent(kernel, d) for d in b.dims)
             return rows, cols
     return 1, 1
 

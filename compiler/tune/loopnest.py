@@ -3,14 +3,15 @@
 =============  ==============================================================================
 knob           choices
 =============  ==============================================================================
-tile.<axis>    powers of two from the smallest useful tile (one Cube fractal, 16, for Cube
-               operators; one row, or one 32-byte block along the contiguous axis, for
-               vector operators) up to the axis, plus the axis itself — for every
-               tile knob of the operator (``compiler.schedule.tile_knobs``: its axes, and
+tile.<axis>    the tile menu (``compiler.tune.menu``, the compiler's default search's too): powers
+               of two and some 1.5× steps from the smallest useful tile up to the axis — for
+               every tile knob of the operator (``compiler.schedule.tile_knobs``: its axes, and
                matmul's L0 step ``k0``); axes a row operation keeps whole are not knobs
 order          every nesting of the tile loops
 parallel       which non-reduced axes are spread over the cores (only with ``cores > 1``)
 panel          matmul's L1 block: none, or the operand (a or b) whose whole k panel stays in L1
+block          matmul's k block: none, or the operand (a or b) whose L1 tile spans two k tiles — on a
+               chip whose GM→L1 loads change the layout (``nd2nz``), as in the default search
 group.m        not searched: a grouped walk over the cores changes only what the chip-level L2
                keeps, which the analytical model does not see; a pinned ``group_m`` is kept
 buffers.<op>   1, 2 or 3 slots for each operand (``compiler.schedule.operands``)
@@ -21,7 +22,9 @@ prefetch       0, 1 or 2 tiles loaded ahead of their use
 candidate (the *canonical* one): a tile larger than its axis is the axis; only the nesting of the
 serial axes with more than one tile matters (single-tile loops are dropped, parallel axes become the
 loop over cores wherever they are listed); more slots than a buffer has instances change nothing (a
-buffer allocated once has one); prefetch changes nothing when no operand is loaded twice.
+buffer allocated once has one); prefetch changes nothing when no operand is loaded twice, nor beyond
+the last of a buffer's instances (a load cannot run further ahead than the loop has tiles); a k block
+with a panel, or where each k step loads its tile anyway, is no block.
 
 **Valid.** Each tiling and order goes through the compiler's passes ``tile``, ``order``, ``hoist`` and
 ``buffer``: a refusal prunes it. Buffer needs only grow with the depths, so a tiling whose single
@@ -29,26 +32,33 @@ buffers do not fit prunes all its depths at once. ``pipeline``'s rule (a load ru
 tiles ahead) is checked directly, and ``sync`` runs whenever the event ids could run short. An operator
 compiled as another (conv2d as its implicit GEMM) is searched over that operator's knobs, with its own
 extra checks. Candidates whose program would exceed the instruction budget are pruned and counted.
+Both checks have exact closed forms (``compiler.tune.fit``): each depth combination's fit is a few sums over
+the hoisted kernel's buffers, and a trip count of its copies and ``mmad``s prunes a candidate over the budget
+before the model prices it (``DSASIM_FAST=0`` runs ``buffer`` and the model instead: the same space).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
-from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.errors import ScheduleError
 from compiler.ir import Kernel
 from compiler.ops import Op
 from compiler.passes import buffer, hoist, order, pipeline, spec, sync, tile
-from compiler.passes.buffer import alloc_counts, has_panel
-from compiler.passes.pipeline import LOADING
+from compiler.passes.buffer import alloc_counts, has_panel, is_panel
+from compiler.passes.hoist import BLOCK_AXIS
+from compiler.passes.pipeline import LOADING, is_epilogue_operand
 from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
 from compiler.target import Target
+from compiler.tune.best import best_schedule
 from compiler.tune.errors import TuneError
+from compiler.tune.fit import FitCheck, least_instructions
+from compiler.tune.menu import tile_choices
 from compiler.tune.model import Prediction, predict, price
 from compiler.tune.types import REFUSED, Family, Knob, reason
-from isa import Space
+from isa.fast import fast
 
 DEPTHS = tuple(range(1, MAX_BUFFERS + 1))
 PREFETCHES = tuple(range(MAX_BUFFERS))
@@ -65,12 +75,19 @@ class LoopNestFamily(Family):
         self.inner = op.lowered_as()
         super().__init__(op, target, fixed)
         check(fixed, self.inner)
-        if fixed.manual_sync:
-            raise TuneError("a manual-sync schedule cannot be tuned: its flags are yours", hint="drop --manual-sync")
+
+    # -- the best -----------------------------------------------------------------------------------
+    def best(self) -> Schedule:
+        """The compiler's default schedule (``compiler.default_schedule``): the pinned knobs, and for the rest the
+        menu's tiles and the depths the one cost model ranks best (``compiler.tune.best``) — a member of this
+        family's space. Remembered per operator, chip (``Target.key``) and pins, in a bounded memo."""
+        return best_schedule(self.inner, self.target, self.fixed)
 
     # -- knobs --------------------------------------------------------------------------------------
     def knobs(self) -> tuple[Knob, ...]:
         op, fixed = self.inner, self.fixed
+        if fixed.manual_sync:
+            raise TuneError("a manual-sync schedule cannot be tuned: its flags are yours", hint="drop --manual-sync")
         out = []
         for k in tile_knobs(op):
             if k not in fixed.tile and k not in op.whole_axes:
@@ -85,6 +102,8 @@ class LoopNestFamily(Family):
             out.append(Knob("parallel", tuple(subsets)))
         if op.unit == "cube" and fixed.panel is None:
             out.append(Knob("panel", PANEL_CHOICES))
+        if op.unit == "cube" and fixed.block is None and getattr(self.target.params, "nd2nz", None) is not None:
+            out.append(Knob("block", BLOCK_CHOICES))  # pays only where a GM→L1 load's time per byte falls with size
         for name in operands(op):
             if name not in fixed.buffers:
                 out.append(Knob(f"buffers.{name}", DEPTHS))
@@ -100,6 +119,7 @@ class LoopNestFamily(Family):
         out["prefetch"] = schedule.prefetch or 0
         if self.inner.unit == "cube":
             out["panel"] = schedule.panel or "none"
+            out["block"] = schedule.block or "none"
         return out
 
     def _schedule(self, values: Mapping[str, object]) -> Schedule:
@@ -116,6 +136,7 @@ class LoopNestFamily(Family):
             parallel=tuple(values.get("parallel") or f.parallel),
             group_m=f.group_m,
             panel=values.get("panel") or f.panel,
+            block=values.get("block") or f.block,
         )
 
     # -- canonical forms ----------------------------------------------------------------------------
@@ -127,19 +148,23 @@ class LoopNestFamily(Family):
         par = tuple(a for a in schedule.parallel if a in multi) if schedule.cores > 1 else ()
         order_ = _order(op, schedule.order or tuple(op.axes()), multi, par)
         panel = _panel(tiled, schedule.panel)
-        hoisted = hoist(order(tiled, order_, par, schedule.cores, schedule.group_m), panel)
+        block = _block(schedule.block, panel)
+        hoisted = hoist(order(tiled, order_, par, schedule.cores, schedule.group_m), panel, block)
         panel = panel if has_panel(hoisted) else None
-        deep, loading = _relevant(hoisted)
+        block = block if _blocked(hoisted) else None
+        deep, loading, _ = _relevant(hoisted)
         depths = {n: _depth(schedule.buffers.get(n, 2), deep.get(n, 1)) for n in operands(op)}
-        prefetch = (schedule.prefetch or 0) if loading else 0
+        prefetch = min(schedule.prefetch or 0, _reach(deep, loading))
         out = Schedule(tile=tiles, order=order_, buffers=depths, prefetch=prefetch, cores=schedule.cores, parallel=par,
-                       group_m=schedule.group_m, panel=panel)  # fmt: skip
+                       group_m=schedule.group_m, panel=panel, block=block)  # fmt: skip
         sync(pipeline(buffer(hoisted, depths), prefetch))
         self.op.check_schedule(out, target)
         return out
 
     # -- enumeration --------------------------------------------------------------------------------
-    def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Schedule, Kernel, Prediction]]:
+    def enumerate(
+        self, pruned: Counter, max_instructions: int
+    ) -> Iterator[tuple[Schedule, Callable[[], Kernel], Prediction]]:
         op, target, fixed = self.inner, self.target, self.fixed
         knobs = {k.name: k.choices for k in self.knobs()}
         tile_names = [n for n in knobs if n.startswith("tile.")]
@@ -160,68 +185,82 @@ class LoopNestFamily(Family):
             orders = [fixed.order] if fixed.order else list(itertools.permutations(multi))
             pars = [fixed.parallel] if fixed.parallel or fixed.cores == 1 else knobs["parallel"]
             panels = {_panel(tiled, p) for p in knobs.get("panel", (fixed.panel,))}
+            blocks = {_block(b, None) for b in knobs.get("block", (fixed.block,))}
             seen: set[tuple] = set()
-            for loop_order, par, panel in itertools.product(orders, pars, sorted(panels, key=str)):
+            for loop_order, par, panel, block in itertools.product(
+                orders, pars, sorted(panels, key=str), sorted(blocks, key=str)
+            ):
                 par = tuple(a for a in par if a in multi) if fixed.cores > 1 else ()
                 order_ = _order(op, loop_order, multi, par)
-                if (order_, par, panel) not in seen:
-                    seen.add((order_, par, panel))
-                    yield from self._depths(pruned, max_instructions, tiled, tiles, order_, par, panel)
+                block = _block(block, panel)
+                if (order_, par, panel, block) not in seen:
+                    seen.add((order_, par, panel, block))
+                    yield from self._depths(pruned, max_instructions, tiled, tiles, order_, par, panel, block)
 
     def _depths(self, pruned: Counter, max_instructions: int, tiled: Kernel, tiles: dict[str, int],
-                order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None):  # fmt: skip
-        """The candidates of one tiling, loop order and L1 block: every distinct depth and prefetch that fits."""
+                order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None,
+                block: str | None = None):  # fmt: skip
+        """The candidates of one tiling, loop order, L1 block and k block: every distinct depth and prefetch
+        that fits."""
         op, fixed = self.inner, self.fixed
         try:
-            hoisted = hoist(order(tiled, order_, par, fixed.cores, fixed.group_m), panel)
+            hoisted = hoist(order(tiled, order_, par, fixed.cores, fixed.group_m), panel, block)
         except ScheduleError as e:
             pruned[reason(e)] += 1
             return
         if panel is not None and not has_panel(hoisted):
             return  # the k loop runs outside the panel's level: the same kernel as without a panel
-        deep, loading = _relevant(hoisted)
+        if block is not None and not _blocked(hoisted):
+            return  # each k step loads the operand's tile anyway: the same kernel as without a k block
+        deep, loading, strict = _relevant(hoisted)
         names = operands(op)
         pools = []
         for n in names:
             given = (fixed.buffers[n],) if n in fixed.buffers else DEPTHS
             pools.append(tuple(sorted({_depth(d, deep.get(n, 1)) for d in given})))
         prefetches = (fixed.prefetch,) if fixed.prefetch is not None else PREFETCHES
-        prefetches = tuple(sorted({p if loading else 0 for p in prefetches}))
+        prefetches = tuple(sorted({min(p, _reach(deep, loading)) for p in prefetches}))
         combos = list(itertools.product(*pools))
-        try:  # the least each combination needs: if single buffers do not fit, nothing does
-            buffer(hoisted, {n: min(pool) for n, pool in zip(names, pools)})
-        except BufferCapacityError as e:
-            pruned[reason(e)] += len(combos) * len(prefetches)
+        fit = FitCheck(hoisted)
+        refused = fit.refused({n: min(pool) for n, pool in zip(names, pools)})
+        if refused:  # the least each combination needs: if single buffers do not fit, nothing does
+            pruned[refused] += len(combos) * len(prefetches)
             return
         base = {"tile": tiles, "order": order_, "cores": fixed.cores, "parallel": par, "group_m": fixed.group_m,
-                "panel": panel}  # fmt: skip
-        work = None
+                "panel": panel, "block": block}  # fmt: skip
+        work, least = None, None
         for combo in combos:
             depths = dict(zip(names, combo))
-            # pipeline's rule, checked here to save the passes: a load runs at most depth - 1 tiles ahead
-            deepest = min((depths[n] for n in loading), default=MAX_BUFFERS) - 1
+            # pipeline's rule, checked here to save the passes: a load runs at most depth - 1 tiles ahead (a k
+            # panel's, or an epilogue operand's, only as far as its own slots allow: never refused)
+            deepest = min((depths[n] for n in strict), default=MAX_BUFFERS) - 1
             ok = [p for p in prefetches if p <= deepest]
             pruned["prefetch deeper than their buffers"] += len(prefetches) - len(ok)
             if not ok:
                 continue
-            try:
-                buffered = buffer(hoisted, depths)
-            except BufferCapacityError as e:
-                pruned[reason(e)] += len(ok)
+            refused = fit.refused(depths)
+            if refused:
+                pruned[refused] += len(ok)
                 continue
+            buffered = fit.priced(depths)
             for prefetch in ok:
                 if _event_ids(buffered) > self.target.event_ids:  # maybe too many: let sync decide
                     try:
-                        sync(pipeline(buffered, prefetch))
+                        sync(pipeline(buffer(hoisted, depths), prefetch))
                     except ScheduleError as e:
                         pruned[reason(e)] += 1
                         continue
+                if least is None:  # the budget's closed form, where it alone prunes (see compiler.tune.fit)
+                    least = least_instructions(hoisted) if fast() else 0
+                if least > max_instructions:
+                    pruned["exceed the instruction budget"] += 1
+                    continue
                 work = work or price(buffered)
                 prediction = predict(buffered, work, prefetch)
                 if prediction.instructions > max_instructions:
                     pruned["exceed the instruction budget"] += 1
                     continue
-                yield Schedule(**base, buffers=depths, prefetch=prefetch), buffered, prediction
+                yield Schedule(**base, buffers=depths, prefetch=prefetch), _builder(hoisted, depths), prediction
 
 
 def schedule_from_json(op: Op, d: dict) -> Schedule:
@@ -246,30 +285,6 @@ def schedule_from_json(op: Op, d: dict) -> Schedule:
     )
 
 
-def tile_choices(op: Op, target: Target, knob: str) -> tuple[int, ...]:
-    """Powers of two from the smallest useful tile up to the axis, and the axis itself.
-
-    The smallest useful tile is one Cube fractal (16) for a Cube operator; for a vector operator, one
-    row (1) along the rows and one 32-byte block of UB (16 f16 elements) along the contiguous last axis —
-    narrower tiles move a few bytes per burst and never win.
-    """
-    axes = op.axes()
-    extent = axes["k"] if knob == "k0" and "k0" not in axes else axes[knob]
-    if op.unit == "cube":
-        size = target.m0
-    elif knob == list(axes)[-1]:
-        itemsize = min(t.dtype.itemsize for t in op.tensors())
-        size = max(1, target.alignment[Space.UB] // itemsize)
-    else:
-        size = 1
-    out = []
-    while size < extent:
-        out.append(size)
-        size *= 2
-    out.append(extent)
-    return tuple(out)
-
-
 def _tiles(op: Op, tiled: Kernel) -> tuple[dict[str, int], tuple[str, ...]]:
     """The effective tile sizes (clamped to their axes) and the axes with more than one tile."""
     knobs = tile_knobs(op)
@@ -290,6 +305,20 @@ def _order(op: Op, given: tuple[str, ...], multi: tuple[str, ...], par: tuple[st
 PANEL_CHOICES = ("none", "a", "b")
 
 
+#: The k block of a matmul (``Schedule.block``): none, or the operand whose L1 tile spans two k tiles.
+BLOCK_CHOICES = ("none", "a", "b")
+
+
+def _block(block: str | None, panel: str | None) -> str | None:
+    """The k block ``hoist`` is asked for: None when there is none, or with a panel (which takes its place)."""
+    return None if block in (None, "none") or panel is not None else block
+
+
+def _blocked(hoisted: Kernel) -> bool:
+    """Whether ``hoist`` split the k loop into blocks (it does not where the block would not be reused)."""
+    return any(a.name == BLOCK_AXIS for a in hoisted.axes)
+
+
 def _panel(tiled: Kernel, panel: str | None) -> str | None:
     """The canonical L1 block: None when there is none, or when k has one tile (the tile is the panel)."""
     if panel in (None, "none") or tiled.op.unit != "cube" or tiled.axis("k").count < 2:
@@ -297,26 +326,42 @@ def _panel(tiled: Kernel, panel: str | None) -> str | None:
     return panel
 
 
-def _relevant(hoisted: Kernel) -> tuple[dict[str, int], tuple[str, ...]]:
+def _relevant(hoisted: Kernel) -> tuple[dict[str, int], tuple[str, ...], tuple[str, ...]]:
     """Operands whose depth changes the kernel (a buffer of theirs has several instances and crosses
-    pipes), with their largest instance count; and the operands loaded more than once (prefetch moves
-    their loads ahead; without any, prefetch changes nothing)."""
+    pipes), with their largest instance count; the operands loaded more than once (prefetch moves
+    their loads ahead; without any, prefetch changes nothing); and those of them whose prefetch ``pipeline``
+    bounds by their slots (all but a k panel's and an epilogue operand's, which go only as far ahead as their
+    own slots allow)."""
     counts = alloc_counts(hoisted)
     deep: dict[str, int] = {}
     loading: list[str] = []
+    strict: list[str] = []
     for b in hoisted.buffers:
         n = counts.get(b.name, 1)
         if b.temp or n <= 1 or b.producer is b.consumer:
             continue
         deep[b.operand] = max(deep.get(b.operand, 1), n)
-        if b.producer in LOADING and b.operand not in loading:
-            loading.append(b.operand)
-    return deep, tuple(loading)
+        if b.producer in LOADING:
+            loading += [b.operand] if b.operand not in loading else []
+            clamped = is_panel(b) or is_epilogue_operand(hoisted, b)
+            strict += [b.operand] if not clamped and b.operand not in strict else []
+    return deep, tuple(loading), tuple(strict)
+
+
+def _reach(deep: dict[str, int], loading: tuple[str, ...]) -> int:
+    """The furthest prefetch that changes the kernel: a load of the i-th instance goes after the use of the
+    (i - prefetch - 1)-th, so beyond its buffer's instances less one every load is issued up front."""
+    return max((deep[n] for n in loading), default=1) - 1
 
 
 def _depth(depth: int, instances: int) -> int:
     """More slots than instances change nothing: ``min(depth, instances)`` (1 when allocated once)."""
     return max(1, min(depth, instances))
+
+
+def _builder(hoisted: Kernel, depths: dict[str, int]) -> Callable[[], Kernel]:
+    """A candidate's kernel after ``buffer``, built when asked for (most candidates are only ranked)."""
+    return lambda: buffer(hoisted, depths)
 
 
 def _event_ids(buffered: Kernel) -> int:

@@ -152,8 +152,8 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
             hint="lower --cores, or extend the chip (dsasim tune --cores does)",
         )
     space = Space(family, family.knobs(), [], Counter(), max_instructions)
-    for index, (sched, kernel, prediction) in enumerate(family.enumerate(space.pruned, max_instructions)):
-        cand = Candidate(index, sched, kernel, prediction)
+    for index, (sched, build, prediction) in enumerate(family.enumerate(space.pruned, max_instructions)):
+        cand = Candidate(index, sched, build, prediction)
         space._by_key[cand.key] = cand
         space.candidates.append(cand)
     if not space.candidates:

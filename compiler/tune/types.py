@@ -9,8 +9,9 @@ from __future__ import annotations
 import abc
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 from compiler.errors import BufferCapacityError, ScheduleError
@@ -39,12 +40,17 @@ class Knob:
 @dataclass(frozen=True, eq=False)
 class Candidate:
     """One distinct, valid schedule, with the model's estimate (and, for loop-nest schedules, the
-    compiler's kernel after ``buffer``)."""
+    compiler's kernel after ``buffer``, built when first asked for: ``build``)."""
 
     index: int
     schedule: Any
-    kernel: Any = field(repr=False)
+    build: Callable[[], Any] | None = field(repr=False)
     prediction: Prediction = field(repr=False)
+
+    @cached_property
+    def kernel(self) -> Any:
+        """The kernel the estimate was made of (loop nests: after ``buffer``), or None."""
+        return self.build() if self.build is not None else None
 
     @property
     def key(self) -> str:
@@ -73,13 +79,18 @@ class Family(abc.ABC):
         return self.fixed
 
     @abc.abstractmethod
+    def best(self) -> Any:
+        """The compiler's default schedule: the pinned knobs, and the best of the family's choices for the rest by
+        the one cost model — one of the family's candidates."""
+
+    @abc.abstractmethod
     def knobs(self) -> tuple[Knob, ...]:
         """The free knobs and their choices."""
 
     @abc.abstractmethod
     def enumerate(self, pruned: Counter, max_instructions: int) -> Iterator[tuple[Any, Any, Prediction]]:
-        """``(schedule, kernel, prediction)`` of every distinct valid candidate; refusals counted in ``pruned``
-        by reason."""
+        """``(schedule, build, prediction)`` of every distinct valid candidate (``build``: a function that returns its
+        kernel, or None); refusals counted in ``pruned`` by reason."""
 
     @abc.abstractmethod
     def canonical(self, values: Mapping[str, object]) -> Any:

@@ -67,7 +67,7 @@ def _space_size(g: Grader, fn: Any) -> None:
             space.raw_size,
             f"{case} (raw)",
             hint="multiply the numbers of choices of every free knob: four tile knobs (k0's ladder runs up to K, "
-            "and every ladder ends with the axis itself) and the loop order",
+            "and every ladder ends with the axis rounded up to 16) and the loop order",
         )
         g.close(
             g.number(distinct, f"{case} (distinct)", integer=True),
@@ -93,9 +93,9 @@ def _refusal(chip, shape: tuple[int, int, int], tm: int, tn: int, tk: int, k0: i
 
 #: (chip, shape, how many tilings to sample; 0: all). Every axis a multiple of 16: alignment never matters.
 REFUSAL_CASES = (
-    ("edu", (256, 256, 256), 0),
-    ("edu", (16, 256, 1024), 0),  # one m tile: A1, A0 can be allocated once
-    ("edu", (256, 16, 1024), 0),  # one n tile: B1, B0 likewise
+    ("edu", (256, 256, 256), 600),
+    ("edu", (16, 256, 1024), 250),  # one m tile: A1, A0 can be allocated once
+    ("edu", (256, 16, 1024), 250),  # one n tile: B1, B0 likewise
     ("edu", (512, 128, 256), 100),
     ("edu", (64, 1024, 512), 100),
     ("ascend910b-like", (512, 512, 512), 150),

@@ -15,10 +15,10 @@ from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_any_schedule
 from compiler.catalog import OP_NAMES, make_op
 from compiler.compile import source_of
-from compiler.defaults import TIE_MARGIN
 from compiler.passes import front
 from compiler.plan import Axis, TilingPlan
 from compiler.target import Target
+from compiler.tune.best import TIE_MARGIN
 from compiler.tune.model import predict
 from simulator import load_chip
 

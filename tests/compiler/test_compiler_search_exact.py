@@ -10,14 +10,14 @@ import random
 
 import pytest
 
-from compiler import Schedule
-from compiler import defaults as d
+from compiler import Schedule, default_schedule
 from compiler.catalog import make_op
 from compiler.errors import BufferCapacityError
 from compiler.ops import MatMul
 from compiler.passes import buffer
 from compiler.schedule import operands
 from compiler.target import Target
+from compiler.tune import best as d
 from compiler.tune.model import predict, price
 from simulator.config import load_chip
 
@@ -35,11 +35,11 @@ CASES = [
 
 @pytest.mark.parametrize(("chip", "cores", "op"), CASES, ids=[f"{c}-{n}-{o.shape_text()}" for c, n, o in CASES])
 def test_the_search_with_bounds_chooses_what_pricing_every_candidate_chooses(monkeypatch, chip, cores, op):
-    d._SEARCHES.clear()
+    d.SEARCHES.clear()
     target = load_chip(chip).with_cores(max(cores, load_chip(chip).cores))
-    fast = d.default_schedule(op, target, Schedule(cores=cores))
+    fast = default_schedule(op, target, Schedule(cores=cores))
     monkeypatch.setenv("DSASIM_FAST", "0")
-    assert d.default_schedule(op, target, Schedule(cores=cores)) == fast, f"{op.name} {op.shape_text()} on {chip}"
+    assert default_schedule(op, target, Schedule(cores=cores)) == fast, f"{op.name} {op.shape_text()} on {chip}"
 
 
 def test_the_bound_skips_most_neighbours(monkeypatch):
@@ -52,8 +52,8 @@ def test_the_bound_skips_most_neighbours(monkeypatch):
         made.append(self)
 
     monkeypatch.setattr(d.Pricer, "__init__", keep)
-    d._SEARCHES.clear()
-    d.default_schedule(MatMul(200, 3000, 500), load_chip("edu"), Schedule())
+    d.SEARCHES.clear()
+    default_schedule(MatMul(200, 3000, 500), load_chip("edu"), Schedule())
     (pricer,) = made
     assert len(pricer.scores) <= 0.8 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
     # a tiling's loads, and so its bound, are the same for each of its L0 steps: bounded once
@@ -66,7 +66,7 @@ def test_the_bound_never_exceeds_the_prediction_at_any_depth(chip, cores, op):
     given = Schedule(cores=cores)
     names = operands(op)
     pricer = d.Pricer(op, target, dict.fromkeys(names, 2), given, names)
-    cands = list(d._candidates(op, target, {}, given))
+    cands = list(d.candidates(op, target, {}, given))
     for cand in random.Random(7).sample(cands, min(25, len(cands))):
         hoisted = pricer.hoisted(cand)
         if hoisted is None:

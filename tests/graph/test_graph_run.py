@@ -158,13 +158,13 @@ def test_chain_fusion_alone_changes_no_bit_of_a_whole_block():
 def test_the_graph_budget_estimates_the_kernels_the_run_compiles():
     """The CLI's budget check estimates the graph as it runs (fused) over the cores it runs on, so the run finds
     every default schedule already searched: one search per kernel, not two."""
-    from compiler.defaults import _SEARCHES
     from compiler.graph.fusion import fuse
+    from compiler.tune.best import SEARCHES
     from dsasim.budget import check_graph_budget
 
     graph = build("mlp", batch=1024, hidden=1024)  # every kernel over the budget's 16 MiB floor
     chip = chip_for("ascend910b-like")
     check_graph_budget(fuse(graph), chip, chip.cores, max_instructions=10**7, timing_only=True)
-    misses = _SEARCHES.misses
+    misses = SEARCHES.misses
     run_graph(graph, chip, timing_only=True)
-    assert _SEARCHES.misses == misses
+    assert SEARCHES.misses == misses

@@ -60,24 +60,30 @@ def test_knobs_come_from_the_operator():
     names = ["tile.m", "tile.n", "tile.k", "order", "panel", "buffers.a", "buffers.b", "prefetch"]
     assert [k.name for k in knobs] == names
     assert knobs[4].choices == ("none", "a", "b")  # matmul's L1 block
-    assert knobs[0].choices == (16, 32, 64, 128, 256)
+    assert knobs[0].choices == (16, 32, 48, 64, 96, 128, 192, 256)  # the tile menu: powers of two, 1.5× steps
     assert len(knobs[3].choices) == 6
     row = LoopNestFamily(make_op("rmsnorm", "64x4096"), target, Schedule())
     assert [k.name for k in row.knobs()] == ["tile.r", *(f"buffers.{o}" for o in ("x", "gamma", "y")), "prefetch"]
     multi = LoopNestFamily(make_op("add", "64x64"), Target.of(chip_for("edu", 4)), Schedule(cores=4))
     assert {k.name: k.choices for k in multi.knobs()}["parallel"] == (("r",), ("c",), ("r", "c"))
     space = build_space(MatMul(64, 64, 64), EDU, Schedule(buffers={"a": 2, "b": 2, "c": 1}, prefetch=1))
-    assert space.raw_size == math.prod(len(k.choices) for k in space.knobs) == 3 * 3 * 3 * 3 * 6 * 3
+    assert space.raw_size == math.prod(len(k.choices) for k in space.knobs) == 4 * 4 * 4 * 4 * 6 * 3
+    b910 = LoopNestFamily(MatMul(256, 256, 256), Target.of(chip_for("ascend910b-like")), Schedule())
+    assert "block" in [k.name for k in b910.knobs()]  # matmul's k block, where GM→L1 loads change the layout
 
 
 def test_tile_ladders():
     t = Target.of(EDU)
-    assert tile_choices(MatMul(100, 64, 64), t, "m") == (16, 32, 64, 100)
-    assert tile_choices(MatMul(100, 64, 64), t, "k0") == (16, 32, 64)
+    # Cube: multiples of the fractal, the axis rounded up to it last (it clamps to the axis: one tile)
+    assert tile_choices(MatMul(100, 64, 64), t, "m") == (16, 32, 48, 64, 96, 112)
+    assert tile_choices(MatMul(100, 64, 64), t, "k0") == (16, 32, 48, 64)
+    assert tile_choices(MatMul(100, 64, 64, DType.I8, DType.I32), t, "k") == (32, 64)  # int8: 32-deep fractals
     # vector operators: one row along r, one 32-byte block of UB (16 f16, 8 f32) along c
     assert tile_choices(make_op("add", "8x100"), t, "r") == (1, 2, 4, 8)
     assert tile_choices(make_op("add", "8x100"), t, "c") == (16, 32, 64, 100)
     assert tile_choices(make_op("add", "8x100", DType.F32), t, "c")[0] == 8
+    # a row operation keeps its rows whole: the row counts between two powers of two too
+    assert tile_choices(make_op("softmax", "32x256"), t, "r") == (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
 def test_what_the_compiler_accepts_is_a_candidate():
@@ -112,7 +118,7 @@ def test_capacity_pruning_names_the_buffer():
 def test_canonical_forms():
     """Equivalent raw schedules map to one candidate: clamped tiles, single-tile axes, useless depths."""
     op = MatMul(64, 256, 64)
-    space = build_space(op, EDU)
+    space = build_space(op, EDU, Schedule(tile={"k0": 64}, buffers={"c": 2}))  # pins neither lookup depends on
     a = space.lookup({"tile.m": 64, "tile.n": 128, "tile.k": 64, "tile.k0": 64, "order": ("m", "n", "k"),
                       "buffers.a": 2, "buffers.b": 2, "buffers.c": 2, "prefetch": 1})  # fmt: skip
     b = space.lookup({"tile.m": 64, "tile.n": 128, "tile.k": 64, "tile.k0": 64, "order": ("k", "n", "m"),
