@@ -9,7 +9,9 @@ through the passes up to ``sync`` — so a schedule it picks compiles — and pr
 both. The candidate with the fewest predicted cycles wins (ties: fewer instructions, then fewer, larger tiles).
 
 A Cube operator's tilings are searched by steepest descent; a neighbour whose lower bound (:func:`floor_cycles`)
-is above the best score found so far is not priced, which changes the time only (``DSASIM_FAST=0`` prices it).
+is above the best score found so far is not priced, which changes the time only (``DSASIM_FAST=0`` prices it). A
+vector operator's candidates are priced in the order of their bounds, until a bound could no longer tie the best
+prediction so far (:func:`_priced_by_bound`): likewise exact.
 
 The model ranks schedules; it does not replace the simulator. Knobs the user did give are kept; the
 search only fills the rest.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ir import Kernel, Load
@@ -111,7 +113,8 @@ def _search(
     """Best tiles (and depths of the operands the user left free: 3, 2 or 1, whichever fits and is
     predicted fastest).
 
-    Every candidate of a vector operator is priced (they are few); a Cube operator's tiles are searched
+    A vector operator's candidates are priced in the order of their lower bounds while one could tie the best
+    (:func:`_priced_by_bound`); a Cube operator's tiles are searched
     by steepest descent from a few seeds — each step moves to the best neighbour (one knob one choice up or
     down) — because pricing each of its thousands of tilings would take seconds. A neighbour whose lower bound
     (:func:`floor_cycles`) is above the best found so far is not priced (:class:`Pricer`): it could not be the
@@ -120,14 +123,22 @@ def _search(
     cands = list(candidates(op, target, fixed, given))
     pricer = Pricer(op, target, buffers, given, free)
     if op.unit != "cube":
-        scored = [(k, c) for c in cands if (k := pricer.score(c)) is not None]
-        if scored:
-            # Predictions closer than TIE_MARGIN are a tie the model cannot resolve: fewer, larger copies win
-            # (each copy also pays a start-up that the shared GM's fluid share does not price).
-            scored.sort(key=lambda s: s[0][:3])
-            near = scored[0][0][0] * (1 + TIE_MARGIN)
-            scored.sort(key=lambda s: (s[0][0] > near, *(s[0][1:3] if s[0][0] <= near else s[0][:3])))
-        ranked = _verified(op, target, given, scored, [], pricer)
+        index = {_name(c): i for i, c in enumerate(cands)}
+
+        def ranking(scored: list) -> list:
+            """Best first. Predictions closer than TIE_MARGIN are a tie the model cannot resolve: fewer, larger
+            copies win (each copy also pays a start-up that the shared GM's fluid share does not price)."""
+            near = min((k[0] for k, _ in scored), default=0) * (1 + TIE_MARGIN)
+
+            def key(s: tuple) -> tuple:
+                k, c = s
+                far = k[0] > near
+                return (far, *(k[:3] if far else k[1:3]), k[:3], index[_name(c)])
+
+            return sorted(scored, key=key)
+
+        scored, skipped = _priced_by_bound(cands, pricer)
+        ranked = _verified(op, target, given, ranking(scored), skipped, pricer, ranking=ranking)
     else:
         # Two descents, over the one-level tilings and over those with a k panel: the first finds what the
         # search found before panels existed, whatever the second explores.
@@ -144,6 +155,27 @@ def _search(
     # that does not fit, and which knob to lower.
     *_, least = _depth_options(buffers, free, loaded_operands(op), given)
     return {k: fixed.get(k, min(tile_choices(op, target, k))) for k in tile_knobs(op)}, least
+
+
+def _priced_by_bound(cands: list[dict], pricer: Pricer) -> tuple[list, list[tuple[float, dict]]]:
+    """A vector operator's candidates priced in the order of their lower bounds (:func:`floor_cycles`) while a bound
+    could still be within ``TIE_MARGIN`` of the best prediction so far; the rest are returned unpriced with their
+    bounds (``skipped``, for :func:`_verified`, which prices one when the ranking could reach it). Predictions
+    beyond the margin rank by cycles after every tie, so no candidate left unpriced could rank among what was
+    priced. ``DSASIM_FAST=0`` prices every one."""
+    if not fast():
+        return [(k, c) for c in cands if (k := pricer.score(c)) is not None], []
+    bounded = sorted(((b, i) for i, c in enumerate(cands) if (b := pricer.floor(c)) is not None))
+    scored: list = []
+    best = math.inf
+    for j, (b, i) in enumerate(bounded):
+        if b > best * (1 + TIE_MARGIN) + 1:
+            return scored, [(bb, cands[ii]) for bb, ii in bounded[j:]]
+        k = pricer.score(cands[i])
+        if k is not None:
+            scored.append((k, cands[i]))
+            best = min(best, k[0])
+    return scored, []
 
 
 def _name(candidate: dict) -> tuple:
@@ -163,6 +195,7 @@ def _verified(
     skipped: list[tuple[float, dict]],
     pricer: Pricer,
     rank: dict[tuple, int] | None = None,
+    ranking: Callable[[list], list] | None = None,
 ) -> tuple[dict[str, int], dict[str, int]] | None:
     """The first of the ``_VERIFY`` best-ranked distinct candidates that every pass accepts (its tiles and
     depths), or None. ``scored`` is ranked best first (a Cube operator's by score, then by ``rank``, its place
@@ -177,6 +210,7 @@ def _verified(
             top = _panel_margin(sorted(unique.values(), key=lambda s: (s[0][:3], rank[_name(s[1])])))
         else:
             top = list({_name(c): (k, c) for k, c in scored}.values())
+            top = ranking(top) if ranking is not None else top
         top = top[:_VERIFY]
         if i < len(top):
             key, tiles = top[i]

@@ -1,8 +1,9 @@
 """The default search's shortcut is exact: a neighbour whose lower bound (``floor_cycles``) is above the best score
 found is not priced, and the schedule chosen is the one chosen by pricing every candidate the descents reach
 (``DSASIM_FAST=0``) — on odd and square matmuls, GEMV-like ones, epilogues, a transposed ``b``, a separated preset,
-several core counts and a row operation. The bound itself is checked against the prediction it bounds, at every depth
-and prefetch."""
+several core counts, and row and element-wise operations (whose candidates are priced in the order of their bounds
+while a bound could still tie the best prediction). The bound itself is checked against the prediction it bounds,
+at every depth and prefetch."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ CASES = [
     ("edu-separated", 2, MatMul(129, 257, 1000)),
     ("ascend910b-like", 6, MatMul(256, 1024, 1024, gate=True, act="silu")),
     ("edu", 1, make_op("rmsnorm", "512x4096")),
+    ("edu", 1, make_op("gelu", "300x700")),
+    ("edu-separated", 2, make_op("add", "33x1000")),
+    ("ascend910b-like", 24, make_op("softmax", "8192x128")),
+    ("ascend910b-like", 24, make_op("layernorm", "4096x4096")),
 ]
 
 
@@ -60,7 +65,25 @@ def test_the_bound_skips_most_neighbours(monkeypatch):
     assert len(pricer.tilings) <= 0.6 * len(pricer.floors), (len(pricer.tilings), len(pricer.floors))
 
 
-@pytest.mark.parametrize(("chip", "cores", "op"), [c for c in CASES if c[2].unit == "cube"][:4])
+def test_the_bound_skips_most_vector_candidates(monkeypatch):
+    """Not a speed test: an element-wise operator's candidates whose bound cannot tie the best are left unpriced."""
+    made: list[d.Pricer] = []
+    init = d.Pricer.__init__
+
+    def keep(self, *args):
+        init(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(d.Pricer, "__init__", keep)
+    d.SEARCHES.clear()
+    default_schedule(make_op("add", "4096x4096"), load_chip("ascend910b-like"), Schedule(cores=24))
+    (pricer,) = made
+    assert len(pricer.scores) <= 0.5 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
+
+
+@pytest.mark.parametrize(
+    ("chip", "cores", "op"), [c for c in CASES if c[2].unit == "cube"][:4] + [c for c in CASES if c[2].unit != "cube"]
+)
 def test_the_bound_never_exceeds_the_prediction_at_any_depth(chip, cores, op):
     target = Target.of(load_chip(chip))
     given = Schedule(cores=cores)
