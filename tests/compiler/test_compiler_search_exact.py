@@ -47,8 +47,8 @@ def test_the_search_with_bounds_chooses_what_pricing_every_candidate_chooses(mon
     assert default_schedule(op, target, Schedule(cores=cores)) == fast, f"{op.name} {op.shape_text()} on {chip}"
 
 
-def test_the_bound_skips_most_neighbours(monkeypatch):
-    """Not a speed test: the shortcut is taken (a bound that never bites would pass the test above)."""
+def searched(monkeypatch, op, chip: str, cores: int = 1) -> d.Pricer:
+    """The one pricer of a fresh default search of ``op``."""
     made: list[d.Pricer] = []
     init = d.Pricer.__init__
 
@@ -58,8 +58,14 @@ def test_the_bound_skips_most_neighbours(monkeypatch):
 
     monkeypatch.setattr(d.Pricer, "__init__", keep)
     d.SEARCHES.clear()
-    default_schedule(MatMul(200, 3000, 500), load_chip("edu"), Schedule())
+    default_schedule(op, load_chip(chip), Schedule(cores=cores))
     (pricer,) = made
+    return pricer
+
+
+def test_the_bound_skips_most_neighbours(monkeypatch):
+    """Not a speed test: the shortcut is taken (a bound that never bites would pass the test above)."""
+    pricer = searched(monkeypatch, MatMul(200, 3000, 500), "edu")
     assert len(pricer.scores) <= 0.8 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
     # a tiling's loads, and so its bound, are the same for each of its L0 steps: bounded once
     assert len(pricer.tilings) <= 0.6 * len(pricer.floors), (len(pricer.tilings), len(pricer.floors))
@@ -67,17 +73,7 @@ def test_the_bound_skips_most_neighbours(monkeypatch):
 
 def test_the_bound_skips_most_vector_candidates(monkeypatch):
     """Not a speed test: an element-wise operator's candidates whose bound cannot tie the best are left unpriced."""
-    made: list[d.Pricer] = []
-    init = d.Pricer.__init__
-
-    def keep(self, *args):
-        init(self, *args)
-        made.append(self)
-
-    monkeypatch.setattr(d.Pricer, "__init__", keep)
-    d.SEARCHES.clear()
-    default_schedule(make_op("add", "4096x4096"), load_chip("ascend910b-like"), Schedule(cores=24))
-    (pricer,) = made
+    pricer = searched(monkeypatch, make_op("add", "4096x4096"), "ascend910b-like", 24)
     assert len(pricer.scores) <= 0.5 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
 
 
