@@ -509,7 +509,7 @@ def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) 
     write after the reads and writes of the same bytes before it, and before those after it. Where the Vector side
     consumes (Cube → Vector), the chains that share it among the AIVs are found after the drop, so a reader of the
     held bytes joins the chain of the load that brought them, on the same AIV."""
-    known: dict[tuple[Region, ...], object] = {}  # a region → what it holds
+    known = _Known()
     out: set[int] = set()
     for i, ins in enumerate(core):
         regions = ins.regions()
@@ -521,26 +521,56 @@ def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) 
             if holds is not None and known.get(dst) == holds:
                 out.add(i)
                 continue
-        writes = [r for r in regions if r.write]
-        if writes and known:
-            for k in [k for k in known if any(_overlap(w, r) for w in writes for r in k)]:
-                del known[k]
+        if known:
+            for w in regions:
+                if w.write:
+                    known.forget(w)
         if type(ins) is VDup:
-            known[_key(r for r in regions if r.write)] = ("dup", ins.scalar, ins.dtype, ins.shape)
+            known.put(_key(r for r in regions if r.write), ("dup", ins.scalar, ins.dtype, ins.shape))
         elif handed:
-            holds = known.setdefault(src, ("copy", i))
-            known[dst] = holds
+            holds = known.get(src)
+            if holds is None:
+                holds = ("copy", i)
+                known.put(src, holds)
+            known.put(dst, holds)
     return out
+
+
+class _Known(dict):
+    """What regions hold (:func:`held`): a key (:func:`_key`) → what it holds, with the keys indexed by the memory
+    (space and GM tensor) of their regions, so that a write looks only at the keys it may overlap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: a memory → each key with regions in it → their extents there (start, end)
+        self.at: dict[tuple[Space, str | None], dict[tuple[Region, ...], list[tuple[int, int]]]] = {}
+
+    def put(self, key: tuple[Region, ...], holds: object) -> None:
+        if key in self:
+            self.drop(key)
+        self[key] = holds
+        for r in key:
+            self.at.setdefault((r.addr.space, r.addr.tensor), {}).setdefault(key, []).append((r.start, r.end))
+
+    def drop(self, key: tuple[Region, ...]) -> None:
+        del self[key]
+        for r in key:
+            self.at[(r.addr.space, r.addr.tensor)].pop(key, None)
+
+    def forget(self, w: Region) -> None:
+        """Forget every key with a region that may share a byte with ``w`` (the same memory, or GM tensor, and
+        overlapping extents)."""
+        keys = self.at.get((w.addr.space, w.addr.tensor))
+        if not keys:
+            return
+        start, end = w.start, w.end
+        for key in [k for k, spans in keys.items() if any(a < end and start < b for a, b in spans)]:
+            self.drop(key)
 
 
 def _key(regions: Iterable[Region]) -> tuple[Region, ...]:
     """Regions as a key: their bytes, whether read or written (a single row's stride does not matter)."""
     return tuple(r._replace(write=False, stride=r.stride if r.rows > 1 else 0) for r in regions)
-
-
-def _overlap(a: Region, b: Region) -> bool:
-    """Whether two regions may share a byte (the same memory, or GM tensor, and overlapping extents)."""
-    return a.addr.space is b.addr.space and a.addr.tensor == b.addr.tensor and a.start < b.end and b.start < a.end
 
 
 def execution_order(core: tuple[Instruction, ...]) -> list[int]:
