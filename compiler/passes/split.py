@@ -46,6 +46,7 @@ its set in one order all its streams follow: the split cannot deadlock where the
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -126,11 +127,9 @@ def split(program: Program, target: Target) -> Split:
     moved: dict[tuple[str, bool], int] = {}
     parts = [sp.run(core, layout, moved) for sp, core in zip(splitters, program.cores, strict=True)]
     vpc = max(1, target.vector_per_cube)
-    found = [chains(aiv, (C2V, V2C)) for _, aiv in parts]
     divided = [_divided(aiv, vpc, target) for _, aiv in parts]
-    nv = min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
-    if any(divided):
-        nv = vpc
+    found = [chains(aiv, (C2V, V2C)) if rows is None else [] for (_, aiv), rows in zip(parts, divided, strict=True)]
+    nv = vpc if any(divided) else min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
     streams: list[tuple[Instruction, ...]] = []
     for g, ((aic, aiv), chain, rows) in enumerate(zip(parts, found, divided, strict=True)):
         if rows is None:
@@ -307,8 +306,9 @@ class _Splitter:
         )
 
     def scan(self, core: tuple[Instruction, ...]) -> None:
+        regions = [ins.regions() for ins in core]
         for h in self.handovers:
-            h.scan(core)
+            h.scan(core, regions)
 
     def run(
         self, core: tuple[Instruction, ...], layout: _Layout, moved: dict[tuple[str, bool], int]
@@ -467,10 +467,10 @@ class _HandOver:
             return type(ins) is Fixpipe and ins.dst.space is Space.UB
         return type(ins) is Copy and ins.route == (Space.UB, Space.L1)
 
-    def scan(self, core: tuple[Instruction, ...]) -> None:
+    def scan(self, core: tuple[Instruction, ...], regions: Sequence[tuple[Region, ...]]) -> None:
         """Number the uses (the "ready" sets, in order) and give each hand-over tile and each "free" wait the use
         of the next "ready" set after it; a tile the consumer already holds (:func:`held`) hands nothing over."""
-        self.held = held(core, self.carries)
+        self.held = held(core, self.carries, regions)
         for i, ins in enumerate(core):
             if type(ins) is SetFlag and (ins.src, ins.dst) == (self.prod, self.cons):
                 n = self.per_event.get(ins.event, 0)
@@ -496,7 +496,11 @@ class _HandOver:
                 last[use.event] = use
 
 
-def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) -> set[int]:
+def held(
+    core: tuple[Instruction, ...],
+    carries: Callable[[Instruction], bool],
+    every: Sequence[tuple[Region, ...]] | None = None,
+) -> set[int]:
     """The indices of the hand-over copies of ``core`` (``carries``) that write what their destination already
     holds. On the coupled core such a copy is cheap; split, it is a GM round trip — a store on one core, a load on
     the other (on a chip with an ND→NZ change, a load of the change's minimum time) — for bytes already there: the
@@ -508,11 +512,12 @@ def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) 
     what its source holds). Program order is the order of these accesses: the coupled program's flags order every
     write after the reads and writes of the same bytes before it, and before those after it. Where the Vector side
     consumes (Cube → Vector), the chains that share it among the AIVs are found after the drop, so a reader of the
-    held bytes joins the chain of the load that brought them, on the same AIV."""
+    held bytes joins the chain of the load that brought them, on the same AIV. ``every``: each instruction's
+    ``regions()``, where the caller has them."""
     known = _Known()
     out: set[int] = set()
     for i, ins in enumerate(core):
-        regions = ins.regions()
+        regions = ins.regions() if every is None else every[i]
         handed = carries(ins)
         if handed:
             src = _key(r for r in regions if not r.write)
@@ -588,24 +593,29 @@ def execution_order(core: tuple[Instruction, ...]) -> list[int]:
         queues.setdefault(pipe, deque()).append(i)
     flags: set[tuple[Pipe, Pipe, int]] = set()
     order: list[int] = []
-    heads = [q for q in queues.values() if q]
-    while heads:
-        best = None
-        for q in heads:
-            ins = core[q[0]]
-            if type(ins) is WaitFlag and (ins.src, ins.dst, ins.event) not in flags:
-                continue
-            if best is None or q[0] < best[0]:
-                best = q
-        if best is None:
-            raise AssertionError("split: the coupled program cannot complete (a wait without its set)")
-        i = best.popleft()
-        ins = core[i]
+    # the pipes' heads, by index: those that may run, and the waits parked until their flag is set
+    ready = [(q[0], n) for n, q in enumerate(queues.values())]
+    heapq.heapify(ready)
+    parked: dict[tuple[Pipe, Pipe, int], list[tuple[int, int]]] = {}
+    qs = list(queues.values())
+    while ready:
+        head, n = heapq.heappop(ready)
+        ins = core[head]
         if type(ins) is WaitFlag:
-            flags.discard((ins.src, ins.dst, ins.event))
+            flag = (ins.src, ins.dst, ins.event)
+            if flag not in flags:
+                parked.setdefault(flag, []).append((head, n))
+                continue
+            flags.discard(flag)
         elif type(ins) is SetFlag:
-            flags.add((ins.src, ins.dst, ins.event))
-        order.append(i)
-        if not best:
-            heads.remove(best)
+            flag = (ins.src, ins.dst, ins.event)
+            flags.add(flag)
+            for h in parked.pop(flag, ()):
+                heapq.heappush(ready, h)
+        q = qs[n]
+        order.append(q.popleft())
+        if q:
+            heapq.heappush(ready, (q[0], n))
+    if len(order) < len(core):
+        raise AssertionError("split: the coupled program cannot complete (a wait without its set)")
     return order
