@@ -186,7 +186,7 @@ class _Divider:
         self.rects: dict[tuple, list] = {}  # (instruction, its lanes) → each AIV's rectangles
         self.made: dict[tuple, Instruction] = {}  # (rectangle, operands) → the AIV's instruction
         #: (instruction, the maps at the UB bytes it reads) → what dividing it did (:meth:`instruction`)
-        self.done: dict[Instruction, list[tuple[np.ndarray, _Done]]] | None = {} if fast() else None
+        self.done: dict[Instruction, list[tuple[bytes, _Done]]] | None = {} if fast() else None
         self.read_ub: dict[Instruction, _Places] = {}  # an instruction → the UB bytes it reads
         self.wrote: list[tuple[np.ndarray, np.ndarray]] | None = None  # the maps' writes, while recorded
         self.seeded = 0
@@ -227,9 +227,9 @@ class _Divider:
         for phys, owner in zip(self.phys, self.owner, strict=True):
             p = _read(phys, at)
             state += (p, owner[p])
-        now = np.concatenate(state)
+        now = np.concatenate(state).tobytes()
         seen = self.done.setdefault(ins, [])
-        done = next((d for was, d in seen if np.array_equal(was, now)), None)
+        done = next((d for was, d in seen if was == now), None)
         if done is None:
             done = self.recorded(ins, ops)
             seen.append((now, done))
