@@ -46,11 +46,13 @@ its set in one order all its streams follow: the split cannot deadlock where the
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from compiler.errors import ScheduleError
+from compiler.passes.split_held import held
 from compiler.passes.split_rows import Division, divide
 from compiler.passes.split_share import chains, share
 from compiler.target import Target
@@ -69,7 +71,6 @@ from isa import (
     Space,
     TensorDecl,
     TensorKind,
-    VDup,
     WaitCross,
     WaitFlag,
 )
@@ -126,11 +127,9 @@ def split(program: Program, target: Target) -> Split:
     moved: dict[tuple[str, bool], int] = {}
     parts = [sp.run(core, layout, moved) for sp, core in zip(splitters, program.cores, strict=True)]
     vpc = max(1, target.vector_per_cube)
-    found = [chains(aiv, (C2V, V2C)) for _, aiv in parts]
     divided = [_divided(aiv, vpc, target) for _, aiv in parts]
-    nv = min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
-    if any(divided):
-        nv = vpc
+    found = [chains(aiv, (C2V, V2C)) if rows is None else [] for (_, aiv), rows in zip(parts, divided, strict=True)]
+    nv = vpc if any(divided) else min(vpc, max(len({c for c in chain if c is not None}) for chain in found))
     streams: list[tuple[Instruction, ...]] = []
     for g, ((aic, aiv), chain, rows) in enumerate(zip(parts, found, divided, strict=True)):
         if rows is None:
@@ -307,8 +306,9 @@ class _Splitter:
         )
 
     def scan(self, core: tuple[Instruction, ...]) -> None:
+        regions = [ins.regions() for ins in core]
         for h in self.handovers:
-            h.scan(core)
+            h.scan(core, regions)
 
     def run(
         self, core: tuple[Instruction, ...], layout: _Layout, moved: dict[tuple[str, bool], int]
@@ -320,7 +320,7 @@ class _Splitter:
             s = side(ins)
             if ins.pipe is MTE2 and s:
                 out = self.aic if s == AIC else self.aiv
-                self.flush(lambda held, out=out: held[2] is out)  # MTE2 keeps the order of its copies
+                self.flush(lambda waiting, out=out: waiting[2] is out)  # MTE2 keeps the order of its copies
             if s == AIC:
                 self.aic.append(ins)
             elif s == AIV:
@@ -338,14 +338,14 @@ class _Splitter:
         self.flush()
         return tuple(self.aic), tuple(self.aiv)
 
-    def flush(self, which: Callable[[_Held], bool] = lambda held: True) -> None:
+    def flush(self, which: Callable[[_Held], bool] = lambda waiting: True) -> None:
         """Emit the consumers' workspace loads held back by :meth:`ready` (``which`` of them)."""
         keep = []
-        for held in self.pending:
-            if which(held):
-                held[2].extend(held[3])
+        for waiting in self.pending:
+            if which(waiting):
+                waiting[2].extend(waiting[3])
             else:
-                keep.append(held)
+                keep.append(waiting)
         self.pending = keep
 
     def hand_over(self, i: int, ins: Fixpipe | Copy) -> None:
@@ -360,7 +360,7 @@ class _Splitter:
             use.started = True
             if use.after:
                 x = self.ids.crossed(use.event)
-                self.flush(lambda held: held[0] is h and held[1] == x)  # the block that frees this slot
+                self.flush(lambda waiting: waiting[0] is h and waiting[1] == x)  # the block that frees this slot
                 h.p_out.append(WaitCross(MTE2, h.prod, x, h.c_core))
         ws = self.layout.addr(h.ws, self.g, use.event, ins.dst)
         h.p_out.append(replace(ins, dst=ws))
@@ -467,10 +467,10 @@ class _HandOver:
             return type(ins) is Fixpipe and ins.dst.space is Space.UB
         return type(ins) is Copy and ins.route == (Space.UB, Space.L1)
 
-    def scan(self, core: tuple[Instruction, ...]) -> None:
+    def scan(self, core: tuple[Instruction, ...], regions: Sequence[tuple[Region, ...]]) -> None:
         """Number the uses (the "ready" sets, in order) and give each hand-over tile and each "free" wait the use
         of the next "ready" set after it; a tile the consumer already holds (:func:`held`) hands nothing over."""
-        self.held = held(core, self.carries)
+        self.held = held(core, self.carries, regions)
         for i, ins in enumerate(core):
             if type(ins) is SetFlag and (ins.src, ins.dst) == (self.prod, self.cons):
                 n = self.per_event.get(ins.event, 0)
@@ -496,53 +496,6 @@ class _HandOver:
                 last[use.event] = use
 
 
-def held(core: tuple[Instruction, ...], carries: Callable[[Instruction], bool]) -> set[int]:
-    """The indices of the hand-over copies of ``core`` (``carries``) that write what their destination already
-    holds. On the coupled core such a copy is cheap; split, it is a GM round trip — a store on one core, a load on
-    the other (on a chip with an ND→NZ change, a load of the change's minimum time) — for bytes already there: the
-    row of ones a FlashAttention step sums its probabilities with on the Cube (filled once per program, handed to
-    each step's L1 operand slot).
-
-    What a region holds is known by what made it, as long as nothing else writes over it: a ``v.dup`` of a value
-    (the same value, type and shape: the same bytes wherever it is), or a hand-over copy (its destination holds
-    what its source holds). Program order is the order of these accesses: the coupled program's flags order every
-    write after the reads and writes of the same bytes before it, and before those after it. Where the Vector side
-    consumes (Cube → Vector), the chains that share it among the AIVs are found after the drop, so a reader of the
-    held bytes joins the chain of the load that brought them, on the same AIV."""
-    known: dict[tuple[Region, ...], object] = {}  # a region → what it holds
-    out: set[int] = set()
-    for i, ins in enumerate(core):
-        regions = ins.regions()
-        handed = carries(ins)
-        if handed:
-            src = _key(r for r in regions if not r.write)
-            dst = _key(r for r in regions if r.write)
-            holds = known.get(src)
-            if holds is not None and known.get(dst) == holds:
-                out.add(i)
-                continue
-        writes = [r for r in regions if r.write]
-        if writes and known:
-            for k in [k for k in known if any(_overlap(w, r) for w in writes for r in k)]:
-                del known[k]
-        if type(ins) is VDup:
-            known[_key(r for r in regions if r.write)] = ("dup", ins.scalar, ins.dtype, ins.shape)
-        elif handed:
-            holds = known.setdefault(src, ("copy", i))
-            known[dst] = holds
-    return out
-
-
-def _key(regions: Iterable[Region]) -> tuple[Region, ...]:
-    """Regions as a key: their bytes, whether read or written (a single row's stride does not matter)."""
-    return tuple(r._replace(write=False, stride=r.stride if r.rows > 1 else 0) for r in regions)
-
-
-def _overlap(a: Region, b: Region) -> bool:
-    """Whether two regions may share a byte (the same memory, or GM tensor, and overlapping extents)."""
-    return a.addr.space is b.addr.space and a.addr.tensor == b.addr.tensor and a.start < b.end and b.start < a.end
-
-
 def execution_order(core: tuple[Instruction, ...]) -> list[int]:
     """The indices of ``core`` in an order the coupled core can complete them: each pipe's instructions in program
     order, each wait after its set — at every step the runnable pipe head earliest in the program.
@@ -558,24 +511,29 @@ def execution_order(core: tuple[Instruction, ...]) -> list[int]:
         queues.setdefault(pipe, deque()).append(i)
     flags: set[tuple[Pipe, Pipe, int]] = set()
     order: list[int] = []
-    heads = [q for q in queues.values() if q]
-    while heads:
-        best = None
-        for q in heads:
-            ins = core[q[0]]
-            if type(ins) is WaitFlag and (ins.src, ins.dst, ins.event) not in flags:
-                continue
-            if best is None or q[0] < best[0]:
-                best = q
-        if best is None:
-            raise AssertionError("split: the coupled program cannot complete (a wait without its set)")
-        i = best.popleft()
-        ins = core[i]
+    # the pipes' heads, by index: those that may run, and the waits parked until their flag is set
+    ready = [(q[0], n) for n, q in enumerate(queues.values())]
+    heapq.heapify(ready)
+    parked: dict[tuple[Pipe, Pipe, int], list[tuple[int, int]]] = {}
+    qs = list(queues.values())
+    while ready:
+        head, n = heapq.heappop(ready)
+        ins = core[head]
         if type(ins) is WaitFlag:
-            flags.discard((ins.src, ins.dst, ins.event))
+            flag = (ins.src, ins.dst, ins.event)
+            if flag not in flags:
+                parked.setdefault(flag, []).append((head, n))
+                continue
+            flags.discard(flag)
         elif type(ins) is SetFlag:
-            flags.add((ins.src, ins.dst, ins.event))
-        order.append(i)
-        if not best:
-            heads.remove(best)
+            flag = (ins.src, ins.dst, ins.event)
+            flags.add(flag)
+            for h in parked.pop(flag, ()):
+                heapq.heappush(ready, h)
+        q = qs[n]
+        order.append(q.popleft())
+        if q:
+            heapq.heappush(ready, (q[0], n))
+    if len(order) < len(core):
+        raise AssertionError("split: the coupled program cannot complete (a wait without its set)")
     return order

@@ -66,6 +66,7 @@ from isa import (
     VTriangle,
     VUnary,
 )
+from isa.fast import fast
 from isa.instructions.base import shape2
 
 #: the rectangles ``(r0, r1, rank of r0, c0, c1, rank of c0)`` of a view one AIV's lanes cover, how many rows and
@@ -184,6 +185,11 @@ class _Divider:
         self.parts: dict[tuple, list[_Part]] = {}
         self.rects: dict[tuple, list] = {}  # (instruction, its lanes) → each AIV's rectangles
         self.made: dict[tuple, Instruction] = {}  # (rectangle, operands) → the AIV's instruction
+        #: (instruction, the maps at the UB bytes it reads) → what dividing it did (:meth:`instruction`)
+        self.done: dict[Instruction, list[tuple[bytes, _Done]]] | None = {} if fast() else None
+        self.read_ub: dict[Instruction, _Places] = {}  # an instruction → the UB bytes it reads
+        self.wrote: list[tuple[np.ndarray, np.ndarray]] | None = None  # the maps' writes, while recorded
+        self.seeded = 0
 
     def run(self) -> Division:
         for ins in self.stream:
@@ -203,13 +209,75 @@ class _Divider:
 
     # -- one instruction ------------------------------------------------------------------------------------------
     def instruction(self, ins: Instruction, regions: tuple[Region, ...]) -> None:
+        """Divide ``ins`` — or do again what dividing it did last time the maps held the same at every UB byte it
+        reads. What a division reads of the state is the maps at those bytes (``lane``; ``phys`` and, where those
+        point, ``owner`` of each AIV), the GM tensors stored so far and the first seed's width; what it does is
+        append instructions to each AIV's stream, write the maps, count GM bytes loaded again and note a seed. A
+        loop's instructions come back with their operands in the same state, so most are done again."""
         ops = self.operands(ins, regions)
+        if self.done is None:
+            self.divided(ins, ops)
+            return
+        self.reads_stored(ins, ops)
+        at = self.read_ub.get(ins)
+        if at is None:
+            ub = [o.bytes for o in ops if not o.region.write and o.region.addr.space is Space.UB]
+            at = self.read_ub[ins] = _places(np.concatenate(ub) if ub else np.zeros(0, np.int32))
+        state = [_read(self.lane, at)]
+        for phys, owner in zip(self.phys, self.owner, strict=True):
+            p = _read(phys, at)
+            state += (p, owner[p])
+        now = np.concatenate(state).tobytes()
+        seen = self.done.setdefault(ins, [])
+        done = next((d for was, d in seen if was == now), None)
+        if done is None:
+            done = self.recorded(ins, ops)
+            seen.append((now, done))
+        done.again(self)
+
+    def recorded(self, ins: Instruction, ops: list[_Operand]) -> _Done:
+        """Divide ``ins``, recording what that did (:class:`_Done`), which is then undone: the caller does it."""
+        marks = [len(o) for o in self.out]
+        again, self.seeded, self.wrote = dict(self.again), 0, []
+        try:
+            self.divided(ins, ops)
+            writes: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
+            for m, idx in self.wrote:
+                writes.setdefault(id(m), (m, []))[1].append(np.asarray(idx).ravel())
+        finally:
+            self.wrote = None
+        maps = []
+        for m, idx in writes.values():
+            at = _places(np.concatenate(idx))
+            maps.append((m, at, _read(m, at).copy()))
+        outs = tuple(tuple(o[n:]) for o, n in zip(self.out, marks, strict=True))
+        for o, n in zip(self.out, marks, strict=True):
+            del o[n:]
+        loads = tuple((t, n - again.get(t, 0)) for t, n in self.again.items() if n != again.get(t, 0))
+        self.again = again
+        return _Done(outs, tuple(maps), loads, self.seeded, self.stored_to(ops))
+
+    @staticmethod
+    def stored_to(ops: list[_Operand]) -> str | None:
+        dst = next(o for o in ops if o.region.write)
+        return dst.region.addr.tensor if dst.region.addr.space is Space.GM else None
+
+    def reads_stored(self, ins: Instruction, ops: list[_Operand]) -> None:
+        for o in ops:
+            if not o.region.write and o.region.addr.space is Space.GM and o.region.addr.tensor in self.stored:
+                raise Refused(f"'{ins.text().strip()}' reads GM the stream wrote")
+
+    def put(self, m: np.ndarray, idx: np.ndarray, vals: np.ndarray | int) -> None:
+        """``m[idx] = vals``, for one of the maps (recorded while :meth:`recorded` runs)."""
+        m[idx] = vals
+        if self.wrote is not None:
+            self.wrote.append((m, idx))
+
+    def divided(self, ins: Instruction, ops: list[_Operand]) -> None:
         reads = [o for o in ops if not o.region.write]
         (dst,) = [o for o in ops if o.region.write]
         gm_dst = dst.region.addr.space is Space.GM
-        for o in reads:
-            if o.region.addr.space is Space.GM and o.region.addr.tensor in self.stored:
-                raise Refused(f"'{ins.text().strip()}' reads GM the stream wrote")
+        self.reads_stored(ins, ops)
         rows, cols = dst.offsets.shape
         if type(ins) is Copy and reads[0].region.addr.space is Space.GM:
             lanes = self.seed(reads[0].region.addr.tensor, rows, cols)
@@ -223,7 +291,7 @@ class _Divider:
         if (lanes == FREE).any():
             lanes = self.fill(ins, lanes)
         if not gm_dst:
-            self.lane[dst.bytes] = np.repeat(lanes.ravel(), dst.size)
+            self.put(self.lane, dst.bytes, np.repeat(lanes.ravel(), dst.size))
         key = (ins, lanes.tobytes())
         rects = self.rects.get(key)
         if rects is None:
@@ -270,6 +338,7 @@ class _Divider:
             raise Refused(f"a handed-over tile of {n} lanes")
         self.n = self.n or n
         self.widths.add(n)
+        self.seeded = n
         idx = np.arange(rows)[:, None] if by_rows else np.arange(cols)[None, :]
         return (np.broadcast_to(idx, (rows, cols)) + n * WIDE).astype(np.int32)  # the tile's width, its lane
 
@@ -318,10 +387,10 @@ class _Divider:
                 self.again[src.addr.tensor] = self.again.get(src.addr.tensor, 0) + src.nbytes
             if not gm_dst:
                 b = dst.bytes
-                self.phys[j][b] = b
-                self.owner[j][b] = b
+                self.put(self.phys[j], b, b)
+                self.put(self.owner[j], b, b)
         if not gm_dst:
-            self.lane[dst.bytes] = FREE
+            self.put(self.lane, dst.bytes, FREE)
 
     @staticmethod
     def rectangles(ins: Instruction, lanes: np.ndarray, j: int, k: int) -> tuple[list[tuple[int, ...]], int, int]:
@@ -349,7 +418,7 @@ class _Divider:
         rects, nr, nc = rects
         if not rects:
             if dst.region.addr.space is Space.UB:
-                self.phys[j][dst.bytes] = -1
+                self.put(self.phys[j], dst.bytes, -1)
             return
         plans = []
         work = list(rects)
@@ -374,10 +443,10 @@ class _Divider:
             else:
                 raise Refused(f"'{ins.text().strip()}': AIV {j}'s parts would overwrite each other's operands")
         if dst.region.addr.space is Space.UB:
-            self.phys[j][dst.bytes] = -1
+            self.put(self.phys[j], dst.bytes, -1)
             for parts, _, _ in plans:
-                self.phys[j][parts[w].bytes] = parts[w].new
-                self.owner[j][parts[w].new] = parts[w].bytes
+                self.put(self.phys[j], parts[w].bytes, parts[w].new)
+                self.put(self.owner[j], parts[w].new, parts[w].bytes)
         self.out[j].extend(ins for _, _, ins in plans)
 
     def plan(self, j: int, ins: Instruction, ops: list[_Operand], rect: tuple[int, ...], nr: int, nc: int) -> tuple:
@@ -432,6 +501,31 @@ class _Divider:
         return base, stride // o.size, p
 
 
+@dataclass(frozen=True)
+class _Done:
+    """What dividing one instruction did (:meth:`_Divider.instruction`): each AIV's instructions, the maps' writes
+    (the map, the indices written, their values after), GM bytes loaded again, a seed's width, a GM tensor stored."""
+
+    outs: tuple[tuple[Instruction, ...], ...]
+    maps: tuple[tuple[np.ndarray, _Places, np.ndarray], ...]
+    loads: tuple[tuple[str, int], ...]
+    seeded: int
+    stored: str | None
+
+    def again(self, d: _Divider) -> None:
+        for out, made in zip(d.out, self.outs, strict=True):
+            out.extend(made)
+        for m, at, vals in self.maps:
+            _write(m, at, vals)
+        for t, n in self.loads:
+            d.again[t] = d.again.get(t, 0) + n
+        if self.seeded:
+            d.n = d.n or self.seeded
+            d.widths.add(self.seeded)
+        if self.stored is not None:
+            d.stored.add(self.stored)
+
+
 class _Part:
     """The geometry of an operand's rectangle ``rect`` (rows ``r0:r1``, the ``ri``-th of ``nr`` rows kept, columns
     ``c0:c1``, the ``ci``-th of ``nc``) of the iteration space, in its own view: the elements' byte offsets
@@ -456,6 +550,40 @@ class _Part:
             self.dst_stride = nc
             new = self.dst_base + self.row * nc * o.size + self.col
             self.bytes, self.new = _bytes(view, o.size), _bytes(new, o.size)
+
+
+#: sorted distinct indices of a map: a few runs as slices (cheap to read and write), or the indices themselves
+_Places = tuple[slice, ...] | np.ndarray
+
+
+def _places(idx: np.ndarray) -> _Places:
+    """The distinct indices of ``idx`` as :data:`_Places`."""
+    if not idx.size:
+        return ()
+    idx = np.sort(idx)
+    idx = idx[np.concatenate(([True], idx[1:] != idx[:-1]))]
+    cuts = (np.flatnonzero(np.diff(idx) != 1) + 1).tolist()
+    if len(cuts) >= 8:
+        return idx
+    return tuple(slice(int(idx[a]), int(idx[b - 1]) + 1) for a, b in zip([0, *cuts], [*cuts, idx.size], strict=True))
+
+
+def _read(m: np.ndarray, at: _Places) -> np.ndarray:
+    if isinstance(at, np.ndarray):
+        return m[at]
+    if len(at) == 1:
+        return m[at[0]]
+    return np.concatenate([m[s] for s in at]) if at else m[:0]
+
+
+def _write(m: np.ndarray, at: _Places, vals: np.ndarray) -> None:
+    if isinstance(at, np.ndarray):
+        m[at] = vals
+        return
+    n = 0
+    for s in at:
+        m[s] = vals[n : n + s.stop - s.start]
+        n += s.stop - s.start
 
 
 def _runs(idx: np.ndarray) -> list[tuple[int, int, int]]:

@@ -19,7 +19,8 @@ from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.flash_lang import compile_flash
 from compiler.errors import ScheduleError
 from compiler.language import launch
-from compiler.passes.split import held, mixed, split
+from compiler.passes.split import mixed, split
+from compiler.passes.split_held import held
 from compiler.passes.split_share import chains, share
 from compiler.target import Target
 from isa import (

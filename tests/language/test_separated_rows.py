@@ -14,10 +14,13 @@ from helpers import assert_close
 from test_separated import SEPARATED, assert_split, qkv
 
 from compiler.attention import Attention, AttentionSchedule
+from compiler.attention.compile import compile_attention
+from compiler.language import launch
 from compiler.passes import split
 from compiler.passes.split_rows import Division, divide, shares
 from dsasim.api import compile_and_run
 from isa import Addr, Copy, DType, Pipe, SetFlag, Space, VBinary, VCast, VReduce, VUnary
+from simulator import load_chip
 
 LIMIT = 1.25
 
@@ -84,6 +87,39 @@ def test_the_divided_split_runs_the_same_with_the_shortcuts_off(monkeypatch):
     _, slow = fa.attention(q, k, v, BLOCK_M=64, BLOCK_N=64, chip="edu-separated", timing_only=True)
     assert "divided" in slow.compiled.program.comments[-1]
     assert fast.cycles == slow.cycles and fast.report() == slow.report()
+
+
+SPLITS = {
+    "textbook, odd S": lambda: fa.attention(*qkv(1, 100, 64), BLOCK_M=64, BLOCK_N=32, chip="edu-separated", cores=1),
+    "textbook causal, uneven parts": lambda: fa.attention(
+        *qkv(2, 96, 16), causal=True, BLOCK_M=32, BLOCK_N=64, chip="ascend910b-like-separated", cores=1
+    ),
+    "textbook, 2 groups": lambda: fa.attention(*qkv(2, 128, 64), BLOCK_M=64, BLOCK_N=64, chip="edu-separated", cores=2),
+    "built-in GQA causal, 2 groups": lambda: compile_attention(
+        Attention(1, 4, 192, 64, causal=True, kv_heads=2),
+        AttentionSchedule("flash", tile_q=64, tile_kv=64, cores=2),
+        load_chip("ascend910b-like-separated"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SPLITS)
+def test_the_split_is_the_same_program_with_the_shortcuts_off(name, monkeypatch):
+    """The division remembers what it did per instruction and state of the maps it reads
+    (``split_rows._Divider.instruction``): with ``DSASIM_FAST=0`` each instruction is divided afresh, and every
+    coupled program the kernel's compile split comes out the same, instruction by instruction."""
+    monkeypatch.setattr(split, "NARROWEST", 1)  # divide the narrow tiles too
+    coupled = []
+    monkeypatch.setattr(
+        launch, "split", lambda program, target: coupled.append((program, target)) or split.split(program, target)
+    )
+    SPLITS[name]()
+    assert coupled
+    fast = [split.split(p, t) for p, t in coupled]
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    assert [split.split(p, t) for p, t in coupled] == fast, name
+    if name != "textbook, odd S":  # its tail rows refuse the division: the stream is divided up to there
+        assert any("divided" in s.program.comments[-1] for s in fast), name
 
 
 def ub(offset: int) -> Addr:
