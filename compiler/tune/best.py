@@ -31,6 +31,8 @@ from compiler.passes import buffer, front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
+from compiler.tune.descent import descend as _descend
+from compiler.tune.descent import name as _name
 from compiler.tune.menu import tile_choices
 from compiler.tune.model import deepest, predict, price
 from isa import Space
@@ -176,10 +178,6 @@ def _priced_by_bound(cands: list[dict], pricer: Pricer) -> tuple[list, list[tupl
             scored.append((k, cands[i]))
             best = min(best, k[0])
     return scored, []
-
-
-def _name(candidate: dict) -> tuple:
-    return tuple(candidate.items())
 
 
 def _tiling(candidate: dict) -> tuple:
@@ -333,95 +331,6 @@ def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
     residual aside: ``pipeline`` prefetches it only as far as its own slots allow)."""
     loaded = [d for n, d in depths.items() if n in loaded_operands(op) and n not in EPILOGUE_OPERANDS]
     return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
-
-
-#: Up to this many (m, n, k) points, every one is priced instead of descending (a small matmul's lattice is
-#: small, and a descent can stop in a local minimum: 4×128×129 on six 910B cores at k=48, 2.7× slower).
-EXHAUSTIVE = 64
-
-#: Moves of the descent over (m, n, k): one knob one choice up or down, or m and n in opposite directions
-#: (the same tile area, another aspect ratio).
-_STEPS = ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1), (1, -1, 0), (-1, 1, 0))
-
-
-def _descend(
-    op: Op,
-    target: Target,
-    fixed: dict[str, int],
-    cands: list[dict[str, int]],
-    pricer: Pricer,
-    skipped: list[tuple[float, dict]],
-) -> list:
-    """Steepest descent over the lattice of the tiles (``m, n, k``: each knob's sorted choices; the L0
-    step ``k0`` is no direction — every candidate ``k0`` of a point is priced), from eight seeds spread
-    over the candidates by tile volume and by shape (``m/n``); returns every ``(score, tiles)`` it priced.
-
-    A step needs only the best neighbour, and only if it beats the current point: the neighbours' candidates
-    are priced in the order of their lower bounds (:func:`floor_cycles`, never above the prediction), and
-    those whose bound exceeds the best score found so far (the current point's, or a cheaper neighbour's) are
-    left unpriced — each appended to ``skipped`` with its bound, for :func:`_verified`. The steps, and so the
-    candidates priced, are those of pricing every neighbour; ``DSASIM_FAST=0`` prices every one."""
-    axes = ("m", "n", "k")
-    pools = {a: [fixed[a]] if a in fixed else tile_choices(op, target, a) for a in axes}
-    points: dict[tuple, list[dict[str, int]]] = {}
-    for c in cands:
-        points.setdefault(tuple(c[a] for a in axes), []).append(c)
-    priced: list = []
-    prune = fast()
-    left: dict[tuple, tuple[float, dict]] = {}  # skipped so far (not priced since)
-
-    def best_of(at: list[tuple], bar: float = math.inf) -> dict[tuple, tuple]:
-        """The best score (``[:3]``) at each point of ``at`` that has a candidate priced; a candidate whose bound
-        is above ``bar`` and above every score found meanwhile is skipped (none with ``DSASIM_FAST=0``)."""
-        todo = [(p, c) for p in at for c in points.get(p, ())]
-        if prune:
-            bounds = [(b, i) for i, (_, c) in enumerate(todo) if (b := pricer.floor(c)) is not None]
-            todo = [todo[i] + (b,) for b, i in sorted(bounds)]
-        got: dict[tuple, tuple] = {}
-        for i, (p, c, *bound) in enumerate(todo):
-            if bound and bound[0] > bar + 1:  # so are the rest's: each could score no better than ``bar``
-                for _, d, b in todo[i:]:
-                    left.setdefault(_name(d), (b, d))
-                break
-            k = pricer.score(c)
-            if k is None:
-                continue
-            left.pop(_name(c), None)
-            priced.append((k, c))
-            got[p] = min(got.get(p, k[:3]), k[:3])
-            bar = min(bar, k[0])
-        return got
-
-    if points:
-        if len(points) <= EXHAUSTIVE:  # few tilings (a small matmul): price them all, no local minimum
-            best_of(list(points))
-        else:
-            _walk(points, pools, axes, best_of)
-    skipped.extend(left.values())
-    return priced
-
-
-def _walk(points: dict, pools: dict, axes: tuple[str, ...], best_of) -> None:
-    """The descents from the seeds: each moves to its best neighbour while that beats the current point."""
-    by_volume = sorted(points, key=lambda v: (math.prod(v), v))
-    by_shape = sorted(points, key=lambda v: (v[0] / v[1], -math.prod(v), v))
-    seeds = dict.fromkeys(
-        [by_volume[round(q / 4 * (len(points) - 1))] for q in range(5)]
-        + [by_shape[round(q / 2 * (len(points) - 1))] for q in range(3)]
-    )
-    for here in seeds:
-        best = best_of([here]).get(here)
-        while True:
-            near = []
-            for step in _STEPS:
-                at = [pools[a].index(here[i]) + d for i, (a, d) in enumerate(zip(axes, step))]
-                if all(0 <= j < len(pools[a]) for a, j in zip(axes, at)):
-                    near.append(tuple(pools[a][j] for a, j in zip(axes, at)))
-            moves = best_of(near, best[0] if best is not None else math.inf)
-            step = min(((got, nxt) for nxt, got in moves.items()), default=None)
-            if step is None or (best is not None and step[0] >= best):
-                break
-            best, here = step
 
 
 def floor_cycles(hoisted: Kernel) -> float:
