@@ -8,7 +8,8 @@ data it holds. Both are estimated *before* anything is emitted or allocated:
   nest, not the program) and asks the tuner's cost model (``compiler.tune.model.predict``) how many
   instructions ``lower`` would emit; attention counts the instructions of two short kernels of one head (one
   of them the kernel the default search's fit check compiled) and scales them to the real numbers of score and
-  query tiles. More than
+  query tiles — or, for a kernel that comes to fewer than :data:`AHEAD_INSTRUCTIONS`, counts the kernel itself,
+  compiled ahead for the compile that follows. More than
   ``max_instructions`` (``--max-instructions``, default :data:`MAX_INSTRUCTIONS`) is a
   ``ResourceLimitError`` giving the estimate;
 - **host memory** — a run with data draws every input (as float64) and holds every GM tensor: more than the
