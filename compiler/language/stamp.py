@@ -32,7 +32,9 @@ SCALARS = {int, float, str, bool, type(None), DType, Site}
 
 #: at most this many shapes are kept (the newest first) ...
 SHAPES = 64
-#: ... and stamping stops when this many programs were traced without one being stamped
+#: ... and stamping stops when this many programs were traced without one being stamped. A launch whose first grid
+#: axis is longer gets one row of the grid more of each: programs along that axis often each differ (a causal
+#: FlashAttention's Q blocks, each with its own trip count) and repeat on the next row (the next head).
 BARREN = 64
 
 
@@ -93,6 +95,7 @@ class Stamper:
         self.shapes: list[Shape] = []
         self.checking: tuple[Shape, tuple[int, int, int]] | None = None
         self.barren = 0
+        self.keep, self.patience = max(SHAPES, t.grid[0]), max(BARREN, t.grid[0] + 1)  # see ``BARREN``
         self.stamped = 0
         self.on = True
         #: a traced program read a value an earlier one made (``Tracer.like`` is then left empty)
@@ -148,7 +151,7 @@ class Stamper:
                 shape.dead = True
             return
         self.barren += 1
-        if self.barren >= BARREN and not self.stamped:
+        if self.barren >= self.patience and not self.stamped:
             self.on = False  # nothing stamps: trace the rest as they are
             self.shapes = []
             return
@@ -164,7 +167,7 @@ class Stamper:
         shape = Shape(pid, len(t.programs) - 1, body, guards, first, end, moves, sizes, t.budget.steps - steps, peak,
                       recs=recs, own=(*own, masks))  # fmt: skip
         self.shapes.insert(0, shape)
-        del self.shapes[SHAPES:]
+        del self.shapes[self.keep :]
 
     def _stamp(self, shape: Shape, pid: tuple[int, int, int], delta: tuple[int, int, int]) -> None:
         t = self.t
