@@ -32,10 +32,12 @@ SCALARS = {int, float, str, bool, type(None), DType, Site}
 
 #: at most this many shapes are kept (the newest first) ...
 SHAPES = 64
-#: ... and stamping stops when this many programs were traced without one being stamped. A launch whose first grid
-#: axis is longer gets one row of the grid more of each: programs along that axis often each differ (a causal
-#: FlashAttention's Q blocks, each with its own trip count) and repeat on the next row (the next head).
+#: ... and stamping stops when this many programs were traced without one being stamped. A launch of several rows
+#: whose first grid axis is longer gets a row of the grid (at most ``ROW`` programs) more of each: programs along that
+#: axis often each differ (a causal FlashAttention's Q blocks, each with its own trip count) and repeat on the next row
+#: (the next head). Each program is offered to every shape kept, so ``ROW`` bounds that work where nothing stamps.
 BARREN = 64
+ROW = 512
 
 
 def moving(t: Tracer, rec: Rec, parts: tuple[object, object], offs: np.ndarray, mask: np.ndarray | None) -> None:
@@ -95,7 +97,8 @@ class Stamper:
         self.shapes: list[Shape] = []
         self.checking: tuple[Shape, tuple[int, int, int]] | None = None
         self.barren = 0
-        self.keep, self.patience = max(SHAPES, t.grid[0]), max(BARREN, t.grid[0] + 1)  # see ``BARREN``
+        row = min(t.grid[0], ROW) if t.grid[1] * t.grid[2] > 1 else 0  # see ``BARREN``
+        self.keep, self.patience = max(SHAPES, row), max(BARREN, row + 1)
         self.stamped = 0
         self.on = True
         #: a traced program read a value an earlier one made (``Tracer.like`` is then left empty)
