@@ -196,6 +196,11 @@ FLASH_LANG = {
         Attention(2, 4, 131, 64, causal=True, kv_heads=2),
         FLASH.replace(cores=1),
     ),
+    # 66 Q blocks, each a shape of its own (more than ``stamp.BARREN``): the third head stamped from the first
+    "flash causal gqa 66 Q blocks, 3 cores": (
+        Attention(1, 3, 1041, 64, causal=True, kv_heads=1, layout="bshd"),
+        AttentionSchedule(tile_q=16, block_q=16, tile_kv=128, k0=64, depth=2, cores=3),
+    ),
 }
 
 

@@ -32,8 +32,12 @@ SCALARS = {int, float, str, bool, type(None), DType, Site}
 
 #: at most this many shapes are kept (the newest first) ...
 SHAPES = 64
-#: ... and stamping stops when this many programs were traced without one being stamped
+#: ... and stamping stops when this many programs were traced without one being stamped. A launch of several rows
+#: whose first grid axis is longer gets a row of the grid (at most ``ROW`` programs) more of each: programs along that
+#: axis often each differ (a causal FlashAttention's Q blocks, each with its own trip count) and repeat on the next row
+#: (the next head). Each program is offered to every shape kept, so ``ROW`` bounds that work where nothing stamps.
 BARREN = 64
+ROW = 512
 
 
 def moving(t: Tracer, rec: Rec, parts: tuple[object, object], offs: np.ndarray, mask: np.ndarray | None) -> None:
@@ -93,6 +97,8 @@ class Stamper:
         self.shapes: list[Shape] = []
         self.checking: tuple[Shape, tuple[int, int, int]] | None = None
         self.barren = 0
+        row = min(t.grid[0], ROW) if t.grid[1] * t.grid[2] > 1 else 0  # see ``BARREN``
+        self.keep, self.patience = max(SHAPES, row), max(BARREN, row + 1)
         self.stamped = 0
         self.on = True
         #: a traced program read a value an earlier one made (``Tracer.like`` is then left empty)
@@ -148,7 +154,7 @@ class Stamper:
                 shape.dead = True
             return
         self.barren += 1
-        if self.barren >= BARREN and not self.stamped:
+        if self.barren >= self.patience and not self.stamped:
             self.on = False  # nothing stamps: trace the rest as they are
             self.shapes = []
             return
@@ -164,7 +170,7 @@ class Stamper:
         shape = Shape(pid, len(t.programs) - 1, body, guards, first, end, moves, sizes, t.budget.steps - steps, peak,
                       recs=recs, own=(*own, masks))  # fmt: skip
         self.shapes.insert(0, shape)
-        del self.shapes[SHAPES:]
+        del self.shapes[self.keep :]
 
     def _stamp(self, shape: Shape, pid: tuple[int, int, int], delta: tuple[int, int, int]) -> None:
         t = self.t

@@ -81,6 +81,16 @@ def column_sums(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
     tl.atomic_add(out_ptr + cols, x, mask=cols < N)
 
 
+@dsasim.jit
+def scaled_by_column(x_ptr, y_ptr, N, COLS, BLOCK: tl.constexpr):
+    """Each program along the first axis scales by its own index (a guard per index); the rows repeat them."""
+    col = tl.program_id(0)
+    row = tl.program_id(1)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+    tl.store(y_ptr + (row * COLS + col) * N + cols, x * col, mask=cols < N)
+
+
 SKEW = (0, 3, 1, 2, 0, 3, 1, 2)
 
 
@@ -235,6 +245,22 @@ def test_a_grouped_query_kernels_head_groups_are_stamped_from_the_first():
     args, kwargs = flash_args(op, schedule)
     t, _ = trace(flash_kernel, (3, 8, 1), args, kwargs, False, 2)
     assert len(t.programs) == 24 and t.stamped == 24 - 2 * 3
+
+
+@pytest.mark.parametrize("cores", [1, 3])
+def test_a_first_axis_of_programs_all_unlike_is_stamped_on_the_next_rows(cores: int, monkeypatch: pytest.MonkeyPatch):
+    """70 programs along the first axis, each unlike the others (more than ``BARREN``, as a causal FlashAttention's
+    64 Q blocks at 4,096 tokens): the first row is traced, the second traced and compared with the stamps, the third
+    stamped — and the launch compiles as with every program traced."""
+    x, y = np.zeros((3, 100), np.float32), np.zeros((3 * 70, 100), np.float32)
+    t, _ = trace(scaled_by_column.fn, (70, 3), (x, y, 100, 70), {"BLOCK": 128}, False, 2)
+    assert len(t.programs) == 210 and t.stamped == 70
+    launched = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("DSASIM_FAST", flag)
+        launched.append(_launch(scaled_by_column.fn, (70, 3), (x, y, 100, 70), {"BLOCK": 128}, CHIPS["edu"], cores))
+    assert launched[0][1] == 70 and launched[1][1] == 0
+    assert_same_compile(launched[0][0], launched[1][0], "edu", simulated=cores == 3)
 
 
 def test_a_stamp_is_checked_before_it_is_used():
