@@ -238,7 +238,10 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
         if first is not None and first[2] * score_tiles(op, tq, tk) <= AHEAD_INSTRUCTIONS * max(1, first[0]):
             return sum(len(s) for s in compile_ahead(op, schedule, chip).program.cores)  # small: the kernel itself
         if first is not None:
-            return _fitted(op, tq, tk, first, point(lengths[1]))
+            try:
+                return _fitted(op, tq, tk, first, point(lengths[1]))
+            except (BufferCapacityError, LanguageError, ScheduleError):
+                pass  # likewise
     if op.seq <= 2 * max(tq, tk) and op.bh == 1:
         return _count(op, resolved, chip)
     points = []
