@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from isa import Instruction, Pipe, SyncError
-from simulator.clock import Clock, Due
+from simulator.clock import Clock, Resume
 from simulator.engine.decode import CrossKey, FlagKey
 from simulator.engine.trace import NUMBER, Entries, short
 
@@ -51,7 +51,7 @@ class Flag:
     def __init__(self) -> None:
         self.set_at: int | None = None
         self.set_index = -1
-        self.waiter: Due | None = None
+        self.waiter: Resume | None = None
         #: the waiter is the scalar unit (woken when the flag is set), not a pipe (woken when it fires)
         self.scalar_waits = False
 
@@ -124,7 +124,7 @@ class CrossFlag:
 
     def __init__(self) -> None:
         self.pending: deque[tuple[int, int, int]] = deque()
-        self.waiter: Due | None = None
+        self.waiter: Resume | None = None
 
 
 class CrossFlags:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 from typing import NamedTuple
 
 from isa import Instruction, Pipe
-from simulator.clock import Due
+from simulator.clock import Due, Resume
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
@@ -34,8 +34,9 @@ from simulator.stats import PipeStats
 
 FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
 
-#: a unit's process: it yields the event it waits for, or a number of cycles to wait (``Clock.start``)
-Process = Generator[Due | int, None, None]
+#: a unit's process: it yields the event it waits for, a number of cycles to wait, or None to wait parked until
+#: its ``resume`` is fired (``Clock.start``)
+Process = Generator[Due | int | None, None, None]
 
 
 class Flight(NamedTuple):
@@ -72,12 +73,14 @@ class PipeUnit:
         self.number = NUMBER[pipe]  # as the record holds it
         self.queue: deque[tuple[int, int]] = deque()  # (instruction index, issue cycle)
         self.stats = PipeStats()
-        self.wake: Due | None = None
-        self.space: Due | None = None  # the scalar unit waiting for a free slot
+        #: the process's resumption (``Clock.start``): what a waker fires, no event made per wait
+        self.resume: Resume | None = None
+        self.wake: Resume | None = None  # the process waiting, parked, on an empty queue
+        self.space: Resume | None = None  # the scalar unit waiting for a free slot
         #: while the scalar unit waits for a slot and would only issue into it and wait again: its issuing into a
         #: freed slot without resuming (``ScalarUnit.refill``), which the scalar unit sets and clears
         self.refill: Callable[[PipeUnit, int], None] | None = None
-        self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
+        self.drain: tuple[int, Resume] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
         self.completed = 0
@@ -136,13 +139,14 @@ class PipeUnit:
         stalls = st.stalls
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         result_latency = self.result_latency
+        resume = self.resume
         pending_idle = 0
         while True:
             if not q:
                 idle_from = env._now
                 if not self.closed:
-                    self.wake = env.signal()
-                    yield self.wake
+                    self.wake = self.resume
+                    yield None
                 if not q:  # closed: nothing more will come
                     yield from self._finish(idle_from)
                     return
@@ -193,9 +197,9 @@ class PipeUnit:
                     # link for a read that hits; the event fires when they have streamed.
                     view = payload.view
                     if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
-                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor)
+                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
                     else:
-                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor)
+                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
                     if self._streamed(index, payload, start, writes):
                         continue  # in flight: it retires when it completes
                 elif kind is SET or kind is XSET:
@@ -214,7 +218,7 @@ class PipeUnit:
                 elif kind is XWAIT:
                     x = self.machine.cross.get(payload.key(cid))
                     wake = self._until_visible(index, x)
-                    if wake is not None:
+                    if wake is not False:
                         yield wake
                         self.blocked = None
                         if x.pending[0][0] > env._now:
@@ -348,27 +352,26 @@ class PipeUnit:
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
 
-    def _until_set(self, index: int, flag: Flag) -> Due:
-        """What a ``wait_flag`` waits for: its flag set (the pipe is ``blocked`` on it meanwhile), or the
-        cycle the flag, already set, fires."""
-        env = self.env
+    def _until_set(self, index: int, flag: Flag) -> int | None:
+        """What a ``wait_flag`` waits for, to yield: its flag set (None: parked, the pipe ``blocked`` on it
+        meanwhile), or the cycles until the flag, already set, fires."""
         if flag.set_at is None:
             self.blocked = index
-            flag.waiter = env.signal()
-            return flag.waiter
-        return env.after(flag.set_at - env._now)
+            flag.waiter = self.resume
+            return None
+        return flag.set_at - self.env._now
 
-    def _until_visible(self, index: int, x: CrossFlag) -> Due | None:
-        """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
-        meanwhile), or the oldest one's becoming visible; None if it is visible already."""
-        env = self.env
+    def _until_visible(self, index: int, x: CrossFlag) -> int | bool | None:
+        """What a ``wait_cross`` waits for, to yield: a pending set of its flag (None: parked, the pipe
+        ``blocked`` on it meanwhile), or the cycles until the oldest one becomes visible; False if it is
+        visible already."""
         if not x.pending:
             self.blocked = index
-            x.waiter = env.signal()
-            return x.waiter
-        if x.pending[0][0] > env._now:
-            return env.after(x.pending[0][0] - env._now)
-        return None
+            x.waiter = self.resume
+            return None
+        if x.pending[0][0] > self.env._now:
+            return x.pending[0][0] - self.env._now
+        return False
 
     def _took_cross(self, index: int, wait: CrossWait, x: CrossFlag, start: int) -> None:
         now = self.env._now
