@@ -32,7 +32,7 @@ from simulator.engine.trace import NUMBER
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
-FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
+FIXED, DMA, SET, XSET, WAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.WAIT
 
 #: a unit's process: it yields the event it waits for, a number of cycles to wait, or None to wait parked until
 #: its ``resume`` is fired (``Clock.start``)
@@ -140,12 +140,14 @@ class PipeUnit:
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         result_latency = self.result_latency
         resume = self.resume
+        #: the kind taken in one event (``FIXED`` when fast, else none)
+        one_event = FIXED if fast else None
         pending_idle = 0
         while True:
             if not q:
                 idle_from = env._now
                 if not self.closed:
-                    self.wake = self.resume
+                    self.wake = resume
                     yield None
                 if not q:  # closed: nothing more will come
                     yield from self._finish(idle_from)
@@ -154,17 +156,23 @@ class PipeUnit:
             index, ready = q[0]
             now = env._now
             kind, _, payload, _, _ = decoded[index]
-            if kind is FIXED and fast:
+            if kind is one_event:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
                 if self.space is not None:  # the scalar unit waits for this slot
                     self._slot_freed()
-                start = ready if ready > now else now
-                if pending_idle or start > now:
-                    stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
+                if ready > now:
+                    stalls["issue"] = stalls.get("issue", 0) + pending_idle + ready - now
                     pending_idle = 0
-                yield start - now + payload
+                    start = ready
+                    yield ready - now + payload
+                else:
+                    if pending_idle:
+                        stalls["issue"] = stalls.get("issue", 0) + pending_idle
+                        pending_idle = 0
+                    start = now
+                    yield payload
                 st.busy += payload
             else:
                 if ready > now:
@@ -180,29 +188,9 @@ class PipeUnit:
                 if debug:
                     print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
                 # Each kind below yields plain events (no sub-generator per instruction: this loop is the
-                # engine's hot path, a generator object each time would cost more than the rest).
-                if kind is FIXED:
-                    writes = self._execute(index, start)
-                    yield payload
-                    st.busy += payload
-                    self._retire(index, writes)
-                elif kind is DMA:
-                    if settle and inflight and inflight[0].done <= start:
-                        self._settled()
-                    if len(inflight) >= payload.outstanding:
-                        yield from self._await_flights(payload.outstanding - 1)
-                        start = env._now
-                    writes = None if fast else self._execute(index, start)
-                    # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
-                    # link for a read that hits; the event fires when they have streamed.
-                    view = payload.view
-                    if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
-                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
-                    else:
-                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
-                    if self._streamed(index, payload, start, writes):
-                        continue  # in flight: it retires when it completes
-                elif kind is SET or kind is XSET:
+                # engine's hot path, a generator object each time would cost more than the rest), the
+                # commonest kinds first.
+                if kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
                     if settle and inflight:
@@ -215,16 +203,7 @@ class PipeUnit:
                     if at > start:  # recorded at the cycle it fires
                         self._count(index, at)
                         continue
-                elif kind is XWAIT:
-                    x = self.machine.cross.get(payload.key(cid))
-                    wake = self._until_visible(index, x)
-                    if wake is not False:
-                        yield wake
-                        self.blocked = None
-                        if x.pending[0][0] > env._now:
-                            yield x.pending[0][0] - env._now
-                    self._took_cross(index, payload, x, start)
-                else:  # WAIT
+                elif kind is WAIT:
                     key = payload.key
                     flag = flagmap.get(key)
                     if flag is None or flag.set_at is None or flag.set_at > start:
@@ -238,13 +217,43 @@ class PipeUnit:
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
                     flags.consume(key, flag, index, end)
+                elif kind is FIXED:
+                    writes = self._execute(index, start)
+                    yield payload
+                    st.busy += payload
+                    self._retire(index, writes)
+                elif kind is DMA:
+                    if settle and inflight and inflight[0].done <= start:
+                        self._settled()
+                    if len(inflight) >= payload.outstanding:
+                        yield from self._await_flights(payload.outstanding - 1)
+                        start = env._now
+                    writes = None if fast else self._execute(index, start)
+                    # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
+                    # link for a read that hits; the pipe resumes when they have streamed.
+                    view = payload.view
+                    if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
+                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
+                    else:
+                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
+                    if self._streamed(index, payload, start, writes):
+                        continue  # in flight: it retires when it completes
+                else:  # XWAIT
+                    x = self.machine.cross.get(payload.key(cid))
+                    wake = self._until_visible(index, x)
+                    if wake is not False:
+                        yield wake
+                        self.blocked = None
+                        if x.pending[0][0] > env._now:
+                            yield x.pending[0][0] - env._now
+                    self._took_cross(index, payload, x, start)
             end = env._now
             st.last_end = end
             record(pack(cid, number, index, start, end))
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
-                self.env.fire(d)
+                env.fire(d)
 
     def _complete(self, _event: object = None) -> None:
         """The oldest transfer in flight is complete: its writes land, it retires."""
