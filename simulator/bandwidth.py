@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from bisect import insort
+from functools import partial
 from operator import attrgetter
 
-from simulator.clock import Clock, Due
+from simulator.clock import Clock, Due, Resume
 
 _EPS = 1e-6
 _CAP = attrgetter("cap")  # a flow's cap, the water-filling order
@@ -22,7 +23,7 @@ _CAP = attrgetter("cap")  # a flow's cap, the water-filling order
 class _Flow:
     __slots__ = ("cap", "done", "not_before", "rate", "remaining")
 
-    def __init__(self, nbytes: float, cap: float, done: Due, not_before: int) -> None:
+    def __init__(self, nbytes: float, cap: float, done: Due | Resume, not_before: int) -> None:
         self.remaining = float(nbytes)
         self.cap = cap
         self.rate = 0.0
@@ -46,22 +47,26 @@ class SharedBandwidth:
         #: (cycle, total bytes/cycle in use) at every change: the GM bandwidth counter of the trace.
         self.usage: list[tuple[int, float]] = []
 
-    def transfer(self, nbytes: float, cap: float, delay: int = 0, min_cycles: int = 0) -> Due:
+    def transfer(
+        self, nbytes: float, cap: float, delay: int = 0, min_cycles: int = 0, resume: Resume | None = None
+    ) -> Due | None:
         """An event fired when ``nbytes`` have streamed at up to ``cap`` bytes/cycle.
 
         Streaming starts ``delay`` cycles from now (a transfer's fixed start-up) and the event fires no
-        earlier than ``min_cycles`` after streaming starts. One event for the caller, whatever happens.
+        earlier than ``min_cycles`` after streaming starts. One event for the caller, whatever happens. Given
+        a parked process's ``resume`` (``Clock.start``), that is fired instead, in the event's place, and
+        the transfer returns None (for the process to yield: parked).
         """
         env = self.env
-        done = Due([])  # ``env.signal()``, without the call: once per transfer
+        done = Due([]) if resume is None else resume  # ``env.signal()``, without the call: once per transfer
         flow = _Flow(nbytes, cap, done, env._now + delay + min_cycles)
         if delay:
-            env.call_later(delay, lambda _due: self._start(flow))
+            env.call_later(delay, partial(self._start, flow))
         else:
             self._start(flow)
-        return done
+        return None if resume is not None else done
 
-    def _start(self, flow: _Flow) -> None:
+    def _start(self, flow: _Flow, _due: None = None) -> None:
         if flow.remaining <= 0:
             self._finish(flow)
             return
@@ -73,9 +78,12 @@ class SharedBandwidth:
     def _finish(self, flow: _Flow) -> None:
         # ``fire_at`` would put the event later in the queue than a timeout followed by ``succeed`` does
         if flow.not_before > self.env._now:
-            self.env.call_later(flow.not_before - self.env._now, lambda _due: self.env.fire(flow.done))
+            self.env.call_later(flow.not_before - self.env._now, partial(self._fire, flow.done))
         else:
             self.env.fire(flow.done)
+
+    def _fire(self, done: Due | Resume, _due: None) -> None:
+        self.env.fire(done)
 
     def rate_alone(self, cap: float) -> float:
         """The rate a flow gets with no other traffic."""
@@ -121,10 +129,9 @@ class SharedBandwidth:
             delay = math.ceil(now + soonest - _EPS) - now
             if delay < 0:
                 delay = 0
-            generation = self._generation
-            self.env.call_later(delay, lambda _due: self._tick(generation))
+            self.env.call_later(delay, partial(self._tick, self._generation))
 
-    def _tick(self, generation: int) -> None:
+    def _tick(self, generation: int, _due: None = None) -> None:
         if generation != self._generation:
             return  # a newer start or end rescheduled the wake-up
         self._advance()

@@ -32,6 +32,7 @@ flag was set.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from heapq import heappop, heappush
 from operator import attrgetter
 from types import FunctionType, MethodType
@@ -42,7 +43,10 @@ from simpy.core import BoundClass
 from simpy.events import NORMAL, URGENT
 
 #: what the queue holds besides events: a function called at its time with no event made for it (``run``)
-CALLS = frozenset({FunctionType, MethodType})
+CALLS = frozenset({FunctionType, MethodType, partial})
+
+#: a light process's resumption (``Clock.start``): what a process waiting with no event is woken by
+Resume = Callable[[None], None]
 
 
 class Due:
@@ -94,11 +98,14 @@ class Clock(simpy.Environment):
                 raise exc
         return None
 
-    def start(self, process: Generator[Due | int, None, None]) -> None:
-        """Run ``process`` (a generator yielding ``Due`` events, or delays) as ``env.process`` would: its first
-        step at an urgent event now, each later one when the event it yielded fires. A yielded ``int`` is
+    def start(self, process: Generator[Due | int | None, None, None]) -> Resume:
+        """Run ``process`` (a generator yielding ``Due`` events, delays or ``None``) as ``env.process`` would: its
+        first step at an urgent event now, each later one when the event it yielded fires. A yielded ``int`` is
         ``after(delay)`` made at that moment, in the same place of the queue, without an event of its own: the
-        process's ``resume`` is queued as a call (``run``)."""
+        process's ``resume`` is queued as a call (``run``). A yielded ``None`` *parks* the process: it waits
+        for whoever holds the ``resume`` this returns to ``fire`` it (or ``fire_at``), which queues the
+        ``resume`` where the event it would have waited on would go — an ``Event`` with one callback, the
+        process, without the event."""
         send = process.send
         queue, eid = self._queue, self._eid
 
@@ -109,10 +116,11 @@ class Clock(simpy.Environment):
                 return
             if type(due) is int:
                 heappush(queue, (self._now + due, NORMAL, next(eid), resume))  # a light call (``run``)
-            else:
+            elif due is not None:  # None: parked, until its ``resume`` is fired
                 due.callbacks.append(resume)
 
         heappush(queue, (self._now, URGENT, next(eid), resume))
+        return resume
 
     def after(self, delay: int) -> Due:
         """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""
@@ -135,12 +143,14 @@ class Clock(simpy.Environment):
         constructor): the scalar unit waiting for room in a queue, a pipe for work."""
         return Due([])
 
-    def fire_at(self, event: Due, at: int) -> None:
+    def fire_at(self, event: Due | Resume, at: int) -> None:
         """Fire ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers in
         flight fires when they complete, and its waiter resumes then. What a ``Timeout`` does to itself, on an
         event made earlier."""
         heappush(self._queue, (at if at > self._now else self._now, NORMAL, next(self._eid), event))
 
-    def fire(self, event: Due) -> None:
-        """``event.succeed()`` for an event not yet triggered: it is processed after those already due now."""
+    def fire(self, event: Due | Resume) -> None:
+        """``event.succeed()`` for an event not yet triggered: it is processed after those already due now. A
+        parked process's ``resume`` (``start``) is fired the same way, and resumes where the event's one
+        callback would run."""
         heappush(self._queue, (self._now, NORMAL, next(self._eid), event))

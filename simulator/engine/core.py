@@ -49,9 +49,9 @@ class Core:
 
     def start(self) -> None:
         """Start the scalar unit's and every pipe's process."""
-        self.env.start(self.scalar.run())
+        self.scalar.resume = self.env.start(self.scalar.run())
         for unit in self.pipes.values():
-            self.env.start(unit.run())
+            unit.resume = self.env.start(unit.run())
 
     @property
     def stuck(self) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from isa import Instruction, Pipe, SyncError
-from simulator.clock import Clock, Due
+from simulator.clock import Clock, Resume
 from simulator.engine.decode import CrossKey, FlagKey
 from simulator.engine.trace import NUMBER, Entries, short
 
@@ -46,12 +46,14 @@ class Flag:
     """One flag: when and by which instruction it was set (``set_at is None``: not set), and the process
     waiting for it."""
 
-    __slots__ = ("scalar_waits", "set_at", "set_index", "waiter")
+    __slots__ = ("numbers", "scalar_waits", "set_at", "set_index", "waiter")
 
-    def __init__(self) -> None:
+    def __init__(self, key: FlagKey) -> None:
+        #: its source pipe, destination pipe and event as a hand-over records them (``NUMBER``), worked out once
+        self.numbers = (NUMBER[key[0]], NUMBER[key[1]], key[2])
         self.set_at: int | None = None
         self.set_index = -1
-        self.waiter: Due | None = None
+        self.waiter: Resume | None = None
         #: the waiter is the scalar unit (woken when the flag is set), not a pipe (woken when it fires)
         self.scalar_waits = False
 
@@ -73,7 +75,7 @@ class CoreFlags:
     def get(self, key: FlagKey) -> Flag:
         f = self.flags.get(key)
         if f is None:
-            f = self.flags[key] = Flag()
+            f = self.flags[key] = Flag(key)
         return f
 
     def is_set(self, key: FlagKey) -> bool:
@@ -84,7 +86,7 @@ class CoreFlags:
         """Instruction ``index`` sets ``key`` at cycle ``at``; wakes its waiter."""
         f = self.flags.get(key)
         if f is None:
-            f = self.flags[key] = Flag()
+            f = self.flags[key] = Flag(key)
         hooks = self.hooks
         if f.set_at is not None:
             if hooks is not None:  # sanitizing: report it and go on; the flag keeps its first set
@@ -111,7 +113,8 @@ class CoreFlags:
 
     def consume(self, key: FlagKey, f: Flag, index: int, at: int) -> None:
         """``wait_flag`` ``index`` took flag ``key`` at ``at``."""
-        self.put(self.pack(self.core, NUMBER[key[0]], NUMBER[key[1]], key[2], f.set_index, f.set_at, index, at))
+        src, dst, event = f.numbers
+        self.put(self.pack(self.core, src, dst, event, f.set_index, f.set_at, index, at))
         if self.hooks is not None:
             self.hooks.consume(self.core, key, f.set_index, index, at)
         f.set_at, f.set_index = None, -1
@@ -124,7 +127,7 @@ class CrossFlag:
 
     def __init__(self) -> None:
         self.pending: deque[tuple[int, int, int]] = deque()
-        self.waiter: Due | None = None
+        self.waiter: Resume | None = None
 
 
 class CrossFlags:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 from typing import NamedTuple
 
 from isa import Instruction, Pipe
-from simulator.clock import Due
+from simulator.clock import Due, Resume
 from simulator.engine.decode import CrossSet, CrossWait, Decoded, Dma, Kind
 from simulator.engine.flags import CoreFlags, CrossFlag, Flag
 from simulator.engine.shared import Machine
@@ -32,10 +32,11 @@ from simulator.engine.trace import NUMBER
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
-FIXED, DMA, SET, XSET, XWAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.XWAIT
+FIXED, DMA, SET, XSET, WAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.WAIT
 
-#: a unit's process: it yields the event it waits for, or a number of cycles to wait (``Clock.start``)
-Process = Generator[Due | int, None, None]
+#: a unit's process: it yields the event it waits for, a number of cycles to wait, or None to wait parked until
+#: its ``resume`` is fired (``Clock.start``)
+Process = Generator[Due | int | None, None, None]
 
 
 class Flight(NamedTuple):
@@ -72,12 +73,14 @@ class PipeUnit:
         self.number = NUMBER[pipe]  # as the record holds it
         self.queue: deque[tuple[int, int]] = deque()  # (instruction index, issue cycle)
         self.stats = PipeStats()
-        self.wake: Due | None = None
-        self.space: Due | None = None  # the scalar unit waiting for a free slot
+        #: the process's resumption (``Clock.start``): what a waker fires, no event made per wait
+        self.resume: Resume | None = None
+        self.wake: Resume | None = None  # the process waiting, parked, on an empty queue
+        self.space: Resume | None = None  # the scalar unit waiting for a free slot
         #: while the scalar unit waits for a slot and would only issue into it and wait again: its issuing into a
         #: freed slot without resuming (``ScalarUnit.refill``), which the scalar unit sets and clears
         self.refill: Callable[[PipeUnit, int], None] | None = None
-        self.drain: tuple[int, Due] | None = None  # the scalar unit waiting in a barrier
+        self.drain: tuple[int, Resume] | None = None  # the scalar unit waiting in a barrier
         self.issued = 0
         #: instructions finished (the stats' count: ``Engine.pipe_stats`` copies it there)
         self.completed = 0
@@ -136,13 +139,16 @@ class PipeUnit:
         stalls = st.stalls
         gm, l2, l2_link = machine.gm, machine.l2, machine.l2_link
         result_latency = self.result_latency
+        resume = self.resume
+        #: the kind taken in one event (``FIXED`` when fast, else none)
+        one_event = FIXED if fast else None
         pending_idle = 0
         while True:
             if not q:
                 idle_from = env._now
                 if not self.closed:
-                    self.wake = env.signal()
-                    yield self.wake
+                    self.wake = resume
+                    yield None
                 if not q:  # closed: nothing more will come
                     yield from self._finish(idle_from)
                     return
@@ -150,17 +156,23 @@ class PipeUnit:
             index, ready = q[0]
             now = env._now
             kind, _, payload, _, _ = decoded[index]
-            if kind is FIXED and fast:
+            if kind is one_event:
                 # Timing only: wait for the issue and execute in one event. (The slot this frees
                 # early is behind the scalar unit's own clock, so no issue decision can see it.)
                 q.popleft()
                 if self.space is not None:  # the scalar unit waits for this slot
                     self._slot_freed()
-                start = ready if ready > now else now
-                if pending_idle or start > now:
-                    stalls["issue"] = stalls.get("issue", 0) + pending_idle + start - now
+                if ready > now:
+                    stalls["issue"] = stalls.get("issue", 0) + pending_idle + ready - now
                     pending_idle = 0
-                yield start - now + payload
+                    start = ready
+                    yield ready - now + payload
+                else:
+                    if pending_idle:
+                        stalls["issue"] = stalls.get("issue", 0) + pending_idle
+                        pending_idle = 0
+                    start = now
+                    yield payload
                 st.busy += payload
             else:
                 if ready > now:
@@ -176,29 +188,9 @@ class PipeUnit:
                 if debug:
                     print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
                 # Each kind below yields plain events (no sub-generator per instruction: this loop is the
-                # engine's hot path, a generator object each time would cost more than the rest).
-                if kind is FIXED:
-                    writes = self._execute(index, start)
-                    yield payload
-                    st.busy += payload
-                    self._retire(index, writes)
-                elif kind is DMA:
-                    if settle and inflight and inflight[0].done <= start:
-                        self._settled()
-                    if len(inflight) >= payload.outstanding:
-                        yield from self._await_flights(payload.outstanding - 1)
-                        start = env._now
-                    writes = None if fast else self._execute(index, start)
-                    # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
-                    # link for a read that hits; the event fires when they have streamed.
-                    view = payload.view
-                    if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
-                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor)
-                    else:
-                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor)
-                    if self._streamed(index, payload, start, writes):
-                        continue  # in flight: it retires when it completes
-                elif kind is SET or kind is XSET:
+                # engine's hot path, a generator object each time would cost more than the rest), the
+                # commonest kinds first.
+                if kind is SET or kind is XSET:
                     # A flag fires once every earlier instruction of the pipe has finished: with transfers
                     # in flight, when the last of them completes. The queue goes on meanwhile.
                     if settle and inflight:
@@ -211,16 +203,7 @@ class PipeUnit:
                     if at > start:  # recorded at the cycle it fires
                         self._count(index, at)
                         continue
-                elif kind is XWAIT:
-                    x = self.machine.cross.get(payload.key(cid))
-                    wake = self._until_visible(index, x)
-                    if wake is not None:
-                        yield wake
-                        self.blocked = None
-                        if x.pending[0][0] > env._now:
-                            yield x.pending[0][0] - env._now
-                    self._took_cross(index, payload, x, start)
-                else:  # WAIT
+                elif kind is WAIT:
                     key = payload.key
                     flag = flagmap.get(key)
                     if flag is None or flag.set_at is None or flag.set_at > start:
@@ -234,13 +217,43 @@ class PipeUnit:
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
                     flags.consume(key, flag, index, end)
+                elif kind is FIXED:
+                    writes = self._execute(index, start)
+                    yield payload
+                    st.busy += payload
+                    self._retire(index, writes)
+                elif kind is DMA:
+                    if settle and inflight and inflight[0].done <= start:
+                        self._settled()
+                    if len(inflight) >= payload.outstanding:
+                        yield from self._await_flights(payload.outstanding - 1)
+                        start = env._now
+                    writes = None if fast else self._execute(index, start)
+                    # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
+                    # link for a read that hits; the pipe resumes when they have streamed.
+                    view = payload.view
+                    if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
+                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
+                    else:
+                        yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
+                    if self._streamed(index, payload, start, writes):
+                        continue  # in flight: it retires when it completes
+                else:  # XWAIT
+                    x = self.machine.cross.get(payload.key(cid))
+                    wake = self._until_visible(index, x)
+                    if wake is not False:
+                        yield wake
+                        self.blocked = None
+                        if x.pending[0][0] > env._now:
+                            yield x.pending[0][0] - env._now
+                    self._took_cross(index, payload, x, start)
             end = env._now
             st.last_end = end
             record(pack(cid, number, index, start, end))
             self.completed += 1
             if self.drain is not None and self.completed >= self.drain[0]:
                 d, self.drain = self.drain[1], None
-                self.env.fire(d)
+                env.fire(d)
 
     def _complete(self, _event: object = None) -> None:
         """The oldest transfer in flight is complete: its writes land, it retires."""
@@ -348,27 +361,26 @@ class PipeUnit:
     def _set_cross(self, index: int, xset: CrossSet, start: int) -> None:
         self.machine.cross.set(xset.key(self.core), start, index)
 
-    def _until_set(self, index: int, flag: Flag) -> Due:
-        """What a ``wait_flag`` waits for: its flag set (the pipe is ``blocked`` on it meanwhile), or the
-        cycle the flag, already set, fires."""
-        env = self.env
+    def _until_set(self, index: int, flag: Flag) -> int | None:
+        """What a ``wait_flag`` waits for, to yield: its flag set (None: parked, the pipe ``blocked`` on it
+        meanwhile), or the cycles until the flag, already set, fires."""
         if flag.set_at is None:
             self.blocked = index
-            flag.waiter = env.signal()
-            return flag.waiter
-        return env.after(flag.set_at - env._now)
+            flag.waiter = self.resume
+            return None
+        return flag.set_at - self.env._now
 
-    def _until_visible(self, index: int, x: CrossFlag) -> Due | None:
-        """What a ``wait_cross`` waits for: a pending set of its flag (the pipe is ``blocked`` on it
-        meanwhile), or the oldest one's becoming visible; None if it is visible already."""
-        env = self.env
+    def _until_visible(self, index: int, x: CrossFlag) -> int | bool | None:
+        """What a ``wait_cross`` waits for, to yield: a pending set of its flag (None: parked, the pipe
+        ``blocked`` on it meanwhile), or the cycles until the oldest one becomes visible; False if it is
+        visible already."""
         if not x.pending:
             self.blocked = index
-            x.waiter = env.signal()
-            return x.waiter
-        if x.pending[0][0] > env._now:
-            return env.after(x.pending[0][0] - env._now)
-        return None
+            x.waiter = self.resume
+            return None
+        if x.pending[0][0] > self.env._now:
+            return x.pending[0][0] - self.env._now
+        return False
 
     def _took_cross(self, index: int, wait: CrossWait, x: CrossFlag, start: int) -> None:
         now = self.env._now

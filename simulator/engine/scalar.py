@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator
 
 from isa import Instruction, Pipe, SLoad
-from simulator.clock import Due
+from simulator.clock import Due, Resume
 from simulator.engine.decode import QUEUED, Decoded, Kind
 from simulator.engine.flags import CoreFlags
 from simulator.engine.pipe import PipeUnit
@@ -56,6 +56,8 @@ class ScalarUnit:
         self.pushed = 0
         #: the stall cause of a full queue, per pipe (formatted once, not at each wait)
         self.full = {p: f"queue:{p.value}" for p in pipes}
+        #: the process's resumption (``Clock.start``): what a pipe fires when it has what it waits for
+        self.resume: Resume | None = None
 
     @property
     def blocked_on(self) -> str | None:
@@ -87,7 +89,7 @@ class ScalarUnit:
         if index + 2 == len(decoded) or decoded[index + 2][1] is not unit.pipe or decoded[index + 2][0] not in QUEUED:
             unit.refill = None  # the instruction after the next one goes elsewhere: it resumes at the next slot
 
-    def run(self) -> Generator[Due, None, None]:
+    def run(self) -> Generator[Due | int | None, None, None]:
         machine = self.machine
         env, st = machine.env, self.stats
         depth = machine.chip.queue_depth
@@ -96,6 +98,7 @@ class ScalarUnit:
         queued = QUEUED
         fast = all(machine.shortcuts(u.mem) for u in pipes.values())  # may it be refilled (``refill``)
         full = self.full
+        resume = self.resume
         t = self.start_at
         st.stall("jitter", t)
         busy = 0  # issue cycles, added to the stats before each wait and at the end (not one write each)
@@ -108,12 +111,12 @@ class ScalarUnit:
                 queue = unit.queue
                 if len(queue) >= depth:
                     st.busy, busy = st.busy + busy, 0
-                    unit.space = env.signal()
+                    unit.space = resume
                     self.waiting, self.at = (FULL, pipe), index
                     self.time, self.pushed = t, 0
                     if fast and index + 1 < end and decoded[index + 1][1] is pipe and decoded[index + 1][0] in queued:
                         unit.refill = self.refill  # the next instruction goes to the same queue (``refill``)
-                    yield unit.space
+                    yield None  # parked until ``unit`` fires ``resume``
                     self.waiting = None
                     if self.pushed:  # issued on its behalf (``refill``) up to the one it waits for now
                         t = self.time
@@ -142,9 +145,9 @@ class ScalarUnit:
                     unit = pipes[p]
                     if unit.completed < unit.issued:
                         st.busy, busy = st.busy + busy, 0
-                        unit.drain = (unit.issued, env.signal())
+                        unit.drain = (unit.issued, resume)
                         self.waiting, self.at = (BARRIER_ON, p), index
-                        yield unit.drain[1]
+                        yield None
                         self.waiting = None
                 if sanitizer is not None:
                     sanitizer.barrier(self.core, index, payload)
@@ -158,8 +161,8 @@ class ScalarUnit:
                     st.busy, busy = st.busy + busy, 0
                     # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
                     # to its clock (and finish that cycle) before calling a second set an error.
-                    yield env.after(max(0, t - env._now))
-                    yield env.after(0)
+                    yield max(0, t - env._now)
+                    yield 0
                 flags.set(payload, t, index)
             elif kind is SWAIT:
                 t += issue
@@ -170,8 +173,8 @@ class ScalarUnit:
                     ins = self.stream[index]  # name the wait and its source line in a deadlock report
                     self.waiting = f"'{short(ins)}'" + (f" ({ins.loc})" if ins.loc else ""), None
                     self.at = index
-                    f.waiter, f.scalar_waits = env.signal(), True
-                    yield f.waiter
+                    f.waiter, f.scalar_waits = resume, True
+                    yield None
                     self.waiting = None
                 wait_end = max(t, f.set_at, env._now)
                 st.stall(payload.cause, wait_end - t)
