@@ -15,7 +15,7 @@ from isa.fast import fast
 class Pricer(Protocol):
     """What the descent asks of the search's pricer (``compiler.tune.best.Pricer``)."""
 
-    def floor(self, candidate: dict) -> float | None: ...
+    def bound(self, candidate: dict) -> float | None: ...
 
     def score(self, candidate: dict) -> tuple | None: ...
 
@@ -64,8 +64,8 @@ def descend(
         """The best score (``[:3]``) at each point of ``at`` that has a candidate priced; a candidate whose bound
         is above ``bar`` and above every score found meanwhile is skipped (none with ``DSASIM_FAST=0``)."""
         todo = [(p, c) for p in at for c in points.get(p, ())]
-        if prune:
-            bounds = [(b, i) for i, (_, c) in enumerate(todo) if (b := pricer.floor(c)) is not None]
+        if prune and bar < math.inf:  # with no bar every candidate is priced: a bound would only order them
+            bounds = [(b, i) for i, (_, c) in enumerate(todo) if (b := pricer.bound(c)) is not None]
             todo = [todo[i] + (b,) for b, i in sorted(bounds)]
         got: dict[tuple, tuple] = {}
         for i, (p, c, *bound) in enumerate(todo):
