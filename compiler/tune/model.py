@@ -148,7 +148,8 @@ class Shared:
         self.made: dict[tuple, Instruction] = {}
         self.terms: dict[Instruction, int | Transfer] = {}
         self.costs: dict[tuple[Instruction, float], tuple[str, float, float, tuple[float, ...]]] = {}
-        self.copies: dict[tuple, tuple] = {}
+        self.copies: dict[tuple, dict] = {}
+        self.works: dict[tuple, tuple] = {}
 
 
 def price(kernel: Kernel, kinds: tuple[type, ...] | None = None, shared: Shared | None = None) -> Work:
@@ -193,12 +194,31 @@ def price(kernel: Kernel, kinds: tuple[type, ...] | None = None, shared: Shared 
     leaves: list[_Leaf] = []
     counts = {"instructions": 0.0}
     copies = shared.copies if shared is not None else None
+    works = shared.works if shared is not None else {}
     axes = {a.name: a for a in kernel.axes}
     bufs = {b.name: b for b in kernel.buffers}
     tensors = {t.name: t for t in kernel.op.tensors()} if copies is not None else {}
 
-    def visit(body: tuple, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...]) -> None:
+    def once(s, env: dict[str, int], varying: tuple[tuple[str, int], ...]) -> tuple:
+        """The statement's work per execution (:func:`_once`); a GM copy's from the search's memos: its instructions
+        once per tile geometry, for the tails of the loops it moves with (``key[-1]``), and its work once per
+        geometry, tails and bandwidth."""
         nonlocal emitter
+        key = None if copies is None else _copy_key(s, tensors, axes, bufs, env, varying)
+        if key is None:
+            emitter = emitter or Emitter(kernel, 0, made=None if shared is None else shared.made)
+            return _once(s, _emitted(emitter, s, env, varying), cost)
+        got = works.get((key, varying, per_core))
+        if got is None:
+            made = copies.get(key)
+            if made is None:
+                emitter = emitter or Emitter(kernel, 0, made=shared.made)
+                picks = zip(_pick_indices(key[-1]), _emitted(emitter, s, env, key[-1]))
+                made = copies[key] = {i: ins for i, (_, ins) in picks}
+            got = works[(key, varying, per_core)] = _once(s, _spread(made, key[-1], varying), cost)
+        return got
+
+    def visit(body: tuple, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...]) -> None:
         for s in body:
             if isinstance(s, Loop):
                 tails = _tail(kernel, s.var, s.axis, s.count)
@@ -207,20 +227,7 @@ def price(kernel: Kernel, kinds: tuple[type, ...] | None = None, shared: Shared 
                 tails = [t for v, a, n in zip(s.vars, s.axes, s.counts) for t in _tail(kernel, v, a, n)]
                 visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)}, (*varying, *tails))
             elif not isinstance(s, Alloc | Compute | Flag) and (kinds is None or isinstance(s, kinds)):
-                key = None if copies is None else _copy_key(s, tensors, axes, bufs, env, varying)
-                if key is None:
-                    emitter = emitter or Emitter(kernel, 0, made=None if shared is None else shared.made)
-                    emitted = _emitted(emitter, s, env, varying)
-                else:
-                    # emitted once per tile geometry, for the tails of the loops it moves with (``key[-1]``)
-                    made = copies.get(key)
-                    if made is None:
-                        emitter = emitter or Emitter(kernel, 0, made=shared.made)
-                        picks = zip(_pick_indices(key[-1]), _emitted(emitter, s, env, key[-1]))
-                        made = copies[key] = {i: ins for i, (_, ins) in picks}
-                    emitted = _spread(made, key[-1], varying)
-                once = _once(s, emitted, cost)
-                leaves.extend(_leaves(once, mult, counts))
+                leaves.extend(_leaves(once(s, env, varying), mult, counts))
 
     visit(kernel.body, 1.0, {}, ())
     return Work(tuple(leaves), counts["instructions"], traffic.total, gm_cycles)
