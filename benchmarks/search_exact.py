@@ -9,6 +9,7 @@ pricing) may change how long it takes, never what it chooses: this script shows 
     .venv/bin/python benchmarks/search_exact.py --old 76718ab          # this tree against that revision
     .venv/bin/python benchmarks/search_exact.py --old 76718ab --fast0  # and this tree with DSASIM_FAST=0
     .venv/bin/python benchmarks/search_exact.py --emit out.json        # the choices of the tree on PYTHONPATH
+    .venv/bin/python benchmarks/search_exact.py --against out.json     # this tree against choices emitted before
 
 ``--old`` checks the revision out in a temporary ``git worktree`` and runs this same script there
 (``--emit``), in a fresh process per tree; it prints each disagreement and exits 1 if there is one. The
@@ -139,6 +140,7 @@ def main() -> int:
     parser.add_argument("--fast0", action="store_true", help="also run this tree with DSASIM_FAST=0")
     parser.add_argument("--quick", action="store_true", help="the smaller set of the test")
     parser.add_argument("--emit", help="write this tree's choices (the one on PYTHONPATH) to this JSON file")
+    parser.add_argument("--against", help="a JSON file --emit wrote (another tree's choices) to compare with")
     args = parser.parse_args()
     if args.emit:
         Path(args.emit).write_text(json.dumps(chosen(args.quick), indent=1, sort_keys=True))
@@ -155,6 +157,8 @@ def main() -> int:
                 runs[args.old] = _run(old, True, args.quick)
             finally:
                 subprocess.run([*git, "remove", "--force", str(old)], check=True)
+    if args.against:
+        runs[args.against] = (json.loads(Path(args.against).read_text()), 0.0)
     (name, (base, _)), *others = runs.items()
     bad = 0
     for other, (got, _) in others:

@@ -229,8 +229,9 @@ def _verified(
 
 class Pricer:
     """Scores one search's candidates (:func:`_score`), each at most once; shares the tiled and ordered kernel
-    between candidates that differ only in their L1 block or k block; gives a candidate's lower bound
-    (:func:`floor_cycles`) before it is priced."""
+    between candidates that differ only in their L1 block or k block, and the model's instructions, costs and GM
+    copies between all its kernels (:class:`compiler.tune.model.Shared`); gives a candidate's lower bound
+    (:func:`floor_cycles`, or its score once priced) before it is priced."""
 
     def __init__(self, op: Op, target: Target, buffers: dict[str, int], given: Schedule, free: tuple[str, ...]):
         self.op, self.target, self.buffers, self.given, self.free = op, target, buffers, given, free

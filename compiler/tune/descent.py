@@ -47,7 +47,9 @@ def descend(
     over the candidates by tile volume and by shape (``m/n``); returns every ``(score, tiles)`` it priced.
 
     A step needs only the best neighbour, and only if it beats the current point: the neighbours' candidates
-    are priced in the order of their lower bounds (:func:`floor_cycles`, never above the prediction), and
+    are priced in the order of their lower bounds (:func:`floor_cycles`, never above the prediction; a candidate
+    priced already is bounded by its score, and where there is no bar yet — a seed, a small lattice priced whole —
+    nothing is bounded: every candidate is priced), and
     those whose bound exceeds the best score found so far (the current point's, or a cheaper neighbour's) are
     left unpriced — each appended to ``skipped`` with its bound, for :func:`_verified`. The steps, and so the
     candidates priced, are those of pricing every neighbour; ``DSASIM_FAST=0`` prices every one."""

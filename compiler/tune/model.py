@@ -22,6 +22,12 @@ it with the simulator's own timing rules, without emitting the whole program:
    copy's latency included) is the pipeline fill.
 
 ``cycles = steady + serialised work + fill``. The model ranks schedules; the simulator measures them.
+
+A search prices hundreds of kernels that share most of their instructions: :class:`Shared` keeps, for one search,
+the instructions made, each one's cost at the bandwidth its path streams at, and a GM load's or store's
+instructions per tile geometry (and its work per geometry and bandwidth) — a copy's cost never reads its addresses,
+so where the buffer pass placed it does not matter. Pricing with it or without gives the same :class:`Work`
+(``tests/compiler/test_compiler_search_exact.py``); ``DSASIM_FAST=0`` prices without it.
 It knows nothing of queue depths or the order of the fluid GM sharing, so its absolute error is
 typically a few to 15 %; what matters for tuning is that it ranks the good schedules near the top
 (``docs/autotuning.md``, ``tests/tune/test_tune_model.py``).
@@ -136,13 +142,13 @@ def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = Non
 
 
 class Shared:
-    """What :func:`price` may keep from one kernel to the next of one search (the same chip): the instructions
-    ``lower``'s emitter made (interned by what each is made of, so a repeat is the same object) and each one's
-    cost terms, keyed by the instruction and the GM bandwidth a core gets (``served / active``) — everything they
-    depend on: a neighbour's tiles load the same tile shapes, a tiling's L0 steps the same loads and stores.
-    A GM load's or store's work per execution (:func:`_copy_key`) is kept too: what its instructions cost does not
-    depend on where its buffer is placed, so the loads a bound prices serve every kernel with those tiles. Owned by
-    the search (``compiler.tune.best.Pricer``: one operator, one chip), dropped with it."""
+    """What :func:`price` keeps from one kernel to the next of one search (one operator, one chip): the instructions
+    ``lower``'s emitter made (interned by what each is made of), each one's cost terms (keyed by the instruction, and
+    a transfer's by the bandwidth its path streams at: a shared path's is the GM a core gets, which the kernel's
+    traffic sets), and a GM load's or store's instructions per tile geometry (:func:`_copy_key`) and its work per
+    geometry, tails and bandwidth — a neighbour's tiles load the same tile shapes, a tiling's L0 steps the same loads
+    and stores, and a copy's cost does not depend on where its buffer is placed. Owned by the search
+    (``compiler.tune.best.Pricer``), dropped with it."""
 
     def __init__(self) -> None:
         self.made: dict[tuple, Instruction] = {}
