@@ -27,14 +27,15 @@ from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.ir import Kernel, Load
 from compiler.memo import Memo, schedule_key
 from compiler.ops import Op
-from compiler.passes import buffer, front, hoist, order, spec, tile
+from compiler.passes import front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
 from compiler.tune.descent import descend as _descend
 from compiler.tune.descent import name as _name
+from compiler.tune.fit import FitCheck
 from compiler.tune.menu import tile_choices
-from compiler.tune.model import deepest, predict, price
+from compiler.tune.model import Shared, deepest, predict, price
 from isa import Space
 from isa.fast import fast
 
@@ -228,8 +229,9 @@ def _verified(
 
 class Pricer:
     """Scores one search's candidates (:func:`_score`), each at most once; shares the tiled and ordered kernel
-    between candidates that differ only in their L1 block or k block; gives a candidate's lower bound
-    (:func:`floor_cycles`) before it is priced."""
+    between candidates that differ only in their L1 block or k block, and the model's instructions, costs and GM
+    copies between all its kernels (:class:`compiler.tune.model.Shared`); gives a candidate's lower bound
+    (:func:`floor_cycles`, or its score once priced) before it is priced."""
 
     def __init__(self, op: Op, target: Target, buffers: dict[str, int], given: Schedule, free: tuple[str, ...]):
         self.op, self.target, self.buffers, self.given, self.free = op, target, buffers, given, free
@@ -238,6 +240,8 @@ class Pricer:
         self.tilings: dict[tuple, float | None] = {}  # the bound of each tiling, whatever its k0
         self.ordered: dict[tuple, Kernel | None] = {}
         self.kept: dict[tuple, Kernel] = {}  # hoisted kernels bounded, not yet priced
+        #: the instructions and costs the model priced, for the next kernels (none with ``DSASIM_FAST=0``)
+        self.shared = Shared() if fast() else None
 
     def hoisted(self, candidate: dict) -> Kernel | None:
         """The candidate's kernel after ``hoist`` (None: a pass refuses it, or some cores would be idle)."""
@@ -274,11 +278,19 @@ class Pricer:
                 if kernel is None:  # refused with this k0: another may compile
                     self.floors[name] = None
                     return None
-                self.tilings[tiling] = floor_cycles(kernel)
+                self.tilings[tiling] = floor_cycles(kernel, self.shared)
                 if name not in self.scores:
                     self.kept[name] = kernel  # for its pricing, if the search gets there
             self.floors[name] = self.tilings[tiling]
         return self.floors[name]
+
+    def bound(self, candidate: dict) -> float | None:
+        """A lower bound of the candidate's score (None: it does not compile): the score itself once priced (the
+        tightest, and no tiling to bound), else :meth:`floor`."""
+        got = self.scores.get(_name(candidate), ())
+        if got == ():
+            return self.floor(candidate)
+        return None if got is None else got[0]
 
     def score(self, candidate: dict) -> tuple | None:
         """:func:`_score` of the candidate, computed once."""
@@ -307,12 +319,12 @@ def _score(pricer: Pricer, candidate: dict, hoisted: Kernel) -> tuple | None:
     # taken): price the deeper option and the first of the others that fits; the tie goes to the latter.
     best: tuple | None = None
     work = None
+    fit = FitCheck(hoisted)  # a depth that does not fit is refused by a few sums, not by ``buffer`` (exactly)
     for depths in _depth_options(buffers, free, reloaded, given):
-        try:
-            buffered = buffer(hoisted, depths)
-        except BufferCapacityError:
+        if fit.refused(depths) is not None:
             continue
-        work = work or price(buffered)
+        buffered = fit.priced(depths)
+        work = work or price(buffered, shared=pricer.shared)
         p = predict(buffered, work, _prefetch(op, depths, given))
         key = (round(p.cycles), p.instructions, -math.prod(tiles.values()), sum(depths.values()))
         if best is None or key < best[:4]:
@@ -333,7 +345,7 @@ def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
     return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
 
 
-def floor_cycles(hoisted: Kernel) -> float:
+def floor_cycles(hoisted: Kernel, shared: Shared | None = None) -> float:
     """A lower bound on the cycles :func:`compiler.tune.model.predict` gives the hoisted kernel once buffered,
     whatever its depths and its L0 step: the larger of its GM roof and its loads' work, plus their pipeline fill —
 
@@ -349,7 +361,7 @@ def floor_cycles(hoisted: Kernel) -> float:
     descent skips (a tiling whose Cube work were its largest roof would be a good one: priced), and they are the
     same whatever the L0 step, so one bound serves a tiling's every ``k0``; pricing only them costs a fraction of
     the whole price, and the bound comes within ~10 % of the prediction."""
-    part = price(hoisted, (Load,))
+    part = price(hoisted, (Load,), shared)
     busy: dict[str, float] = {}
     fill: dict[str, float] = {}
     for leaf in deepest(hoisted, part.leaves):
@@ -438,9 +450,13 @@ def candidates(op: Op, target: Target, fixed: dict[str, int], given: Schedule) -
             k0s = [
                 k0 for k0 in k0s if "k0" in fixed or (tm * k0 * es <= cap[Space.L0A] and k0 * tn * es <= cap[Space.L0B])
             ]
+            if not k0s:
+                continue
+            panels = _panels(op, target, given, tm, tn, tk)
+            blocks = _blocks(op, target, given, tm, tn, tk)
             for k0 in sorted(k0s)[-2:]:
-                for panel in _panels(op, target, given, tm, tn, tk):
-                    for block in _blocks(op, target, given, tm, tn, tk) if panel is None else [given.block]:
+                for panel in panels:
+                    for block in blocks if panel is None else [given.block]:
                         yield {"m": tm, "n": tn, "k": tk, "k0": k0, PANEL: panel, BLOCK: block}
 
 

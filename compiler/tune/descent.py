@@ -15,7 +15,7 @@ from isa.fast import fast
 class Pricer(Protocol):
     """What the descent asks of the search's pricer (``compiler.tune.best.Pricer``)."""
 
-    def floor(self, candidate: dict) -> float | None: ...
+    def bound(self, candidate: dict) -> float | None: ...
 
     def score(self, candidate: dict) -> tuple | None: ...
 
@@ -47,7 +47,9 @@ def descend(
     over the candidates by tile volume and by shape (``m/n``); returns every ``(score, tiles)`` it priced.
 
     A step needs only the best neighbour, and only if it beats the current point: the neighbours' candidates
-    are priced in the order of their lower bounds (:func:`floor_cycles`, never above the prediction), and
+    are priced in the order of their lower bounds (:func:`floor_cycles`, never above the prediction; a candidate
+    priced already is bounded by its score, and where there is no bar yet — a seed, a small lattice priced whole —
+    nothing is bounded: every candidate is priced), and
     those whose bound exceeds the best score found so far (the current point's, or a cheaper neighbour's) are
     left unpriced — each appended to ``skipped`` with its bound, for :func:`_verified`. The steps, and so the
     candidates priced, are those of pricing every neighbour; ``DSASIM_FAST=0`` prices every one."""
@@ -64,8 +66,8 @@ def descend(
         """The best score (``[:3]``) at each point of ``at`` that has a candidate priced; a candidate whose bound
         is above ``bar`` and above every score found meanwhile is skipped (none with ``DSASIM_FAST=0``)."""
         todo = [(p, c) for p in at for c in points.get(p, ())]
-        if prune:
-            bounds = [(b, i) for i, (_, c) in enumerate(todo) if (b := pricer.floor(c)) is not None]
+        if prune and bar < math.inf:  # with no bar every candidate is priced: a bound would only order them
+            bounds = [(b, i) for i, (_, c) in enumerate(todo) if (b := pricer.bound(c)) is not None]
             todo = [todo[i] + (b,) for b, i in sorted(bounds)]
         got: dict[tuple, tuple] = {}
         for i, (p, c, *bound) in enumerate(todo):

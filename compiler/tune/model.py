@@ -22,6 +22,12 @@ it with the simulator's own timing rules, without emitting the whole program:
    copy's latency included) is the pipeline fill.
 
 ``cycles = steady + serialised work + fill``. The model ranks schedules; the simulator measures them.
+
+A search prices hundreds of kernels that share most of their instructions: :class:`Shared` keeps, for one search,
+the instructions made, each one's cost at the bandwidth its path streams at, and a GM load's or store's
+instructions per tile geometry (and its work per geometry and bandwidth) — a copy's cost never reads its addresses,
+so where the buffer pass placed it does not matter. Pricing with it or without gives the same :class:`Work`
+(``tests/compiler/test_compiler_search_exact.py``); ``DSASIM_FAST=0`` prices without it.
 It knows nothing of queue depths or the order of the fluid GM sharing, so its absolute error is
 typically a few to 15 %; what matters for tuning is that it ranks the good schedules near the top
 (``docs/autotuning.md``, ``tests/tune/test_tune_model.py``).
@@ -31,11 +37,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
+from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Parallel, Store, reads, writes
 from compiler.passes.buffer import alloc_counts
-from compiler.passes.hoist import BLOCK_AXIS
+from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
 from compiler.schedule import MAX_BUFFERS
@@ -135,44 +141,88 @@ def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = Non
     )
 
 
-def price(kernel: Kernel, kinds: tuple[type, ...] | None = None) -> Work:
+class Shared:
+    """What :func:`price` keeps from one kernel to the next of one search (one operator, one chip): the instructions
+    ``lower``'s emitter made (interned by what each is made of), each one's cost terms (keyed by the instruction, and
+    a transfer's by the bandwidth its path streams at: a shared path's is the GM a core gets, which the kernel's
+    traffic sets), and a GM load's or store's instructions per tile geometry (:func:`_copy_key`) and its work per
+    geometry, tails and bandwidth — a neighbour's tiles load the same tile shapes, a tiling's L0 steps the same loads
+    and stores, and a copy's cost does not depend on where its buffer is placed. Owned by the search
+    (``compiler.tune.best.Pricer``), dropped with it."""
+
+    def __init__(self) -> None:
+        self.made: dict[tuple, Instruction] = {}
+        self.terms: dict[Instruction, int | Transfer] = {}
+        self.costs: dict[tuple[Instruction, float], tuple[str, float, float, tuple[float, ...]]] = {}
+        self.copies: dict[tuple, dict] = {}
+        self.works: dict[tuple, tuple] = {}
+
+
+def price(kernel: Kernel, kinds: tuple[type, ...] | None = None, shared: Shared | None = None) -> Work:
     """Every statement's work per pipe (busiest core), and the instructions they emit; with ``kinds``, only the
-    statements of those types (a part of the work: what a lower bound of the prediction reads)."""
+    statements of those types (a part of the work: what a lower bound of the prediction reads). ``shared``: the
+    instructions and costs of the search's earlier kernels (:class:`Shared`)."""
     target = kernel.target
     params = target.params
     plan = kernel.plan
     active = plan.ncores if plan else 1
     share = max((len(s) for s in plan.assignment), default=1) if plan else 1
-    emitter = Emitter(kernel, 0)
-    costs: dict[Instruction, tuple[str, float, float, tuple[float, ...]]] = {}
+    emitter: Emitter | None = None  # made at the first statement that is not remembered
+    terms: dict[Instruction, int | Transfer] = {} if shared is None else shared.terms
+    costs: dict[tuple[Instruction, float], tuple[str, float, float, tuple[float, ...]]] = (
+        {} if shared is None else shared.costs
+    )
     traffic = gm_traffic(kernel)
     gm_cycles = memory_cycles(target, traffic)
     # what the memory serves the cores per cycle, shared evenly by the active ones
     served = traffic.total / gm_cycles if gm_cycles > 0 else target.gm_bandwidth
+    per_core = served / active
 
     def cost(ins: Instruction) -> tuple[str, float, float, tuple[float, ...]]:
         """(pipe, cycles in a stream of its kind, cycles alone until its result is usable, and a copy's
         cycles in a stream with 1, 2, ... ``outstanding`` transfers in flight — empty without latency)."""
-        got = costs.get(ins)
+        c = terms.get(ins)
+        if c is None:
+            c = terms[ins] = ins.cost(params)
+        if not isinstance(c, Transfer):
+            return (ins.pipe.value, float(c), float(c), ())
+        path = params.path(c.src, c.dst)
+        bw = min(path.bandwidth, per_core) if path.shared else path.bandwidth
+        got = costs.get((ins, bw))
         if got is None:
-            c = ins.cost(params)
-            if isinstance(c, Transfer):
-                path = params.path(c.src, c.dst)
-                bw = min(path.bandwidth, served / active) if path.shared else path.bandwidth
-                stream, alone = stream_cycles(c, path, bw)
-                occupancy = c.occupancy(path, bw)
-                outstanding = max(1, getattr(path, "outstanding", 1) or 1)
-                flight = (
-                    tuple(max(occupancy, alone / k) for k in range(1, outstanding + 1)) if alone > occupancy else ()
-                )
-                got = (ins.pipe.value, stream, alone, flight)
-            else:
-                got = (ins.pipe.value, float(c), float(c), ())
-            costs[ins] = got
+            stream, alone = stream_cycles(c, path, bw)
+            occupancy = c.occupancy(path, bw)
+            outstanding = max(1, getattr(path, "outstanding", 1) or 1)
+            flight = tuple(max(occupancy, alone / k) for k in range(1, outstanding + 1)) if alone > occupancy else ()
+            got = costs[(ins, bw)] = (ins.pipe.value, stream, alone, flight)
         return got
 
     leaves: list[_Leaf] = []
     counts = {"instructions": 0.0}
+    copies = shared.copies if shared is not None else None
+    works = shared.works if shared is not None else {}
+    axes = {a.name: a for a in kernel.axes}
+    bufs = {b.name: b for b in kernel.buffers}
+    tensors = {t.name: t for t in kernel.op.tensors()} if copies is not None else {}
+
+    def once(s, env: dict[str, int], varying: tuple[tuple[str, int], ...]) -> tuple:
+        """The statement's work per execution (:func:`_once`); a GM copy's from the search's memos: its instructions
+        once per tile geometry, for the tails of the loops it moves with (``key[-1]``), and its work once per
+        geometry, tails and bandwidth."""
+        nonlocal emitter
+        key = None if copies is None else _copy_key(s, tensors, axes, bufs, env, varying)
+        if key is None:
+            emitter = emitter or Emitter(kernel, 0, made=None if shared is None else shared.made)
+            return _once(s, _emitted(emitter, s, env, varying), cost)
+        got = works.get((key, varying, per_core))
+        if got is None:
+            made = copies.get(key)
+            if made is None:
+                emitter = emitter or Emitter(kernel, 0, made=shared.made)
+                picks = zip(_pick_indices(key[-1]), _emitted(emitter, s, env, key[-1]))
+                made = copies[key] = {i: ins for i, (_, ins) in picks}
+            got = works[(key, varying, per_core)] = _once(s, _spread(made, key[-1], varying), cost)
+        return got
 
     def visit(body: tuple, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...]) -> None:
         for s in body:
@@ -183,7 +233,7 @@ def price(kernel: Kernel, kinds: tuple[type, ...] | None = None) -> Work:
                 tails = [t for v, a, n in zip(s.vars, s.axes, s.counts) for t in _tail(kernel, v, a, n)]
                 visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)}, (*varying, *tails))
             elif not isinstance(s, Alloc | Compute | Flag) and (kinds is None or isinstance(s, kinds)):
-                leaves.extend(_price(emitter, s, mult, env, varying, cost, counts))
+                leaves.extend(_leaves(once(s, env, varying), mult, counts))
 
     visit(kernel.body, 1.0, {}, ())
     return Work(tuple(leaves), counts["instructions"], traffic.total, gm_cycles)
@@ -205,21 +255,64 @@ def _tail(kernel: Kernel, var: str, axis: str, count: int) -> tuple[tuple[str, i
     return ((var, count),) if a.tail and count > 1 else ()
 
 
-def _price(
-    emitter: Emitter, stmt, mult: float, env: dict[str, int], varying: tuple[tuple[str, int], ...], cost, counts
-) -> list[_Leaf]:
-    """The statement's work per pipe: its instructions for a full tile and for each tail, weighted."""
-    per_pipe: dict[str, list[float]] = {}
-    flights: dict[str, list[float]] = {}
-    instructions = 0.0
+def _copy_key(stmt, tensors: dict, axes: dict, bufs: dict, env: dict[str, int], varying: tuple) -> tuple | None:
+    """What a loop nest's GM load or store emits, up to addresses: the statement, its buffer's space, type and dims,
+    the axes of the GM tile it moves (``Emitter.gm_tile``: the tensor's dims as the buffer views them, a sub-axis's
+    parent too), which of its buffer's live-tile variables the loops around it set, and — last — the tails of the
+    loops over those axes (the loops it moves with). None for any other statement (and a traced kernel's: it emits
+    itself)."""
+    if type(stmt) not in (Load, Store) or stmt.site is not None:
+        return None
+    b = bufs[stmt.buf]
+    view = b.dims
+    dims = [next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in tensors[stmt.tensor].dims]
+    dims += [SUB_AXES[d] for d in dims if d in SUB_AXES]
+    moving = {f"{d}o" for d in dims} | ({PART_VAR} if PART_AXIS in dims else set())
+    tails = tuple((v, n) for v, n in varying if v in moving)
+    live = tuple(v in env for v in b.live_vars)
+    return (stmt, b.name, b.space, b.dtype, view, tuple(axes[d] for d in dims), live, tails)
+
+
+def _pick_indices(varying: tuple[tuple[str, int], ...]) -> list[tuple[int, ...]]:
+    """The loop indices :func:`_emitted` sets, pick by pick (the first tile, or the tail, of each loop)."""
+    return list(itertools.product(*((0, n - 1) for _, n in varying)))
+
+
+def _spread(made: dict, tails: tuple, varying: tuple) -> tuple:
+    """:func:`_emitted` over ``varying`` from what a statement emits over ``tails`` (the loops of ``varying`` it
+    moves with: ``made``, by their indices) — the same instructions and weights, pick by pick: a loop it does not
+    move with changes the weight only."""
+    at = [i for i, loop in enumerate(varying) if loop in tails]
+    out = []
+    for picks in itertools.product(*(((0, (n - 1) / n), (n - 1, 1 / n)) for _, n in varying)):
+        out.append((math.prod(w for _, w in picks), made[tuple(picks[i][0] for i in at)]))
+    return tuple(out)
+
+
+def _emitted(
+    emitter: Emitter, stmt, env: dict[str, int], varying: tuple[tuple[str, int], ...]
+) -> tuple[tuple[float, tuple[Instruction, ...]], ...]:
+    """The statement's instructions for a full tile and for each tail, each with its weight (the fraction of the
+    executions it stands for)."""
+    out = []
     for picks in itertools.product(*(((v, 0, (n - 1) / n), (v, n - 1, 1 / n)) for v, n in varying)):
-        weight = math.prod(w for _, _, w in picks)
         emitter.env = {**env, **{v: i for v, i, _ in picks}}
         emitter.out = []
         emitter.walk((stmt,))
-        emitted = [i for i in emitter.out if isinstance(i, Instruction)]
-        instructions += weight * len(emitted)
-        for ins in emitted:
+        out.append((math.prod(w for _, _, w in picks), tuple(i for i in emitter.out if isinstance(i, Instruction))))
+    return tuple(out)
+
+
+def _once(stmt, emitted: tuple, cost) -> tuple:
+    """The statement's work per pipe in one (average) execution, its instructions (:func:`_emitted`) weighted —
+    ``(per pipe [cycles, cycles alone, instructions], per pipe copies' cycles by transfers in flight, instructions,
+    reads, writes)``."""
+    per_pipe: dict[str, list[float]] = {}
+    flights: dict[str, list[float]] = {}
+    instructions = 0.0
+    for weight, instrs in emitted:
+        instructions += weight * len(instrs)
+        for ins in instrs:
             pipe, cycles, alone, flight = cost(ins)
             sums = per_pipe.setdefault(pipe, [0.0, 0.0, 0.0])
             sums[0] += weight * cycles
@@ -230,8 +323,13 @@ def _price(
                 by_k.extend([0.0] * (len(flight) - len(by_k)))
                 for k, c in enumerate(flight):
                     by_k[k] += weight * c
+    return per_pipe, flights, instructions, frozenset(reads(stmt)), frozenset(writes(stmt))
+
+
+def _leaves(once: tuple, mult: float, counts: dict[str, float]) -> list[_Leaf]:
+    """The leaves of a statement executed ``mult`` times per core, from its work per execution (:func:`_once`)."""
+    per_pipe, flights, instructions, r, w = once
     counts["instructions"] += mult * instructions
-    r, w = frozenset(reads(stmt)), frozenset(writes(stmt))
     return [
         _Leaf(p, mult * c[0], c[1], r, w, mult, c[2], tuple(mult * f for f in flights.get(p, ())))
         for p, c in per_pipe.items()
@@ -295,7 +393,8 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int, slots: 
         hi = min(lo + 1, len(leaf.flight))
         # with a k block, between whole numbers of copies in flight the steps alternate between them
         frac = k - lo if blocked else 0.0
-        yield replace(leaf, work=leaf.flight[lo - 1] + frac * (leaf.flight[hi - 1] - leaf.flight[lo - 1]))
+        work = leaf.flight[lo - 1] + frac * (leaf.flight[hi - 1] - leaf.flight[lo - 1])
+        yield _Leaf(leaf.pipe, work, leaf.single, leaf.reads, leaf.writes, leaf.mult, leaf.count, leaf.flight)
 
 
 def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:

@@ -3,23 +3,29 @@ found is not priced, and the schedule chosen is the one chosen by pricing every 
 (``DSASIM_FAST=0``) — on odd and square matmuls, GEMV-like ones, epilogues, a transposed ``b``, a separated preset,
 several core counts, and row and element-wise operations (whose candidates are priced in the order of their bounds
 while a bound could still tie the best prediction). The bound itself is checked against the prediction it bounds,
-at every depth and prefetch."""
+at every depth and prefetch. The model's memos (``compiler.tune.model.Shared``: instructions, their costs, a GM copy's
+instructions per tile geometry) give the same work as pricing each kernel afresh, and the choices are those the
+search made before they existed (recorded at 76718ab; ``benchmarks/search_exact.py`` compares a broader set on two
+trees)."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
 from compiler import Schedule, default_schedule
 from compiler.catalog import make_op
 from compiler.errors import BufferCapacityError
+from compiler.ir import Load
 from compiler.ops import MatMul
 from compiler.passes import buffer
 from compiler.schedule import operands
 from compiler.target import Target
 from compiler.tune import best as d
-from compiler.tune.model import predict, price
+from compiler.tune.model import Shared, predict, price
 from simulator.config import load_chip
 
 CASES = [
@@ -99,3 +105,65 @@ def test_the_bound_never_exceeds_the_prediction_at_any_depth(chip, cores, op):
             for prefetch in range(min(depths.values())):
                 cycles = predict(buffered, price(buffered), prefetch).cycles
                 assert bound <= cycles + 1e-6, (cand, depths, prefetch, bound, cycles)
+
+
+#: (preset, cores, operator): default searches whose choices ``tests/golden/search/choices_76718ab.json`` holds as the
+#: search made them at 76718ab, before its memos and the bound's shortcuts of this revision
+GOLDEN_CASES = [
+    ("edu", 1, MatMul(200, 3000, 500)),
+    ("edu", 1, MatMul(77, 77, 77)),
+    ("edu", 1, MatMul(300, 700, 640, trans_b=True, bias=True)),
+    ("edu", 4, MatMul(129, 257, 1000)),
+    ("edu", 4, MatMul(512, 2048, 1024, residual=True)),
+    ("edu-separated", 2, MatMul(33, 4000, 130, act="gelu")),
+    ("edu-separated", 2, make_op("softmax", "1000x129")),
+    ("ascend910b-like", 1, MatMul(1, 4096, 4096)),
+    ("ascend910b-like", 24, MatMul(1024, 1024, 4096, trans_b=True)),
+    ("ascend910b-like", 24, MatMul(256, 1024, 1024, gate=True, act="silu")),
+    ("ascend910b-like", 24, make_op("rmsnorm", "512x4096")),
+    ("ascend910b-like", 24, make_op("rowmax", "777x333")),
+    ("ascend910b-like-separated", 24, MatMul(2048, 128, 8192)),
+    ("ascend910b-like-separated", 24, make_op("add", "33x1000")),
+]
+GOLDEN = json.loads((Path(__file__).parent.parent / "golden" / "search" / "choices_76718ab.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("chip", "cores", "op"), GOLDEN_CASES, ids=[f"{c}-{n}-{o.name}-{o.shape_text()}" for c, n, o in GOLDEN_CASES]
+)
+def test_the_search_chooses_what_it_chose_before_its_memos(chip, cores, op):
+    d.SEARCHES.clear()
+    target = load_chip(chip).with_cores(max(cores, load_chip(chip).cores))
+    assert default_schedule(op, target, Schedule(cores=cores)).text() == GOLDEN[f"{chip} {cores} {op!r}"]
+
+
+@pytest.mark.parametrize(
+    ("chip", "cores", "op"),
+    [
+        ("ascend910b-like", 24, MatMul(1024, 1024, 4096, trans_b=True)),
+        ("edu", 4, MatMul(300, 700, 640, trans_b=True, bias=True)),
+        ("edu-separated", 2, MatMul(129, 257, 1000, residual=True)),
+    ],
+)
+def test_the_models_memos_price_as_pricing_afresh(chip, cores, op):
+    """Each kernel of a search priced with the search's memos (filled by the kernels before it: other tiles with the
+    same tile geometry of a load, other L0 steps) gives the work pricing it alone gives, leaf by leaf."""
+    target = Target.of(load_chip(chip))
+    given = Schedule(cores=cores)
+    names = operands(op)
+    pricer = d.Pricer(op, target, dict.fromkeys(names, 2), given, names)
+    shared = Shared()
+    cands = list(d.candidates(op, target, {}, given))
+    compared = 0
+    for cand in random.Random(3).sample(cands, min(40, len(cands))):
+        hoisted = pricer.hoisted(cand)
+        if hoisted is None:
+            continue
+        assert price(hoisted, (Load,), shared) == price(hoisted, (Load,)), cand
+        try:
+            buffered = buffer(hoisted, dict.fromkeys(names, 2))
+        except BufferCapacityError:
+            continue
+        assert price(buffered, shared=shared) == price(buffered), cand
+        compared += 1
+    assert compared >= 10 and shared.copies  # the memo was used, and hit by later kernels
