@@ -98,15 +98,12 @@ class StepModel:
         vpc = self.vpc
         p = self.parts.get((s.tile_q, s.tile_kv, s.k0), lambda: self._flash_parts(s.tile_q, s.tile_kv, s.k0))
         vector, mte1 = p.vector, p.mte1
-        if vpc:  # a separated chip's AIVs take a Q block's query tiles (its independent chains) in turns
-            vector *= math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
         if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
             mte1 += p.mte1_q
         mte2 = p.mte2 * share
         if vpc:
             mte2 += p.mte2_scores
-            spread = math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
-            others = (p.fix, mte2, p.aiv * spread, p.mte3 * spread)
+            others = (p.fix, mte2, p.aiv, p.mte3)
         else:
             others = (p.fix, mte2, p.mte3)
         step = max(p.cube, vector, mte1, *others)  # GM: the kernel's memory term (_flash_memory)
@@ -121,17 +118,7 @@ class StepModel:
         d = op.head_dim
         sdt = F16 if op.precision == "fast" else F32
         cube = _mmads(t, bk, d, bq, k0) + _mmads(t, d + 1, bk, bq, k0)
-        sd, od = pitch(bq, sdt) == bq, pitch(bq, F32) == bq
-        fold, w = 0, bk
-        while w > 1:
-            h = (w + 1) // 2
-            fold += _vec(t, "max", sdt, w - h, bq, sd)
-            w = h
-        vector = fold + 6 * _vec(t, "sub", F32, 1, bq)
-        vector += _bcast(t, "sub", sdt, bk, bq) + _vec(t, "exp", sdt, bk, bq, sd)
-        vector += _bcast(t, "mul", F32, d + 1, bq) + _vec(t, "add", F32, d + 1, bq, od)
-        if sdt is F32:
-            vector += _vec(t, "cast", F32, bk, bq, sd)
+        vector = _softmax_step(t, sdt, bk, -(-bq // self.vpc) if self.vpc else bq, d)
         mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0A, bk, k0 * 2)
         mte1 += math.ceil(bk / k0) * (
             _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
@@ -145,8 +132,9 @@ class StepModel:
             mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
             return _Parts(cube, vector, mte1, mte1_q, mte2, fix, mte3)
         fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
-        aiv = _move(t, Space.GM, Space.UB, bk, bq * es) + _move(t, Space.GM, Space.UB, d + 1, bq * 4)
-        mte3 = _move(t, Space.UB, Space.GM, bk, bq * 2)
+        share = -(-bq // self.vpc)  # each AIV takes its share of every tile's queries (the split divides them)
+        aiv = _move(t, Space.GM, Space.UB, bk, share * es) + _move(t, Space.GM, Space.UB, d + 1, share * 4)
+        mte3 = _move(t, Space.UB, Space.GM, bk, share * 2)
         lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
                                                          (Space.UB, Space.GM), (Space.GM, Space.L1))}  # fmt: skip
         return _Parts(
@@ -219,6 +207,24 @@ def work_counts(op: Attention, tile_q: int, tile_kv: int, q_tiles: int, cores: i
     loads = [sum(kv[i % nqb] for i in range(c, programs, used)) for c in range(used)]
     tiles = [sum(size[i % nqb] for i in range(c, programs, used)) for c in range(used)]
     return q_tiles * max(loads), max(loads), used, max(tiles)
+
+
+def _softmax_step(t: Target, sdt: DType, bk: int, bq: int, d: int) -> int:
+    """Vector cycles of one flash step's online softmax on ``bq`` query columns of a ``bk``-key score tile: the fold
+    to the column maxima, the running max and sum, ``exp``, the rescale of the ``d + 1`` accumulator rows (the output
+    and the sum) and, with f32 scores, the cast back."""
+    sd, od = pitch(bq, sdt) == bq, pitch(bq, F32) == bq
+    fold, w = 0, bk
+    while w > 1:
+        h = (w + 1) // 2
+        fold += _vec(t, "max", sdt, w - h, bq, sd)
+        w = h
+    vector = fold + 6 * _vec(t, "sub", F32, 1, bq)
+    vector += _bcast(t, "sub", sdt, bk, bq) + _vec(t, "exp", sdt, bk, bq, sd)
+    vector += _bcast(t, "mul", F32, d + 1, bq) + _vec(t, "add", F32, d + 1, bq, od)
+    if sdt is F32:
+        vector += _vec(t, "cast", F32, bk, bq, sd)
+    return vector
 
 
 class _Parts(NamedTuple):
