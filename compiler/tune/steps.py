@@ -27,6 +27,7 @@ from compiler.attention.op import Attention
 from compiler.attention.plan import loads_nz
 from compiler.attention.schedule import AttentionSchedule
 from compiler.memo import Memo
+from compiler.passes.split import NARROWEST
 from compiler.target import Target
 from compiler.traffic import memory_cycles
 from isa import DType, Mmad, Space, Transfer
@@ -103,7 +104,11 @@ class StepModel:
         mte2 = p.mte2 * share
         if vpc:
             mte2 += p.mte2_scores
-            others = (p.fix, mte2, p.aiv, p.mte3)
+            # each AIV takes its share of every tile's queries, or (tiles too narrow to divide) a Q block's query
+            # tiles, its independent chains, in turns
+            spread = 1 if p.divided else math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
+            vector *= spread
+            others = (p.fix, mte2, p.aiv * spread, p.mte3 * spread)
         else:
             others = (p.fix, mte2, p.mte3)
         step = max(p.cube, vector, mte1, *others)  # GM: the kernel's memory term (_flash_memory)
@@ -118,7 +123,10 @@ class StepModel:
         d = op.head_dim
         sdt = F16 if op.precision == "fast" else F32
         cube = _mmads(t, bk, d, bq, k0) + _mmads(t, d + 1, bk, bq, k0)
-        vector = _softmax_step(t, sdt, bk, -(-bq // self.vpc) if self.vpc else bq, d)
+        # a separated chip's split divides each score tile's queries between the AIVs where each share is wide enough
+        divided = bool(self.vpc) and bq % self.vpc == 0 and bq // self.vpc >= NARROWEST
+        share = bq // self.vpc if divided else bq
+        vector = _softmax_step(t, sdt, bk, share, d)
         mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0A, bk, k0 * 2)
         mte1 += math.ceil(bk / k0) * (
             _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
@@ -132,7 +140,6 @@ class StepModel:
             mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
             return _Parts(cube, vector, mte1, mte1_q, mte2, fix, mte3)
         fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
-        share = -(-bq // self.vpc)  # each AIV takes its share of every tile's queries (the split divides them)
         aiv = _move(t, Space.GM, Space.UB, bk, share * es) + _move(t, Space.GM, Space.UB, d + 1, share * 4)
         mte3 = _move(t, Space.UB, Space.GM, bk, share * 2)
         lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
@@ -143,6 +150,7 @@ class StepModel:
             aiv=aiv,
             round_trip=2 * (lat[Space.L0C, Space.GM] + lat[Space.GM, Space.UB]) + lat[Space.UB, Space.GM],
             handoff=lat[Space.GM, Space.L1] + 3 * t.params.cross_flag_latency,
+            divided=divided,
         )  # fmt: skip
 
     def naive_softmax(self, rows: int) -> float:
@@ -241,6 +249,7 @@ class _Parts(NamedTuple):
     aiv: int = 0
     round_trip: int = 0
     handoff: float = 0
+    divided: bool = False  # separated: each tile's queries divided between the AIVs (else the tiles dealt)
 
 
 def pitch(cols: int, dtype: DType, align: int = 32) -> int:
