@@ -27,6 +27,7 @@ from compiler.attention.op import Attention
 from compiler.attention.plan import loads_nz
 from compiler.attention.schedule import AttentionSchedule
 from compiler.memo import Memo
+from compiler.passes.split import NARROWEST
 from compiler.target import Target
 from compiler.traffic import memory_cycles
 from isa import DType, Mmad, Space, Transfer
@@ -98,14 +99,15 @@ class StepModel:
         vpc = self.vpc
         p = self.parts.get((s.tile_q, s.tile_kv, s.k0), lambda: self._flash_parts(s.tile_q, s.tile_kv, s.k0))
         vector, mte1 = p.vector, p.mte1
-        if vpc:  # a separated chip's AIVs take a Q block's query tiles (its independent chains) in turns
-            vector *= math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
         if s.q_tiles > 1:  # every step brings its query tile's Qᵀ into L0B again
             mte1 += p.mte1_q
         mte2 = p.mte2 * share
         if vpc:
             mte2 += p.mte2_scores
-            spread = math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
+            # each AIV takes its share of every tile's queries, or (tiles too narrow to divide) a Q block's query
+            # tiles, its independent chains, in turns
+            spread = 1 if p.divided else math.ceil(s.q_tiles / min(vpc, s.q_tiles)) / s.q_tiles
+            vector *= spread
             others = (p.fix, mte2, p.aiv * spread, p.mte3 * spread)
         else:
             others = (p.fix, mte2, p.mte3)
@@ -121,17 +123,10 @@ class StepModel:
         d = op.head_dim
         sdt = F16 if op.precision == "fast" else F32
         cube = _mmads(t, bk, d, bq, k0) + _mmads(t, d + 1, bk, bq, k0)
-        sd, od = pitch(bq, sdt) == bq, pitch(bq, F32) == bq
-        fold, w = 0, bk
-        while w > 1:
-            h = (w + 1) // 2
-            fold += _vec(t, "max", sdt, w - h, bq, sd)
-            w = h
-        vector = fold + 6 * _vec(t, "sub", F32, 1, bq)
-        vector += _bcast(t, "sub", sdt, bk, bq) + _vec(t, "exp", sdt, bk, bq, sd)
-        vector += _bcast(t, "mul", F32, d + 1, bq) + _vec(t, "add", F32, d + 1, bq, od)
-        if sdt is F32:
-            vector += _vec(t, "cast", F32, bk, bq, sd)
+        # a separated chip's split divides each score tile's queries between the AIVs where each share is wide enough
+        divided = bool(self.vpc) and bq % self.vpc == 0 and bq // self.vpc >= NARROWEST
+        share = bq // self.vpc if divided else bq
+        vector = _softmax_step(t, sdt, bk, share, d)
         mte1 = math.ceil(d / k0) * _move(t, Space.L1, Space.L0A, bk, k0 * 2)
         mte1 += math.ceil(bk / k0) * (
             _move(t, Space.L1, Space.L0A, k0, d * 2) + _move(t, Space.L1, Space.L0B, 1, k0 * bq * 2)
@@ -145,8 +140,8 @@ class StepModel:
             mte3 = _move(t, Space.UB, Space.L1, 1, bk * bq * 2)
             return _Parts(cube, vector, mte1, mte1_q, mte2, fix, mte3)
         fix = _move(t, Space.L0C, Space.GM, 1, bk * bq * es) + _move(t, Space.L0C, Space.GM, 1, (d + 1) * bq * 4)
-        aiv = _move(t, Space.GM, Space.UB, bk, bq * es) + _move(t, Space.GM, Space.UB, d + 1, bq * 4)
-        mte3 = _move(t, Space.UB, Space.GM, bk, bq * 2)
+        aiv = _move(t, Space.GM, Space.UB, bk, share * es) + _move(t, Space.GM, Space.UB, d + 1, share * 4)
+        mte3 = _move(t, Space.UB, Space.GM, bk, share * 2)
         lat = {(a, b): t.path(a, b).latency for a, b in ((Space.L0C, Space.GM), (Space.GM, Space.UB),
                                                          (Space.UB, Space.GM), (Space.GM, Space.L1))}  # fmt: skip
         return _Parts(
@@ -155,6 +150,7 @@ class StepModel:
             aiv=aiv,
             round_trip=2 * (lat[Space.L0C, Space.GM] + lat[Space.GM, Space.UB]) + lat[Space.UB, Space.GM],
             handoff=lat[Space.GM, Space.L1] + 3 * t.params.cross_flag_latency,
+            divided=divided,
         )  # fmt: skip
 
     def naive_softmax(self, rows: int) -> float:
@@ -221,6 +217,24 @@ def work_counts(op: Attention, tile_q: int, tile_kv: int, q_tiles: int, cores: i
     return q_tiles * max(loads), max(loads), used, max(tiles)
 
 
+def _softmax_step(t: Target, sdt: DType, bk: int, bq: int, d: int) -> int:
+    """Vector cycles of one flash step's online softmax on ``bq`` query columns of a ``bk``-key score tile: the fold
+    to the column maxima, the running max and sum, ``exp``, the rescale of the ``d + 1`` accumulator rows (the output
+    and the sum) and, with f32 scores, the cast back."""
+    sd, od = pitch(bq, sdt) == bq, pitch(bq, F32) == bq
+    fold, w = 0, bk
+    while w > 1:
+        h = (w + 1) // 2
+        fold += _vec(t, "max", sdt, w - h, bq, sd)
+        w = h
+    vector = fold + 6 * _vec(t, "sub", F32, 1, bq)
+    vector += _bcast(t, "sub", sdt, bk, bq) + _vec(t, "exp", sdt, bk, bq, sd)
+    vector += _bcast(t, "mul", F32, d + 1, bq) + _vec(t, "add", F32, d + 1, bq, od)
+    if sdt is F32:
+        vector += _vec(t, "cast", F32, bk, bq, sd)
+    return vector
+
+
 class _Parts(NamedTuple):
     """The terms of a flash step that do not depend on the Q block, the cores or the K/V loads per step."""
 
@@ -235,6 +249,7 @@ class _Parts(NamedTuple):
     aiv: int = 0
     round_trip: int = 0
     handoff: float = 0
+    divided: bool = False  # separated: each tile's queries divided between the AIVs (else the tiles dealt)
 
 
 def pitch(cols: int, dtype: DType, align: int = 32) -> int:
