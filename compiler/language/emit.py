@@ -38,6 +38,10 @@ class Traced:
         self.like = stamped_from(nest.t)  # program stamped at the trace → its original (none: ``DSASIM_FAST=0``)
         self.twinned: set[int] = set()  # programs whose records were given their original's forms (``_twin``)
         self.numbers: dict[tuple, int] = {}
+        #: instructions by (statement, program form, loop steps, addresses) (``emit``), what each statement's key
+        #: reads (``_parts``)
+        self.by_form: dict[tuple, list[Instruction]] = {}
+        self.parts: dict[str, tuple[Callable, tuple[str, ...]] | bool] = {}
         self.getters: dict[tuple[str, ...], Callable] = {}  # loops → the instance key's getter (``key``)
         self.sids: dict[str, str] = {}  # a Move's or Mmad's site → its statement
         self.vecs: dict[str, tuple] = {}  # a vector segment's site → what ``made_of`` reads of it (``vec_parts``)
@@ -131,13 +135,57 @@ class Traced:
             stmt = self.original[stmt.site]  # type: ignore[union-attr]
         if self.made is None:
             return self._emit(stmt, env, self._aliased(addr))
+        pf = self.program_forms.get(env["pid"])
+        if pf is not None:  # a program whose form is known: by that form, the loop steps and addresses (``_parts``)
+            part = self.parts.get(stmt.site)  # type: ignore[union-attr]
+            if part is None:
+                part = self.parts[stmt.site] = self._parts(stmt)  # type: ignore[union-attr]
+            if part:
+                at, names = part  # type: ignore[misc]
+                form_key = (stmt.site, pf, at(env), tuple(map(addr, names)))  # type: ignore[union-attr]
+                out = self.by_form.get(form_key)
+                if out is None:
+                    out = self._made(stmt, env, addr)
+                    if out is None:
+                        return self._interned(self._emit(stmt, env, self._aliased(addr)))
+                    self.by_form[form_key] = out
+                return out
+        out = self._made(stmt, env, addr)
+        return self._interned(self._emit(stmt, env, self._aliased(addr))) if out is None else out
+
+    def _made(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction] | None:
+        """``stmt``'s instructions for ``env``, made once per :meth:`made_of`; None: not comparable (made each time)."""
         key = self.made_of(stmt, env, addr)
         if key is None:
-            return self._interned(self._emit(stmt, env, self._aliased(addr)))
-        out = self.made.get(key)
+            return None
+        out = self.made.get(key)  # type: ignore[union-attr]
         if out is None:
-            out = self.made[key] = self._interned(self._emit(stmt, env, self._aliased(addr)))
+            out = self.made[key] = self._interned(self._emit(stmt, env, self._aliased(addr)))  # type: ignore[index]
         return out
+
+    def _parts(self, stmt: Stmt) -> tuple[Callable, tuple[str, ...]] | bool:
+        """What :meth:`made_of` reads for ``stmt`` besides its program's records: the steps of its loops (and its L0
+        step), as a getter of ``env``, and the buffers whose addresses it takes. Two programs of one form
+        (:meth:`program_form`) hold records of the same forms at the same steps, so with these equal their
+        statement's instructions are the same. False: a GM load or store (made each time)."""
+        site = stmt.site  # type: ignore[union-attr]
+        if isinstance(stmt, Vec):
+            loops, _, names = self.vec_parts(site)
+        elif site.startswith(("fix:", "l1:")):
+            if site.startswith("fix:"):
+                src, reader, _ = self.built.fixes[stmt.buf]  # type: ignore[union-attr]
+            else:
+                src, (_, reader, _) = stmt.src, self.built.staged[stmt.buf]  # type: ignore[union-attr]
+            loops, names = reader.loops, self.buffers(stmt, (stmt.buf, src))  # type: ignore[union-attr]
+        elif isinstance(stmt, Move | Mmad):
+            sid = self.sid(site)
+            loops = self.statics[sid].loops
+            if sid in self.built.steps:
+                loops = (*loops, self.built.step_var.get(sid, f"K{sid}"))
+            names = self.buffers(stmt, (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b))
+        else:
+            return False
+        return (itemgetter(*loops) if loops else _no_steps), names
 
     def _aliased(self, addr: Callable[[str], Addr]) -> Callable[[str], Addr]:
         """``addr`` asked for the buffer each one built is now (``alias``)."""
@@ -559,6 +607,10 @@ class Traced:
             )
         ]
         return self._loc(out, reader.rec.site)
+
+
+def _no_steps(env: dict[str, int]) -> tuple:
+    return ()
 
 
 class _Apart(Exception):

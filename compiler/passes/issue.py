@@ -81,7 +81,8 @@ class _Order:
         self.waiting: dict[Key, Pipe] = {}  # the set a held pipe's first instruction waits for
         self.ready: list[Pipe] = []
         pipes: dict[int, Pipe] = {}  # an instruction's pipe, by identity (lowered instructions are interned)
-        for i in range(start, len(stream)):
+        held, sets, waiting, ready, append = self.held, self.sets, self.waiting, self.ready, self.out.append
+        for i in range(start, len(stream)):  # ``emit`` and ``release`` inlined: this visits every instruction
             x = stream[i]
             p = pipes.get(id(x))
             if p is None:
@@ -89,13 +90,26 @@ class _Order:
             if p is Pipe.S:  # a barrier, scalar work, a wait of the scalar unit: keeps its place
                 self.flush()
                 self.emit(x)
-            elif p in self.held:
-                self.held[p].append((i, x))
-            elif type(x) is WaitFlag and not self.sets.get((x.src, x.dst, x.event)):
-                self.held[p] = deque([(i, x)])
-                self.waiting[(x.src, x.dst, x.event)] = p
-            else:
-                self.emit(x)
+                continue
+            if p in held:
+                held[p].append((i, x))
+                continue
+            t = type(x)
+            if t is WaitFlag:
+                k = (x.src, x.dst, x.event)
+                if not sets.get(k):
+                    held[p] = deque([(i, x)])
+                    waiting[k] = p
+                    continue
+                sets[k] -= 1
+            elif t is SetFlag:
+                k = (x.src, x.dst, x.event)
+                sets[k] = sets.get(k, 0) + 1
+                q = waiting.pop(k, None)
+                if q is not None:
+                    ready.append(q)
+            append(x)
+            if ready:
                 self.release()
         self.flush()
 
