@@ -61,10 +61,18 @@ def flags(stream: Sequence[object]) -> itertools.compress:
 def issue_order(stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
     """``stream`` with every ``wait_flag`` after its ``set_flag`` (see the module docstring); the same tuple
     when that already holds."""
+    return ordered_waits(stream)[0]
+
+
+def ordered_waits(stream: tuple[Instruction, ...]) -> tuple[tuple[Instruction, ...], bool]:
+    """:func:`issue_order`, and whether a wait may still come before its set there: only where a scalar-unit
+    instruction, or the end, had held instructions issued as they were (else each wait was issued after a set
+    it consumes)."""
     first = forward_waits(stream)
     if not first:
-        return stream
-    return tuple(_Order(stream, first[0]).out)
+        return stream, False
+    order = _Order(stream, first[0])
+    return tuple(order.out), order.forced
 
 
 class _Order:
@@ -80,6 +88,7 @@ class _Order:
         self.held: dict[Pipe, deque[tuple[int, Instruction]]] = {}  # per pipe, in stream order
         self.waiting: dict[Key, Pipe] = {}  # the set a held pipe's first instruction waits for
         self.ready: list[Pipe] = []
+        self.forced = False  # held instructions were issued before their sets (``flush``)
         pipes: dict[int, Pipe] = {}  # an instruction's pipe, by identity (lowered instructions are interned)
         held, sets, waiting, ready, append = self.held, self.sets, self.waiting, self.ready, self.out.append
         for i in range(start, len(stream)):  # ``emit`` and ``release`` inlined: this visits every instruction
@@ -144,6 +153,8 @@ class _Order:
     def flush(self) -> None:
         """Issue everything held, in stream order (before a scalar-unit instruction, and at the end)."""
         rest = sorted((item for q in self.held.values() for item in q), key=lambda item: item[0])
+        if rest:
+            self.forced = True
         self.held.clear()
         self.waiting.clear()
         for _, x in rest:
