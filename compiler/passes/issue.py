@@ -81,42 +81,64 @@ class _Order:
     def __init__(self, stream: tuple[Instruction, ...], start: int) -> None:
         self.out: list[Instruction] = list(stream[:start])
         self.sets: dict[Key, int] = {}
-        for x in self.out:
-            if type(x) is SetFlag or type(x) is WaitFlag:
-                k = (x.src, x.dst, x.event)
-                self.sets[k] = self.sets.get(k, 0) + (1 if type(x) is SetFlag else -1)
+        for i in flags(self.out):
+            x = self.out[i]
+            k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+            self.sets[k] = self.sets.get(k, 0) + (1 if type(x) is SetFlag else -1)
         self.held: dict[Pipe, deque[tuple[int, Instruction]]] = {}  # per pipe, in stream order
         self.waiting: dict[Key, Pipe] = {}  # the set a held pipe's first instruction waits for
         self.ready: list[Pipe] = []
         self.forced = False  # held instructions were issued before their sets (``flush``)
-        pipes: dict[int, Pipe] = {}  # an instruction's pipe, by identity (lowered instructions are interned)
+        # each distinct instruction's pipe (lowered instructions are interned: found by identity, in C), and the
+        # positions of the flags and the scalar unit's instructions: only they take or give a turn; the others
+        # are issued in order unless their pipe is held — while no pipe is, a run of them is copied at once
+        ids = list(map(id, stream))
+        pipes = {i: x.pipe for i, x in dict(zip(ids[start:], stream[start:])).items()}
+        scalar = {i for i, p in pipes.items() if p is Pipe.S}
+        n = len(stream)
+        turns = {i + start for i in flags(stream[start:])}
+        turns.update(itertools.compress(range(start, n), map(scalar.__contains__, ids[start:])))
+        turns = sorted(turns)
         held, sets, waiting, ready, append = self.held, self.sets, self.waiting, self.ready, self.out.append
-        for i in range(start, len(stream)):  # ``emit`` and ``release`` inlined: this visits every instruction
-            x = stream[i]
-            p = pipes.get(id(x))
-            if p is None:
-                p = pipes[id(x)] = x.pipe
+        out = self.out
+        i = start
+        turns.append(n)
+        for j in turns:
+            if i < j:  # instructions that neither wait nor set: in order, those of a held pipe after its wait
+                if not held:
+                    out += stream[i:j]
+                else:
+                    for q in range(i, j):
+                        x = stream[q]
+                        p = pipes[ids[q]]
+                        if p in held:
+                            held[p].append((q, x))
+                        else:
+                            append(x)
+            if j == n:
+                break
+            i = j + 1
+            x = stream[j]
+            p = pipes[ids[j]]
             if p is Pipe.S:  # a barrier, scalar work, a wait of the scalar unit: keeps its place
                 self.flush()
                 self.emit(x)
                 continue
             if p in held:
-                held[p].append((i, x))
+                held[p].append((j, x))
                 continue
-            t = type(x)
-            if t is WaitFlag:
-                k = (x.src, x.dst, x.event)
+            k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+            if type(x) is WaitFlag:
                 if not sets.get(k):
-                    held[p] = deque([(i, x)])
+                    held[p] = deque([(j, x)])
                     waiting[k] = p
                     continue
                 sets[k] -= 1
-            elif t is SetFlag:
-                k = (x.src, x.dst, x.event)
+            else:
                 sets[k] = sets.get(k, 0) + 1
-                q = waiting.pop(k, None)
-                if q is not None:
-                    ready.append(q)
+                r = waiting.pop(k, None)
+                if r is not None:
+                    ready.append(r)
             append(x)
             if ready:
                 self.release()
