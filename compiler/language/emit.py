@@ -12,6 +12,7 @@ from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
 from compiler.language.core import Read, Rec, located, records
 from compiler.language.errors import LanguageError, Site
+from compiler.language.forms import Forms
 from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
 from compiler.language.stamp import stamped_from
@@ -20,7 +21,7 @@ from isa import Mmad as MmadIns
 from isa.fast import fast
 
 
-class Traced:
+class Traced(Forms):
     """The instance tables of a traced launch, as ``Kernel.traced``."""
 
     def __init__(self, nest: Nest, place: Placement, built: BodyBuilder, args: list) -> None:
@@ -35,6 +36,8 @@ class Traced:
         self.interned: dict[tuple, Instruction] = {}  # (instruction, its line) → the one made (``emit``)
         self.forms: dict[int, int | None] = {}
         self.program_forms: dict[int, int | None] = {}  # program id → its form (``program_form``)
+        self.family_forms: dict[int, int | None] = {}  # program id → its family's form (``family_form``)
+        self.masks: dict[str, bool] = {}  # a statement's site → whether it reads a ``where`` (``masked``)
         self.like = stamped_from(nest.t)  # program stamped at the trace → its original (none: ``DSASIM_FAST=0``)
         self.twinned: set[int] = set()  # programs whose records were given their original's forms (``_twin``)
         self.numbers: dict[tuple, int] = {}
@@ -318,51 +321,6 @@ class Traced:
         except TypeError:  # an unhashable parameter: made each time
             return None
 
-    def program_form(self, pid: int) -> int | None:
-        """A number for everything program ``pid``'s instructions depend on but the GM offsets of its loads and
-        stores: per record in program order its :meth:`form` (a load's or store's without its GM offsets), and
-        each loop's trip count. Two programs of one form lower to the same instructions but the GM addresses of
-        their loads and stores (``compiler.passes.stamp``: a tile-language kernel's cores of one form are
-        stamped). None: not comparable (a record that cannot be numbered, or one the scalar unit reads GM for).
-        A program stamped at the trace is its original's copy but for value ids and GM offsets, through every pass
-        since (``compiler.language.stamp.originals``), so it has its original's form, not walked again."""
-        got = self.program_forms.get(pid, self)
-        if got is self:
-            original = self.like.get(pid)
-            if original is not None:
-                got = self.program_forms[pid] = self.program_form(original)
-                return got
-            try:
-                got = self.numbers.setdefault(("program", self._program(self.nest.t.programs[pid])), len(self.numbers))
-            except _Apart:
-                got = None
-            self.program_forms[pid] = got
-        return got  # type: ignore[return-value]
-
-    def _program(self, items: list) -> tuple:
-        out: list = []
-        for d in items:
-            if type(d) is not Rec:  # a loop: its line, and each step's records
-                if d.reads:
-                    raise _Apart
-                out.append((d.site, tuple(self._program(it) for it in d.iters)))
-                continue
-            if d.reads:
-                raise _Apart
-            if d.kind == "load" or d.kind == "store":
-                _, rows, cols, stride, pieces = d.params
-                moved = (rows, cols, stride, tuple(p[:4] for p in pieces))
-                whole = self._whole(d, moved)
-                if d.kind == "store":  # a FIXPIPE store reads its accumulator's type and scale
-                    whole += (self._value(self._source(d.ins[0])),)
-                f = self._number(whole)
-            else:
-                f = self.form(d)
-            if f is None:
-                raise _Apart
-            out.append(f)
-        return tuple(out)
-
     def _emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         site = stmt.site  # type: ignore[union-attr]
         if isinstance(stmt, Vec):
@@ -611,10 +569,6 @@ class Traced:
 
 def _no_steps(env: dict[str, int]) -> tuple:
     return ()
-
-
-class _Apart(Exception):
-    """A program that cannot be compared with others (``Traced.program_form``)."""
 
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:

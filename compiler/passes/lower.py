@@ -239,7 +239,7 @@ class Emitter:
     def traced(self, s: object) -> None:
         """A traced kernel's statement: its instructions (interned by the trace, ``Traced.emit``); a template core's
         GM loads and stores recorded with the address of each buffer they asked for (``stamp``)."""
-        if self.record is not None and (type(s) is Load or type(s) is Store):
+        if self.record is not None and (type(s) is Load or type(s) is Store or self.k.traced.masked(s)):
             local: dict[str, Addr] = {}
             emitted = self.k.traced.emit(s, self.env, lambda name: local.setdefault(name, self.addr(name)))
             self.out += [self.record(ins, s, self.env, local, j, len(emitted)) for j, ins in enumerate(emitted)]
@@ -250,7 +250,10 @@ class Emitter:
         """The GM load or store ``ref`` recorded, made again at the loop indices ``env`` holds (``stamp``)."""
         if type(ref.local) is Addr:
             return self.gm(ref.stmt, ref.local)
-        emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]
+        try:
+            emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]
+        except KeyError:  # it asks for a buffer the template's did not: lowered in full
+            return None
         return emitted[ref.part] if len(emitted) == ref.parts else None
 
     def programs(self, s: Parallel) -> None:

@@ -109,9 +109,11 @@ def stampable(kernel: Kernel) -> Parallel | None:
 def form(kernel: Kernel, par: Parallel, core: int) -> tuple | None:
     """A core's form: its programs' parallel tile sizes, in order (a traced kernel's: its programs' forms; None when
     one has none)."""
-    if kernel.traced is not None:
-        forms = tuple(kernel.traced.program_form(pid) for (pid,) in kernel.plan.assignment[core])  # type: ignore[union-attr]
-        return None if None in forms else forms
+    if kernel.traced is not None:  # its programs' families (their forms known too: ``Traced.emit`` makes by them)
+        share = kernel.plan.assignment[core]  # type: ignore[union-attr]
+        if None in [kernel.traced.program_form(pid) for (pid,) in share]:  # type: ignore[union-attr]
+            return None
+        return tuple(kernel.traced.family_form(pid) for (pid,) in share)  # type: ignore[union-attr]
     axes = [kernel.axis(a) for a in par.axes]
     return tuple(tuple(a.size(i) for a, i in zip(axes, idx)) for idx in kernel.plan.assignment[core])  # type: ignore[union-attr]
 
