@@ -238,7 +238,8 @@ class Emitter:
 
     def traced(self, s: object) -> None:
         """A traced kernel's statement: its instructions (interned by the trace, ``Traced.emit``); a template core's
-        GM loads and stores recorded with the address of each buffer they asked for (``stamp``)."""
+        GM loads and stores, and its statements that read a ``where`` (``Traced.masked``), recorded with the address of
+        each buffer they asked for (``stamp``)."""
         if self.record is not None and (type(s) is Load or type(s) is Store or self.k.traced.masked(s)):
             local: dict[str, Addr] = {}
             emitted = self.k.traced.emit(s, self.env, lambda name: local.setdefault(name, self.addr(name)))
