@@ -196,6 +196,16 @@ FLASH_LANG = {
         Attention(2, 4, 131, 64, causal=True, kv_heads=2),
         FLASH.replace(cores=1),
     ),
+    # Q blocks of one trip count (four per key tile) whose diagonals differ: cores of one family, their masked
+    # vector statements made again (``Traced.family_form``); and with a tail, odd heads and cores
+    "flash causal gqa, families of Q blocks, 4 cores": (
+        Attention(1, 4, 512, 64, causal=True, kv_heads=2, layout="bshd"),
+        AttentionSchedule(tile_q=16, block_q=16, tile_kv=64, k0=64, depth=2, cores=4),
+    ),
+    "flash causal, families of Q blocks, a tail, 3 cores": (
+        Attention(1, 3, 300, 64, causal=True),
+        AttentionSchedule(tile_q=16, block_q=16, tile_kv=64, k0=64, depth=2, cores=3),
+    ),
     # 66 Q blocks, each a shape of its own (more than ``stamp.BARREN``): the third head stamped from the first
     "flash causal gqa 66 Q blocks, 3 cores": (
         Attention(1, 3, 1041, 64, causal=True, kv_heads=1, layout="bshd"),
@@ -238,4 +248,18 @@ def test_a_flash_kernels_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> N
     assert made == [True] * 3
     made.clear()
     compile_attention(Attention(1, 1, 320, 64, causal=True), FLASH.replace(cores=5), EDU)  # a Q block per core
+    assert made == []
+
+
+def test_a_causal_kernels_families_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut is taken: a causal kernel's cores whose Q blocks differ only in where the diagonal cuts their last
+    key tile (the same trip counts) are of one family: one lowered, the others stamped; with ``DSASIM_FAST=0`` none."""
+    made = _stamped(monkeypatch)
+    monkeypatch.setenv("DSASIM_FAST", "1")
+    op, schedule = FLASH_LANG["flash causal gqa, families of Q blocks, 4 cores"]
+    compile_attention(op, schedule, EDU)
+    assert made == [True] * 3
+    made.clear()
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    compile_attention(op, schedule, EDU)
     assert made == []

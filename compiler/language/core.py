@@ -140,13 +140,23 @@ class Read:
 
 
 def records(items: list) -> Iterator[Rec]:
-    """Every record of a program (or a loop step's list), loops walked step by step, in program order."""
+    """Every record of a program (or a loop step's list), loops walked step by step, in program order (listed
+    first: a list without loops is taken whole, in C)."""
+    out: list[Rec] = []
+    _gather(items, out)
+    return iter(out)
+
+
+def _gather(items: list, out: list[Rec]) -> None:
+    if LoopRec not in map(type, items):
+        out += items
+        return
     for d in items:
-        if isinstance(d, LoopRec):
+        if type(d) is LoopRec:
             for it in d.iters:
-                yield from records(it)
+                _gather(it, out)
         else:
-            yield d
+            out.append(d)
 
 
 def drop(items: list, gone: set[int]) -> None:

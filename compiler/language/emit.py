@@ -12,6 +12,7 @@ from compiler.ir import Load, Mmad, Move, Stmt, Store, Vec
 from compiler.language.build import BodyBuilder
 from compiler.language.core import Read, Rec, located, records
 from compiler.language.errors import LanguageError, Site
+from compiler.language.forms import Forms
 from compiler.language.nest import Nest, is_zero_dup
 from compiler.language.placement import Placement
 from compiler.language.stamp import stamped_from
@@ -20,7 +21,7 @@ from isa import Mmad as MmadIns
 from isa.fast import fast
 
 
-class Traced:
+class Traced(Forms):
     """The instance tables of a traced launch, as ``Kernel.traced``."""
 
     def __init__(self, nest: Nest, place: Placement, built: BodyBuilder, args: list) -> None:
@@ -35,9 +36,15 @@ class Traced:
         self.interned: dict[tuple, Instruction] = {}  # (instruction, its line) → the one made (``emit``)
         self.forms: dict[int, int | None] = {}
         self.program_forms: dict[int, int | None] = {}  # program id → its form (``program_form``)
+        self.family_forms: dict[int, int | None] = {}  # program id → its family's form (``family_form``)
+        self.masks: dict[str, bool] = {}  # a statement's site → whether it reads a ``where`` (``masked``)
         self.like = stamped_from(nest.t)  # program stamped at the trace → its original (none: ``DSASIM_FAST=0``)
         self.twinned: set[int] = set()  # programs whose records were given their original's forms (``_twin``)
         self.numbers: dict[tuple, int] = {}
+        #: instructions by (statement, program form, loop steps, addresses) (``emit``), what each statement's key
+        #: reads (``_parts``)
+        self.by_form: dict[tuple, list[Instruction]] = {}
+        self.parts: dict[str, tuple[Callable, tuple[str, ...]] | bool] = {}
         self.getters: dict[tuple[str, ...], Callable] = {}  # loops → the instance key's getter (``key``)
         self.sids: dict[str, str] = {}  # a Move's or Mmad's site → its statement
         self.vecs: dict[str, tuple] = {}  # a vector segment's site → what ``made_of`` reads of it (``vec_parts``)
@@ -131,13 +138,57 @@ class Traced:
             stmt = self.original[stmt.site]  # type: ignore[union-attr]
         if self.made is None:
             return self._emit(stmt, env, self._aliased(addr))
+        pf = self.program_forms.get(env["pid"])
+        if pf is not None:  # a program whose form is known: by that form, the loop steps and addresses (``_parts``)
+            part = self.parts.get(stmt.site)  # type: ignore[union-attr]
+            if part is None:
+                part = self.parts[stmt.site] = self._parts(stmt)  # type: ignore[union-attr]
+            if part:
+                at, names = part  # type: ignore[misc]
+                form_key = (stmt.site, pf, at(env), tuple(map(addr, names)))  # type: ignore[union-attr]
+                out = self.by_form.get(form_key)
+                if out is None:
+                    out = self._made(stmt, env, addr)
+                    if out is None:
+                        return self._interned(self._emit(stmt, env, self._aliased(addr)))
+                    self.by_form[form_key] = out
+                return out
+        out = self._made(stmt, env, addr)
+        return self._interned(self._emit(stmt, env, self._aliased(addr))) if out is None else out
+
+    def _made(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction] | None:
+        """``stmt``'s instructions for ``env``, made once per :meth:`made_of`; None: not comparable (made each time)."""
         key = self.made_of(stmt, env, addr)
         if key is None:
-            return self._interned(self._emit(stmt, env, self._aliased(addr)))
-        out = self.made.get(key)
+            return None
+        out = self.made.get(key)  # type: ignore[union-attr]
         if out is None:
-            out = self.made[key] = self._interned(self._emit(stmt, env, self._aliased(addr)))
+            out = self.made[key] = self._interned(self._emit(stmt, env, self._aliased(addr)))  # type: ignore[index]
         return out
+
+    def _parts(self, stmt: Stmt) -> tuple[Callable, tuple[str, ...]] | bool:
+        """What :meth:`made_of` reads for ``stmt`` besides its program's records: the steps of its loops (and its L0
+        step), as a getter of ``env``, and the buffers whose addresses it takes. Two programs of one form
+        (:meth:`program_form`) hold records of the same forms at the same steps, so with these equal their
+        statement's instructions are the same. False: a GM load or store (made each time)."""
+        site = stmt.site  # type: ignore[union-attr]
+        if isinstance(stmt, Vec):
+            loops, _, names = self.vec_parts(site)
+        elif site.startswith(("fix:", "l1:")):
+            if site.startswith("fix:"):
+                src, reader, _ = self.built.fixes[stmt.buf]  # type: ignore[union-attr]
+            else:
+                src, (_, reader, _) = stmt.src, self.built.staged[stmt.buf]  # type: ignore[union-attr]
+            loops, names = reader.loops, self.buffers(stmt, (stmt.buf, src))  # type: ignore[union-attr]
+        elif isinstance(stmt, Move | Mmad):
+            sid = self.sid(site)
+            loops = self.statics[sid].loops
+            if sid in self.built.steps:
+                loops = (*loops, self.built.step_var.get(sid, f"K{sid}"))
+            names = self.buffers(stmt, (stmt.buf, stmt.src) if isinstance(stmt, Move) else (stmt.acc, stmt.a, stmt.b))
+        else:
+            return False
+        return (itemgetter(*loops) if loops else _no_steps), names
 
     def _aliased(self, addr: Callable[[str], Addr]) -> Callable[[str], Addr]:
         """``addr`` asked for the buffer each one built is now (``alias``)."""
@@ -269,51 +320,6 @@ class Traced:
             return self.numbers.setdefault(whole, len(self.numbers))
         except TypeError:  # an unhashable parameter: made each time
             return None
-
-    def program_form(self, pid: int) -> int | None:
-        """A number for everything program ``pid``'s instructions depend on but the GM offsets of its loads and
-        stores: per record in program order its :meth:`form` (a load's or store's without its GM offsets), and
-        each loop's trip count. Two programs of one form lower to the same instructions but the GM addresses of
-        their loads and stores (``compiler.passes.stamp``: a tile-language kernel's cores of one form are
-        stamped). None: not comparable (a record that cannot be numbered, or one the scalar unit reads GM for).
-        A program stamped at the trace is its original's copy but for value ids and GM offsets, through every pass
-        since (``compiler.language.stamp.originals``), so it has its original's form, not walked again."""
-        got = self.program_forms.get(pid, self)
-        if got is self:
-            original = self.like.get(pid)
-            if original is not None:
-                got = self.program_forms[pid] = self.program_form(original)
-                return got
-            try:
-                got = self.numbers.setdefault(("program", self._program(self.nest.t.programs[pid])), len(self.numbers))
-            except _Apart:
-                got = None
-            self.program_forms[pid] = got
-        return got  # type: ignore[return-value]
-
-    def _program(self, items: list) -> tuple:
-        out: list = []
-        for d in items:
-            if type(d) is not Rec:  # a loop: its line, and each step's records
-                if d.reads:
-                    raise _Apart
-                out.append((d.site, tuple(self._program(it) for it in d.iters)))
-                continue
-            if d.reads:
-                raise _Apart
-            if d.kind == "load" or d.kind == "store":
-                _, rows, cols, stride, pieces = d.params
-                moved = (rows, cols, stride, tuple(p[:4] for p in pieces))
-                whole = self._whole(d, moved)
-                if d.kind == "store":  # a FIXPIPE store reads its accumulator's type and scale
-                    whole += (self._value(self._source(d.ins[0])),)
-                f = self._number(whole)
-            else:
-                f = self.form(d)
-            if f is None:
-                raise _Apart
-            out.append(f)
-        return tuple(out)
 
     def _emit(self, stmt: Stmt, env: dict[str, int], addr: Callable[[str], Addr]) -> list[Instruction]:
         site = stmt.site  # type: ignore[union-attr]
@@ -561,8 +567,8 @@ class Traced:
         return self._loc(out, reader.rec.site)
 
 
-class _Apart(Exception):
-    """A program that cannot be compared with others (``Traced.program_form``)."""
+def _no_steps(env: dict[str, int]) -> tuple:
+    return ()
 
 
 def _shape(rows: int, cols: int) -> tuple[int, ...]:

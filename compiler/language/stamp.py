@@ -23,7 +23,7 @@ import numpy as np
 
 from compiler.language.core import LoopRec, Rec, Tracer, ValueInfo
 from compiler.language.errors import Site
-from compiler.language.pids import Guard, combine, moves, rebased, shift
+from compiler.language.pids import FormValue, Guard, combine, moves, rebased, shift
 from isa import DType
 from isa.fast import fast
 
@@ -74,18 +74,35 @@ class Shape:
     recs: list = field(default_factory=list)
     #: its values' entries in the tracer's tables of masked loads and dropped lanes, and its values that are masks
     own: tuple[dict, dict, list] = ({}, {}, [])
+    #: distances along the grid's first axis at which a guard that moves along that axis alone failed: it fails
+    #: there whatever the other axes (a causal FlashAttention's Q blocks, offered each head's programs)
+    apart: set[int] = field(default_factory=set)
+    along: list[bool] | None = None  # per guard: whether it moves along the first axis alone
 
     def admits(self, pid: tuple[int, int, int]) -> tuple[int, int, int] | None:
         """The distance to ``pid`` if every guard holds there and every moved access stays in bounds; else None."""
         delta = (pid[0] - self.pid[0], pid[1] - self.pid[1], pid[2] - self.pid[2])
-        for g in self.guards:
+        if delta[0] in self.apart:
+            return None
+        along = self.along
+        if along is None:
+            along = self.along = [first_axis_only(g) for g in self.guards]
+        for g, alone in zip(self.guards, along):
             if not g.holds(delta):
+                if alone:
+                    self.apart.add(delta[0])
                 return None
         for key, (a, lo, hi) in self.moves.items():
             s = shift(a, delta)
             if lo + s < 0 or hi + s >= self.sizes[key]:
                 return None
         return delta
+
+
+def first_axis_only(g: Guard) -> bool:
+    """Whether guard ``g``'s answer depends on the distance along the grid's first axis alone (every operand that
+    moves, moves with that axis only)."""
+    return all(not isinstance(o, FormValue) or (len(o.a) == 3 and o.a[1] == 0 and o.a[2] == 0) for o in g.operands)
 
 
 class Stamper:

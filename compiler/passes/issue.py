@@ -61,10 +61,18 @@ def flags(stream: Sequence[object]) -> itertools.compress:
 def issue_order(stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
     """``stream`` with every ``wait_flag`` after its ``set_flag`` (see the module docstring); the same tuple
     when that already holds."""
+    return ordered_waits(stream)[0]
+
+
+def ordered_waits(stream: tuple[Instruction, ...]) -> tuple[tuple[Instruction, ...], bool]:
+    """:func:`issue_order`, and whether a wait may still come before its set there: only where a scalar-unit
+    instruction, or the end, had held instructions issued as they were (else each wait was issued after a set
+    it consumes)."""
     first = forward_waits(stream)
     if not first:
-        return stream
-    return tuple(_Order(stream, first[0]).out)
+        return stream, False
+    order = _Order(stream, first[0])
+    return tuple(order.out), order.forced
 
 
 class _Order:
@@ -73,29 +81,66 @@ class _Order:
     def __init__(self, stream: tuple[Instruction, ...], start: int) -> None:
         self.out: list[Instruction] = list(stream[:start])
         self.sets: dict[Key, int] = {}
-        for x in self.out:
-            if type(x) is SetFlag or type(x) is WaitFlag:
-                k = (x.src, x.dst, x.event)
-                self.sets[k] = self.sets.get(k, 0) + (1 if type(x) is SetFlag else -1)
+        for i in flags(self.out):
+            x = self.out[i]
+            k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+            self.sets[k] = self.sets.get(k, 0) + (1 if type(x) is SetFlag else -1)
         self.held: dict[Pipe, deque[tuple[int, Instruction]]] = {}  # per pipe, in stream order
         self.waiting: dict[Key, Pipe] = {}  # the set a held pipe's first instruction waits for
         self.ready: list[Pipe] = []
-        pipes: dict[int, Pipe] = {}  # an instruction's pipe, by identity (lowered instructions are interned)
-        for i in range(start, len(stream)):
-            x = stream[i]
-            p = pipes.get(id(x))
-            if p is None:
-                p = pipes[id(x)] = x.pipe
+        self.forced = False  # held instructions were issued before their sets (``flush``)
+        # each distinct instruction's pipe (lowered instructions are interned: found by identity, in C), and the
+        # positions of the flags and the scalar unit's instructions: only they take or give a turn; the others
+        # are issued in order unless their pipe is held — while no pipe is, a run of them is copied at once
+        ids = list(map(id, stream))
+        pipes = {i: x.pipe for i, x in dict(zip(ids[start:], stream[start:])).items()}
+        scalar = {i for i, p in pipes.items() if p is Pipe.S}
+        n = len(stream)
+        turns = {i + start for i in flags(stream[start:])}
+        turns.update(itertools.compress(range(start, n), map(scalar.__contains__, ids[start:])))
+        turns = sorted(turns)
+        held, sets, waiting, ready, append = self.held, self.sets, self.waiting, self.ready, self.out.append
+        out = self.out
+        i = start
+        turns.append(n)
+        for j in turns:
+            if i < j:  # instructions that neither wait nor set: in order, those of a held pipe after its wait
+                if not held:
+                    out += stream[i:j]
+                else:
+                    for q in range(i, j):
+                        x = stream[q]
+                        p = pipes[ids[q]]
+                        if p in held:
+                            held[p].append((q, x))
+                        else:
+                            append(x)
+            if j == n:
+                break
+            i = j + 1
+            x = stream[j]
+            p = pipes[ids[j]]
             if p is Pipe.S:  # a barrier, scalar work, a wait of the scalar unit: keeps its place
                 self.flush()
                 self.emit(x)
-            elif p in self.held:
-                self.held[p].append((i, x))
-            elif type(x) is WaitFlag and not self.sets.get((x.src, x.dst, x.event)):
-                self.held[p] = deque([(i, x)])
-                self.waiting[(x.src, x.dst, x.event)] = p
+                continue
+            if p in held:
+                held[p].append((j, x))
+                continue
+            k = (x.src, x.dst, x.event)  # type: ignore[attr-defined]
+            if type(x) is WaitFlag:
+                if not sets.get(k):
+                    held[p] = deque([(j, x)])
+                    waiting[k] = p
+                    continue
+                sets[k] -= 1
             else:
-                self.emit(x)
+                sets[k] = sets.get(k, 0) + 1
+                r = waiting.pop(k, None)
+                if r is not None:
+                    ready.append(r)
+            append(x)
+            if ready:
                 self.release()
         self.flush()
 
@@ -130,6 +175,8 @@ class _Order:
     def flush(self) -> None:
         """Issue everything held, in stream order (before a scalar-unit instruction, and at the end)."""
         rest = sorted((item for q in self.held.values() for item in q), key=lambda item: item[0])
+        if rest:
+            self.forced = True
         self.held.clear()
         self.waiting.clear()
         for _, x in rest:

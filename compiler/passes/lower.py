@@ -43,7 +43,7 @@ from compiler.ir import (
 )
 from compiler.passes.across import LeadIn, lead_in, loop_sets, takes_turns
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR, SUB_AXES
-from compiler.passes.issue import IssueOrders, forward_waits, issue_order, list_schedule
+from compiler.passes.issue import IssueOrders, forward_waits, list_schedule, ordered_waits
 from compiler.passes.place import FlagRef, place, resolve
 from compiler.passes.rotation import lagging, rotated_body, rotation
 from compiler.passes.stamp import GmRef, Recorder, Stamps
@@ -104,15 +104,16 @@ def core_stream(
     stream is list-scheduled (``issue.list_schedule``). With ``record`` (``stamp``), not list-scheduled, and its
     GM loads and stores are :class:`~compiler.passes.stamp.GmRef`."""
 
-    def ordered(**how: bool) -> tuple[Emitter, tuple]:
+    def ordered(**how: bool) -> tuple[Emitter, tuple, bool]:
         emitter = Emitter(kernel, core, made, plans=plans, record=record, **how)
-        return emitter, issue_order(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
+        return emitter, *ordered_waits(tuple(resolve(kernel, place(kernel, emitter.run()), made)))
 
-    emitter, stream = ordered()
+    emitter, stream, forward = ordered()
     if emitter.overlapped and not takes_turns(stream):
-        emitter, stream = ordered(overlap=False)
-    if forward_waits(stream):  # a wait whose set no order reaches (a cycle through the pipes): loops not rotated
-        emitter, stream = ordered(overlap=False, rotate=False)
+        emitter, stream, forward = ordered(overlap=False)
+    # a wait whose set no order reaches (a cycle through the pipes): loops not rotated
+    if (forward or not fast()) and forward_waits(stream):
+        emitter, stream, _ = ordered(overlap=False, rotate=False)
     if record is not None:
         return stream
     return orders(stream) if orders is not None else list_schedule(stream, kernel.target.params)
@@ -237,8 +238,9 @@ class Emitter:
 
     def traced(self, s: object) -> None:
         """A traced kernel's statement: its instructions (interned by the trace, ``Traced.emit``); a template core's
-        GM loads and stores recorded with the address of each buffer they asked for (``stamp``)."""
-        if self.record is not None and (type(s) is Load or type(s) is Store):
+        GM loads and stores, and its statements that read a ``where`` (``Traced.masked``), recorded with the address of
+        each buffer they asked for (``stamp``)."""
+        if self.record is not None and (type(s) is Load or type(s) is Store or self.k.traced.masked(s)):
             local: dict[str, Addr] = {}
             emitted = self.k.traced.emit(s, self.env, lambda name: local.setdefault(name, self.addr(name)))
             self.out += [self.record(ins, s, self.env, local, j, len(emitted)) for j, ins in enumerate(emitted)]
@@ -249,7 +251,10 @@ class Emitter:
         """The GM load or store ``ref`` recorded, made again at the loop indices ``env`` holds (``stamp``)."""
         if type(ref.local) is Addr:
             return self.gm(ref.stmt, ref.local)
-        emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]
+        try:
+            emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]
+        except KeyError:  # it asks for a buffer the template's did not: lowered in full
+            return None
         return emitted[ref.part] if len(emitted) == ref.parts else None
 
     def programs(self, s: Parallel) -> None:

@@ -22,16 +22,19 @@ several live tiles (its slot).
 
 A kernel traced from the tile language has one parallel loop over its program ids, and a program's form is what
 its records hold but the GM offsets of its loads and stores (``Traced.program_form``: each record's line, types,
-sizes, masks' tails and trip counts). A core's form is its programs' forms in order: a non-causal FlashAttention's
-cores each run a Q block of the same size, a causal one's cores that run Q blocks at the same places along the
-diagonal (of other heads) have one form. Its stamped loads and stores are made again by the trace (``Traced.emit``)
-with the other program's id, at the template's on-chip addresses. A program the scalar unit reads GM for (``s.ld``)
-has no form: its core is lowered.
+sizes, masks' tails and trip counts); its *family* leaves out the parameters of its ``where`` records too
+(``Traced.family_form``: where a causal mask's diagonal cuts the tile). A core's form is its programs' families in
+order: a non-causal FlashAttention's cores each run a Q block of the same size, a causal one's cores that run Q blocks
+of the same trip counts (of other heads, or next to each other within one key tile) have one form. Its stamped loads
+and stores, and the statements that read a ``where`` (``Traced.masked``: a vector segment with one among its records),
+are made again by the trace (``Traced.emit``) with the other program's id, at the template's on-chip addresses. A
+program the scalar unit reads GM for (``s.ld``) has no form: its core is lowered.
 
-Exact: the stamped core's loads and stores are made by the same code, from the same statement and indices, as
-lowering it would; its issue order is the template's only where every stamped instruction's timing signature
-(``issue.IssueOrders``) is the template's, else the core is lowered in full. A form only one core has is lowered
-without recording. ``DSASIM_FAST=0``: every core lowered in full.
+Exact: the stamped core's loads, stores and masked statements are made by the same code, from the same statement
+and indices, as lowering it would (one asking for a buffer the template's did not, or making another number of
+instructions, gets the core lowered); its issue order is the template's only where every stamped instruction's
+timing signature (``issue.IssueOrders``) is the template's, else the core is lowered in full. A form only one core
+has is lowered without recording. ``DSASIM_FAST=0``: every core lowered in full.
 """
 
 from __future__ import annotations
@@ -50,10 +53,11 @@ UNSTAMPABLE = frozenset({"k", "k0", BLOCK_AXIS, PART_AXIS})
 
 @dataclass(eq=False, slots=True)
 class GmRef:
-    """A GM load or store in a stream being recorded as a template: the instruction made for this core, and
-    what makes it for another — the statement, the loop indices it was made with, its on-chip address (a traced
-    statement's: the address of each buffer it asked for), the program of the share it belongs to (None: outside
-    the parallel loop), and which of the statement's ``parts`` instructions it is."""
+    """A GM load or store (or a traced kernel's masked statement) in a stream being recorded as a template: the
+    instruction made for this core, and what makes it for another — the statement, the loop indices it was made
+    with, its on-chip address (a traced statement's: the address of each buffer it asked for), the program of the
+    share it belongs to (None: outside the parallel loop), and which of the statement's ``parts`` instructions it
+    is."""
 
     ins: Instruction
     stmt: Load | Store
@@ -109,9 +113,11 @@ def stampable(kernel: Kernel) -> Parallel | None:
 def form(kernel: Kernel, par: Parallel, core: int) -> tuple | None:
     """A core's form: its programs' parallel tile sizes, in order (a traced kernel's: its programs' forms; None when
     one has none)."""
-    if kernel.traced is not None:
-        forms = tuple(kernel.traced.program_form(pid) for (pid,) in kernel.plan.assignment[core])  # type: ignore[union-attr]
-        return None if None in forms else forms
+    if kernel.traced is not None:  # its programs' families (their forms known too: ``Traced.emit`` makes by them)
+        share = kernel.plan.assignment[core]  # type: ignore[union-attr]
+        if None in [kernel.traced.program_form(pid) for (pid,) in share]:  # type: ignore[union-attr]
+            return None
+        return tuple(kernel.traced.family_form(pid) for (pid,) in share)  # type: ignore[union-attr]
     axes = [kernel.axis(a) for a in par.axes]
     return tuple(tuple(a.size(i) for a, i in zip(axes, idx)) for idx in kernel.plan.assignment[core])  # type: ignore[union-attr]
 
