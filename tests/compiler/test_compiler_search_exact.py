@@ -79,6 +79,13 @@ def test_the_bound_skips_most_neighbours(monkeypatch):
     assert len(pricer.tilings) <= 0.6 * len(pricer.floors), (len(pricer.tilings), len(pricer.floors))
 
 
+def test_the_closed_form_spares_compiling_most_tilings(monkeypatch):
+    """Not a speed test: on a large matmul most tilings the descents reach are refused by their closed-form bound,
+    uncompiled (``compiler.tune.bound``; ``tests/tune/test_tune_bound.py`` checks it is a bound)."""
+    pricer = searched(monkeypatch, MatMul(4096, 4096, 4096), "ascend910b-like", 24)
+    assert len(pricer.tilings) < 0.5 * len(pricer.closed), (len(pricer.tilings), len(pricer.closed))
+
+
 def test_the_bound_skips_most_vector_candidates(monkeypatch):
     """Not a speed test: an element-wise operator's candidates whose bound cannot tie the best are left unpriced."""
     pricer = searched(monkeypatch, make_op("add", "4096x4096"), "ascend910b-like", 24)

@@ -73,24 +73,6 @@ def test_the_closed_form_never_exceeds_the_kernels_bound(chip, cores, op):
     assert checked
 
 
-def test_the_closed_form_spares_compiling_tilings(monkeypatch):
-    """Not a speed test: on a large matmul most neighbours are refused by the closed form, uncompiled."""
-    made: list[d.Pricer] = []
-    init = d.Pricer.__init__
-
-    def keep(self, *args):
-        init(self, *args)
-        made.append(self)
-
-    monkeypatch.setattr(d.Pricer, "__init__", keep)
-    d.SEARCHES.clear()
-    from compiler import default_schedule
-
-    default_schedule(MatMul(4096, 4096, 4096), load_chip("ascend910b-like"), Schedule(cores=24))
-    (pricer,) = made
-    assert len(pricer.tilings) < 0.5 * len(pricer.closed), (len(pricer.tilings), len(pricer.closed))
-
-
 def test_the_closed_form_knows_nothing_of_another_loop_order():
     target = Target.of(load_chip("edu"))
     cand = {"m": 64, "n": 64, "k": 64, "k0": 32, "panel": None, "block": None}
