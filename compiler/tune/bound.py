@@ -4,11 +4,10 @@ without compiling it (``compiler.tune.best``'s first stage, before ``spec → ti
 On the model's busiest core MTE2 does at least its share of the operands' GM→L1 loads, each at least its cost in a
 back-to-back stream at the path's full bandwidth (``compiler.tune.model.stream_cycles``: the model prices a copy at
 the GM share a core gets, never more than the path's, and with at most ``outstanding`` transfers in flight). The
-loads of a tiling with the loop order ``m, n, k`` (``compiler.traffic``: a load sits at the outermost level where
-its tile changes):
-
-- ``a`` (``[m, k]``): once per ``(m, k)`` tile, again for every ``n`` tile when ``k`` has more than one tile;
-- ``b`` (``[k, n]`` or, transposed, ``[n, k]``): once per ``(k, n)`` tile for every ``m`` tile.
+loads of a tiling with the loop order ``m, n, k`` (the parallel axes a prefix of it): a load sits at the
+outermost level where its tile changes (``compiler.traffic``), so at the fewest once per iteration of the loops down to
+the innermost one along its dims with more than one tile — ``a`` (``[m, k]``) once per ``(m, k)`` tile and again per
+``n`` tile when ``k`` has several, ``b`` once per ``(k, n)`` tile and again per ``m`` tile, unless it has one tile.
 
 An operand the tiling keeps whole in L1 (``panel``) is left out (its loads are not these); one it loads by blocks of
 ``BLOCK_K_TILES`` k tiles (``block``) counts the cheaper of its blocks' loads and its tiles' (the hoisting may decline
@@ -47,7 +46,7 @@ def closed_bound(
     """A lower bound of the predicted cycles of the matmul ``candidate`` (its ``m, n, k`` tiles, ``panel`` and
     ``block``) on ``cores`` cores, its tiles of the ``parallel`` axes spread over them; 0 where it knows nothing
     (another operator or loop order). ``loads``: each operand tile's load cost, kept across a search's calls."""
-    if not isinstance(op, MatMul) or (order and tuple(order) != ORDER):
+    if not isinstance(op, MatMul) or (order and tuple(order) != ORDER) or tuple(parallel) != ORDER[: len(parallel)]:
         return 0.0
     axes = op.axes()
     tiles = {a: candidate[a] for a in ORDER}
@@ -57,9 +56,7 @@ def closed_bound(
     active = min(cores, spread) if cores > 1 else 1  # the cores with tiles (``compiler.plan``: shares differ by one)
     share = -(-spread // active) / spread  # the busiest core's part of the steps
     bandwidth = _bandwidth(target, active)
-    blocks = -(-trips["k"] // BLOCK_K_TILES)
     wide = {**tiles, "k": BLOCK_K_TILES * tiles["k"]}
-
     least = block is not None or panel is not None
 
     def work(name: str, sizes: dict[str, int]) -> float:
@@ -72,15 +69,23 @@ def closed_bound(
         return cost
 
     total = 0.0
-    for name, other in (("a", trips["n"] if trips["k"] > 1 else 1), ("b", trips["m"])):
+    for name in ("a", "b"):
         if name == panel:
             continue
-        own = trips["m" if name == "a" else "n"]
-        plain = own * trips["k"] * other * work(name, tiles)
+        dims = op.tensor(name).dims
+        plain = _loads(dims, trips) * work(name, tiles)
         if name == block:  # a block of k tiles at a time, unless the hoisting declines the block
-            plain = min(plain, own * blocks * other * work(name, wide))
+            blocks = {**trips, "k": -(-trips["k"] // BLOCK_K_TILES)}
+            plain = min(plain, _loads(dims, blocks) * work(name, wide))
         total += plain * share
     return total
+
+
+def _loads(dims: tuple[str, ...], trips: dict[str, int]) -> int:
+    """How many times a tile of a tensor along ``dims`` is loaded at the fewest: once per iteration of the loops
+    (``ORDER``) down to the innermost one along its dims that has more than one tile — where its tile changes."""
+    last = max((i for i, a in enumerate(ORDER) if a in dims and trips[a] > 1), default=-1)
+    return math.prod(trips[a] for a in ORDER[: last + 1])
 
 
 def _bandwidth(target: Target, active: int) -> float:
