@@ -9,7 +9,9 @@ through the passes up to ``sync`` — so a schedule it picks compiles — and pr
 both. The candidate with the fewest predicted cycles wins (ties: fewer instructions, then fewer, larger tiles).
 
 A Cube operator's tilings are searched by steepest descent; a neighbour whose lower bound (:func:`floor_cycles`)
-is above the best score found so far is not priced, which changes the time only (``DSASIM_FAST=0`` prices it). A
+is above the best score found so far is not priced, which changes the time only (``DSASIM_FAST=0`` prices it), and
+a matmul tiling whose closed-form bound (:func:`compiler.tune.bound.closed_bound`, no higher) is above it is not even
+compiled. A
 vector operator's candidates are priced in the order of their bounds, until a bound could no longer tie the best
 prediction so far (:func:`_priced_by_bound`): likewise exact.
 
@@ -31,6 +33,7 @@ from compiler.passes import front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
+from compiler.tune.bound import closed_bound
 from compiler.tune.descent import descend as _descend
 from compiler.tune.descent import name as _name
 from compiler.tune.fit import FitCheck
@@ -200,7 +203,8 @@ def _verified(
     depths), or None. ``scored`` is ranked best first (a Cube operator's by score, then by ``rank``, its place
     in the enumeration, and one-level tilings first unless a panel wins by ``PANEL_MARGIN``). A ``skipped``
     candidate (its lower bound, itself) is priced when the walk reaches a score its bound does not exceed —
-    it could rank there — so the walk is the one over every candidate priced."""
+    it could rank there — so the walk is the one over every candidate priced (a descent's closed-form bound that
+    comes up is first replaced by its kernel's: :func:`_tightened`)."""
     skipped = list(skipped)
     i = 0
     while True:
@@ -214,6 +218,8 @@ def _verified(
         if i < len(top):
             key, tiles = top[i]
             due = [(f, c) for f, c in skipped if f <= key[0] + 1 or (tiles.get(PANEL) and not c.get(PANEL))]
+            if rank is not None:  # a closed-form bound (a descent's) that comes up: the kernel's own, if it stays
+                due = _tightened(due, skipped, key[0], tiles, pricer)
         else:
             due = skipped if len(top) < _VERIFY else []
         if due:
@@ -227,17 +233,40 @@ def _verified(
         i += 1
 
 
+def _tightened(due: list, skipped: list, score: float, tiles: dict, pricer: Pricer) -> list:
+    """``due`` less the candidates due by their bound alone whose kernel's bound (:meth:`Pricer.bound`) is above
+    ``score``: each stays in ``skipped`` with that bound (one that does not compile leaves it)."""
+    out = []
+    for f, c in due:
+        if tiles.get(PANEL) and not c.get(PANEL):
+            out.append((f, c))
+            continue
+        tight = pricer.bound(c)
+        if tight is not None and tight <= score + 1:
+            out.append((f, c))
+        else:
+            at = skipped.index((f, c))
+            if tight is None:
+                del skipped[at]
+            else:
+                skipped[at] = (tight, c)
+    return out
+
+
 class Pricer:
     """Scores one search's candidates (:func:`_score`), each at most once; shares the tiled and ordered kernel
     between candidates that differ only in their L1 block or k block, and the model's instructions, costs and GM
-    copies between all its kernels (:class:`compiler.tune.model.Shared`); gives a candidate's lower bound
-    (:func:`floor_cycles`, or its score once priced) before it is priced."""
+    copies between all its kernels (:class:`compiler.tune.model.Shared`); gives a candidate's lower bounds before it
+    is priced: in closed form (:meth:`cheap`), and from its kernel (:meth:`bound`: :func:`floor_cycles`, or its score
+    once priced)."""
 
     def __init__(self, op: Op, target: Target, buffers: dict[str, int], given: Schedule, free: tuple[str, ...]):
         self.op, self.target, self.buffers, self.given, self.free = op, target, buffers, given, free
         self.scores: dict[tuple, tuple | None] = {}
         self.floors: dict[tuple, float | None] = {}
         self.tilings: dict[tuple, float | None] = {}  # the bound of each tiling, whatever its k0
+        self.closed: dict[tuple, float] = {}  # its closed form (:meth:`cheap`), and each operand tile's cheapest load
+        self.loads: dict[tuple, float] = {}
         self.ordered: dict[tuple, Kernel | None] = {}
         self.kept: dict[tuple, Kernel] = {}  # hoisted kernels bounded, not yet priced
         #: the instructions and costs the model priced, for the next kernels (none with ``DSASIM_FAST=0``)
@@ -283,6 +312,22 @@ class Pricer:
                     self.kept[name] = kernel  # for its pricing, if the search gets there
             self.floors[name] = self.tilings[tiling]
         return self.floors[name]
+
+    def cheap(self, candidate: dict) -> float:
+        """A lower bound of the candidate's score that compiles nothing: its score once priced, else the closed form
+        (:func:`compiler.tune.bound.closed_bound`, at most :meth:`floor`; 0 where it knows nothing)."""
+        got = self.scores.get(_name(candidate))
+        if got is not None:
+            return got[0]
+        tiling = _tiling(candidate)
+        got = self.closed.get(tiling)
+        if got is None:
+            op, given = self.op, self.given
+            parallel = given.parallel or _parallel(op, _tiles_of(candidate), given.cores, given.group_m)
+            got = self.closed[tiling] = closed_bound(
+                op, self.target, candidate, given.order, given.cores, parallel, self.loads
+            )
+        return got
 
     def bound(self, candidate: dict) -> float | None:
         """A lower bound of the candidate's score (None: it does not compile): the score itself once priced (the

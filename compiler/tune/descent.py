@@ -3,6 +3,7 @@ lattice of ``m, n, k`` from a few seeds, each neighbour priced only if its lower
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Protocol
 
@@ -14,6 +15,8 @@ from isa.fast import fast
 
 class Pricer(Protocol):
     """What the descent asks of the search's pricer (``compiler.tune.best.Pricer``)."""
+
+    def cheap(self, candidate: dict) -> float: ...
 
     def bound(self, candidate: dict) -> float | None: ...
 
@@ -49,7 +52,10 @@ def descend(
     A step needs only the best neighbour, and only if it beats the current point: the neighbours' candidates
     are priced in the order of their lower bounds (:func:`floor_cycles`, never above the prediction; a candidate
     priced already is bounded by its score, and where there is no bar yet — a seed, a small lattice priced whole —
-    nothing is bounded: every candidate is priced), and
+    nothing is bounded: every candidate is priced). That order is found lazily: each candidate first by its
+    closed-form bound (``Pricer.cheap``, at most its kernel's bound, nothing compiled), its kernel prepared and
+    bounded only when that comes up, so the kernels' bounds come up in their own order and a tiling whose closed
+    form is already above the bar is never compiled. Candidates
     those whose bound exceeds the best score found so far (the current point's, or a cheaper neighbour's) are
     left unpriced — each appended to ``skipped`` with its bound, for :func:`_verified`. The steps, and so the
     candidates priced, are those of pricing every neighbour; ``DSASIM_FAST=0`` prices every one."""
@@ -66,15 +72,23 @@ def descend(
         """The best score (``[:3]``) at each point of ``at`` that has a candidate priced; a candidate whose bound
         is above ``bar`` and above every score found meanwhile is skipped (none with ``DSASIM_FAST=0``)."""
         todo = [(p, c) for p in at for c in points.get(p, ())]
-        if prune and bar < math.inf:  # with no bar every candidate is priced: a bound would only order them
-            bounds = [(b, i) for i, (_, c) in enumerate(todo) if (b := pricer.bound(c)) is not None]
-            todo = [todo[i] + (b,) for b, i in sorted(bounds)]
         got: dict[tuple, tuple] = {}
-        for i, (p, c, *bound) in enumerate(todo):
-            if bound and bound[0] > bar + 1:  # so are the rest's: each could score no better than ``bar``
-                for _, d, b in todo[i:]:
-                    left.setdefault(name(d), (b, d))
+        bounded = prune and bar < math.inf  # with no bar every candidate is priced: a bound would only order them
+        # Candidates by their bounds, lazily: the closed form first (nothing compiled), the kernel's own bound only
+        # when the closed form comes up — each is the lower, so the kernels' bounds come up in their own order.
+        heap = [(pricer.cheap(c) if bounded else 0.0, i, not bounded) for i, (_, c) in enumerate(todo)]
+        heapq.heapify(heap)
+        while heap:
+            b, i, tight = heapq.heappop(heap)
+            p, c = todo[i]
+            if b > bar + 1:  # so are the rest's: each could score no better than ``bar``
+                for bb, j, _ in [(b, i, tight), *sorted(heap)]:
+                    left.setdefault(name(todo[j][1]), (bb, todo[j][1]))
                 break
+            if not tight:
+                if (t := pricer.bound(c)) is not None:  # None: it does not compile
+                    heapq.heappush(heap, (t, i, True))
+                continue
             k = pricer.score(c)
             if k is None:
                 continue

@@ -72,9 +72,18 @@ def searched(monkeypatch, op, chip: str, cores: int = 1) -> d.Pricer:
 def test_the_bound_skips_most_neighbours(monkeypatch):
     """Not a speed test: the shortcut is taken (a bound that never bites would pass the test above)."""
     pricer = searched(monkeypatch, MatMul(200, 3000, 500), "edu")
-    assert len(pricer.scores) <= 0.8 * len(pricer.floors), (len(pricer.scores), len(pricer.floors))
+    # bounded: in closed form (``pricer.closed``, per tiling), then by the kernel (``pricer.floors``) if that passes
+    priced = {d._tiling(dict(name)) for name in pricer.scores}
+    assert len(priced) <= 0.8 * len(pricer.closed), (len(priced), len(pricer.closed))
     # a tiling's loads, and so its bound, are the same for each of its L0 steps: bounded once
     assert len(pricer.tilings) <= 0.6 * len(pricer.floors), (len(pricer.tilings), len(pricer.floors))
+
+
+def test_the_closed_form_spares_compiling_most_tilings(monkeypatch):
+    """Not a speed test: on a large matmul most tilings the descents reach are refused by their closed-form bound,
+    uncompiled (``compiler.tune.bound``; ``tests/tune/test_tune_bound.py`` checks it is a bound)."""
+    pricer = searched(monkeypatch, MatMul(4096, 4096, 4096), "ascend910b-like", 24)
+    assert len(pricer.tilings) < 0.5 * len(pricer.closed), (len(pricer.tilings), len(pricer.closed))
 
 
 def test_the_bound_skips_most_vector_candidates(monkeypatch):

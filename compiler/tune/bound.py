@@ -1,0 +1,124 @@
+"""A matmul tiling's lower bound in closed form: from its tile sizes, its loop trip counts and the chip's copy rules,
+without compiling it (``compiler.tune.best``'s first stage, before ``spec → tile → order → hoist``).
+
+On the model's busiest core MTE2 does at least its share of the operands' GM→L1 loads, each at least its cost in a
+back-to-back stream at the path's full bandwidth (``compiler.tune.model.stream_cycles``: the model prices a copy at
+the GM share a core gets, never more than the path's, and with at most ``outstanding`` transfers in flight). The
+loads of a tiling with the loop order ``m, n, k`` (the parallel axes a prefix of it): a load sits at the
+outermost level where its tile changes (``compiler.traffic``), so at the fewest once per iteration of the loops down to
+the innermost one along its dims with more than one tile — ``a`` (``[m, k]``) once per ``(m, k)`` tile and again per
+``n`` tile when ``k`` has several, ``b`` once per ``(k, n)`` tile and again per ``m`` tile, unless it has one tile.
+
+An operand the tiling keeps whole in L1 (``panel``) is left out (its loads are not these); one it loads by blocks of
+``BLOCK_K_TILES`` k tiles (``block``) counts the cheaper of its blocks' loads and its tiles' (the hoisting may decline
+the block). The busiest core runs at least ``⌈parallel tiles / cores⌉`` of the parallel tiles, each with its
+part of the loads, and each load costs what the model's weights of a full tile and a tail give — or, with a k block or
+panel (whose loops weigh them otherwise), at least the cheapest of its shapes (an ND→NZ load's time is not monotone
+in its size). So the bound is at most the MTE2 work of ``compiler.tune.best.floor_cycles``, itself at most the
+prediction (``tests/tune/test_tune_bound.py`` checks both over many tilings, operators and chips).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from compiler.ops import MatMul, Op
+from compiler.schedule import BLOCK_K_TILES
+from compiler.target import Target
+from compiler.tune.model import stream_cycles
+from isa import Addr, Copy, Space
+
+#: The loop order the bound knows (the search's default for a matmul).
+ORDER = ("m", "n", "k")
+
+
+def closed_bound(
+    op: Op,
+    target: Target,
+    candidate: dict[str, Any],
+    order: tuple[str, ...],
+    cores: int,
+    parallel: tuple[str, ...],
+    loads: dict[tuple, float] | None = None,
+) -> float:
+    """A lower bound of the predicted cycles of the matmul ``candidate`` (its ``m, n, k`` tiles, ``panel`` and
+    ``block``) on ``cores`` cores, its tiles of the ``parallel`` axes spread over them; 0 where it knows nothing
+    (another operator or loop order). ``loads``: each operand tile's load cost, kept across a search's calls."""
+    if not isinstance(op, MatMul) or (order and tuple(order) != ORDER) or tuple(parallel) != ORDER[: len(parallel)]:
+        return 0.0
+    axes = op.axes()
+    tiles = {a: candidate[a] for a in ORDER}
+    trips = {a: -(-axes[a] // tiles[a]) for a in ORDER}
+    panel, block = candidate.get("panel"), candidate.get("block")
+    spread = math.prod(trips[a] for a in parallel) if cores > 1 else 1
+    active = min(cores, spread) if cores > 1 else 1  # the cores with tiles (``compiler.plan``: shares differ by one)
+    share = -(-spread // active) / spread  # the busiest core's part of the steps
+    bandwidth = _bandwidth(target, active)
+    wide = {**tiles, "k": BLOCK_K_TILES * tiles["k"]}
+    least = block is not None or panel is not None
+
+    def work(name: str, sizes: dict[str, int]) -> float:
+        key = (name, bandwidth, least, *(sizes[d] for d in op.tensor(name).dims))
+        cost = None if loads is None else loads.get(key)
+        if cost is None:
+            cost = _load_cost(op, target, name, sizes, bandwidth, least)
+            if loads is not None:
+                loads[key] = cost
+        return cost
+
+    total = 0.0
+    for name in ("a", "b"):
+        if name == panel:
+            continue
+        dims = op.tensor(name).dims
+        plain = _loads(dims, trips) * work(name, tiles)
+        if name == block:  # a block of k tiles at a time, unless the hoisting declines the block
+            blocks = {**trips, "k": -(-trips["k"] // BLOCK_K_TILES)}
+            plain = min(plain, _loads(dims, blocks) * work(name, wide))
+        total += plain * share
+    return total
+
+
+def _loads(dims: tuple[str, ...], trips: dict[str, int]) -> int:
+    """How many times a tile of a tensor along ``dims`` is loaded at the fewest: once per iteration of the loops
+    (``ORDER``) down to the innermost one along its dims that has more than one tile — where its tile changes."""
+    last = max((i for i, a in enumerate(ORDER) if a in dims and trips[a] > 1), default=-1)
+    return math.prod(trips[a] for a in ORDER[: last + 1])
+
+
+def _bandwidth(target: Target, active: int) -> float:
+    """The most GM→L1 bandwidth the model gives a core's loads: the path's, or the core's even share of what the
+    memory serves (``compiler.tune.model.price``) — at most the GM link's and the L2's together."""
+    path = target.params.path(Space.GM, Space.L1)
+    if not path.shared or not math.isfinite(target.gm_bandwidth):
+        return path.bandwidth
+    l2 = getattr(target.params, "l2", None)
+    served = target.gm_bandwidth + (l2.bandwidth if l2 is not None else 0.0)
+    return min(path.bandwidth, served / active)
+
+
+def _load_cost(op: Op, target: Target, name: str, tiles: dict[str, int], bandwidth: float, least: bool) -> float:
+    """The stream cost of a GM→L1 load of one tile of operand ``name`` at ``bandwidth``: averaged over its full and
+    tail shapes as the model weighs them along a loop of ``n`` tiles (``(n - 1) / n`` and ``1 / n``), or with
+    ``least`` the cheapest of them (a k block splits the k loop in two: other weights)."""
+    t = op.tensor(name)
+    axes = op.axes()
+    sizes = []
+    for d in t.dims:
+        full = min(tiles[d], axes[d])
+        n = -(-axes[d] // full)
+        tail = axes[d] - (n - 1) * full
+        sizes.append(((full, 1.0),) if tail == full else ((full, (n - 1) / n), (tail, 1 / n)))
+    params = target.params
+    path = params.path(Space.GM, Space.L1)
+    nz = getattr(params, "nd2nz", None) is not None
+    width = t.shape[1]
+    costs = []
+    for (rows, wr), (cols, wc) in itertools.product(*sizes):
+        stride = width if cols < width and rows > 1 else None
+        shape = (rows, cols) if rows > 1 else (cols,)
+        ins = Copy(Addr(Space.L1, 0), Addr(Space.GM, 0, name), t.dtype, shape, src_stride=stride, nd2nz=nz)
+        costs.append((wr * wc, stream_cycles(ins.cost(params), path, bandwidth)[0]))
+    return min(c for _, c in costs) if least else sum(w * c for w, c in costs)
