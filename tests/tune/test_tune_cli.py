@@ -94,6 +94,7 @@ def test_user_errors_exit_2(capsys, argv, message, tmp_path, monkeypatch):
     assert err.startswith("error: ") and message in err and "hint:" in err
 
 
+@pytest.mark.slow
 def test_tune_attention(capsys, tmp_path):
     """Attention is tuned over its own knobs; ``--schedule`` left out searches flash and naive."""
     from compiler import OP_NAMES

@@ -86,6 +86,7 @@ def test_tile_ladders():
     assert tile_choices(make_op("softmax", "32x256"), t, "r") == (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
+@pytest.mark.slow
 def test_what_the_compiler_accepts_is_a_candidate():
     """Every raw combination the passes accept has its candidate; one without a candidate is refused."""
     op = MatMul(96, 64, 64)
@@ -164,6 +165,7 @@ def test_raw_size_is_the_product_of_the_choices():
     assert space.distinct == len(space) + sum(space.pruned.values())
 
 
+@pytest.mark.slow
 def test_attention_space():
     """Attention's own schedules: knobs from its schedule's fields, candidates its kernels' compile accepts."""
     from compiler import OP_NAMES
