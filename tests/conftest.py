@@ -30,6 +30,15 @@ if "DSASIM_CACHE" not in os.environ:
     atexit.register(shutil.rmtree, _cache, True)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, tests marked ``slow`` go first (each worker collects and reorders alike, so their collections
+    still match): the workers start the longest tests while the short ones are left to even out the end, rather
+    than one worker finishing a minute-long test alone. A run without xdist keeps the files' order (a module's
+    tests together: its module fixtures are set up once)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first, order kept
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Under xdist (``make test``: ``-n 2``), a test class is one unit of work, sent whole to one worker; every other

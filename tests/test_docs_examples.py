@@ -35,8 +35,13 @@ DEDICATED = {
 }
 
 
-def _pages() -> list[str]:
-    return sorted(p.name for p in DOCS.glob("*.md") if p.name not in DEDICATED)
+#: pages whose examples take a minute or more (tune runs): run first under xdist (``tests/conftest.py``)
+SLOW_PAGES = {"autotuning.md"}
+
+
+def _pages() -> list:
+    return [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p
+            for p in sorted(p.name for p in DOCS.glob("*.md") if p.name not in DEDICATED)]  # fmt: skip
 
 
 def _commands(text: str) -> list[tuple[str, int, list[str]]]:

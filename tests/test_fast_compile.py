@@ -49,6 +49,7 @@ def _runs() -> dict:
     }
 
 
+@pytest.mark.slow
 def test_fast_off_gives_the_same_cycles_and_reports(monkeypatch: pytest.MonkeyPatch, tmp_path):
     monkeypatch.setenv("DSASIM_CACHE", str(tmp_path))
     fast = _runs()

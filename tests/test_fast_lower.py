@@ -27,6 +27,7 @@ from compiler.attention.compile import compile_attention
 from compiler.catalog import make_op
 from compiler.compiled import Compiled
 from compiler.defaults import default_schedule
+from compiler.language import stamp as lstamp
 from compiler.language.launch import compile_traced, trace
 from compiler.passes import front, stamp
 from compiler.schedule import Schedule
@@ -206,12 +207,17 @@ FLASH_LANG = {
         Attention(1, 3, 300, 64, causal=True),
         AttentionSchedule(tile_q=16, block_q=16, tile_kv=64, k0=64, depth=2, cores=3),
     ),
-    # 66 Q blocks, each a shape of its own (more than ``stamp.BARREN``): the third head stamped from the first
-    "flash causal gqa 66 Q blocks, 3 cores": (
-        Attention(1, 3, 1041, 64, causal=True, kv_heads=1, layout="bshd"),
-        AttentionSchedule(tile_q=16, block_q=16, tile_kv=128, k0=64, depth=2, cores=3),
+    # more Q blocks than the trace keeps shapes and waits for a stamp (``SHAPES``, ``BARREN``, lowered to 4 for this
+    # case in :data:`FEWER_SHAPES`), each a shape of its own: the third head stamped from the first, as a launch keeps
+    # a row of its grid (the prefill layer's causal attention at 4,096 tokens: 64 Q blocks against 64 shapes)
+    "flash causal gqa 8 Q blocks, more than the shapes kept, 3 cores": (
+        Attention(1, 3, 113, 64, causal=True, kv_heads=1, layout="bshd"),
+        AttentionSchedule(tile_q=16, block_q=16, tile_kv=32, k0=64, depth=2, cores=3),
     ),
 }
+#: cases compiled with the trace's stamping limits lowered (``compiler.language.stamp``), to take the path a launch
+#: with more Q blocks than those limits takes at a tenth of the size; the case asserts the trace stamped programs
+FEWER_SHAPES = {"flash causal gqa 8 Q blocks, more than the shapes kept, 3 cores": {"SHAPES": 4, "BARREN": 4}}
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -225,9 +231,16 @@ def test_stamped_tile_language_cores_are_the_cores_lowered(
     op, schedule = FLASH_LANG[name]
     chip = chip_for(preset, schedule.cores)
     made = _stamped(monkeypatch)
+    traced: list[bool] = []
+    real = lstamp.Stamper.stamp
+    monkeypatch.setattr(lstamp.Stamper, "stamp", lambda self, pid: traced.append(real(self, pid)) or traced[-1])
+    for limit, value in FEWER_SHAPES.get(name, {}).items():
+        monkeypatch.setattr(lstamp, limit, value)
     monkeypatch.setenv("DSASIM_FAST", "1")
     fast = compile_attention(op, schedule, chip)
     stamped = list(made)
+    if name in FEWER_SHAPES:  # the row kept: the third head's Q blocks stamped although they outnumber the limits
+        assert sum(traced) >= op.seq // schedule.block_q, traced
     monkeypatch.setenv("DSASIM_FAST", "0")
     slow = compile_attention(op, schedule, chip)
     assert len(made) == len(stamped), "DSASIM_FAST=0 stamped a core"

@@ -325,6 +325,7 @@ def test_the_attention_estimate_compiles_short_kernels_of_one_head_only(monkeypa
     assert estimate(op, None, chip).instructions == fast
 
 
+@pytest.mark.slow
 def test_a_small_attention_is_counted_on_its_kernel_compiled_once(monkeypatch):
     """Below ``AHEAD_INSTRUCTIONS`` the estimate is the kernel's own count, and the driver's compile is that kernel
     (compiled once); with every shortcut off, the same count and the same program, compiled twice."""

@@ -615,6 +615,7 @@ def test_without_an_l2_every_transfer_shares_gm():
     assert simulate(parse(src), chip, timing_only=True).stats.l2.hits == 1
 
 
+@pytest.mark.slow
 def test_deeper_prefetch_pays_on_small_tiles_and_not_on_large_ones():
     """With transfers in flight, small transfers wait on latency (hidden by a deeper prefetch) and large
     ones on streaming (not): the table of docs/timing-model.md, measured now."""

@@ -179,20 +179,34 @@ def launches(op: Attention, s: AttentionSchedule, parts: int) -> tuple[tuple, ..
 def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
     """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: each kernel compiled for one
     program (every program's tiles are the same) — the Cube kernels over a short sequence, the softmax (only with
-    ``rows`` given) over the real one, as its tiles are whole rows. Remembered per chip, head, length and tiles."""
+    ``rows`` given) over the real one, as its tiles are whole rows — the first refusal, in that order. Each kernel's
+    answer is remembered by what it is launched with (:func:`kernel_misfit`), so the candidates that differ only
+    in the softmax's rows share the Cube kernels' checks, and those that differ only in the Cube kernels' tiles
+    share the softmax's."""
     proxy = short(op, schedule.tile_q + schedule.tile_kv)  # the Cube kernels' tiles: any length will do
     rows = short(op, op.seq)  # the softmax's tiles are whole rows: the real length
     parts = max(1, target.vector_per_cube)
+    for phase, launch in zip(PHASES, launches(proxy, schedule, parts), strict=True):
+        if phase == "softmax":
+            if schedule.rows is None:
+                continue
+            launch = launches(rows, schedule, parts)[1]
+        refused = kernel_misfit(phase, launch, target, schedule.depth, schedule.k0)
+        if refused is not None:
+            return refused
+    return None
 
-    def attempt() -> None:
-        for phase, (fn, _, args, kwargs, _) in zip(PHASES, launches(proxy, schedule, parts), strict=True):
-            if phase == "softmax":
-                if schedule.rows is None:
-                    continue
-                fn, _, args, kwargs, _ = launches(rows, schedule, parts)[1]
-            compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, schedule.depth, schedule.k0)
 
-    return misfit((target.key, proxy, rows.seq, schedule.replace(cores=1)), attempt)
+def kernel_misfit(phase: str, launch: tuple, target: Target, depth: int | None, k0: int | None) -> Exception | None:
+    """Why one of the three kernels (``launch``: an entry of :func:`launches`) does not fit ``target`` as one
+    program on one core, or None; remembered by everything its compile reads: the chip's fields, the kernel, its
+    arrays' shapes and types, its constants, ``depth`` and — for the Cube kernels, the only ones with a ``dot`` —
+    ``k0``."""
+    fn, _, args, kwargs, _ = launch
+    step = None if phase == "softmax" else k0  # the L0 step is a dot's; the softmax has none
+    arrays = tuple((a.shape, a.dtype.str) for a in args)
+    key = (target.key, phase, arrays, tuple(sorted(kwargs.items())), depth, step)
+    return misfit(key, lambda: compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, depth, step))
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:

@@ -39,6 +39,7 @@ def _check(case: Case, *, sanitize: bool = True) -> None:
     assert parsed == r.compiled.program, where
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(attention_cases())
 def test_random_attention_kernels_match_numpy(case: Case) -> None:

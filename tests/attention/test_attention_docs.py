@@ -11,6 +11,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "attention.md").read_text()
 _spec = importlib.util.spec_from_file_location("attention_bench", ROOT / "benchmarks" / "attention.py")
@@ -62,6 +64,7 @@ def test_the_short_rows_of_the_cycles_table_are_current():
         assert line.startswith(f"| {s} | {n.cycles:,} | {f.cycles:,} | {n.cycles / f.cycles:.2f}× |"), line
 
 
+@pytest.mark.slow
 def test_flash_meets_its_targets_at_4096_and_the_table_shows_them():
     """S=4096, d=128, one head, ascend910b-like, one core: flash ≥ 80% of its bound and ≥ 2× fewer cycles
     than naive; the table shows these very numbers."""

@@ -12,11 +12,13 @@ from helpers import assert_close, run_attention
 from compiler import language as tl
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
-from compiler.attention.naive import PHASES, balanced, join, softmax_rows
+from compiler.attention.lang import compile_kernel
+from compiler.attention.naive import PHASES, balanced, join, launches, naive_misfit, softmax_rows
 from compiler.attention.traffic import attention_traffic
 from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import TilesDoNotFit
+from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
+from compiler.target import Target
 from isa import Barrier, DType, Fixpipe, Pipe, Program, SetCross, SetFlag, TensorKind, WaitCross, format_program, parse
 from simulator import load_chip
 from simulator.run import simulate
@@ -153,6 +155,37 @@ def test_softmax_rows_keep_every_staged_tile_double_buffered():
     assert all(b.depth == 2 for b in compiled.ir("softmax:buffer").buffers if not b.temp)
     with pytest.raises(BufferCapacityError, match=r"--tile r="):
         compile_attention(op, AttentionSchedule("naive", rows=64), c)  # a given rows is kept: 64 rows do not fit
+
+
+@pytest.mark.parametrize("preset", ["edu", "ascend910b-like-separated"])
+def test_the_fit_check_is_the_three_kernels_compiled_for_every_candidate(preset):
+    """``naive_misfit`` remembers each kernel's answer by what that kernel is launched with, so candidates share the
+    Cube kernels' checks across softmax rows and the softmax's across Cube tiles and L0 steps: over a grid of
+    candidates, some refused by the Cube kernels' L0C, some by the softmax's UB, its answer is the one of compiling
+    the three kernels afresh, in order, each with the schedule's ``k0`` (the same refusal, word for word)."""
+    op = Attention(1, 2, 512, 64)
+    target = Target.of(load_chip(preset))
+    parts = max(1, target.vector_per_cube)
+
+    def compiled(s: AttentionSchedule) -> str:
+        short, rows = Attention(1, 1, min(512, s.tile_q + s.tile_kv), 64), Attention(1, 1, 512, 64)
+        for phase, launch, whole in zip(PHASES, launches(short, s, parts), launches(rows, s, parts), strict=True):
+            fn, _, args, kwargs, _ = whole if phase == "softmax" else launch
+            try:
+                compile_kernel(phase, fn, (1, 1, 1), args, kwargs, target.params, 1, s.depth, s.k0)
+            except (LanguageError, BufferCapacityError, ScheduleError) as e:
+                return f"{type(e).__name__}: {e}"
+        return "fits"
+
+    verdicts = set()
+    for tq, tkv, k0, rows in [(32, 64, 32, 4), (32, 64, 128, 4), (32, 256, 32, 32), (128, 64, 32, 4),
+                              (128, 64, 32, 32), (128, 256, 128, 4), (128, 256, 32, 32)]:  # fmt: skip
+        s = AttentionSchedule("naive", tile_q=tq, tile_kv=tkv, k0=k0, depth=2, rows=rows)
+        why = naive_misfit(op, s, target)
+        verdict = "fits" if why is None else f"{type(why).__name__}: {why}"
+        assert verdict == compiled(s), s.text()
+        verdicts.add(verdict.split(":")[0] + (" L0C" if "L0C" in verdict else ""))
+    assert len(verdicts) >= 2, verdicts  # refusals and fits both checked
 
 
 def test_softmax_rows_fall_back_to_the_most_that_fit():

@@ -7,6 +7,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from dsasim.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,7 @@ def _commands(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+@pytest.mark.slow
 def test_console_examples_print_what_the_page_shows(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     commands = _commands(DOC.read_text())

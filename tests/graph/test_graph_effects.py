@@ -75,6 +75,7 @@ def test_fused_rmsnorm_takes_at_most_half_the_cycles_on_ascend910b_like():
     assert row in _doc_table("rmsnorm"), "the rmsnorm table is stale: run benchmarks/memory_fusion.py --write"
 
 
+@pytest.mark.slow
 def test_fusion_cuts_kernels_bytes_and_cycles_of_every_network():
     t = mf.network_fusion()
     for name, (uc, fc, ub, fb, uk, fk) in t.data.items():

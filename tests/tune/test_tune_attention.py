@@ -32,6 +32,7 @@ def test_the_default_is_the_family_s_best(op, given):
     assert given.depth is None or best.depth == given.depth
 
 
+@pytest.mark.slow
 def test_the_tuner_s_space_holds_the_default_at_the_model_s_price():
     """The space of the default's depth ranks the same candidates: the default is one of them, priced the same, and
     no candidate with one query tile per block is predicted faster than the default's own kind."""

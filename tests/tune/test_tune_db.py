@@ -174,6 +174,7 @@ def test_a_killed_run_keeps_every_committed_trial(tmp_path):
     assert len(reused) == len({s for _, s, _ in rows}) and all(m.cached for m in reused.values())
 
 
+@pytest.mark.slow
 def test_never_worse_than_the_default(tmp_path):
     """When every trial is slower than the compiler's default (here conv2d, whose im2col gathers the model
     does not price), the default is the result, and what run --tuned runs."""

@@ -80,6 +80,7 @@ def test_predict_needs_a_buffered_kernel():
     assert predict(kernels["sync"]).cycles > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "op,pins",
     [
