@@ -251,28 +251,25 @@ def test_stamped_tile_language_cores_are_the_cores_lowered(
     assert simulate(p_fast, run, timing_only=True).cycles == simulate(p_slow, run, timing_only=True).cycles
 
 
+def _made(monkeypatch: pytest.MonkeyPatch, op: Attention, schedule: AttentionSchedule, fast: str = "1") -> list[bool]:
+    """Whether each stamp of `op`'s kernel on ``edu`` gave a stream (``_stamped``), with ``DSASIM_FAST=fast``."""
+    made = _stamped(monkeypatch)
+    monkeypatch.setenv("DSASIM_FAST", fast)
+    compile_attention(op, schedule, EDU)
+    return made
+
+
 def test_a_flash_kernels_cores_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shortcut is taken: a non-causal FlashAttention whose cores each run programs of one form (full Q blocks)
     lowers one core and stamps the others; a causal one whose cores each run another Q block lowers every core."""
-    made = _stamped(monkeypatch)
-    monkeypatch.setenv("DSASIM_FAST", "1")
-    op, schedule = FLASH_LANG["flash 2 batches, 4 cores"]
-    compile_attention(op, schedule, EDU)
-    assert made == [True] * 3
-    made.clear()
-    compile_attention(Attention(1, 1, 320, 64, causal=True), FLASH.replace(cores=5), EDU)  # a Q block per core
-    assert made == []
+    assert _made(monkeypatch, *FLASH_LANG["flash 2 batches, 4 cores"]) == [True] * 3
+    causal = Attention(1, 1, 320, 64, causal=True)  # a Q block per core
+    assert _made(monkeypatch, causal, FLASH.replace(cores=5)) == []
 
 
 def test_a_causal_kernels_families_are_stamped(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shortcut is taken: a causal kernel's cores whose Q blocks differ only in where the diagonal cuts their last
     key tile (the same trip counts) are of one family: one lowered, the others stamped; with ``DSASIM_FAST=0`` none."""
-    made = _stamped(monkeypatch)
-    monkeypatch.setenv("DSASIM_FAST", "1")
-    op, schedule = FLASH_LANG["flash causal gqa, families of Q blocks, 4 cores"]
-    compile_attention(op, schedule, EDU)
-    assert made == [True] * 3
-    made.clear()
-    monkeypatch.setenv("DSASIM_FAST", "0")
-    compile_attention(op, schedule, EDU)
-    assert made == []
+    case = FLASH_LANG["flash causal gqa, families of Q blocks, 4 cores"]
+    assert _made(monkeypatch, *case) == [True] * 3
+    assert _made(monkeypatch, *case, fast="0") == []
