@@ -40,6 +40,7 @@ from compiler.graph.memory import MemoryPlan, plan_memory
 from dsasim.budget import MAX_INSTRUCTIONS, over_cores
 from dsasim.driver import chip_for, compile_op, execute
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
+from isa.fast import fast
 from simulator.config import Chip
 from simulator.run import Run
 
@@ -318,11 +319,24 @@ def rebase(program: Program, node: Node, graph: Graph, plan: MemoryPlan) -> Prog
         cols = t.shape[-1] if len(t.shape) > 1 else math.prod(t.shape)
         places[t.name] = _Place(plan.offset(ref.tensor) + ref.offset * es, es, cols, ref.row_stride)
     # Only GM copies move: every other instruction is kept without a call (a prefill layer's kernels hold millions).
+    # A kernel shares its instruction objects (a K tile's load, by each Q block that reads it): each is moved once.
+    moved: dict[int, Instruction] = {}
+    get = moved.get if fast() else _nothing
+
+    def move(ins: Instruction) -> Instruction:
+        done = moved[id(ins)] = _rebase(ins, places)
+        return done
+
     cores = tuple(
-        tuple([_rebase(ins, places) if type(ins) in _MOVES else ins for ins in stream]) for stream in program.cores
+        tuple([(get(id(ins)) or move(ins)) if type(ins) in _MOVES else ins for ins in stream])
+        for stream in program.cores
     )
     arena = TensorDecl(ARENA, DType.I8, (max(plan.peak, 1),), TensorKind.INOUT)
     return Program((arena,), cores, program.chip, (*program.comments, f"graph node {node.name}"))
+
+
+def _nothing(_: object) -> None:
+    return None
 
 
 #: the instructions that can address GM (``_rebase``)

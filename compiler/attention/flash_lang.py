@@ -169,14 +169,15 @@ def _key(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
     """``op`` under a resolved flash ``schedule``: the tile-language kernel through the passes, on ``op``'s tensors."""
     target = Target.of(chip)
+    # q, k, v and o by formula (each term says why: key tiles per Q block, masked tiles skipped), the hand-overs of
+    # a separated chip as the split counted them; counted first, while the heap is small (the cyclic collector's
+    # passes over a finished kernel's instructions cost more than the counting)
+    formula = attention_traffic(op, schedule, 0)
     compiled = _launch(op, schedule, chip, None)
     p = compiled.program
     shapes = {t.name for t in op.tensors()}
     tensors = op.decls()
     tensors += tuple(d for d in p.tensors if d.name not in shapes)  # a separated chip's hand-over workspaces
-    # q, k, v and o by formula (each term says why: key tiles per Q block, masked tiles skipped), the hand-overs of
-    # a separated chip as the split counted them
-    formula = attention_traffic(op, schedule, 0)
     traffic = Traffic(formula.terms + tuple(t for t in compiled.traffic.terms if t.tensor not in shapes))
     comments = (
         f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",

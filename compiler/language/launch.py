@@ -51,7 +51,7 @@ from compiler.traffic import Term, Traffic
 from isa import DsasimError, DType, Pipe, Program
 from isa.fast import fast
 from isa.gcpause import paused_gc
-from isa.instructions.scalar_read import cache_hits
+from isa.instructions.scalar_read import SLoad, cache_hits
 
 _NP = {
     np.dtype(np.float16): DType.F16,
@@ -332,7 +332,9 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
         f"{name}: tile-language kernel, grid {'x'.join(map(str, t.grid))}, {n} programs on {len(share)} "
         f"core{'s' if len(share) > 1 else ''}",
     )
-    cores = tuple(cache_hits(c) for c in program.cores)  # s.ld of a line read before hit the scalar's data cache
+    # s.ld of a line read before hit the scalar's data cache (a core with none is kept: its types are found in C)
+    once = fast()
+    cores = tuple(cache_hits(c) if not once or SLoad in set(map(type, c)) else c for c in program.cores)
     program = Program(program.tensors, cores, program.chip, comments)
     hints = launch_hints(k_buf, place, nest, t.blocks, n, len(share))
     op = replace(op, hints=tuple(hints.items()))

@@ -157,9 +157,16 @@ class Nest:
         body = holder.body
         inst, keys, of = self.inst, self.instance_keys, self.of
         for s, d in zip(body, dyn) if len(body) == len(dyn) else zip_longest(body, dyn):
-            if type(d) is Rec and type(s) is Static and s.sig == d.signature():
-                inst[(s.sid, key)] = d
-                keys.setdefault(s.sid, []).append(key)
+            # ``Rec.signature``, inline: this runs once per record of every program
+            if type(d) is Rec and type(s) is Static and s.sig == (d.kind, d.op, d.site, d.attrs, len(d.ins),
+                                                                  d.out is None):  # fmt: skip
+                sid = s.sid
+                inst[(sid, key)] = d
+                got = keys.get(sid)
+                if got is None:
+                    keys[sid] = [key]
+                else:
+                    got.append(key)
                 of[id(d)] = s
                 continue
             if not _same(s, d):

@@ -208,7 +208,7 @@ class Stamper:
                 move = moves.get(id(d))
                 if move is not None:
                     params = moved(params, shift(move[0], delta))
-                r = Rec(d.kind, d.op, d.site, tuple(v + base for v in d.ins), None if d.out is None else d.out + base,
+                r = Rec(d.kind, d.op, d.site, tuple([v + base for v in d.ins]), None if d.out is None else d.out + base,
                         d.attrs, params)  # fmt: skip
                 made[id(d)] = r
                 out.append(r)
