@@ -154,7 +154,7 @@ def _search(
         skipped: list[tuple[float, dict]] = []
         rank = {_name(c): i for i, c in enumerate(cands)}
         scored = _descend(op, target, fixed, plain, pricer, skipped)
-        ranked = _verified(op, target, given, scored, skipped, pricer, rank=rank) if fast() else None
+        ranked = _verified(op, target, given, scored, skipped, pricer, rank=rank) if fast() or not panels else None
         if panels and (ranked is None or not _panels_above(panels, pricer.scores[_name(ranked[0])][0], pricer)):
             scored += _descend(op, target, fixed, panels, pricer, skipped)
             ranked = _verified(op, target, given, scored, skipped, pricer, rank=rank)

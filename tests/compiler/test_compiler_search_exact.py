@@ -41,6 +41,7 @@ CASES = [
     ("edu-separated", 2, make_op("add", "33x1000")),
     ("ascend910b-like", 24, make_op("softmax", "8192x128")),
     ("ascend910b-like", 24, make_op("layernorm", "4096x4096")),
+    ("ascend910b-like", 24, MatMul(128, 128, 64, trans_b=True)),  # no panel tiling: one descent either way
 ]
 
 
