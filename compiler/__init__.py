@@ -10,42 +10,36 @@
 ``compiler`` imports ``isa`` only; the simulator runs what it produces (``dsasim.api.compile_and_run``).
 """
 
-from compiler.catalog import OP_NAMES, make_op, parse_shape
-from compiler.compile import PASSES, Compiled, compile
-from compiler.conv import Conv2d
-from compiler.defaults import default_schedule
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.ops import Elementwise, MatMul, Op, OpError, TensorSpec
-from compiler.plan import TilingPlan
-from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
-from compiler.schedule import Schedule
-from compiler.target import Target
-from compiler.vecops import PerRow, RowMean, ScalarOp
+from compiler.lazy import exports
 
-__all__ = [
-    "OP_NAMES",
-    "PASSES",
-    "BufferCapacityError",
-    "Compiled",
-    "Conv2d",
-    "Elementwise",
-    "LayerNorm",
-    "MatMul",
-    "Op",
-    "OpError",
-    "PerRow",
-    "RMSNorm",
-    "Reduce",
-    "RowMean",
-    "ScalarOp",
-    "Schedule",
-    "ScheduleError",
-    "Softmax",
-    "Target",
-    "TensorSpec",
-    "TilingPlan",
-    "compile",
-    "default_schedule",
-    "make_op",
-    "parse_shape",
-]
+#: Each public name → the module it lives in, imported on first use (compiler.lazy).
+__all__ = exports(
+    __name__,
+    {
+        "OP_NAMES": "compiler.catalog",
+        "PASSES": "compiler.compile",
+        "BufferCapacityError": "compiler.errors",
+        "Compiled": "compiler.compile",
+        "Conv2d": "compiler.conv",
+        "Elementwise": "compiler.ops",
+        "LayerNorm": "compiler.rowops",
+        "MatMul": "compiler.ops",
+        "Op": "compiler.ops",
+        "OpError": "compiler.ops",
+        "PerRow": "compiler.vecops",
+        "RMSNorm": "compiler.rowops",
+        "Reduce": "compiler.rowops",
+        "RowMean": "compiler.vecops",
+        "ScalarOp": "compiler.vecops",
+        "Schedule": "compiler.schedule",
+        "ScheduleError": "compiler.errors",
+        "Softmax": "compiler.rowops",
+        "Target": "compiler.target",
+        "TensorSpec": "compiler.ops",
+        "TilingPlan": "compiler.plan",
+        "compile": "compiler.compile",
+        "default_schedule": "compiler.defaults",
+        "make_op": "compiler.catalog",
+        "parse_shape": "compiler.catalog",
+    },
+)

@@ -21,14 +21,14 @@ The check also says whether a run will take long enough to deserve a progress ba
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from compiler import Op, Schedule, ScheduleError
-from compiler.attention import Attention, AttentionSchedule, DecodeAttention, compile_decode_attention, plan_attention
-from compiler.attention.compile import compile_ahead, compile_attention
-from compiler.attention.flash_lang import short_kernel
+from compiler.attention.op import Attention
+from compiler.attention.schedule import AttentionSchedule
 from compiler.defaults import default_schedule
 from compiler.errors import BufferCapacityError
 from compiler.language.errors import LanguageError
@@ -39,6 +39,9 @@ from compiler.tune.model import predict
 from isa import ResourceLimitError
 from simulator.config import Chip
 from simulator.host import check_host_memory
+
+if TYPE_CHECKING:
+    from compiler.attention.decode import DecodeAttention
 
 #: The default largest program (instructions over all cores) a run, compile or picture may build:
 #: about a minute and a half and under 1 GiB of host memory (docs/limits.md). ``--max-instructions`` raises it.
@@ -86,7 +89,7 @@ def estimate(op: Op, schedule: object, chip: Chip) -> Estimate:
     if isinstance(op, Attention):
         instructions = _attention_instructions(op, schedule, chip)
         resolved = schedule
-    elif isinstance(op, DecodeAttention):
+    elif _decode(op):
         instructions = _decode_instructions(op, chip)
         resolved = schedule
     else:
@@ -210,6 +213,13 @@ def _size(shape: tuple[int, ...]) -> int:
     return n
 
 
+def _decode(op: Op) -> bool:
+    """Whether ``op`` is a decode attention: the tile language's kernels (which ``compiler.attention.decode``
+    imports) are loaded only by a run that has one, so a matmul's run starts without them."""
+    decode = sys.modules.get("compiler.attention.decode")
+    return decode is not None and isinstance(op, decode.DecodeAttention)
+
+
 def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     """Instructions = α · score tiles + β · query tiles (each row of tiles starts and finishes a softmax), fitted on
     two kernels of one head, a Q block and a key tile long and four times the longer of the two, then applied to
@@ -219,6 +229,9 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     The default schedule is chosen on one head of at most ``PROXY_SEQ`` positions: its search walks every score
     tile's program, which is what must not happen before the budget is known. A flash schedule's shorter kernel is
     the one that search's fit check compiled (``compiler.attention.flash_lang.short_kernel``, remembered)."""
+    from compiler.attention.compile import compile_ahead, plan_attention  # the tile language: attention's runs only
+    from compiler.attention.flash_lang import short_kernel
+
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
     chooser = dataclasses.replace(op, batch=1, heads=1, kv_heads=None, seq=min(op.seq, PROXY_SEQ))
@@ -271,6 +284,8 @@ def _fitted(op: Attention, tile_q: int, tile_kv: int, p1: tuple, p2: tuple) -> i
 def _decode_instructions(op: DecodeAttention, chip: Chip) -> int:
     """Decode attention's instructions: one (sequence, key head) problem's, compiled on one core, times the
     problems (every program of the kernel is the same)."""
+    from compiler.attention.decode import compile_decode_attention
+
     one = op.one_problem()
 
     def compile_and_count() -> int:
@@ -282,6 +297,7 @@ def _decode_instructions(op: DecodeAttention, chip: Chip) -> int:
 def _count(op: Attention, schedule: AttentionSchedule, chip: Chip) -> int:
     """Instructions of ``op`` compiled under a resolved ``schedule`` (remembered: a decoder layer's heads, the
     budget check of a graph and of its kernels ask the same proxies)."""
+    from compiler.attention.compile import compile_attention
 
     def compile_and_count() -> int:
         return sum(len(s) for s in compile_attention(op, schedule, chip).program.cores)

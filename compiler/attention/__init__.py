@@ -10,28 +10,23 @@
 See docs/attention.md.
 """
 
-from compiler.attention.compile import (
-    AttentionPlan,
-    as_attention_schedule,
-    compile_attention,
-    default_attention_schedule,
-    plan_attention,
-)
-from compiler.attention.decode import DecodeAttention, compile_decode_attention
-from compiler.attention.op import PRECISIONS, Attention, make_attention
-from compiler.attention.schedule import ALGORITHMS, AttentionSchedule
+from compiler.lazy import exports
 
-__all__ = [
-    "ALGORITHMS",
-    "PRECISIONS",
-    "Attention",
-    "AttentionPlan",
-    "AttentionSchedule",
-    "DecodeAttention",
-    "as_attention_schedule",
-    "compile_attention",
-    "compile_decode_attention",
-    "default_attention_schedule",
-    "make_attention",
-    "plan_attention",
-]
+#: Each public name → the module it lives in, imported on first use (compiler.lazy).
+__all__ = exports(
+    __name__,
+    {
+        "ALGORITHMS": "compiler.attention.schedule",
+        "PRECISIONS": "compiler.attention.op",
+        "Attention": "compiler.attention.op",
+        "AttentionPlan": "compiler.attention.compile",
+        "AttentionSchedule": "compiler.attention.schedule",
+        "DecodeAttention": "compiler.attention.decode",
+        "as_attention_schedule": "compiler.attention.compile",
+        "compile_attention": "compiler.attention.compile",
+        "compile_decode_attention": "compiler.attention.decode",
+        "default_attention_schedule": "compiler.attention.compile",
+        "make_attention": "compiler.attention.op",
+        "plan_attention": "compiler.attention.compile",
+    },
+)

@@ -168,6 +168,9 @@ class Emitter:
         self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
         self.tensors = {t.name: t for t in kernel.op.tensors()}
         self.views: dict[tuple, tuple] = {}  # (tensor, a buffer's dims) → the dims its tile is indexed by
+        #: the stamped cores' GM loads by what their tile depends on (and which loop variables that is, per load)
+        self.remade: dict[tuple, Instruction] = self.plans.setdefault(("remade",), {})  # type: ignore[assignment]
+        self.loads: dict[int, tuple[str, ...]] = self.plans.setdefault(("loads",), {})  # type: ignore[assignment]
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
         self.rotations: dict[int, tuple[int, ...] | None] = (
@@ -248,9 +251,19 @@ class Emitter:
             self.out += self.k.traced.emit(s, self.env, self.addr)
 
     def remake(self, ref: GmRef) -> Instruction | None:
-        """The GM load or store ``ref`` recorded, made again at the loop indices ``env`` holds (``stamp``)."""
+        """The GM load or store ``ref`` recorded, made again at the loop indices ``env`` holds (``stamp``). A loop
+        nest's load is remembered by the indices its tile depends on (:meth:`tile_vars`): the cores of a matmul load
+        the same tiles of ``a`` and ``b`` many times (with ``DSASIM_FAST=0``: made each time)."""
         if type(ref.local) is Addr:
-            return self.gm(ref.stmt, ref.local)
+            stmt = ref.stmt
+            if type(stmt) is not Load or not self.fast:
+                return self.gm(stmt, ref.local)
+            env = self.env  # the statement and its slot by identity: both live as long as the template
+            key = (id(stmt), id(ref.local), *[env.get(v, 0) for v in self.tile_vars(stmt)])
+            ins = self.remade.get(key)
+            if ins is None:
+                ins = self.remade[key] = self.gm(stmt, ref.local)
+            return ins
         try:
             emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]
         except KeyError:  # it asks for a buffer the template's did not: lowered in full
@@ -444,6 +457,16 @@ class Emitter:
                 local = local * self.counts[v] + self.env[v]
             slot += local
         return Addr(b.space, b.offset + slot * b.slot_bytes)
+
+    def tile_vars(self, s: Load) -> tuple[str, ...]:
+        """The loop variables :meth:`gm_tile` reads for the load ``s``: each dim's (a part's: the m tile's too)."""
+        got = self.loads.get(id(s))
+        if got is None:
+            view = self.bufs[s.buf].dims
+            dims = [next((v for v in view if v and SUB_AXES.get(v) == d), d) for d in self.tensors[s.tensor].dims]
+            got = tuple(v for d in dims for v in (("mo", PART_VAR) if d == PART_AXIS else (f"{d}o",)))
+            self.loads[id(s)] = got
+        return got
 
     def gm_tile(self, tensor: str, view: tuple[str | None, ...] = ()) -> tuple[Addr, int, int, int | None]:
         """(address, rows, cols, row stride or None) of the current tile of a GM tensor, as a buffer of dims

@@ -10,31 +10,30 @@ cluster) and the performance database.
     result = search(space, make_strategy("model"), measure, trials=20)
 """
 
-from compiler.tune.errors import TuneError
-from compiler.tune.model import Prediction, predict, price
-from compiler.tune.search import Measurement, SearchResult, Trial, default_trials, search
-from compiler.tune.space import MAX_INSTRUCTIONS, Space, build_space, schedule_from_json
-from compiler.tune.strategies import STRATEGIES, Strategy, make_strategy
-from compiler.tune.types import Candidate, Knob, schedule_key
+from compiler.lazy import exports
 
-__all__ = [
-    "MAX_INSTRUCTIONS",
-    "STRATEGIES",
-    "Candidate",
-    "Knob",
-    "Measurement",
-    "Prediction",
-    "SearchResult",
-    "Space",
-    "Strategy",
-    "Trial",
-    "TuneError",
-    "build_space",
-    "default_trials",
-    "make_strategy",
-    "predict",
-    "price",
-    "schedule_from_json",
-    "schedule_key",
-    "search",
-]
+#: Each public name → the module it lives in, imported on first use (compiler.lazy).
+__all__ = exports(
+    __name__,
+    {
+        "MAX_INSTRUCTIONS": "compiler.tune.space",
+        "STRATEGIES": "compiler.tune.strategies",
+        "Candidate": "compiler.tune.types",
+        "Knob": "compiler.tune.types",
+        "Measurement": "compiler.tune.search",
+        "Prediction": "compiler.tune.model",
+        "SearchResult": "compiler.tune.search",
+        "Space": "compiler.tune.space",
+        "Strategy": "compiler.tune.strategies",
+        "Trial": "compiler.tune.search",
+        "TuneError": "compiler.tune.errors",
+        "build_space": "compiler.tune.space",
+        "default_trials": "compiler.tune.search",
+        "make_strategy": "compiler.tune.strategies",
+        "predict": "compiler.tune.model",
+        "price": "compiler.tune.model",
+        "schedule_from_json": "compiler.tune.space",
+        "schedule_key": "compiler.tune.types",
+        "search": "compiler.tune.search",
+    },
+)

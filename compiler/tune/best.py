@@ -147,20 +147,30 @@ def _search(
         ranked = _verified(op, target, given, ranking(scored), skipped, pricer, ranking=ranking)
     else:
         # Two descents, over the one-level tilings and over those with a k panel: the first finds what the
-        # search found before panels existed, whatever the second explores.
+        # search found before panels existed, whatever the second explores. The second runs only where a panel
+        # could change the choice (:func:`_panels_above`).
         plain = [c for c in cands if c.get(PANEL) is None]
         panels = [c for c in cands if c.get(PANEL) is not None]
         skipped: list[tuple[float, dict]] = []
-        scored = _descend(op, target, fixed, plain, pricer, skipped) + (
-            _descend(op, target, fixed, panels, pricer, skipped) if panels else []
-        )
-        ranked = _verified(op, target, given, scored, skipped, pricer, rank={_name(c): i for i, c in enumerate(cands)})
+        rank = {_name(c): i for i, c in enumerate(cands)}
+        scored = _descend(op, target, fixed, plain, pricer, skipped)
+        ranked = _verified(op, target, given, scored, skipped, pricer, rank=rank) if fast() or not panels else None
+        if panels and (ranked is None or not _panels_above(panels, pricer.scores[_name(ranked[0])][0], pricer)):
+            scored += _descend(op, target, fixed, panels, pricer, skipped)
+            ranked = _verified(op, target, given, scored, skipped, pricer, rank=rank)
     if ranked is not None:
         return ranked
     # Nothing fits: the smallest tiles and single buffers, so that the buffer pass reports the least
     # that does not fit, and which knob to lower.
     *_, least = _depth_options(buffers, free, loaded_operands(op), given)
     return {k: fixed.get(k, min(tile_choices(op, target, k))) for k in tile_knobs(op)}, least
+
+
+def _panels_above(panels: list[dict], score: float, pricer: Pricer) -> bool:
+    """Whether every panel candidate's closed-form bound (:meth:`Pricer.cheap`) is above ``score``, the one-level
+    tiling the ranking chose without them: none could rank before it, nor be priced on the way there (nothing at most
+    one cycle above it is), so the panels' descent would change nothing and is not run (``DSASIM_FAST=0`` runs it)."""
+    return all(pricer.cheap(c) > score + 1 for c in panels)
 
 
 def _priced_by_bound(cands: list[dict], pricer: Pricer) -> tuple[list, list[tuple[float, dict]]]:

@@ -55,7 +55,7 @@ def closed_bound(
     spread = math.prod(trips[a] for a in parallel) if cores > 1 else 1
     active = min(cores, spread) if cores > 1 else 1  # the cores with tiles (``compiler.plan``: shares differ by one)
     share = -(-spread // active) / spread  # the busiest core's part of the steps
-    bandwidth = _bandwidth(target, active)
+    bandwidth = _bandwidth(target, active, _served(op, target, trips, panel, block))
     wide = {**tiles, "k": BLOCK_K_TILES * tiles["k"]}
     least = block is not None or panel is not None
 
@@ -88,15 +88,45 @@ def _loads(dims: tuple[str, ...], trips: dict[str, int]) -> int:
     return math.prod(trips[a] for a in ORDER[: last + 1])
 
 
-def _bandwidth(target: Target, active: int) -> float:
+def _bandwidth(target: Target, active: int, served: float | None = None) -> float:
     """The most GM→L1 bandwidth the model gives a core's loads: the path's, or the core's even share of what the
-    memory serves (``compiler.tune.model.price``) — at most the GM link's and the L2's together."""
+    memory serves (``compiler.tune.model.price``) — at most the GM link's and the L2's together, or ``served``
+    (:func:`_served`) where that is less."""
     path = target.params.path(Space.GM, Space.L1)
     if not path.shared or not math.isfinite(target.gm_bandwidth):
         return path.bandwidth
     l2 = getattr(target.params, "l2", None)
-    served = target.gm_bandwidth + (l2.bandwidth if l2 is not None else 0.0)
-    return min(path.bandwidth, served / active)
+    most = target.gm_bandwidth + (l2.bandwidth if l2 is not None else 0.0)
+    return min(path.bandwidth, min(most, served or most) / active)
+
+
+def _served(op: MatMul, target: Target, trips: dict[str, int], panel: str | None, block: str | None) -> float | None:
+    """The most bytes per cycle the memory can serve a plain matmul's kernel (no epilogue tensors; None otherwise),
+    by the model's rule (``compiler.traffic.memory_cycles``): its ``read + write`` bytes over ``max((compulsory +
+    write) / gm, (read - compulsory) / l2)`` cycles. Its writes are ``c``'s bytes once and its compulsory reads
+    ``a``'s and ``b``'s; its reads are at least each operand's bytes times the times the loop order sweeps it
+    (:func:`_loads` over its tiles: a k-blocked operand the fewer of either way, a panel once). With an L2 that holds
+    them the rate falls as the reads grow past ``compulsory``: ``(read + write) · l2 / (read - compulsory)``; without
+    one (or one too small) it is the GM link's alone."""
+    gm = target.gm_bandwidth
+    if op.bias or op.gate or op.residual or not math.isfinite(gm):
+        return None
+    ts = {t.name: t for t in op.tensors()}
+    compulsory, write = ts["a"].nbytes + ts["b"].nbytes, ts["c"].nbytes
+    l2 = getattr(target.params, "l2", None)
+    if l2 is None or compulsory > l2.size:
+        return gm
+    blocks = {**trips, "k": -(-trips["k"] // BLOCK_K_TILES)}
+    read = 0
+    for name in ("a", "b"):
+        dims = ts[name].dims
+        sweeps = _loads(dims, trips) // math.prod(trips[d] for d in dims)
+        if name == block:
+            sweeps = min(sweeps, _loads(dims, blocks) // math.prod(blocks[d] for d in dims))
+        read += ts[name].nbytes * (1 if name == panel else sweeps)
+    if read <= compulsory:
+        return None
+    return (read + write) * l2.bandwidth / (read - compulsory)
 
 
 def _load_cost(op: Op, target: Target, name: str, tiles: dict[str, int], bandwidth: float, least: bool) -> float:

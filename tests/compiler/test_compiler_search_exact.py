@@ -41,6 +41,7 @@ CASES = [
     ("edu-separated", 2, make_op("add", "33x1000")),
     ("ascend910b-like", 24, make_op("softmax", "8192x128")),
     ("ascend910b-like", 24, make_op("layernorm", "4096x4096")),
+    ("ascend910b-like", 24, MatMul(128, 128, 64, trans_b=True)),  # no panel tiling: one descent either way
 ]
 
 
@@ -84,6 +85,27 @@ def test_the_closed_form_spares_compiling_most_tilings(monkeypatch):
     uncompiled (``compiler.tune.bound``; ``tests/tune/test_tune_bound.py`` checks it is a bound)."""
     pricer = searched(monkeypatch, MatMul(4096, 4096, 4096), "ascend910b-like", 24)
     assert len(pricer.tilings) < 0.5 * len(pricer.closed), (len(pricer.tilings), len(pricer.closed))
+
+
+def test_the_panels_descent_runs_only_where_a_panel_could_be_chosen(monkeypatch):
+    """Not a speed test: a large matmul's panel tilings are all bounded above the one-level tiling chosen, so their
+    descent is not run (the test above compares the choices with ``DSASIM_FAST=0``, which runs it); where a panel
+    wins it is run."""
+    runs: list[bool] = []
+    descend = d._descend
+
+    def counted(op, target, fixed, cands, *rest):
+        runs.append(any(c.get(d.PANEL) for c in cands))
+        return descend(op, target, fixed, cands, *rest)
+
+    monkeypatch.setattr(d, "_descend", counted)
+    d.SEARCHES.clear()
+    default_schedule(MatMul(4096, 4096, 4096), load_chip("ascend910b-like"), Schedule(cores=24))
+    assert runs == [False]
+    runs.clear()
+    d.SEARCHES.clear()
+    assert default_schedule(MatMul(200, 3000, 500), load_chip("edu-separated"), Schedule()).panel == "a"
+    assert runs == [False, True]
 
 
 def test_the_bound_skips_most_vector_candidates(monkeypatch):

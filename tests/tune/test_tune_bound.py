@@ -14,9 +14,10 @@ from compiler.ops import MatMul
 from compiler.passes import buffer
 from compiler.schedule import operands
 from compiler.target import Target
+from compiler.traffic import gm_traffic
 from compiler.tune import best as d
-from compiler.tune.bound import closed_bound
-from compiler.tune.model import predict, price
+from compiler.tune.bound import _served, closed_bound
+from compiler.tune.model import memory_cycles, predict, price
 from simulator.config import load_chip
 
 OPS = [
@@ -66,6 +67,12 @@ def test_the_closed_form_never_exceeds_the_kernels_bound(chip, cores, op):
         closed = pricer.cheap(cand)
         floor = d.floor_cycles(hoisted)
         assert closed <= floor + 1e-6, (cand, closed, floor)
+        traffic = gm_traffic(hoisted)  # the memory serves no more than the closed form's rate
+        trips = {a: -(-op.axes()[a] // cand[a]) for a in "mnk"}
+        most = _served(op, target, trips, cand.get("panel"), cand.get("block"))
+        cycles = memory_cycles(target, traffic)
+        if most is not None and cycles > 0:
+            assert traffic.total / cycles <= most * (1 + 1e-9), (cand, traffic.total / cycles, most)
         checked += 1
         if checked <= 3:  # and the prediction itself, single-buffered (the floor's own test tries every depth)
             try:

@@ -21,7 +21,6 @@ from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule,
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
 from dsasim.cli.commands.run_asm import load_inputs
-from dsasim.cli.commands.tune import tuned
 
 EXAMPLES = "operators: " + ", ".join(OP_NAMES)
 
@@ -52,6 +51,8 @@ def main(args: argparse.Namespace) -> int:
     check_output_paths(args)
     op, schedule = op_and_schedule(args)
     if args.tuned or args.db:
+        from dsasim.cli.commands.tune import tuned  # the tuner's modules: only for --tuned
+
         schedule = tuned(args, op, schedule)
     inputs = load_inputs(args.inputs) if args.inputs else None
     with RunProgress("run", enabled=False if args.json else None) as bar:
