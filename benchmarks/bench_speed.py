@@ -1,7 +1,8 @@
 """Speed at the scale people run: this tree beside an older revision, cold, side by side in one run.
 
 Each case is a command a user types, run as a new process with an empty cache folder (``DSASIM_CACHE``,
-``HOME`` and ``XDG_CACHE_HOME`` pointing at a fresh temporary folder: a user's first run), once on this tree
+``HOME`` and ``XDG_CACHE_HOME`` pointing at a fresh temporary folder: a user's first run, with both trees'
+modules compiled to bytecode beforehand, as an installed package's are), once on this tree
 and once on the older revision, alternating, best of ``--repeat``. For each it prints wall seconds, CPU
 seconds (what a loaded machine distorts least), peak memory of the process, and the ratio old/new; and it
 checks that this tree gives the same cycles with ``DSASIM_FAST=0`` (every shortcut off) as without.
@@ -52,10 +53,24 @@ CASES = {
 NEW_ONLY = ("prefill2k", "prefill4k")
 
 
+#: the tree's packages, compiled to bytecode before any run (``compile_tree``)
+PACKAGES = ("dsasim", "compiler", "simulator", "isa")
+
+
+def compile_tree(tree: Path) -> None:
+    """Compile ``tree``'s modules to bytecode once, as an installed package has them (pip and uv compile at
+    install; an editable install's first import writes them): the runs time the command, not Python compiling
+    the sources, which it would do on every run where ``PYTHONDONTWRITEBYTECODE`` is set."""
+    dirs = [str(tree / p) for p in PACKAGES if (tree / p).is_dir()]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *dirs], check=True, capture_output=True)
+
+
 def run_once(tree: Path, args: str, fast: bool = True, timeout: float = 1800) -> dict:
-    """One cold run of ``dsasim ARGS`` on ``tree``: wall and CPU seconds, peak memory (bytes), cycles."""
+    """One cold run of ``dsasim ARGS`` on ``tree``: wall and CPU seconds, peak memory (bytes), cycles. Cold is
+    a user's first run: the cache folder empty (its bytecode compiled, ``compile_tree``)."""
     home = tempfile.mkdtemp(prefix="dsasim-bench-home-")
     env = dict(os.environ, PYTHONPATH=str(tree), HOME=home, XDG_CACHE_HOME=home, DSASIM_CACHE=f"{home}/cache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["DSASIM_FAST"] = "1" if fast else "0"
     cmd = [sys.executable, "-m", "dsasim.cli", *args.split()]
     t0 = time.perf_counter()
@@ -124,6 +139,9 @@ def main() -> int:
     old = None if a.old == "none" else checkout(a.old)
     rows = []
     try:
+        for tree in (ROOT, old):
+            if tree is not None:
+                compile_tree(tree)
         for name in names:
             new_runs, old_runs = [], []
             for _ in range(a.repeat):
