@@ -100,7 +100,7 @@ def test_model_ranks_like_the_simulator(op, pins):
     strategy.start(space, len(space))
     top = [c.index for c in strategy.ask(max(3, len(space) // 20))]
     chosen = range(len(space)) if len(space) <= 200 else np.random.default_rng(0).choice(len(space), 160, replace=False)
-    sample = sorted(set(int(i) for i in chosen) | set(top))
+    sample = sorted({int(i) for i in chosen} | set(top))
     measured = {i: measure_schedule((op, space.candidates[i].schedule, EDU)).cycles for i in sample}
     predicted = np.array([space.candidates[i].prediction.cycles for i in sample])
     rank = lambda a: np.argsort(np.argsort(a, kind="stable"), kind="stable")  # noqa: E731
