@@ -474,7 +474,7 @@ print(f"best: {again.best_schedule.text()}, {again.best_cycles:,} cycles")
 
 # %%
 _ = dsasim(["tune", "matmul", "--shape", "256x256x256", "--buffers", "a=2,b=2,c=1", "--prefetch", "1",
-            "--max-instructions", str(BUDGET), "--db", str(DB)])  # fmt: skip
+            "--panel", "none", "--max-instructions", str(BUDGET), "--db", str(DB)])  # fmt: skip
 
 # %% [markdown]
 # ### Question 7.6 — hit or miss?

@@ -97,7 +97,9 @@ def submissions() -> dict:
             'check("3.6", "a")',  # an answer given in the check itself is graded too
         ),
         "crashing": _insert_after(sol, "3.2", "import os\n\nos._exit(3)"),
-        "endless": _insert_after(sol, "3.1", "while True:\n    pass"),
+        # endless, waiting rather than spinning: the limit is wall time, so the grader stops both alike, and a
+        # spinning cell took a core from the suite's other worker for the whole limit
+        "endless": _insert_after(sol, "3.1", "import time\n\nwhile True:\n    time.sleep(0.05)"),
         "tampered": _replace(
             _replace(_insert_after(sol, "3.1", TAMPER), "3.3", FASTER),
             "3.4",

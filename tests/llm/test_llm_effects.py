@@ -35,7 +35,9 @@ def test_decode_runs_a_context_too_long_for_one_softmax_row():
 
 @pytest.mark.slow
 def test_crossover_batch_is_within_twice_its_roofline_estimate():
-    c = crossover((1, 512), context=128, chip="ascend910b-like", **LLAMA)
+    """At batch 256, half the docs' largest: the measured crossover is a lower bound that grows with the batch, so
+    it is further from the estimate here (1.7x and 1.6x, the table's 1.4x and 1.2x at 512), in half the time."""
+    c = crossover((1, 256), context=128, chip="ascend910b-like", **LLAMA)
     assert c.layer_ratio <= 2, c.text()
     assert c.ratio <= 2, c.text()
     assert c.analytic_layer < c.analytic_projections  # the KV cache's time per sequence: an earlier flat roof

@@ -90,18 +90,23 @@ def test_predict_needs_a_buffered_kernel():
     ids=str,
 )
 def test_model_ranks_like_the_simulator(op, pins):
-    """Rank correlation with the measured cycles over a whole space, and the optimum among the first 5 % the
-    model strategy measures (each tiling's best first)."""
+    """Rank correlation with the measured cycles, and the optimum among the first 5 % the model strategy measures
+    (each tiling's best first). A space of more than 200 candidates (the matmul's 660) is measured on a seeded
+    sample of 160 and on the strategy's first 5 %: a model that ranks badly still shows in the correlation over
+    the sample, and one whose first picks miss still loses to the sample's best (the whole space simulated took a
+    minute of a worker for no check the sample does not make)."""
     space = build_space(op, EDU, pins)
-    measured = np.array([measure_schedule((op, c.schedule, EDU)).cycles for c in space])
-    predicted = np.array([c.prediction.cycles for c in space])
-    rank = lambda a: np.argsort(np.argsort(a, kind="stable"), kind="stable")  # noqa: E731
-    rho = np.corrcoef(rank(predicted), rank(measured))[0, 1]
-    assert rho > 0.8, f"Spearman {rho:.2f} over {len(space)} candidates"
     strategy = make_strategy("model")
     strategy.start(space, len(space))
     top = [c.index for c in strategy.ask(max(3, len(space) // 20))]
-    assert measured[top].min() <= 1.05 * measured.min()
+    chosen = range(len(space)) if len(space) <= 200 else np.random.default_rng(0).choice(len(space), 160, replace=False)
+    sample = sorted({int(i) for i in chosen} | set(top))
+    measured = {i: measure_schedule((op, space.candidates[i].schedule, EDU)).cycles for i in sample}
+    predicted = np.array([space.candidates[i].prediction.cycles for i in sample])
+    rank = lambda a: np.argsort(np.argsort(a, kind="stable"), kind="stable")  # noqa: E731
+    rho = np.corrcoef(rank(predicted), rank(np.array([measured[i] for i in sample])))[0, 1]
+    assert rho > 0.8, f"Spearman {rho:.2f} over {len(sample)} of {len(space)} candidates"
+    assert min(measured[i] for i in top) <= 1.05 * min(measured.values())
 
 
 B910 = chip_for("ascend910b-like", 24)
