@@ -6,6 +6,11 @@ STAMP  := $(VENV)/.installed-dev
 
 .PHONY: demo test lint fmt bench docs labs lab clean
 
+# Python's own default: each module compiled once and its bytecode kept (a sandbox or CI image may turn it off;
+# then every process of the tests — the workers, each notebook's kernel, each graded student — compiles every
+# module it imports again).
+unexport PYTHONDONTWRITEBYTECODE
+
 # uv installs the same packages in half of pip's time (a minute less of `make test` from a fresh clone), compiled to
 # bytecode as pip does (every kernel and subprocess of the tests imports them); where it cannot be had or cannot
 # install (offline, a private index only pip is configured for), pip does it all.
