@@ -10,6 +10,7 @@ package registers its tile-language kernels (``compiler.attention.compile``), wh
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from compiler.compiled import Compiled
@@ -25,8 +26,8 @@ from isa import Program
 #: a ``Schedule``, the package's own schedule type, or None)
 KernelSource = Callable[[Op, object, object], Compiled]
 
-#: Operator class → its package's compiler (:func:`kernel_source`). Registered when the package is imported,
-#: which it is before any of its operators exists (their class lives in it).
+#: Operator class → its package's compiler (:func:`kernel_source`). Registered when the registering module is
+#: imported: the class's own, or the one it names (``Op.kernel_module``), which :func:`source_of` imports.
 KERNEL_SOURCES: dict[type[Op], KernelSource] = {}
 
 
@@ -42,7 +43,12 @@ def kernel_source(op_type: type[Op]) -> Callable[[KernelSource], KernelSource]:
 
 
 def source_of(op: Op) -> KernelSource | None:
-    """The registered compiler of ``op``'s class (the nearest base class registered), or None: a loop nest."""
+    """The registered compiler of ``op``'s class (the nearest base class registered), or None: a loop nest. A class
+    whose source is registered by another module than its own names it (``Op.kernel_module``): it is imported
+    first, since the class's package loads its names lazily and may not have imported it yet."""
+    module = type(op).kernel_module
+    if module is not None:
+        importlib.import_module(module)
     return next((KERNEL_SOURCES[c] for c in type(op).__mro__ if c in KERNEL_SOURCES), None)
 
 

@@ -72,6 +72,9 @@ class Op(abc.ABC):
 
     #: "cube" operators run on the Cube (GM → L1 → L0 → L0C); "vector" ones on the Vector unit (UB).
     unit: ClassVar[str] = "vector"
+    #: the module that registers this class's kernel source (``compiler.compile.kernel_source``) where it is not
+    #: the class's own module: imported before the compiler looks the source up, as a package's names load lazily
+    kernel_module: ClassVar[str | None] = None
 
     @property
     @abc.abstractmethod

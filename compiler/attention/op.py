@@ -43,6 +43,7 @@ LAYOUTS = ("bhsd", "bshd")
 class Attention(Op):
     """Scaled dot-product attention, optionally causal, over ``batch × heads`` independent heads."""
 
+    kernel_module: ClassVar[str | None] = "compiler.attention.compile"  # its tile-language kernels
     batch: int
     heads: int
     seq: int

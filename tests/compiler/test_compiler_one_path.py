@@ -4,7 +4,10 @@ knob hints are chosen by the operator's type."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from strategies import EDU
@@ -21,6 +24,8 @@ from compiler.target import Target
 from compiler.tune.best import TIE_MARGIN
 from compiler.tune.model import predict
 from simulator import load_chip
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_operator_compiles_to_the_one_compiled_type():
@@ -126,3 +131,16 @@ def test_a_diagonal_skips_the_steps_after_it():
 def test_attention_compiles_through_the_source_its_package_registered():
     assert source_of(Attention(1, 1, 64, 32)) is compile_any_schedule
     assert source_of(MatMul(64, 64, 64)) is None  # a loop nest: the passes from tile on
+
+
+def test_attention_finds_its_source_when_only_its_class_was_imported():
+    """The attention package loads its names lazily: a process that made an ``Attention`` from its module alone
+    (a run whose schedule came from the disk cache, with no budget estimate to import the kernels) still compiles it
+    with the registered source, not as a loop nest — which refused its schedule."""
+    code = (
+        "from compiler.attention.op import Attention\n"
+        "from compiler.compile import source_of\n"
+        "print(source_of(Attention(1, 1, 64, 32)).__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "compiler.attention.compile"
