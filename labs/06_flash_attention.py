@@ -212,7 +212,7 @@ print(sim.check.text())
 #
 # Both schedules split the queries into **query tiles** of `tile_q` rows. Per head, and without a mask:
 #
-# **naive** — three kernels, one after another:
+# **naive** — one kernel in three phases, one after another (a grid barrier between them):
 #
 # 1. *scores* (Cube): for each query tile, load its rows of `q` once, and all of `k`, key tile by key tile;
 #    write its rows of `q·kᵀ/√d` to a GM workspace, in f16;
