@@ -269,19 +269,26 @@ class Tracer:
             top[at:at] = made
 
     def record(self, rec: Rec) -> Rec:
-        if self.at != (self.phase or 0):  # another phase's: traced only for the values it computes
-            self.elsewhere.add(rec.out)
+        if self.phase is not None and self._elsewhere(rec):
             return rec
-        if self.elsewhere.intersection(rec.ins):
-            raise LanguageError(
-                "a tile made before a tl.grid_barrier() is used after it: each phase runs apart, after every "
-                "program's previous phase", site=rec.site, hint="hand it over through memory: tl.store it before the "
-                "barrier and tl.load it after")  # fmt: skip
         self.budget.spend(rec.site)
         self._stack[-1].append(rec)
         if self.pending and rec.kind in ("load", "store"):  # its address or mask was computed from them
             rec.reads, self.pending = tuple(self.pending), {}
         return rec
+
+    def _elsewhere(self, rec: Rec) -> bool:
+        """Whether ``rec`` belongs to a phase other than the one traced (kept out: traced only for the values it
+        computes); a tile of another phase used in this one is refused."""
+        if self.at != self.phase:
+            self.elsewhere.add(rec.out)
+            return True
+        if self.elsewhere.intersection(rec.ins):
+            raise LanguageError(
+                "a tile made before a tl.grid_barrier() is used after it: each phase runs apart, after every "
+                "program's previous phase", site=rec.site, hint="hand it over through memory: tl.store it before the "
+                "barrier and tl.load it after")  # fmt: skip
+        return False
 
     def decide(self, vid: int, data: np.ndarray | None, site: Site) -> float | None:
         """The value of scalar ``vid`` if it is known while tracing (read from inputs: ``sources``), and the scalar
@@ -308,7 +315,7 @@ class Tracer:
     def loop(
         self, values: builtins.range, stages: int | None, site: Site, reads: tuple[Read, ...] = ()
     ) -> Iterator[int]:
-        if self.at != (self.phase or 0):  # another phase's loop (compiler.language.phases)
+        if self.phase is not None and self.at != self.phase:  # another phase's loop (compiler.language.phases)
             yield from values
             return
         loop = LoopRec(site, self.num_stages if stages is None else stages, reads=(*self.pending, *reads))
