@@ -573,6 +573,6 @@ check("6.11", answer_6_11)
 # on the diagonal, processed in full, each pay one more vector instruction for the mask. At small `S` most
 # steps are diagonal and each query tile has few steps, so these costs weigh more; as `S` grows the skipped
 # tiles dominate and the cycles approach the steps' ratio (and ½). Naive computes every score whatever the
-# mask — kernels 1 and 3 do the same work — and its softmax kernel adds the masking instruction for every row
+# mask — phases 1 and 3 do the same work — and its softmax phase adds the masking instruction for every row
 # tile, so the mask only costs it.
 # <!-- END SOLUTION -->
