@@ -23,6 +23,7 @@ from compiler.compiled import Compiled
 from compiler.language.core import records, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.launch import LaunchOp, compile_traced, trace
+from compiler.ops import TensorSpec
 from compiler.target import Target
 from compiler.traffic import Traffic
 from isa import Barrier, Instruction, Pipe, Program, SetCross, TensorDecl, TensorKind, WaitCross
@@ -85,10 +86,10 @@ def compile_phases(
         for part in parts[1:]:
             joined[c] += (*barrier(c, len(streams)), *part)
     first = phases[0][0]
-    specs: dict[str, object] = {}
+    specs: dict[str, TensorSpec] = {}
     for c, _ in phases:
         specs.update({s.name: s for s in c.op.tensors() if s.output or s.name not in specs})
-    op = LaunchOp(name, tuple(specs.values()), first.op.grid)  # type: ignore[arg-type]
+    op = LaunchOp(name, tuple(specs.values()), first.op.grid)
     tensors = merged([d for c, _ in phases for d in c.program.tensors])
     program = Program(tensors, tuple(map(tuple, joined)), first.program.chip, first.program.comments)
     label = [names[k] if k < len(names) else f"phase{k + 1}" for k in range(len(phases))]

@@ -5,6 +5,8 @@ is what it expects and what the traffic formula counts; its passes show the thre
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from helpers import assert_close, run_attention
@@ -18,7 +20,7 @@ from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
 from compiler.target import Target
-from isa import Barrier, DType, Fixpipe, Pipe, SetCross, TensorKind, WaitCross, format_program, parse
+from isa import Barrier, DType, Fixpipe, Pipe, SetCross, SetFlag, TensorKind, WaitCross, WaitFlag, format_program, parse
 from simulator import load_chip
 from simulator.run import simulate
 
@@ -95,6 +97,11 @@ def test_coupled_cores_run_the_three_phases_between_grid_barriers():
         assert {ins.pipe for ins in mid} <= {Pipe.MTE2, Pipe.V, Pipe.MTE3}  # softmax: Vector side only
         assert any(isinstance(ins, Fixpipe) and ins.scale for ins in first)  # the scale folded onto FIXPIPE
         assert any(isinstance(ins, Fixpipe) and ins.dst.tensor == "o" for ins in last)
+        for phase in (first, mid, last):  # each phase waits for every flag it sets: the next may take the same ids
+            count = Counter((ins.src, ins.dst, ins.event, type(ins) is SetFlag) for ins in phase
+                            if type(ins) in (SetFlag, WaitFlag))  # fmt: skip
+            assert all(count[(*key[:3], True)] == n for key, n in count.items() if not key[3])
+            assert sum(count.values()) == 2 * sum(n for key, n in count.items() if key[3])
         flags = [(type(ins), ins.core) for ins in core if isinstance(ins, SetCross | WaitCross)]
         assert flags == ([(SetCross, 0), (WaitCross, 0)] * 2 if n else [(WaitCross, 1), (SetCross, 1)] * 2)
 

@@ -11,6 +11,7 @@ from compiler import language as tl
 from compiler.language.errors import LanguageError
 from compiler.language.launch import trace
 from compiler.language.phases import compile_phases
+from isa import Pipe, SetCross
 from simulator import load_chip
 from simulator.run import simulate
 
@@ -64,3 +65,35 @@ def test_a_launch_that_does_not_compile_phases_refuses_the_barrier():
     x, z = np.zeros(64, np.float32), np.zeros(64, np.float32)
     with pytest.raises(LanguageError, match="cuts a kernel into phases"):
         trace(crossing, (1,), (x, z), {"BLOCK": 64}, False, 2)
+
+
+def mixed(a, b, y, z, N: tl.constexpr, M: tl.constexpr):
+    """Phase 1: Cube and Vector work (a split kernel on a separated chip); phase 2: the next program's rows."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, M)
+    rows = pid * M + offs
+    x = tl.load(a + rows[:, None] * M + offs[None, :])
+    w = tl.load(b + offs[:, None] * M + offs[None, :])
+    tl.store(y + rows[:, None] * M + offs[None, :], tl.exp(tl.dot(x, w)))
+    tl.grid_barrier()
+    nxt = (pid + 1) % N * M + offs
+    tl.store(z + rows[:, None] * M + offs[None, :], tl.load(y + nxt[:, None] * M + offs[None, :]) + 1.0)
+
+
+def test_a_phase_of_cube_and_vector_work_is_split_into_groups_between_barriers():
+    c = load_chip("ascend910b-like-separated")
+    n, m = 4, 32
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((n * m, m)) * 0.1).astype(np.float16)
+    b = (rng.standard_normal((m, m)) * 0.1).astype(np.float16)
+    y, z = np.zeros((n * m, m), np.float32), np.zeros((n * m, m), np.float32)
+    compiled = compile_phases("mixed", mixed, (n, 1, 1), (a, b, y, z), {"N": n, "M": m}, c, 2, 2)
+    assert compiled.kinds == (("AIC",) + ("AIV",) * c.vector_per_cube) * 2
+    handed = [ins for core in compiled.program.cores for ins in core if type(ins) is SetCross and ins.src is Pipe.FIX]
+    assert handed  # phase 1 was split: its scores go from the AIC's FIXPIPE to an AIV through GM
+    run = simulate(compiled.program, c, inputs={"a": a, "b": b, "y": y, "z": z}, cores=len(compiled.program.cores),
+                   sanitize=True)  # fmt: skip
+    assert run.sanitizer.clean, str(run.sanitizer)
+    y_ref = np.exp(a.astype(np.float32) @ b.astype(np.float32))
+    got = run.outputs["z"].reshape(n * m, m)
+    np.testing.assert_allclose(got, np.roll(y_ref, -m, axis=0) + 1, rtol=2e-3, atol=2e-3)
