@@ -212,7 +212,7 @@ print(sim.check.text())
 #
 # Both schedules split the queries into **query tiles** of `tile_q` rows. Per head, and without a mask:
 #
-# **naive** — three kernels, one after another:
+# **naive** — one kernel in three phases, one after another (a grid barrier between them):
 #
 # 1. *scores* (Cube): for each query tile, load its rows of `q` once, and all of `k`, key tile by key tile;
 #    write its rows of `q·kᵀ/√d` to a GM workspace, in f16;
@@ -573,6 +573,6 @@ check("6.11", answer_6_11)
 # on the diagonal, processed in full, each pay one more vector instruction for the mask. At small `S` most
 # steps are diagonal and each query tile has few steps, so these costs weigh more; as `S` grows the skipped
 # tiles dominate and the cycles approach the steps' ratio (and ½). Naive computes every score whatever the
-# mask — kernels 1 and 3 do the same work — and its softmax kernel adds the masking instruction for every row
+# mask — phases 1 and 3 do the same work — and its softmax phase adds the masking instruction for every row
 # tile, so the mask only costs it.
 # <!-- END SOLUTION -->

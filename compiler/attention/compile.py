@@ -3,11 +3,11 @@
 The result is the ``Compiled`` of every operator (``program``, ``schedule``, ``passes``, ``text()``, ``traffic``,
 ``gm_bytes_expected``, ``summary()``), so ``dsasim.api.compile_and_run`` and ``dsasim run`` treat it alike. Both
 schedules are tile-language kernels compiled by the shared passes (trace → buffer → pipeline → sync → lower, and
-``split`` on a separated chip): ``flash`` is one kernel (``flash_lang.py``), ``naive`` three joined per core
-(``naive.py``); ``passes`` holds each kernel's loop nest after every pass. :func:`compile_attention` is registered as
-the kernel source of ``Attention`` (``compiler.compile.kernel_source``), so ``compiler.compile`` calls it for an
-attention without naming it; :func:`plan_attention` gives the resolved schedule, GM traffic and
-footprint without compiling the whole kernel (cheap at any sequence length).
+``split`` on a separated chip): ``flash`` is one kernel (``flash_lang.py``), ``naive`` one in three phases cut by
+grid barriers (``naive.py``); ``passes`` holds each loop nest after every pass. :func:`compile_attention` is
+registered as the kernel source of ``Attention`` (``compiler.compile.kernel_source``), so ``compiler.compile`` calls
+it for an attention without naming it; :func:`plan_attention` gives the resolved schedule, GM traffic and footprint
+without compiling the whole kernel (cheap at any sequence length).
 """
 
 from __future__ import annotations

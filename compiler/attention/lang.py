@@ -1,5 +1,5 @@
-"""What attention's tile-language kernels (``naive.py``, ``flash_lang.py``) share: compiling one, and asking once
-whether a schedule's tiles fit."""
+"""What attention's tile-language kernels (``naive.py``, ``flash_lang.py``) share: compiling flash's, and asking
+once whether a schedule's tiles fit."""
 
 from __future__ import annotations
 
@@ -15,14 +15,11 @@ from compiler.memo import Memo
 
 
 def compile_kernel(name: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
-                   cores: int, depth: int, k0: int | None = None, rewrite: bool = True,
-                   round_robin: bool = False) -> Compiled:  # fmt: skip
+                   cores: int, depth: int, k0: int | None = None, rewrite: bool = True) -> Compiled:  # fmt: skip
     """``fn`` traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep, every ``dot``
-    longer than ``k0`` (if given) in L0 steps of ``k0``; ``rewrite=False``: as written (``compile_traced``);
-    ``round_robin``: program ``p`` on core ``p mod cores`` (else the language deals them by their work)."""
+    longer than ``k0`` (if given) in L0 steps of ``k0``; ``rewrite=False``: as written (``compile_traced``)."""
     tracer, traced = trace(fn, grid, args, kwargs, False, depth)
     tracer.k_step = k0
-    tracer.round_robin = round_robin
     return compile_traced(name, tracer, traced, chip, cores, rewrite)
 
 

@@ -195,7 +195,7 @@ class Attention(Op):
             "hand-over): raise --depth, or run on a coupled chip",
             "fix": "raise --depth so write-back overlaps the next tile",
             "mte1": "raise --depth, or lower k0 so L0 slices turn around faster",
-            "issue": "naive runs its three kernels in turn, so the Cube idles while the softmax runs: the flash "
+            "issue": "naive runs its three phases in turn, so the Cube idles while the softmax runs: the flash "
             "schedule overlaps them"
             if naive
             else "enlarge the tiles: fewer, larger instructions",

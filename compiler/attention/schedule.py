@@ -1,7 +1,7 @@
 """Attention schedules: which algorithm, the tile sizes and buffer depth, how many cores.
 
 ``flash`` streams K/V tiles past each Q tile and keeps the softmax online (never writes the score
-matrix); ``naive`` is three kernels in a row — scores to GM, a softmax kernel, then ``P·V`` — with the
+matrix); ``naive`` is one kernel in three phases — scores to GM, a softmax, then ``P·V`` — with the
 ``seq × seq`` matrices in GM. Knobs left ``None`` are chosen for the chip by the attention family
 (``compiler.tune.attention.AttentionFamily.best``); a knob that cannot work raises ``ScheduleError`` naming it, and a
 schedule whose tiles do not fit the chip, the capacity error in the schedule's terms (:func:`in_attention_terms`).

@@ -58,6 +58,7 @@ __all__ = exports(
         "float64": "compiler.language.scalars",
         "floor": "compiler.language.elementwise",
         "full": "compiler.language.functions",
+        "grid_barrier": "compiler.language.phases",
         "histogram": "compiler.language.atomics",
         "int8": "compiler.language.core",
         "int16": "compiler.language.scalars",

@@ -211,9 +211,14 @@ class Tracer:
         self.blocks: dict[str, object] = {}
         #: an L0 step for every dot longer than it (compiler.attention's k0); None: the compiler chooses
         self.k_step: int | None = None
-        #: programs dealt round robin (program p on core p mod cores) rather than by their work: for kernels run
-        #: one after another on the same partition (naive attention's three)
-        self.round_robin = False
+        #: the phase of a kernel cut by ``tl.grid_barrier()`` being traced (compiler.language.phases): the records of
+        #: the others are not kept; None: the whole body (a barrier is refused)
+        self.phase: int | None = None
+        #: the barriers the program being traced has passed, and the most any program passed
+        self.at = 0
+        self.barriers = 0
+        #: values made in another phase (a tile used across a barrier is refused)
+        self.elsewhere: set[int] = set()
         #: per (program, array): the whole array loaded into UB for gathers (compiler.language.gather)
         self.tables: dict[tuple[int, str], object] = {}
         #: loads whose wrapped (``% n``) blocks were not moved: value → (the lanes dropped, the load's line)
@@ -247,6 +252,7 @@ class Tracer:
         self.programs.append(body)
         self._stack = [body]
         self._loops = []
+        self.at = 0
 
     @contextmanager
     def before_loops(self) -> Iterator[None]:
@@ -263,11 +269,26 @@ class Tracer:
             top[at:at] = made
 
     def record(self, rec: Rec) -> Rec:
+        if self.phase is not None and self._elsewhere(rec):
+            return rec
         self.budget.spend(rec.site)
         self._stack[-1].append(rec)
         if self.pending and rec.kind in ("load", "store"):  # its address or mask was computed from them
             rec.reads, self.pending = tuple(self.pending), {}
         return rec
+
+    def _elsewhere(self, rec: Rec) -> bool:
+        """Whether ``rec`` belongs to a phase other than the one traced (kept out: traced only for the values it
+        computes); a tile of another phase used in this one is refused."""
+        if self.at != self.phase:
+            self.elsewhere.add(rec.out)
+            return True
+        if self.elsewhere.intersection(rec.ins):
+            raise LanguageError(
+                "a tile made before a tl.grid_barrier() is used after it: each phase runs apart, after every "
+                "program's previous phase", site=rec.site, hint="hand it over through memory: tl.store it before the "
+                "barrier and tl.load it after")  # fmt: skip
+        return False
 
     def decide(self, vid: int, data: np.ndarray | None, site: Site) -> float | None:
         """The value of scalar ``vid`` if it is known while tracing (read from inputs: ``sources``), and the scalar
@@ -294,6 +315,9 @@ class Tracer:
     def loop(
         self, values: builtins.range, stages: int | None, site: Site, reads: tuple[Read, ...] = ()
     ) -> Iterator[int]:
+        if self.phase is not None and self.at != self.phase:  # another phase's loop (compiler.language.phases)
+            yield from values
+            return
         loop = LoopRec(site, self.num_stages if stages is None else stages, reads=(*self.pending, *reads))
         self.pending = {}
         self._stack[-1].append(loop)

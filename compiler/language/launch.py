@@ -146,12 +146,15 @@ def trace(
     interpret: bool,
     num_stages: int,
     max_steps: int | None = None,
+    phase: int | None = None,
 ) -> tuple[Tracer, list[Arg]]:
     """Run the kernel body for every program, recording (and, with ``interpret``, computing) it; at most
     ``max_steps`` operations and loop iterations (the instruction budget: ``compiler.language.limits``;
-    None: no limit, for the compiler's own kernels, which estimate their instructions first)."""
+    None: no limit, for the compiler's own kernels, which estimate their instructions first). ``phase``: of a
+    kernel cut by ``tl.grid_barrier()``, the one to record (``compiler.language.phases``)."""
     values, arrays = bind(fn, args, kwargs)
     t = Tracer(interpret, num_stages, StepBudget(max_steps))
+    t.phase = phase
     t.grid = grid_of(grid, values)
     t.blocks = {n: values[n] for n, p in inspect.signature(fn).parameters.items() if _is_constexpr(p.annotation)}
     body = traced(fn, range=functions.range)
@@ -296,8 +299,7 @@ def _compile(name: str, t: Tracer, arrays: list[Arg], target: Target, cores: int
     specs = tuple(TensorSpec(a.name, a.dtype, (a.size,), ("programs",), output=a.stored) for a in used)
     op = LaunchOp(name, specs, t.grid)
     n = len(t.programs)
-    share = tuple(tuple((p,) for p in range(c, n, cores)) for c in range(min(cores, n))) if t.round_robin else \
-        shares(nest, cores)  # fmt: skip
+    share = shares(nest, cores)
     plan = TilingPlan(op, tuple(place.axes.values()), (), ("pid",), share)
     schedule = Schedule(cores=cores, parallel=())
     kernel = Kernel(

@@ -4,7 +4,7 @@ The attention family (``compiler.tune.attention``) ranks its candidates with it.
 the vector rule and ``Transfer.cycles``, assuming the units of a step overlap, so the busiest one sets the pace:
 
     flash  ≈ max(steps per core × max(Cube, Vector, MTE1, MTE2, FIXPIPE) per step, memory)
-    naive  ≈ steps per core × max(..., GM share) for each of its three kernels, one after another
+    naive  ≈ steps per core × max(..., GM share) for each of its three phases, one after another
 
 ``memory`` is the loop nests' rule (``compiler.traffic.memory_cycles``): q, k and v cross HBM once and a K/V tile's
 re-reads — one per Q block of every query head — hit the L2 where the chip has one. Pricing every re-read at the
@@ -154,7 +154,7 @@ class StepModel:
         )  # fmt: skip
 
     def naive_softmax(self, rows: int) -> float:
-        """Kernel 2 of naive, per query row: ``rows`` rows at a time on each vector unit."""
+        """Naive's softmax phase, per query row: ``rows`` rows at a time on one vector unit."""
         op, t = self.op, self.target
         n = op.seq
         sdt = F16 if op.precision == "fast" else F32
@@ -165,10 +165,11 @@ class StepModel:
         vec += _vec(t, "rowbcast", sdt, r, n) + _vec(t, "mul", sdt, r, n)
         load = _move(t, Space.GM, Space.UB, 1, r * n * es)
         store = _move(t, Space.UB, Space.GM, 1, r * n * 2)
-        return max(vec, load, store) / (r * max(1, self.vpc))
+        return max(vec, load, store) / r
 
     def _naive(self, s: AttentionSchedule, cores: int, per_core: int) -> float:
-        """Naive's three kernels in turn, ``per_core`` query tiles on the busiest of ``cores`` cores."""
+        """Naive's three phases in turn, ``per_core`` query tiles on the busiest of ``cores`` cores in the Cube phases;
+        the softmax's query tiles dealt over every vector unit (a separated chip's AIVs: ``vpc`` per core)."""
         op, t = self.op, self.target
         d, n, bq, bk, k0 = op.head_dim, op.seq, s.tile_q, s.tile_kv, s.k0
         sdt = F16 if op.precision == "fast" else F32
@@ -182,7 +183,8 @@ class StepModel:
         gm1 = (bk * d * 2 + bq * bk * es) * cores / t.gm_bandwidth
         phase1 = per_core * tiles * max(cube, mte1, fix, mte2, gm1)
         # 2: softmax
-        phase2 = per_core * bq * self.naive_softmax(s.rows or 1)
+        units = op.bh * -(-n // bq)
+        phase2 = -(-units // (s.cores * max(1, self.vpc))) * bq * self.naive_softmax(s.rows or 1)
         # 3: P·V
         cube = _mmads(t, bq, bk, d, k0)
         mte1 = math.ceil(bk / k0) * (

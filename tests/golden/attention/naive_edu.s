@@ -1,6 +1,6 @@
 ; attention 1x1x24x16 causal (fast): o[b,h] = softmax(q[b,h]·k[b,h]ᵀ/√16 + causal mask)·v[b,h]
 ; schedule: naive · tile q=16,kv=32,k0=16,r=8 · depth 2 · 1 core
-; compiled by dsasim (the naive schedule as three tile-language kernels through the passes) for chip edu
+; compiled by dsasim (the naive schedule: one tile-language kernel in three phases) for edu
 .chip edu
 .tensor q f16[1,1,24,16] in
 .tensor k f16[1,1,24,16] in

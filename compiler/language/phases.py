@@ -1,0 +1,154 @@
+"""``tl.grid_barrier()``: a kernel cut into phases, each run by the whole grid before the next begins.
+
+Every program runs the statements before the barrier (phase 1); no program starts those after it (phase 2) before
+every program has finished phase 1, so a program may load what any program stored before the barrier. It is Ascend
+C's ``SyncAll`` (every core of the launch waits for the others); Triton has no such statement (``tl.debug_barrier``
+orders the threads of one program). A tile does not cross it: store it before the barrier and load it after.
+
+:func:`compile_phases` traces the kernel once per phase (the tracer keeps only that phase's records:
+``Tracer.phase``), compiles each as a kernel of its own (``compile_traced``: its own buffers, stages and flags, its
+programs dealt to cores by their work) and joins each core's phase programs at the barrier (:func:`barrier`): every
+stream drains its pipes (``barrier all``) and tells stream 0 (``set_cross mte2 -> mte2``); stream 0, having heard
+from every other, tells each to go on, and each drains again. On a separated chip a phase without a ``tl.dot`` runs
+on the AIVs (its programs dealt over every AIV), one with Cube work only on the AICs, and one with both is split into
+AIC/AIV groups as any kernel is (``compiler.passes.split``); every stream takes part in every barrier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from compiler.compiled import Compiled
+from compiler.language.core import records, tracer
+from compiler.language.errors import LanguageError, user_site
+from compiler.language.launch import LaunchOp, compile_traced, trace
+from compiler.ops import TensorSpec
+from compiler.target import Target
+from compiler.traffic import Traffic
+from isa import Barrier, Instruction, Pipe, Program, SetCross, TensorDecl, TensorKind, WaitCross
+
+#: the cross-core flag id of the barrier's hand-shake (MTE2 → MTE2: no hand-over of a split kernel uses that pair)
+FLAG = 0
+
+
+def grid_barrier() -> None:
+    """``tl.grid_barrier()``: every program finishes the statements before it before any program starts those
+    after it (see the module). At the kernel's top level, in kernels compiled by :func:`compile_phases`."""
+    t = tracer()
+    if t.phase is None:
+        raise LanguageError(
+            "tl.grid_barrier() cuts a kernel into phases, which only compiler.language.phases.compile_phases "
+            "compiles (the built-in naive attention's kernel); a dsasim.jit launch does not take it yet",
+            site=user_site(),
+            hint="launch the phases as kernels of their own, one after another",
+        )
+    if len(t._stack) > 1:
+        raise LanguageError(
+            "tl.grid_barrier() inside a loop: a barrier cuts the whole kernel, at its top level",
+            site=user_site(),
+            hint="split the loop into a loop before the barrier and one after it",
+        )
+    t.at += 1
+    t.barriers = max(t.barriers, t.at)
+
+
+def compile_phases(
+    name: str,
+    fn: Callable,
+    grid: tuple[int, int, int],
+    args: tuple,
+    kwargs: dict,
+    chip: object,
+    cores: int,
+    num_stages: int,
+    k_step: int | None = None,
+    names: Sequence[str] = (),
+) -> Compiled:
+    """``fn`` (a kernel cut by ``tl.grid_barrier()``) traced phase by phase over ``grid`` and compiled by the
+    language's passes, on ``cores`` cores (AIC/AIV groups on a separated chip), joined at the barriers; every
+    ``dot`` longer than ``k_step`` (if given) in L0 steps of it. ``passes`` names each phase's passes
+    ``NAME:pass``, ``NAME`` from ``names`` (default ``phase1``, ``phase2``, …)."""
+    target = Target.of(chip)
+    vpc = target.vector_per_cube
+    phases: list[tuple[Compiled, str]] = []
+    count = 1
+    while len(phases) < count:
+        t, arrays = trace(fn, grid, args, kwargs, False, num_stages, phase=len(phases))
+        count = t.barriers + 1
+        t.k_step = k_step
+        dots = any(r.kind == "dot" for body in t.programs for r in records(body))
+        side = "AIC" if dots else "AIV"
+        phases.append((compile_traced(name, t, arrays, chip, cores * (vpc if vpc and not dots else 1)), side))
+    streams, kinds = place(phases, vpc)
+    joined = [list(parts[0]) for parts in streams]
+    for c, parts in enumerate(streams):
+        for part in parts[1:]:
+            joined[c] += (*barrier(c, len(streams)), *part)
+    first = phases[0][0]
+    specs: dict[str, TensorSpec] = {}
+    for c, _ in phases:
+        specs.update({s.name: s for s in c.op.tensors() if s.output or s.name not in specs})
+    op = LaunchOp(name, tuple(specs.values()), first.op.grid)
+    tensors = merged([d for c, _ in phases for d in c.program.tensors])
+    program = Program(tensors, tuple(map(tuple, joined)), first.program.chip, first.program.comments)
+    label = [names[k] if k < len(names) else f"phase{k + 1}" for k in range(len(phases))]
+    passes = tuple((f"{label[k]}:{p}", kernel) for k, (c, _) in enumerate(phases) for p, kernel in c.passes)
+    traffic = Traffic(tuple(term for c, _ in phases for term in c.traffic.terms))
+    return replace(first, op=op, program=program, passes=passes, traffic=traffic, kinds=kinds if vpc else ())
+
+
+def place(phases: list[tuple[Compiled, str]], vpc: int) -> tuple[list[list[tuple[Instruction, ...]]], tuple]:
+    """Each stream's program in every phase, and each stream's kind: on a coupled chip core ``c`` of every phase is
+    stream ``c``; on a separated chip group ``g`` is stream ``g·(1+vpc)`` (its AIC) and the ``vpc`` after it (its
+    AIVs): a phase's AIC-only core ``g`` goes to group ``g``'s AIC, its AIV-only core ``i`` to AIV ``i mod vpc`` of
+    group ``i // vpc``, a split phase's groups to theirs (its cross-core flags renumbered)."""
+    width = 1 + vpc
+    moves: list[dict[int, int]] = []
+    for c, side in phases:
+        n = len(c.program.cores)
+        if not vpc:
+            moves.append({i: i for i in range(n)})
+        elif c.kinds:  # split into groups of an AIC and its AIVs
+            move, g, j = {}, -1, 0
+            for i, kind in enumerate(c.kinds):
+                g, j = (g + 1, 0) if kind == "AIC" else (g, j + 1)
+                move[i] = g * width + j
+            moves.append(move)
+        elif side == "AIC":
+            moves.append({i: i * width for i in range(n)})
+        else:
+            moves.append({i: i // vpc * width + 1 + i % vpc for i in range(n)})
+    total = max(max(m.values(), default=0) for m in moves) + 1
+    total = -(-total // width) * width
+    streams: list[list[tuple[Instruction, ...]]] = [[() for _ in phases] for _ in range(total)]
+    for k, ((c, _), move) in enumerate(zip(phases, moves, strict=True)):
+        for i, core in enumerate(c.program.cores):
+            streams[move[i]][k] = tuple(
+                replace(ins, core=move[ins.core]) if type(ins) in (SetCross, WaitCross) else ins for ins in core
+            )
+    kinds = tuple("AIC" if i % width == 0 else "AIV" for i in range(total))
+    return streams, kinds
+
+
+def barrier(c: int, n: int) -> tuple[Instruction, ...]:
+    """Stream ``c``'s part of a barrier of ``n`` streams: drain, tell stream 0 (which waits for every other, then
+    tells each), wait for it, drain (no pipe starts the next phase early)."""
+    if n == 1:
+        return (Barrier(None),)
+    if c:
+        return Barrier(None), SetCross(Pipe.MTE2, Pipe.MTE2, FLAG, 0), WaitCross(Pipe.MTE2, Pipe.MTE2, FLAG, 0), \
+            Barrier(None)  # fmt: skip
+    heard = tuple(WaitCross(Pipe.MTE2, Pipe.MTE2, FLAG, o) for o in range(1, n))
+    return Barrier(None), *heard, *(SetCross(Pipe.MTE2, Pipe.MTE2, FLAG, o) for o in range(1, n)), Barrier(None)
+
+
+def merged(decls: list[TensorDecl]) -> tuple[TensorDecl, ...]:
+    """The phases' tensors, one per name: read by one phase and written by another, ``inout``; a workspace, the
+    largest phase's."""
+    out: dict[str, TensorDecl] = {}
+    for d in decls:
+        was = out.get(d.name, d)
+        kind = was.kind if was.kind is d.kind else TensorKind.INOUT
+        out[d.name] = replace(max(was, d, key=lambda x: x.nbytes), kind=kind)
+    return tuple(out.values())
