@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 
-import ml_dtypes
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -593,6 +592,8 @@ def test_a_strided_broadcast_kernel_end_to_end():
 
 
 def test_bf16_tensors_work_end_to_end():
+    import ml_dtypes  # here, not at the top: 1 s of every worker's collection
+
     src = """\
 .tensor x bf16[256] in
 .tensor y bf16[256] out
