@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -172,6 +171,8 @@ def test_inputs_that_are_not_numbers(capsys, tmp_path):
 
 
 def test_bf16_inputs_saved_with_numpy_are_read_back(capsys, tmp_path):
+    import ml_dtypes  # here, not at the top: 1 s of every worker's collection
+
     x = np.linspace(-2, 2, 64).astype(ml_dtypes.bfloat16)
     np.savez(tmp_path / "in.npz", x=x)  # numpy stores bf16 as raw 2-byte voids
     path = write(tmp_path, "k.s", KERNEL.replace("f16", "bf16").format(line="v.abs ub[0x0100], ub[0x0000], bf16[64]"))

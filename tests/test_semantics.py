@@ -8,10 +8,10 @@ elements; a source stride of 0 reads one row for every row (broadcast).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
-import ml_dtypes
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -53,7 +53,13 @@ from simulator.memory import CoreMemory, MachineMemory
 
 F16, BF16, F32, I8, I32 = DType.F16, DType.BF16, DType.F32, DType.I8, DType.I32
 FLOATS = (F16, BF16, F32)
-BY_NUMPY = {d.np: d for d in DType}
+
+
+@functools.cache
+def by_numpy() -> dict:
+    """numpy dtype → DType, made when first needed (bf16's numpy type imports ml_dtypes: 1 s of a collection)."""
+    return {d.np: d for d in DType}
+
 
 # ------------------------------------------------------------------------------ the bench
 
@@ -63,7 +69,7 @@ class Bench:
 
     def __init__(self, gm_in: dict[str, np.ndarray] | None = None, gm_out: dict[str, tuple] | None = None) -> None:
         gm_in, gm_out = gm_in or {}, gm_out or {}
-        decls = [TensorDecl(n, BY_NUMPY[a.dtype], a.shape, TensorKind.IN) for n, a in gm_in.items()]
+        decls = [TensorDecl(n, by_numpy()[a.dtype], a.shape, TensorKind.IN) for n, a in gm_in.items()]
         decls += [TensorDecl(n, d, s, TensorKind.OUT) for n, (d, s) in gm_out.items()]
         self.tensors = tuple(decls)
         self.machine = MachineMemory(Program(self.tensors, ((),)), EDU, gm_in)
@@ -593,6 +599,8 @@ def test_a_strided_broadcast_kernel_end_to_end():
 
 
 def test_bf16_tensors_work_end_to_end():
+    import ml_dtypes  # here, not at the top: 1 s of every worker's collection
+
     src = """\
 .tensor x bf16[256] in
 .tensor y bf16[256] out

@@ -187,6 +187,7 @@ class LoopNestFamily(Family):
             panels = {_panel(tiled, p) for p in knobs.get("panel", (fixed.panel,))}
             blocks = {_block(b, None) for b in knobs.get("block", (fixed.block,))}
             seen: set[tuple] = set()
+            ordered: dict[tuple, Kernel | ScheduleError] = {}  # the tiling nested once per order, for every block
             for loop_order, par, panel, block in itertools.product(
                 orders, pars, sorted(panels, key=str), sorted(blocks, key=str)
             ):
@@ -195,16 +196,21 @@ class LoopNestFamily(Family):
                 block = _block(block, panel)
                 if (order_, par, panel, block) not in seen:
                     seen.add((order_, par, panel, block))
-                    yield from self._depths(pruned, max_instructions, tiled, tiles, order_, par, panel, block)
+                    if (order_, par) not in ordered:
+                        ordered[order_, par] = _ordered(tiled, order_, par, fixed)
+                    yield from self._depths(pruned, max_instructions, ordered[order_, par], tiles, order_, par,
+                                            panel, block)  # fmt: skip
 
-    def _depths(self, pruned: Counter, max_instructions: int, tiled: Kernel, tiles: dict[str, int],
-                order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None,
+    def _depths(self, pruned: Counter, max_instructions: int, ordered: Kernel | ScheduleError,
+                tiles: dict[str, int], order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None,
                 block: str | None = None):  # fmt: skip
         """The candidates of one tiling, loop order, L1 block and k block: every distinct depth and prefetch
-        that fits."""
+        that fits (``ordered``: the tiling after ``order``, or what ``order`` refused it with)."""
         op, fixed = self.inner, self.fixed
         try:
-            hoisted = hoist(order(tiled, order_, par, fixed.cores, fixed.group_m), panel, block)
+            if isinstance(ordered, ScheduleError):
+                raise ordered
+            hoisted = hoist(ordered, panel, block)
         except ScheduleError as e:
             pruned[reason(e)] += 1
             return
@@ -283,6 +289,14 @@ def schedule_from_json(op: Op, d: dict) -> Schedule:
         panel=d.get("panel"),
         block=d.get("block"),
     )
+
+
+def _ordered(tiled: Kernel, order_: tuple[str, ...], par: tuple[str, ...], fixed: Schedule) -> Kernel | ScheduleError:
+    """``order``'s kernel, or the error it refused the nesting with."""
+    try:
+        return order(tiled, order_, par, fixed.cores, fixed.group_m)
+    except ScheduleError as e:
+        return e
 
 
 def _tiles(op: Op, tiled: Kernel) -> tuple[dict[str, int], tuple[str, ...]]:

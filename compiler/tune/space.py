@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.attention.op import Attention
+from compiler.memo import Memo
 from compiler.ops import Op
 from compiler.target import Target
 from compiler.tune.attention import AttentionFamily
@@ -31,7 +32,7 @@ from compiler.tune.attention import schedule_from_json as attention_schedule
 from compiler.tune.errors import TuneError
 from compiler.tune.loopnest import LoopNestFamily
 from compiler.tune.loopnest import schedule_from_json as loopnest_schedule
-from compiler.tune.types import REFUSED, Candidate, Family, Knob, schedule_key
+from compiler.tune.types import REFUSED, Candidate, Family, Knob, Prediction, schedule_key
 
 #: Default cap on a candidate's instructions (all cores): ~2–5 s of simulation.
 MAX_INSTRUCTIONS = 400_000
@@ -151,8 +152,9 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
             f"the schedule uses {cores} cores but chip {target.name} has {target.cores}",
             hint="lower --cores, or extend the chip (dsasim tune --cores does)",
         )
-    space = Space(family, family.knobs(), [], Counter(), max_instructions)
-    for index, (sched, build, prediction) in enumerate(family.enumerate(space.pruned, max_instructions)):
+    found, pruned = _enumerate(family, max_instructions)
+    space = Space(family, family.knobs(), [], Counter(pruned), max_instructions)
+    for index, (sched, build, prediction) in enumerate(found):
         cand = Candidate(index, sched, build, prediction)
         space._by_key[cand.key] = cand
         space.candidates.append(cand)
@@ -162,3 +164,41 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
             hint="pin fewer knobs, use more cores, or a smaller shape",
         )
     return space
+
+
+Enumerated = tuple[tuple[tuple[Any, Any, Prediction], ...], Counter]
+
+
+class _Enumerations(Memo[Enumerated]):
+    """Enumerations already done (the candidates' schedules, kernel builders and estimates, and the pruned
+    counts), keyed by the operator, the chip's fields (``Target.key``), the pinned knobs and the budget: a tune run
+    builds its space, and a notebook (lab 7), a sweep or a test asks again for the same one. Bounded by their
+    candidates too (a candidate keeps its hoisted kernel: a 20,000-candidate space holds about 75 MiB). Each
+    ``build_space`` call still gets a space of its own (new candidates: a candidate's kernel is built per space)."""
+
+    def __init__(self, maxsize: int, max_candidates: int) -> None:
+        super().__init__(maxsize)
+        self.max_candidates = max_candidates
+
+    def get(self, key: Hashable, make: Callable[[], Enumerated]) -> Enumerated:
+        value = super().get(key, make)
+        while len(self._items) > 1 and sum(len(found) for found, _ in self._items.values()) > self.max_candidates:
+            self._items.popitem(last=False)
+        return value
+
+
+ENUMERATED = _Enumerations(32, max_candidates=40_000)
+
+
+def _enumerate(family: Family, max_instructions: int) -> Enumerated:
+    """The family's candidates and pruned counts; a loop nest's remembered (attention's space also depends on
+    ``compiler.tune.attention.FIT_CHECKED``, which a caller may change: it is enumerated afresh)."""
+
+    def make() -> Enumerated:
+        pruned: Counter = Counter()
+        return tuple(family.enumerate(pruned, max_instructions)), pruned
+
+    if not isinstance(family, LoopNestFamily):
+        return make()
+    fixed = schedule_key(family.fixed)
+    return ENUMERATED.get((family.op, family.target.key, fixed, max_instructions), make)

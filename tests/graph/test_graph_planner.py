@@ -121,13 +121,29 @@ def test_naive_is_the_sum_and_reuse_the_largest_live_set():
     assert reuse.offset("softmax.sum") == reuse.offset("softmax.max")
 
 
-def test_max_batch_doubles_then_bisects():
+@pytest.mark.parametrize("policy", ["naive", "reuse"])
+def test_max_batch_is_the_batch_that_fits_whose_successor_does_not(policy):
+    """Whatever the capacity (exactly a batch's peak, a byte less, between two peaks, at batch 1's or 2's, the
+    limit's or beyond), ``max_batch`` is the largest batch whose peak fits — checked against the peaks themselves
+    — and tries few batches (each rebuilds the graph)."""
     g = build("mlp", batch=1, hidden=64)
-    for policy in ("naive", "reuse"):
-        cap = plan_memory(g.rebuild(batch=100), policy).peak
-        assert max_batch(g, cap, policy) == 100
-        assert max_batch(g, cap - 1, policy) == 99
-    assert max_batch(g, 1024, "reuse") == 0  # the weights alone do not fit
+
+    def peak(b: int) -> int:
+        return plan_memory(g.rebuild(batch=b), policy).peak
+
+    for batch in (1, 2, 3, 7, 100, 1000):
+        cap = peak(batch)
+        assert max_batch(g, cap, policy) == batch
+        assert max_batch(g, cap - 1, policy) == batch - 1
+        assert max_batch(g, (cap + peak(batch + 1)) // 2, policy) == batch
+    assert max_batch(g, peak(40), policy, limit=37) == 37  # the limit fits
+    assert max_batch(g, peak(40), policy, limit=64) == 40
+    tried, rebuild = [], Graph.rebuild
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Graph, "rebuild", lambda self, **kw: tried.append(kw["batch"]) or rebuild(self, **kw))
+        assert max_batch(g, peak(300), policy) == 300
+    assert len(tried) <= 8, tried
+    assert max_batch(g, 1024, policy) == 0  # the weights alone do not fit
 
 
 def test_unknown_policy_and_a_graph_without_builder():

@@ -39,3 +39,23 @@ def test_the_space_is_the_same_without_shortcuts(monkeypatch, op, pins, chip, bu
     assert fast[0] == slow[0]
     assert fast[1] == slow[1]
     assert fast[1]["exceed the instruction budget"] or budget == 400_000  # the budget's closed form is exercised
+
+
+def test_a_space_built_again_is_the_remembered_one_and_a_smaller_chip_gets_its_own():
+    """``build_space`` remembers a loop nest's enumeration by the chip's fields (``Target.key``), never its name: a
+    copy of edu with a sixteenth of its L1 and UB, under edu's name, gets its own space; each call's candidates are
+    new objects (a candidate's kernel is built per space), with the same schedules and estimates."""
+    from compiler.tune.space import ENUMERATED
+    from tests.compiler.test_compiler_memo import _smaller
+
+    op, pins = MatMul(64, 96, 128), Schedule(tile={"k0": 32}, buffers={"a": 2, "b": 2, "c": 1}, prefetch=1)
+    edu = chip_for("edu", 1)
+    first = build_space(op, edu, pins, max_instructions=2_000)
+    hits = ENUMERATED.hits
+    again = build_space(op, edu, pins, max_instructions=2_000)
+    assert ENUMERATED.hits == hits + 1  # remembered ...
+    assert [(c.key, c.prediction) for c in again] == [(c.key, c.prediction) for c in first]
+    assert again.pruned == first.pruned and again.summary() == first.summary()
+    assert all(a is not b and a.index == b.index for a, b in zip(again, first))  # ... in new candidates
+    small = build_space(op, _smaller(edu, 16), pins, max_instructions=2_000)
+    assert small.pruned != first.pruned and len(small) < len(first)
