@@ -7,8 +7,6 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-import labs  # noqa: F401  before any test module imports nbformat: labs/__init__.py spares jsonschema's IRI parser
-
 settings.register_profile(
     "ci",
     max_examples=40,
