@@ -122,6 +122,13 @@ def core_stream(
 # ------------------------------------------------------------------------------------ emission
 
 
+def _slot_addrs(b: Buffer) -> tuple[Addr, ...]:
+    """Each slot's address of a buffer of one live tile (a temporary: one); ``()`` for another."""
+    if b.temp or b.live != 1:
+        return (Addr(b.space, b.offset),) if b.temp else ()
+    return tuple(Addr(b.space, b.offset + d * b.slot_bytes) for d in range(b.depth))
+
+
 class Emitter:
     """Walks the nest for one core and emits its instructions (flags still as ``FlagRef``).
 
@@ -155,14 +162,9 @@ class Emitter:
         self.env: dict[str, int] = {}
         self.inst: dict[str, int] = {}
         self.bufs = {b.name: b for b in kernel.buffers}
-        #: a buffer of one live tile: the address of each slot (a temporary: one, whatever its instance)
-        self.slots = {
-            b.name: (Addr(b.space, b.offset),)
-            if b.temp
-            else tuple(Addr(b.space, b.offset + d * b.slot_bytes) for d in range(b.depth))
-            for b in kernel.buffers
-            if b.temp or b.live == 1
-        }
+        #: a buffer of one live tile: the address of each slot (a temporary: one, whatever its instance); another
+        #: buffer: ``()``. Filled as ``addr`` asks (a search's pricing emits a few statements of each kernel)
+        self.slots: dict[str, tuple[Addr, ...]] = {}
         self.axes = {a.name: a for a in kernel.axes}
         #: per axis: its tile loop's variable, its tile size and its extent (``ext`` is called a lot)
         self.tiling = {a.name: (f"{a.name}o", a.tile or 1, a.extent) for a in kernel.axes}
@@ -447,7 +449,9 @@ class Emitter:
 
     def addr(self, name: str) -> Addr:
         slots = self.slots.get(name)
-        if slots is not None:  # one live tile: its instance's slot (most buffers; asked ~10⁶ times)
+        if slots is None:
+            slots = self.slots[name] = _slot_addrs(self.bufs[name])
+        if slots:  # one live tile: its instance's slot (most buffers; asked ~10⁶ times)
             return slots[self.inst.get(name, 0) % len(slots)]
         b: Buffer = self.bufs[name]
         slot = (self.inst.get(name, 0) % b.depth) * b.live

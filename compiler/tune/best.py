@@ -277,6 +277,7 @@ class Pricer:
         self.tilings: dict[tuple, float | None] = {}  # the bound of each tiling, whatever its k0
         self.closed: dict[tuple, float] = {}  # its closed form (:meth:`cheap`), and each operand tile's cheapest load
         self.loads: dict[tuple, float] = {}
+        self.transfers: dict[tuple, object] = {}
         self.ordered: dict[tuple, Kernel | None] = {}
         self.kept: dict[tuple, Kernel] = {}  # hoisted kernels bounded, not yet priced
         #: the instructions and costs the model priced, for the next kernels (none with ``DSASIM_FAST=0``)
@@ -335,7 +336,7 @@ class Pricer:
             op, given = self.op, self.given
             parallel = given.parallel or _parallel(op, _tiles_of(candidate), given.cores, given.group_m)
             got = self.closed[tiling] = closed_bound(
-                op, self.target, candidate, given.order, given.cores, parallel, self.loads
+                op, self.target, candidate, given.order, given.cores, parallel, self.loads, self.transfers
             )
         return got
 

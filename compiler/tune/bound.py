@@ -42,10 +42,12 @@ def closed_bound(
     cores: int,
     parallel: tuple[str, ...],
     loads: dict[tuple, float] | None = None,
+    transfers: dict[tuple, Any] | None = None,
 ) -> float:
     """A lower bound of the predicted cycles of the matmul ``candidate`` (its ``m, n, k`` tiles, ``panel`` and
     ``block``) on ``cores`` cores, its tiles of the ``parallel`` axes spread over them; 0 where it knows nothing
-    (another operator or loop order). ``loads``: each operand tile's load cost, kept across a search's calls."""
+    (another operator or loop order). ``loads``: each operand tile's load cost, kept across a search's calls;
+    ``transfers``: each load shape's transfer."""
     if not isinstance(op, MatMul) or (order and tuple(order) != ORDER) or tuple(parallel) != ORDER[: len(parallel)]:
         return 0.0
     axes = op.axes()
@@ -63,7 +65,7 @@ def closed_bound(
         key = (name, bandwidth, least, *(sizes[d] for d in op.tensor(name).dims))
         cost = None if loads is None else loads.get(key)
         if cost is None:
-            cost = _load_cost(op, target, name, sizes, bandwidth, least)
+            cost = _load_cost(op, target, name, sizes, bandwidth, least, transfers)
             if loads is not None:
                 loads[key] = cost
         return cost
@@ -129,10 +131,19 @@ def _served(op: MatMul, target: Target, trips: dict[str, int], panel: str | None
     return (read + write) * l2.bandwidth / (read - compulsory)
 
 
-def _load_cost(op: Op, target: Target, name: str, tiles: dict[str, int], bandwidth: float, least: bool) -> float:
+def _load_cost(
+    op: Op,
+    target: Target,
+    name: str,
+    tiles: dict[str, int],
+    bandwidth: float,
+    least: bool,
+    transfers: dict[tuple, Any] | None = None,
+) -> float:
     """The stream cost of a GM→L1 load of one tile of operand ``name`` at ``bandwidth``: averaged over its full and
     tail shapes as the model weighs them along a loop of ``n`` tiles (``(n - 1) / n`` and ``1 / n``), or with
-    ``least`` the cheapest of them (a k block splits the k loop in two: other weights)."""
+    ``least`` the cheapest of them (a k block splits the k loop in two: other weights). ``transfers``: each shape's
+    transfer, kept across calls (the same at every bandwidth)."""
     t = op.tensor(name)
     axes = op.axes()
     sizes = []
@@ -149,6 +160,13 @@ def _load_cost(op: Op, target: Target, name: str, tiles: dict[str, int], bandwid
     for (rows, wr), (cols, wc) in itertools.product(*sizes):
         stride = width if cols < width and rows > 1 else None
         shape = (rows, cols) if rows > 1 else (cols,)
-        ins = Copy(Addr(Space.L1, 0), Addr(Space.GM, 0, name), t.dtype, shape, src_stride=stride, nd2nz=nz)
-        costs.append((wr * wc, stream_cycles(ins.cost(params), path, bandwidth)[0]))
+        # the load's transfer (its bursts and bytes) is the same at every bandwidth: made once per shape
+        geometry = (name, shape, stride)
+        transfer = None if transfers is None else transfers.get(geometry)
+        if transfer is None:
+            ins = Copy(Addr(Space.L1, 0), Addr(Space.GM, 0, name), t.dtype, shape, src_stride=stride, nd2nz=nz)
+            transfer = ins.cost(params)
+            if transfers is not None:
+                transfers[geometry] = transfer
+        costs.append((wr * wc, stream_cycles(transfer, path, bandwidth)[0]))
     return min(c for _, c in costs) if least else sum(w * c for w, c in costs)
