@@ -80,7 +80,7 @@ class PointerType:
 # -------------------------------------------------------------------------------------- records
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Rec:
     """One traced operation. ``attrs`` are static (the same for every program and loop step of this
     line); ``params`` may differ per instance (DMA offsets, tail sizes, immediates)."""
@@ -99,7 +99,7 @@ class Rec:
         return (self.kind, self.op, self.site, self.attrs, len(self.ins), self.out is None)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class LoopRec:
     """A traced loop: each iteration's records apart; ``stages`` is its ``num_stages``."""
 
@@ -178,7 +178,7 @@ def located(out: list[Instruction], site: Site) -> list[Instruction]:
     return out
 
 
-@dataclass
+@dataclass(slots=True)
 class ValueInfo:
     """What the tracer knows of a value: storage shape, type, the leading block holding data (a masked
     load's valid rows and columns), and the record that made it."""

@@ -292,15 +292,17 @@ class Layouts:
     def _fold_row_reads(self) -> None:
         """A stride-0 row copy (a column spread of the row-major kernel) read only by steps that take a
         stride-0 operand: they read the row directly, and the copy goes."""
-        readers: dict[int, list[tuple[Rec, int]]] = {}
         recs = [r for body in self.t.programs for r in records(body)]
+        rows = {r.out: r for r in recs if r.kind == "vec" and r.op == "bcast" and r.attrs == ("row",)}
+        if not rows:
+            return
+        readers: dict[int, list[tuple[Rec, int]]] = {}  # of the row copies only
         for r in recs:
             for j, v in enumerate(r.ins):
-                readers.setdefault(v, []).append((r, j))
+                if v in rows:
+                    readers.setdefault(v, []).append((r, j))
         gone: set[int] = set()
-        for r in recs:
-            if r.kind != "vec" or r.op != "bcast" or r.attrs != ("row",):
-                continue
+        for r in rows.values():  # in program order
             rs = readers.get(r.out, [])  # type: ignore[arg-type]
             if not rs or not all(self._foldable(x, j) for x, j in rs):
                 continue

@@ -194,3 +194,44 @@ def test_rebase_moves_each_shared_instruction_once_and_exactly(monkeypatch):
         assert objects(once) == objects(program), node.name  # an object the kernel repeats is one object rebased
         saved += objects(each) - objects(once)
     assert saved > 0
+
+
+def test_a_graph_run_gives_the_collector_back_its_objects(monkeypatch):
+    """The run sets each finished kernel aside from the cyclic collector (``settled``) and gives every object back
+    when it ends — also when a kernel fails — and leaves alone a process that froze objects itself."""
+    import gc
+
+    import dsasim.graph_run as graph_run
+
+    g = build("mlp", batch=16, hidden=64)
+    frozen = []
+    real_execute = graph_run.execute
+
+    def execute(*args, **kwargs):
+        frozen.append(gc.get_freeze_count())
+        return real_execute(*args, **kwargs)
+
+    monkeypatch.setattr(graph_run, "execute", execute)
+    run_graph(g, "edu", timing_only=True)
+    assert frozen[0] == 0 and all(n > 0 for n in frozen[1:]) and gc.get_freeze_count() == 0
+
+    def fail(*args, **kwargs):
+        if frozen:  # the second kernel
+            raise RuntimeError("a kernel failed")
+        return execute(*args, **kwargs)
+
+    assert len(frozen) > 1
+    frozen.clear()
+    monkeypatch.setattr(graph_run, "execute", fail)
+    with pytest.raises(RuntimeError, match="a kernel failed"):
+        run_graph(g, "edu", timing_only=True)
+    assert gc.get_freeze_count() == 0
+
+    gc.freeze()  # the caller's own: kept frozen, and the run freezes nothing more
+    try:
+        before = gc.get_freeze_count()
+        monkeypatch.setattr(graph_run, "execute", real_execute)
+        run_graph(g, "edu", timing_only=True)
+        assert gc.get_freeze_count() >= before
+    finally:
+        gc.unfreeze()
