@@ -296,14 +296,14 @@ def settled() -> Iterator[Callable[[], None]]:
     when the block ends. A large kernel's program is a few hundred thousand objects made while the collector was
     paused (``isa.gcpause``); otherwise each later kernel's compile walked them again in full collections (0.5 of
     the prefill layer's 9 s at 1,024 tokens). Nothing is computed differently: the collector only frees garbage.
-    A process that froze objects itself is left as it is."""
-    if gc.get_freeze_count():
-        yield lambda: None
-        return
+    In a process that froze objects itself (the ``dsasim`` command freezes what it imported) the kernels are frozen
+    with them and stay so: ``gc.unfreeze`` cannot give back only some, and that process's owner unfreezes."""
+    ours = not gc.get_freeze_count()
     try:
         yield gc.freeze
     finally:
-        gc.unfreeze()
+        if ours:
+            gc.unfreeze()
 
 
 def graph_ulps(graph: Graph) -> float | None:
