@@ -15,8 +15,9 @@ engine, no cycles: returns None), ``num_stages=`` (default 2: loops without thei
 double-buffered and prefetch one tile ahead), ``sanitize=`` (look for races, as ``simulate``), ``check=``
 (also run the interpreter on copies of the arguments and compare: ``run.check``), ``max_instructions=``
 (default 4,000,000: the trace is refused beyond it, before a large grid or loop is traced: docs/limits.md). A
-GPU's launch options (``num_warps=``, ``num_ctas=``, ``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean
-nothing here.
+kernel that calls ``tl.grid_barrier()`` runs in phases, each finished by every program before the next begins
+(``compiler.language.phases``), with the same keywords. A GPU's launch options (``num_warps=``, ``num_ctas=``,
+``maxnreg=``, ``enable_fp_fusion=``) are accepted and mean nothing here.
 """
 
 from __future__ import annotations
@@ -31,17 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compiler.language import (
-    LanguageError,
-    TilesDoNotFit,
-    branches,
-    cdiv,
-    compile_traced,
-    trace,
-    traced,
-    tracing_active,
-)
+from compiler.language import LanguageError, branches, cdiv, trace, traced, tracing_active
 from compiler.language.errors import Site, internal_path
+from compiler.language.phases import compile_fitting, compile_phases, interpret_phases
 from dsasim.api import KernelRun, chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
 from dsasim.driver import execute
@@ -223,24 +216,28 @@ class JITFunction:
             if name not in params:
                 kwargs.pop(name, None)
         steps = max_instructions
-        if interpret:
-            trace(self.fn, grid, args, kwargs, True, num_stages, steps)
+        if interpret:  # a kernel cut by tl.grid_barrier(): phase by phase (compiler.language.phases)
+            interpret_phases(self.fn, grid, args, kwargs, num_stages, steps)
             return None
         c = chip_for(chip) if cores is None else chip_for(chip, cores)
         ncores = cores or c.cores
-        t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages, steps)
-        try:
-            compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores)
-        except TilesDoNotFit:  # the compiler's own tiles (transposed layout, sums on the Cube) took the room
-            t, arrays = trace(self.fn, grid, args, kwargs, False, num_stages, steps)
-            compiled = compile_traced(self.fn.__name__, t, arrays, c, ncores, rewrite=False)
+        name = self.fn.__name__
+
+        def again() -> tuple:  # the kernel's first phase: all of it if it has no tl.grid_barrier()
+            return trace(self.fn, grid, args, kwargs, False, num_stages, steps, phase=0)
+
+        t, arrays = again()
+        if t.barriers:
+            compiled = compile_phases(name, self.fn, grid, args, kwargs, c, ncores, num_stages, max_steps=steps)
+        else:
+            compiled = compile_fitting(name, t, arrays, again, c, ncores)
         decl = {d.name for d in compiled.program.tensors}
         inputs = {a.name: a.array for a in arrays if a.name in decl}
 
         def oracle(run: Run) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
             """The interpreter on copies of the arguments: what the stored arrays should hold."""
             copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-            _, interpreted = trace(self.fn, grid, copies, kwargs, True, num_stages, steps)
+            interpreted = interpret_phases(self.fn, grid, copies, kwargs, num_stages, steps)
             expected = {a.name: a.array.reshape(-1) for a in interpreted if a.stored}
             return {k: v.reshape(-1) for k, v in run.outputs.items()}, expected
 
@@ -249,7 +246,7 @@ class JITFunction:
             c,
             inputs=inputs,
             timing_only=timing_only,
-            name=self.fn.__name__,
+            name=name,
             sanitize=sanitize,
             knobs=compiled.knob_hints(),
             max_instructions=max_instructions,

@@ -196,6 +196,8 @@ class Tracer:
 
     def __init__(self, interpret: bool, num_stages: int, budget: StepBudget | None = None) -> None:
         self.interpret = interpret
+        #: the launch interprets (``interpret`` is off in the phases not traced: compiler.language.phases)
+        self.interpreting = interpret
         self.num_stages = num_stages
         #: the steps (records, loop iterations) the launch may trace: compiler.language.limits
         self.budget = budget or StepBudget(None)
@@ -253,6 +255,7 @@ class Tracer:
         self._stack = [body]
         self._loops = []
         self.at = 0
+        self.interpret = self.interpreting and not self.phase  # no phase, or the first: before any barrier
 
     @contextmanager
     def before_loops(self) -> Iterator[None]:

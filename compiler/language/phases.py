@@ -5,13 +5,16 @@ every program has finished phase 1, so a program may load what any program store
 C's ``SyncAll`` (every core of the launch waits for the others); Triton has no such statement (``tl.debug_barrier``
 orders the threads of one program). A tile does not cross it: store it before the barrier and load it after.
 
-:func:`compile_phases` traces the kernel once per phase (the tracer keeps only that phase's records:
-``Tracer.phase``), compiles each as a kernel of its own (``compile_traced``: its own buffers, stages and flags, its
-programs dealt to cores by their work) and joins each core's phase programs at the barrier (:func:`barrier`): every
-stream drains its pipes (``barrier all``) and tells stream 0 (``set_cross mte2 -> mte2``); stream 0, having heard
-from every other, tells each to go on, and each drains again. On a separated chip a phase without a ``tl.dot`` runs
-on the AIVs (its programs dealt over every AIV), one with Cube work only on the AICs, and one with both is split into
-AIC/AIV groups as any kernel is (``compiler.passes.split``); every stream takes part in every barrier.
+A ``dsasim.jit`` launch traces every kernel as its first phase; one that passed a barrier is compiled by
+:func:`compile_phases` and interpreted by :func:`interpret_phases` (each phase of every program in turn, the others
+traced for their values only). :func:`compile_phases` traces the kernel once per phase (the tracer keeps only that
+phase's records: ``Tracer.phase``), compiles each as a kernel of its own (``compile_traced``: its own buffers, stages
+and flags, its programs dealt to cores by their work) and joins each core's phase programs at the barrier
+(:func:`barrier`): every stream drains its pipes (``barrier all``) and tells stream 0 (``set_cross mte2 -> mte2``);
+stream 0, having heard from every other, tells each to go on, and each drains again. On a separated chip a phase
+without a ``tl.dot`` runs on the AIVs (its programs dealt over every AIV), one with Cube work only on the AICs, and
+one with both is split into AIC/AIV groups as any kernel is (``compiler.passes.split``); every stream takes part in
+every barrier.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from compiler.compiled import Compiled
-from compiler.language.core import records, tracer
-from compiler.language.errors import LanguageError, user_site
+from compiler.language.core import Arg, Tracer, records, tracer
+from compiler.language.errors import LanguageError, TilesDoNotFit, user_site
 from compiler.language.launch import LaunchOp, compile_traced, trace
 from compiler.ops import TensorSpec
 from compiler.target import Target
@@ -34,14 +37,14 @@ FLAG = 0
 
 def grid_barrier() -> None:
     """``tl.grid_barrier()``: every program finishes the statements before it before any program starts those
-    after it (see the module). At the kernel's top level, in kernels compiled by :func:`compile_phases`."""
+    after it (see the module). At the kernel's top level, in a ``dsasim.jit`` launch or :func:`compile_phases`."""
     t = tracer()
     if t.phase is None:
         raise LanguageError(
-            "tl.grid_barrier() cuts a kernel into phases, which only compiler.language.phases.compile_phases "
-            "compiles (the built-in naive attention's kernel); a dsasim.jit launch does not take it yet",
+            "tl.grid_barrier() cuts a kernel into phases, which a dsasim.jit launch or "
+            "compiler.language.phases.compile_phases compiles, not this trace",
             site=user_site(),
-            hint="launch the phases as kernels of their own, one after another",
+            hint="launch the kernel with @dsasim.jit, or trace it with phase=0 and compile it by compile_phases",
         )
     if len(t._stack) > 1:
         raise LanguageError(
@@ -51,6 +54,7 @@ def grid_barrier() -> None:
         )
     t.at += 1
     t.barriers = max(t.barriers, t.at)
+    t.interpret = t.interpreting and t.at == t.phase
 
 
 def compile_phases(
@@ -64,22 +68,29 @@ def compile_phases(
     num_stages: int,
     k_step: int | None = None,
     names: Sequence[str] = (),
+    max_steps: int | None = None,
 ) -> Compiled:
-    """``fn`` (a kernel cut by ``tl.grid_barrier()``) traced phase by phase over ``grid`` and compiled by the
-    language's passes, on ``cores`` cores (AIC/AIV groups on a separated chip), joined at the barriers; every
-    ``dot`` longer than ``k_step`` (if given) in L0 steps of it. ``passes`` names each phase's passes
-    ``NAME:pass``, ``NAME`` from ``names`` (default ``phase1``, ``phase2``, …)."""
+    """``fn`` (a kernel cut by ``tl.grid_barrier()``) traced phase by phase over ``grid`` (each trace at most
+    ``max_steps`` steps: ``compiler.language.limits``) and compiled by the language's passes, on ``cores`` cores
+    (AIC/AIV groups on a separated chip), joined at the barriers; every ``dot`` longer than ``k_step`` (if given)
+    in L0 steps of it. ``passes`` names each phase's passes ``NAME:pass``, ``NAME`` from ``names`` (default
+    ``phase1``, ``phase2``, …)."""
     target = Target.of(chip)
     vpc = target.vector_per_cube
     phases: list[tuple[Compiled, str]] = []
     count = 1
     while len(phases) < count:
-        t, arrays = trace(fn, grid, args, kwargs, False, num_stages, phase=len(phases))
+
+        def traced(k: int = len(phases)) -> tuple[Tracer, list[Arg]]:
+            t, arrays = trace(fn, grid, args, kwargs, False, num_stages, max_steps, phase=k)
+            t.k_step = k_step
+            return t, arrays
+
+        t, arrays = traced()
         count = t.barriers + 1
-        t.k_step = k_step
         dots = any(r.kind == "dot" for body in t.programs for r in records(body))
         side = "AIC" if dots else "AIV"
-        phases.append((compile_traced(name, t, arrays, chip, cores * (vpc if vpc and not dots else 1)), side))
+        phases.append((compile_fitting(name, t, arrays, traced, chip, cores * (vpc if vpc and not dots else 1)), side))
     streams, kinds = place(phases, vpc)
     joined = [list(parts[0]) for parts in streams]
     for c, parts in enumerate(streams):
@@ -96,6 +107,30 @@ def compile_phases(
     passes = tuple((f"{label[k]}:{p}", kernel) for k, (c, _) in enumerate(phases) for p, kernel in c.passes)
     traffic = Traffic(tuple(term for c, _ in phases for term in c.traffic.terms))
     return replace(first, op=op, program=program, passes=passes, traffic=traffic, kinds=kinds if vpc else ())
+
+
+def compile_fitting(
+    name: str, t: Tracer, arrays: list[Arg], again: Callable[[], tuple[Tracer, list[Arg]]], chip: object, cores: int
+) -> Compiled:
+    """``compile_traced``; if the compiler's own tiles (transposed layout, sums on the Cube) took the room, the
+    kernel traced ``again`` and compiled as written (row-major, sums on the Vector unit)."""
+    try:
+        return compile_traced(name, t, arrays, chip, cores)
+    except TilesDoNotFit:
+        t, arrays = again()
+        return compile_traced(name, t, arrays, chip, cores, rewrite=False)
+
+
+def interpret_phases(
+    fn: Callable, grid: object, args: tuple, kwargs: dict, num_stages: int, max_steps: int | None = None
+) -> list[Arg]:
+    """Run ``fn`` in numpy over ``grid``, phase by phase: every program's phase before any program's next (a
+    kernel without a barrier: one phase). The launch's arrays (those stored to are written in place)."""
+    count, k = 1, 0
+    while k < count:
+        t, arrays = trace(fn, grid, args, kwargs, True, num_stages, max_steps, phase=k)
+        count, k = t.barriers + 1, k + 1
+    return arrays
 
 
 def place(phases: list[tuple[Compiled, str]], vpc: int) -> tuple[list[list[tuple[Instruction, ...]]], tuple]:

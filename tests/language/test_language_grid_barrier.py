@@ -1,12 +1,16 @@
 """``tl.grid_barrier()`` (compiler/language/phases.py): a kernel cut into phases that the whole grid runs one after
 another — a program reads what a program on another core stored before the barrier; a tile cannot cross it; it
-stands at the kernel's top level; a launch that does not compile phases refuses it."""
+stands at the kernel's top level; a launch that does not compile phases refuses it; a ``dsasim.jit`` launch compiles
+(and interprets) the phases of a user's kernel."""
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import pytest
 
+import dsasim
 from compiler import language as tl
 from compiler.language.errors import LanguageError
 from compiler.language.launch import trace
@@ -97,3 +101,46 @@ def test_a_phase_of_cube_and_vector_work_is_split_into_groups_between_barriers()
     y_ref = np.exp(a.astype(np.float32) @ b.astype(np.float32))
     got = run.outputs["z"].reshape(n * m, m)
     np.testing.assert_allclose(got, np.roll(y_ref, -m, axis=0) + 1, rtol=2e-3, atol=2e-3)
+
+
+@dsasim.jit
+def rotate_jit(x, y, z, N: tl.constexpr, BLOCK: tl.constexpr):
+    rotate(x, y, z, N, BLOCK)  # inlined: its tl.grid_barrier() cuts this kernel
+
+
+@pytest.mark.parametrize(
+    ("chip", "cores", "stages"), [("edu", 1, 2), ("edu", 3, 1), ("ascend910b-like-separated", 2, 2)]
+)
+def test_a_jit_launch_compiles_the_phases(chip, cores, stages):
+    n, block = 6, 64
+    x = np.arange(n * block, dtype=np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    launch = rotate_jit[(n,)]
+    run = launch(x, y, z, N=n, BLOCK=block, chip=chip, cores=cores, num_stages=stages, check=True, sanitize=True)
+    assert [p for p, _ in run.compiled.passes][::4] == ["phase1:trace", "phase2:trace"]
+    assert run.check.passed and run.run.sanitizer.clean, str(run.run.sanitizer)
+    assert np.array_equal(z, np.roll(2 * x, -block) + 1)  # a barrier of one core's programs would read zeros
+    assert "rotate_jit" in run.report() and run.timeline()
+
+
+@dsasim.jit
+def in_place(x, y, N: tl.constexpr, BLOCK: tl.constexpr):
+    """``rotate`` writing its result over ``x``: phase 1 run again, or phase 2 run early, would read it."""
+    rotate(x, y, x, N, BLOCK)
+
+
+def test_an_interpreted_launch_runs_each_phase_of_every_program_in_turn():
+    n, block = 5, 32
+    x = np.arange(n * block, dtype=np.float32)
+    want = np.roll(2 * x, -block) + 1
+    assert in_place[(n,)](x, np.zeros_like(x), N=n, BLOCK=block, interpret=True) is None
+    assert np.array_equal(x, want)
+
+
+@pytest.mark.parametrize(("kernel", "match"), [(crossing, "used after it"), (in_a_loop, "inside a loop")])
+def test_a_jit_launchs_misuse_is_named_at_the_kernels_line(kernel, match):
+    x, z = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    with pytest.raises(LanguageError, match=match) as e:
+        dsasim.jit(kernel)[(2,)](x, z, BLOCK=64)
+    lines, first = inspect.getsourcelines(kernel)
+    assert e.value.site.file == __file__ and first < e.value.site.line < first + len(lines)
