@@ -219,6 +219,9 @@ class Tracer:
         #: the barriers the program being traced has passed, and the most any program passed
         self.at = 0
         self.barriers = 0
+        #: the barriers the first program traced passed (each program must pass as many), and the last barrier's line
+        self.passed: int | None = None
+        self.barrier_site: Site | None = None
         #: values made in another phase (a tile used across a barrier is refused)
         self.elsewhere: set[int] = set()
         #: per (program, array): the whole array loaded into UB for gathers (compiler.language.gather)
@@ -256,6 +259,21 @@ class Tracer:
         self._loops = []
         self.at = 0
         self.interpret = self.interpreting and not self.phase  # no phase, or the first: before any barrier
+
+    def end_program(self) -> None:
+        """The program traced has returned: it passed as many grid barriers as the first (``tl.grid_barrier()``
+        under an ``if`` on program ids would cut the programs into different phases, a deadlock on the chip)."""
+        if self.phase is None:
+            return
+        if self.passed is None:
+            self.passed = self.at
+        elif self.at != self.passed:
+            raise LanguageError(
+                f"program {self.pid} passes {self.at} tl.grid_barrier() and the first program {self.passed}: "
+                "every program of the grid must pass every barrier",
+                site=self.barrier_site,
+                hint="call tl.grid_barrier() at the kernel's top level, not under an if on tl.program_id",
+            )
 
     @contextmanager
     def before_loops(self) -> Iterator[None]:

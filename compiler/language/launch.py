@@ -178,6 +178,7 @@ def trace(
                 raise  # ours, already located; or a body not written yet (a lab's exercise), as it is
             except Exception as e:  # a Python error in the kernel's own code: name its line
                 raise kernel_error(e, t) from None
+            t.end_program()
             if stamper is not None:
                 stamper.traced(pid, mark)  # type: ignore[arg-type]
             t.budget.program_done(p + 1, n, shape)

@@ -54,6 +54,7 @@ def grid_barrier() -> None:
         )
     t.at += 1
     t.barriers = max(t.barriers, t.at)
+    t.barrier_site = user_site()
     t.interpret = t.interpreting and t.at == t.phase
 
 

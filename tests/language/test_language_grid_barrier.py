@@ -58,6 +58,14 @@ def in_a_loop(x, z, BLOCK: tl.constexpr):
         tl.grid_barrier()
 
 
+def uneven(x, z, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(z + offs, tl.load(x + offs))
+    if tl.program_id(0) == 1:  # program 1 alone would wait at a barrier the others never reach
+        tl.grid_barrier()
+    tl.store(z + offs, tl.load(x + offs) + 1.0)
+
+
 @pytest.mark.parametrize(("kernel", "match"), [(crossing, "used after it"), (in_a_loop, "inside a loop")])
 def test_misuse_is_named_at_the_kernels_line(kernel, match):
     x, z = np.zeros(64, np.float32), np.zeros(64, np.float32)
@@ -137,7 +145,10 @@ def test_an_interpreted_launch_runs_each_phase_of_every_program_in_turn():
     assert np.array_equal(x, want)
 
 
-@pytest.mark.parametrize(("kernel", "match"), [(crossing, "used after it"), (in_a_loop, "inside a loop")])
+@pytest.mark.parametrize(
+    ("kernel", "match"),
+    [(crossing, "used after it"), (in_a_loop, "inside a loop"), (uneven, "every program of the grid must pass")],
+)
 def test_a_jit_launchs_misuse_is_named_at_the_kernels_line(kernel, match):
     x, z = np.zeros(64, np.float32), np.zeros(64, np.float32)
     with pytest.raises(LanguageError, match=match) as e:
