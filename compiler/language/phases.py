@@ -101,7 +101,11 @@ def compile_phases(
     specs: dict[str, TensorSpec] = {}
     for c, _ in phases:
         specs.update({s.name: s for s in c.op.tensors() if s.output or s.name not in specs})
-    op = LaunchOp(name, tuple(specs.values()), first.op.grid)
+    hints: dict[str, str] = {}  # what the verdict names per bottleneck: the first phase that names it
+    for c, _ in phases:
+        for bottleneck, text in getattr(c.op, "hints", ()):
+            hints.setdefault(bottleneck, text)
+    op = LaunchOp(name, tuple(specs.values()), first.op.grid, tuple(hints.items()))
     tensors = merged([d for c, _ in phases for d in c.program.tensors])
     program = Program(tensors, tuple(map(tuple, joined)), first.program.chip, first.program.comments)
     label = [names[k] if k < len(names) else f"phase{k + 1}" for k in range(len(phases))]

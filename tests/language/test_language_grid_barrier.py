@@ -129,6 +129,7 @@ def test_a_jit_launch_compiles_the_phases(chip, cores, stages):
     assert run.check.passed and run.run.sanitizer.clean, str(run.run.sanitizer)
     assert np.array_equal(z, np.roll(2 * x, -block) + 1)  # a barrier of one core's programs would read zeros
     assert "rotate_jit" in run.report() and run.timeline()
+    assert "BLOCK=64" in run.compiled.knob_hints()["tiles"]  # the verdict's knobs, as for a kernel of one phase
 
 
 @dsasim.jit
