@@ -228,7 +228,9 @@ class JITFunction:
 
         t, arrays = again()
         if t.barriers:
-            compiled = compile_phases(name, self.fn, grid, args, kwargs, c, ncores, num_stages, max_steps=steps)
+            compiled = compile_phases(
+                name, self.fn, grid, args, kwargs, c, ncores, num_stages, max_steps=steps, first=(t, arrays)
+            )
         else:
             compiled = compile_fitting(name, t, arrays, again, c, ncores)
         decl = {d.name for d in compiled.program.tensors}

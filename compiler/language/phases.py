@@ -70,12 +70,14 @@ def compile_phases(
     k_step: int | None = None,
     names: Sequence[str] = (),
     max_steps: int | None = None,
+    first: tuple[Tracer, list[Arg]] | None = None,
 ) -> Compiled:
     """``fn`` (a kernel cut by ``tl.grid_barrier()``) traced phase by phase over ``grid`` (each trace at most
     ``max_steps`` steps: ``compiler.language.limits``) and compiled by the language's passes, on ``cores`` cores
     (AIC/AIV groups on a separated chip), joined at the barriers; every ``dot`` longer than ``k_step`` (if given)
     in L0 steps of it. ``passes`` names each phase's passes ``NAME:pass``, ``NAME`` from ``names`` (default
-    ``phase1``, ``phase2``, …)."""
+    ``phase1``, ``phase2``, …). ``first``: the first phase's trace, where the caller made it (a launch traces phase
+    1 to learn whether the kernel has barriers)."""
     target = Target.of(chip)
     vpc = target.vector_per_cube
     phases: list[tuple[Compiled, str]] = []
@@ -87,7 +89,8 @@ def compile_phases(
             t.k_step = k_step
             return t, arrays
 
-        t, arrays = traced()
+        t, arrays = first if first is not None and not phases else traced()
+        t.k_step = k_step
         count = t.barriers + 1
         dots = any(r.kind == "dot" for body in t.programs for r in records(body))
         side = "AIC" if dots else "AIV"
