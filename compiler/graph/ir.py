@@ -321,13 +321,14 @@ def _check_binding(node: Node, tensors: Mapping[str, Tensor]) -> None:
 
 
 def _check_ref(node: Node, spec: TensorSpec, ref: Ref, tensors: Mapping[str, Tensor]) -> None:
-    where = f"node '{node.name}': {node.op.name}'s tensor '{spec.name}'"
     g = tensors.get(ref.tensor)
     if g is None:
-        raise GraphError(f"{where} is bound to unknown tensor '{ref.tensor}'", hint="declare the tensor in the graph")
+        raise GraphError(
+            f"{_where(node, spec)} is bound to unknown tensor '{ref.tensor}'", hint="declare the tensor in the graph"
+        )
     if g.dtype is not spec.dtype:
         raise GraphError(
-            f"{where} is {spec.dtype} but graph tensor '{g.name}' is {g.dtype}",
+            f"{_where(node, spec)} is {spec.dtype} but graph tensor '{g.name}' is {g.dtype}",
             hint="give the operator the tensor's dtype",
         )
     rows, cols = _rows_cols(spec.shape)
@@ -335,11 +336,18 @@ def _check_ref(node: Node, spec: TensorSpec, ref: Ref, tensors: Mapping[str, Ten
         end = ref.offset + rows * cols
     else:
         if ref.row_stride < cols:
-            raise GraphError(f"{where}: row stride {ref.row_stride} < {cols} columns", hint="rows must not overlap")
+            raise GraphError(
+                f"{_where(node, spec)}: row stride {ref.row_stride} < {cols} columns", hint="rows must not overlap"
+            )
         end = ref.offset + (rows - 1) * ref.row_stride + cols
     if ref.offset < 0 or end > g.size:
         raise GraphError(
-            f"{where} ({'×'.join(map(str, spec.shape))}) does not fit in '{g.name}' {list(g.shape)} "
+            f"{_where(node, spec)} ({'×'.join(map(str, spec.shape))}) does not fit in '{g.name}' {list(g.shape)} "
             f"at offset {ref.offset}",
             hint="check the view's offset, shape and stride",
         )
+
+
+def _where(node: Node, spec: TensorSpec) -> str:
+    """The binding an error is about (made only for the error: a graph checks thousands of bindings)."""
+    return f"node '{node.name}': {node.op.name}'s tensor '{spec.name}'"
