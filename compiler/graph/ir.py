@@ -101,13 +101,18 @@ class Node:
         raise KeyError(f"{self.name}: operator tensor '{op_tensor}' is not bound")
 
     @functools.cached_property
+    def specs(self) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
+        """The operator's tensors, inputs and outputs (:func:`specs`, looked up once per node)."""
+        return specs(self.op)
+
+    @functools.cached_property
     def reads(self) -> tuple[str, ...]:
         """Graph tensors it reads (in the operator's order, without repeats)."""
-        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in specs(self.op)[1]))
+        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in self.specs[1]))
 
     @functools.cached_property
     def writes(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in specs(self.op)[2]))
+        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in self.specs[2]))
 
     def label(self) -> str:
         return f"{self.op.name} {self.op.shape_text()}"
@@ -200,7 +205,7 @@ class Graph:
         checked = _checked_nodes(source, tensors)
         written: set[str] = set()
         for node in self.nodes:
-            _, ins, outs = specs(node.op)
+            _, ins, outs = node.specs
             fresh = id(node) not in checked
             if fresh:
                 _check_binding(node, tensors)
@@ -304,7 +309,7 @@ def _checked_nodes(source: Graph | None, tensors: Mapping[str, Tensor]) -> set[i
 
 def _check_binding(node: Node, tensors: Mapping[str, Tensor]) -> None:
     """Every tensor of the node's operator is bound, to a view that fits its graph tensor and has its type."""
-    by_name = {s.name: s for s in specs(node.op)[0]}
+    by_name = {s.name: s for s in node.specs[0]}
     missing = set(by_name) - {name for name, _ in node.bind}
     if missing:
         raise GraphError(
