@@ -43,7 +43,7 @@ def fuse(graph: Graph, *, epilogues: bool = True, chains: bool = True, share: bo
     if graph.builder is None:
         return g
     # Rebuilt at another size (max_batch), the graph is fused the same way.
-    return replace(g, builder=functools.partial(_fused_builder, graph.builder, epilogues, chains, share))
+    return replace(g, builder=functools.partial(_fused_builder, graph.builder, epilogues, chains, share), source=g)
 
 
 def _fused_builder(builder, epilogues: bool, chains: bool, share: bool, **params: object) -> Graph:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 
 import numpy as np
 
 from compiler.ops import Op, TensorSpec
 from compiler.target import fmt_bytes
 from isa import DsasimError, DType
+from isa.fast import fast
 
 KINDS = ("input", "weight", "const", "activation", "cache")
 #: Kinds a node may write: what it produces, and state it appends to.
@@ -100,13 +101,18 @@ class Node:
         raise KeyError(f"{self.name}: operator tensor '{op_tensor}' is not bound")
 
     @functools.cached_property
+    def specs(self) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
+        """The operator's tensors, inputs and outputs (:func:`specs`, looked up once per node)."""
+        return specs(self.op)
+
+    @functools.cached_property
     def reads(self) -> tuple[str, ...]:
         """Graph tensors it reads (in the operator's order, without repeats)."""
-        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in specs(self.op)[1]))
+        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in self.specs[1]))
 
     @functools.cached_property
     def writes(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in specs(self.op)[2]))
+        return tuple(dict.fromkeys(self.ref(t.name).tensor for t in self.specs[2]))
 
     def label(self) -> str:
         return f"{self.op.name} {self.op.shape_text()}"
@@ -130,6 +136,10 @@ class Graph:
 
     ``params`` are the builder's arguments (``batch``, ``seq``...); ``rebuild(batch=8)`` builds the same
     graph at another size (``compiler.graph.memory.max_batch`` searches the batch this way).
+
+    A graph is checked when it is made (:meth:`validate`). ``source`` is not a field: a valid graph this one
+    is derived from (a pass's input, see :meth:`with_nodes`), whose nodes — bound to the very same tensor
+    objects — need not have their bindings checked again; only the order they run in is.
     """
 
     name: str
@@ -138,9 +148,10 @@ class Graph:
     outputs: tuple[str, ...]
     params: tuple[tuple[str, object], ...] = ()
     builder: Callable[..., Graph] | None = field(default=None, compare=False, repr=False)
+    source: InitVar[Graph | None] = None
 
-    def __post_init__(self) -> None:
-        self.validate()
+    def __post_init__(self, source: Graph | None) -> None:
+        self.validate(source if fast() else None)  # shortcuts off: every node is checked
 
     # -- lookup --------------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -173,11 +184,15 @@ class Graph:
         """The graph with other nodes (a pass's result); tensors no node touches any more are dropped."""
         used = {r.tensor for n in nodes for _, r in n.bind} | set(self.outputs)
         tensors = tuple(t for t in self.tensors if t.name in used)
-        return replace(self, tensors=tensors, nodes=nodes, name=name or self.name)
+        return replace(self, tensors=tensors, nodes=nodes, name=name or self.name, source=self)
 
     # -- checks --------------------------------------------------------------------------------
-    def validate(self) -> None:
-        """Every binding fits its tensor and matches its type; every tensor is written before it is read."""
+    def validate(self, source: Graph | None = None) -> None:
+        """Every binding fits its tensor and matches its type; every tensor is written before it is read.
+
+        ``source``: a valid graph this one derives from; its nodes bound to the same tensor objects as here
+        keep their checked bindings (a pass rebuilding a graph checks only the nodes it made, and the order).
+        """
         tensors = {t.name: t for t in self.tensors}
         if len(tensors) != len(self.tensors):
             raise GraphError(f"graph '{self.name}': a tensor name is used twice", hint="name every tensor once")
@@ -187,24 +202,14 @@ class Graph:
         for t in self.tensors:
             if t.kind not in KINDS:
                 raise GraphError(f"tensor '{t.name}': unknown kind {t.kind!r}", hint=f"use one of {', '.join(KINDS)}")
+        checked = _checked_nodes(source, tensors)
         written: set[str] = set()
         for node in self.nodes:
-            every, ins, outs = specs(node.op)
-            by_name = {s.name: s for s in every}
+            _, ins, outs = node.specs
+            fresh = id(node) not in checked
+            if fresh:
+                _check_binding(node, tensors)
             bound = dict(node.bind)
-            missing = set(by_name) - set(bound)
-            if missing:
-                raise GraphError(
-                    f"node '{node.name}': operator tensors {', '.join(sorted(missing))} are not bound",
-                    hint=f"bind every tensor of {node.op.name}: {', '.join(by_name)}",
-                )
-            for name, ref in node.bind:
-                if name not in by_name:
-                    raise GraphError(
-                        f"node '{node.name}': {node.op.name} has no tensor '{name}'",
-                        hint=f"{node.op.name}'s tensors: {', '.join(by_name)}",
-                    )
-                _check_ref(node, by_name[name], ref, tensors)
             for t in ins:
                 g = tensors[bound[t.name].tensor]
                 if g.kind == "activation" and g.name not in written:
@@ -212,7 +217,7 @@ class Graph:
                         f"node '{node.name}' reads '{g.name}' before any node writes it",
                         hint="order the nodes so that producers come first (a topological order)",
                     )
-            for t in outs:
+            for t in outs if fresh else ():
                 g = tensors[bound[t.name].tensor]
                 if g.kind not in WRITABLE:
                     raise GraphError(
@@ -289,14 +294,46 @@ def _rows_cols(shape: tuple[int, ...]) -> tuple[int, int]:
     return (1, shape[0]) if len(shape) == 1 else (math.prod(shape[:-1]), shape[-1])
 
 
+def _checked_nodes(source: Graph | None, tensors: Mapping[str, Tensor]) -> set[int]:
+    """The nodes (by identity) of the valid graph ``source`` whose every bound tensor is, in ``tensors``, the
+    same object as in ``source``: their bindings were checked against exactly these tensors."""
+    if source is None:
+        return set()
+    changed = {t.name for t in source.tensors if tensors.get(t.name) is not t}
+    return {
+        id(n)
+        for n in source.nodes
+        if not changed or (changed.isdisjoint(n.reads) and changed.isdisjoint(n.writes))  # all its tensors
+    }
+
+
+def _check_binding(node: Node, tensors: Mapping[str, Tensor]) -> None:
+    """Every tensor of the node's operator is bound, to a view that fits its graph tensor and has its type."""
+    by_name = {s.name: s for s in node.specs[0]}
+    missing = set(by_name) - {name for name, _ in node.bind}
+    if missing:
+        raise GraphError(
+            f"node '{node.name}': operator tensors {', '.join(sorted(missing))} are not bound",
+            hint=f"bind every tensor of {node.op.name}: {', '.join(by_name)}",
+        )
+    for name, ref in node.bind:
+        if name not in by_name:
+            raise GraphError(
+                f"node '{node.name}': {node.op.name} has no tensor '{name}'",
+                hint=f"{node.op.name}'s tensors: {', '.join(by_name)}",
+            )
+        _check_ref(node, by_name[name], ref, tensors)
+
+
 def _check_ref(node: Node, spec: TensorSpec, ref: Ref, tensors: Mapping[str, Tensor]) -> None:
-    where = f"node '{node.name}': {node.op.name}'s tensor '{spec.name}'"
     g = tensors.get(ref.tensor)
     if g is None:
-        raise GraphError(f"{where} is bound to unknown tensor '{ref.tensor}'", hint="declare the tensor in the graph")
+        raise GraphError(
+            f"{_where(node, spec)} is bound to unknown tensor '{ref.tensor}'", hint="declare the tensor in the graph"
+        )
     if g.dtype is not spec.dtype:
         raise GraphError(
-            f"{where} is {spec.dtype} but graph tensor '{g.name}' is {g.dtype}",
+            f"{_where(node, spec)} is {spec.dtype} but graph tensor '{g.name}' is {g.dtype}",
             hint="give the operator the tensor's dtype",
         )
     rows, cols = _rows_cols(spec.shape)
@@ -304,11 +341,18 @@ def _check_ref(node: Node, spec: TensorSpec, ref: Ref, tensors: Mapping[str, Ten
         end = ref.offset + rows * cols
     else:
         if ref.row_stride < cols:
-            raise GraphError(f"{where}: row stride {ref.row_stride} < {cols} columns", hint="rows must not overlap")
+            raise GraphError(
+                f"{_where(node, spec)}: row stride {ref.row_stride} < {cols} columns", hint="rows must not overlap"
+            )
         end = ref.offset + (rows - 1) * ref.row_stride + cols
     if ref.offset < 0 or end > g.size:
         raise GraphError(
-            f"{where} ({'×'.join(map(str, spec.shape))}) does not fit in '{g.name}' {list(g.shape)} "
+            f"{_where(node, spec)} ({'×'.join(map(str, spec.shape))}) does not fit in '{g.name}' {list(g.shape)} "
             f"at offset {ref.offset}",
             hint="check the view's offset, shape and stride",
         )
+
+
+def _where(node: Node, spec: TensorSpec) -> str:
+    """The binding an error is about (made only for the error: a graph checks thousands of bindings)."""
+    return f"node '{node.name}': {node.op.name}'s tensor '{spec.name}'"

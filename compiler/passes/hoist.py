@@ -100,10 +100,11 @@ def hoist(kernel: Kernel, panel: str | None = None, block: str | None = None) ->
     if kernel.stage != "order":
         raise ValueError(f"hoist expects an ordered kernel, got stage {kernel.stage!r}")
     op = kernel.op
-    if isinstance(op, MatMul) and block in ("a", "b") and panel in (None, "none") and _blockable(kernel, block):
+    if splits_k(kernel, panel, block):
         kernel = block_k(kernel)
     else:
         block = None
+    panel = panel if keeps_panel(kernel, panel) else None
     part = None
     if isinstance(op, MatMul):
         part = epilogue_rows(kernel, op)
@@ -159,13 +160,37 @@ def block_k(kernel: Kernel) -> Kernel:
     return kernel.with_(body=split(kernel.body), axes=axes)
 
 
-def _blockable(kernel: Kernel, operand: str) -> bool:
-    """Whether a k block of ``operand`` is reused: the loop over its other axis's tiles (m for a, n for b) runs
-    outside the k loop (or there is none), so that each block load serves the block's k steps. Otherwise its
-    tile is loaded at every k step anyway, and the k loop is left whole."""
-    levels, _ = _levels(kernel.body)
-    k_at = next((i for i, lv in enumerate(levels) if "k" in lv.axes and isinstance(lv.node, Loop)), None)
-    return k_at is not None and _pos(levels, {"m" if operand == "a" else "n"}) < k_at
+def _outside_k(kernel: Kernel, operand: str) -> bool:
+    """Whether the loop over ``operand``'s other axis's tiles (m for a, n for b) runs outside the k loop: then its
+    L1 tile (a k panel, a k block) serves several k steps; otherwise it is loaded at every k step anyway."""
+    other, k_loop = "m" if operand == "a" else "n", False
+    node = kernel.body[0]
+    while isinstance(node, Loop | Parallel):
+        if k_loop and other in (node.axes if isinstance(node, Parallel) else (node.axis,)):
+            return False
+        k_loop = k_loop or (isinstance(node, Loop) and node.axis == "k")
+        node = node.body[0]
+    return k_loop
+
+
+def keeps_panel(kernel: Kernel, panel: str | None) -> bool:
+    """Whether ``hoist(kernel, panel)`` keeps ``panel``'s whole k panel in L1 (a matmul's ``"a"`` or ``"b"``, the
+    loop changing it outside the k loop); otherwise it stages that operand as without a panel. Cheap: the tuner
+    asks it before hoisting a variant that would be the same kernel as without."""
+    return isinstance(kernel.op, MatMul) and panel in ("a", "b") and _outside_k(kernel, panel)
+
+
+def splits_k(kernel: Kernel, panel: str | None, block: str | None) -> bool:
+    """Whether ``hoist(kernel, panel, block)`` loads ``block``'s L1 tile a k block at a time (:func:`block_k`): a
+    matmul without a panel, k of two tiles or more, and the block reused (the loop changing it outside the k
+    loop); otherwise the k loop is left whole."""
+    return (
+        isinstance(kernel.op, MatMul)
+        and block in ("a", "b")
+        and panel in (None, "none")
+        and kernel.axis("k").count >= 2
+        and _outside_k(kernel, block)
+    )
 
 
 def _blocked(kernel: Kernel) -> bool:
@@ -228,7 +253,7 @@ def _hoist_matmul(
     for name, dims, l0, l1 in (("a", ("m", "k"), Space.L0A, "A"), ("b", ("k", "n"), Space.L0B, "B")):
         # b of a trans_b matmul sits in L1 as [n, k]; MTE1 transposes it into L0B.
         stored = op.tensor(name).dims
-        if panel == name and k_at is not None and _pos(levels, set(dims) - {"k"}) < k_at:
+        if panel == name:  # kept (``keeps_panel``)
             k_loop = levels[k_at].node
             # The L1 block is the operand's whole k panel: its k tiles all stay live in L1, loaded where its
             # other tile index changes, and every loop between there and the k loop reuses them.

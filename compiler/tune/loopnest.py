@@ -24,7 +24,9 @@ serial axes with more than one tile matters (single-tile loops are dropped, para
 loop over cores wherever they are listed); more slots than a buffer has instances change nothing (a
 buffer allocated once has one); prefetch changes nothing when no operand is loaded twice, nor beyond
 the last of a buffer's instances (a load cannot run further ahead than the loop has tiles); a k block
-with a panel, or where each k step loads its tile anyway, is no block.
+with a panel, or where each k step loads its tile anyway, is no block. Such a variant is dropped on the word of
+``hoist``'s own predicates (``keeps_panel``, ``splits_k``), without being hoisted (``DSASIM_FAST=0``: hoisted and
+compared).
 
 **Valid.** Each tiling and order goes through the compiler's passes ``tile``, ``order``, ``hoist`` and
 ``buffer``: a refusal prunes it. Buffer needs only grow with the depths, so a tiling whose single
@@ -48,7 +50,7 @@ from compiler.ir import Kernel
 from compiler.ops import Op
 from compiler.passes import buffer, hoist, order, pipeline, spec, sync, tile
 from compiler.passes.buffer import alloc_counts, has_panel, is_panel
-from compiler.passes.hoist import BLOCK_AXIS
+from compiler.passes.hoist import BLOCK_AXIS, keeps_panel, splits_k
 from compiler.passes.pipeline import LOADING, is_epilogue_operand
 from compiler.schedule import MAX_BUFFERS, Schedule, check, operands, tile_knobs
 from compiler.target import Target
@@ -188,6 +190,7 @@ class LoopNestFamily(Family):
             blocks = {_block(b, None) for b in knobs.get("block", (fixed.block,))}
             seen: set[tuple] = set()
             ordered: dict[tuple, Kernel | ScheduleError] = {}  # the tiling nested once per order, for every block
+            plain: dict[tuple, Kernel | ScheduleError] = {}  # ... and hoisted without an L1 block or k block
             for loop_order, par, panel, block in itertools.product(
                 orders, pars, sorted(panels, key=str), sorted(blocks, key=str)
             ):
@@ -198,21 +201,18 @@ class LoopNestFamily(Family):
                     seen.add((order_, par, panel, block))
                     if (order_, par) not in ordered:
                         ordered[order_, par] = _ordered(tiled, order_, par, fixed)
-                    yield from self._depths(pruned, max_instructions, ordered[order_, par], tiles, order_, par,
-                                            panel, block)  # fmt: skip
+                    hoisted = _hoisted(ordered[order_, par], panel, block, plain, (order_, par))
+                    if hoisted is not None:
+                        yield from self._depths(pruned, max_instructions, hoisted, tiles, order_, par, panel, block)
 
-    def _depths(self, pruned: Counter, max_instructions: int, ordered: Kernel | ScheduleError,
+    def _depths(self, pruned: Counter, max_instructions: int, hoisted: Kernel | ScheduleError,
                 tiles: dict[str, int], order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None,
                 block: str | None = None):  # fmt: skip
         """The candidates of one tiling, loop order, L1 block and k block: every distinct depth and prefetch
-        that fits (``ordered``: the tiling after ``order``, or what ``order`` refused it with)."""
+        that fits (``hoisted``: the tiling after ``order`` and ``hoist``, or what they refused it with)."""
         op, fixed = self.inner, self.fixed
-        try:
-            if isinstance(ordered, ScheduleError):
-                raise ordered
-            hoisted = hoist(ordered, panel, block)
-        except ScheduleError as e:
-            pruned[reason(e)] += 1
+        if isinstance(hoisted, ScheduleError):
+            pruned[reason(hoisted)] += 1
             return
         if panel is not None and not has_panel(hoisted):
             return  # the k loop runs outside the panel's level: the same kernel as without a panel
@@ -295,6 +295,33 @@ def _ordered(tiled: Kernel, order_: tuple[str, ...], par: tuple[str, ...], fixed
     """``order``'s kernel, or the error it refused the nesting with."""
     try:
         return order(tiled, order_, par, fixed.cores, fixed.group_m)
+    except ScheduleError as e:
+        return e
+
+
+def _hoisted(
+    ordered: Kernel | ScheduleError, panel: str | None, block: str | None, plain: dict, key: tuple
+) -> Kernel | ScheduleError | None:
+    """``hoist``'s kernel of a nesting (``ordered``, or what ``order`` refused it with) with an L1 block and k block,
+    or what refused it. A block hoist would not apply (``keeps_panel``, ``splits_k``) makes the kernel without it:
+    None (the variant is dropped), unless that kernel is refused — then so is the variant, as the pass would have.
+    ``plain``: the kernels without a block, per nesting ``key``."""
+    if isinstance(ordered, ScheduleError):
+        return ordered
+    dropped = fast() and (
+        (panel is not None and not keeps_panel(ordered, panel))
+        or (block is not None and not splits_k(ordered, panel, block))
+    )
+    if not dropped and (panel is not None or block is not None):
+        return _hoist(ordered, panel, block)
+    if key not in plain:
+        plain[key] = _hoist(ordered, None, None)
+    return None if dropped and not isinstance(plain[key], ScheduleError) else plain[key]
+
+
+def _hoist(ordered: Kernel, panel: str | None, block: str | None) -> Kernel | ScheduleError:
+    try:
+        return hoist(ordered, panel, block)
     except ScheduleError as e:
         return e
 

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from compiler import ScheduleError
 from compiler.defaults import default_schedule
 from compiler.ops import Elementwise, MatMul
-from compiler.passes import front
-from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS
+from compiler.passes import front, hoist, spec, tile
+from compiler.passes import order as nest
+from compiler.passes.buffer import has_panel
+from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS, keeps_panel, splits_k
 from compiler.schedule import Schedule, check
 from compiler.target import Target
 from compiler.tune.model import predict
@@ -157,3 +159,21 @@ def test_the_cli_takes_the_block_knob_and_refuses_it_off_a_matmul(capsys):
     assert cli(["run", "add", "--shape", "64x64", "--block", "a"]) == 2
     err = capsys.readouterr().err
     assert "add has no k tiles to block" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("k", [32, 128])  # one k tile, four
+@pytest.mark.parametrize("order", ["mnk", "mkn", "kmn", "nkm", "knm", "nmk"])
+def test_keeps_panel_and_splits_k_say_what_hoist_does(k, order):
+    """The tuner asks ``keeps_panel``/``splits_k`` instead of hoisting a variant hoist would stage as without its
+    L1 block or k block: they must agree with the kernel ``hoist`` makes (a live k panel in L1, a ``kb`` axis)."""
+    op, target = MatMul(64, 64, k), Target.of(chip_for(NPU))
+    sizes = {"m": 32, "n": 32, "k": 32}
+    ordered = nest(tile(spec(op, Schedule(tile=sizes), target), sizes), tuple(order), (), 1, None)
+    seen = set()
+    for panel in (None, "a", "b"):
+        for block in (None, "a", "b"):
+            hoisted = hoist(ordered, panel, block)
+            assert keeps_panel(ordered, panel) == has_panel(hoisted), (panel, block)
+            assert splits_k(ordered, panel, block) == (BLOCK_AXIS in {a.name for a in hoisted.axes}), (panel, block)
+            seen.add((keeps_panel(ordered, panel), splits_k(ordered, panel, block)))
+    assert (k > 32 and order[0] != "k") == (len(seen) > 1)  # several k tiles, and m or n outside k: some is kept

@@ -3,6 +3,8 @@ bytes, not results; the graph IR refuses what cannot run."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -109,28 +111,59 @@ def test_the_arena_holds_what_numpy_holds_between_kernels():
     assert_close(r.outputs["z"], want, np.float16, ulps=4, atol=4e-3)
 
 
-@pytest.mark.parametrize(
-    ("change", "text"),
-    [
-        (lambda n: (n[1], n[0], *n[2:]), "before any node writes it"),
-        (lambda n: (Node("a", Elementwise("relu", 1, 8), bind(x="x", z="w")),), "writes weight"),
-        (lambda n: (Node("a", Elementwise("relu", 4, 16), bind(x="x", z="h")),), "does not fit"),
-        (lambda n: (Node("a", Elementwise("relu", 4, 8, DType.F32), bind(x="x", z="h")),), "is f32"),
-        (lambda n: (Node("a", Elementwise("relu", 4, 8), bind(x="x")),), "not bound"),
-        (lambda n: (Node("a", Elementwise("relu", 4, 4), bind(x=Ref("x", 0, 2), z="h")),), "row stride"),
-    ],
-)
-def test_graph_mistakes_are_refused_with_a_hint(change, text):
+#: (a change to a valid graph's nodes, what its error says)
+MISTAKES = [
+    (lambda n: (n[1], n[0], *n[2:]), "before any node writes it"),
+    (lambda n: (Node("a", Elementwise("relu", 1, 8), bind(x="x", z="w")),), "writes weight"),
+    (lambda n: (Node("a", Elementwise("relu", 4, 16), bind(x="x", z="h")),), "does not fit"),
+    (lambda n: (Node("a", Elementwise("relu", 4, 8, DType.F32), bind(x="x", z="h")),), "is f32"),
+    (lambda n: (Node("a", Elementwise("relu", 4, 8), bind(x="x")),), "not bound"),
+    (lambda n: (Node("a", Elementwise("relu", 4, 4), bind(x=Ref("x", 0, 2), z="h")),), "row stride"),
+]
+
+
+def _small() -> tuple[tuple[Tensor, ...], tuple[Node, ...]]:
+    """A valid graph's tensors and nodes, for MISTAKES to change."""
     t = (Tensor("x", DType.F16, (4, 8), "input"), Tensor("w", DType.F16, (8,), "weight"))
     t += (Tensor("h", DType.F16, (4, 8)), Tensor("y", DType.F16, (4, 8)))
     ok = (
         Node("a", Elementwise("relu", 4, 8), bind(x="x", z="h")),
         Node("b", Elementwise("add", 4, 8, broadcast=True), bind(x="h", y="w", z="y")),
     )
+    return t, ok
+
+
+@pytest.mark.parametrize(("change", "text"), MISTAKES)
+def test_graph_mistakes_are_refused_with_a_hint(change, text):
+    t, ok = _small()
     Graph("g", t, ok, ("y",))
     with pytest.raises(GraphError, match=text) as e:
         Graph("g", t, change(ok), ("y",))
     assert e.value.hint
+
+
+@pytest.mark.parametrize(("change", "text"), MISTAKES)
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_a_pass_graph_is_refused_as_a_built_one(change, text, fast, monkeypatch):
+    """A pass's graph (``with_nodes``) checks only the nodes it made, and the order of those it kept: every
+    mistake is still refused with the message and hint the same graph built afresh gets."""
+    monkeypatch.setenv("DSASIM_FAST", fast)
+    t, ok = _small()
+    valid = Graph("g", t, ok, ("y",))
+    with pytest.raises(GraphError, match=text) as built:
+        Graph("g", valid.tensors, change(ok), ("y",))
+    with pytest.raises(GraphError, match=text) as passed:
+        valid.with_nodes(change(ok))
+    assert (str(passed.value), passed.value.hint) == (str(built.value), built.value.hint)
+
+
+def test_a_node_kept_by_a_pass_is_checked_again_against_a_changed_tensor():
+    """Only a node bound to the very tensor objects its source graph checked it against is trusted: the same
+    name with another type is checked as in a new graph."""
+    t = (Tensor("x", DType.F16, (4, 8), "input"), Tensor("h", DType.F16, (4, 8)))
+    valid = Graph("g", t, (Node("a", Elementwise("relu", 4, 8), bind(x="x", z="h")),), ("h",))
+    with pytest.raises(GraphError, match="is f16 but graph tensor 'h' is f32"):
+        replace(valid, tensors=(t[0], Tensor("h", DType.F32, (4, 8))), source=valid)
 
 
 def test_unknown_graph_and_parameter():
