@@ -32,7 +32,7 @@ from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule
 from compiler.compiled import Compiled
 from compiler.language.errors import TilesDoNotFit
-from compiler.language.phases import compile_phases
+from compiler.language.phases import compile_phase, compile_phases
 from compiler.target import Target
 from isa import DType, Program, TensorDecl, TensorKind
 
@@ -93,9 +93,12 @@ def naive_kernel(q, k, v, o, s, p, sm_scale, SEQ, HEADS, Q_ROW, KV_ROW, Q_HEAD, 
              mask=offs_m[:, None] < SEQ)  # fmt: skip
 
 
-def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object, programs: int | None = None) -> Compiled:
+def compile_naive(
+    op: Attention, schedule: AttentionSchedule, chip: object, programs: int | None = None, phase: int | None = None
+) -> Compiled:
     """``op`` under a resolved naive ``schedule`` (``compiler.attention.default_attention_schedule``): the kernel
-    through the passes (see the module); ``programs``: only the first query tiles of each head."""
+    through the passes (see the module); ``programs``: only the first query tiles of each head; ``phase``: that
+    phase's kernel alone (``PHASES``), its passes unprefixed."""
     if chip is None:
         raise TypeError("compile_naive() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
@@ -109,6 +112,8 @@ def compile_naive(op: Attention, schedule: AttentionSchedule, chip: object, prog
                   TILE_KV=s.tile_kv, ROWS=s.rows, CAUSAL=op.causal, F16S=op.precision == "fast",
                   **op.strides())  # fmt: skip
     args = tuple(arrays[n] for n in ("q", "k", "v", "o", "s", "p"))
+    if phase is not None:
+        return compile_phase("attention", naive_kernel, grid, args, consts, chip, s.cores, s.depth, phase, s.k0)[0]
     compiled = compile_phases("attention", naive_kernel, grid, args, consts, chip, s.cores, s.depth, s.k0, PHASES)
     comments = (
         f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
@@ -129,12 +134,12 @@ def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
-    """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from one query
-    tile."""
+    """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from the softmax phase
+    of one query tile (the rows change no other phase's tiles)."""
     one = short(op, op.seq)
 
     def build(r: int) -> Compiled:
-        return compile_naive(one, schedule.replace(rows=r, cores=1), target.params, 1)
+        return compile_naive(one, schedule.replace(rows=r, cores=1), target.params, 1, phase=PHASES.index("softmax"))
 
     return softmax_rows(build, most, schedule.depth)
 
@@ -154,7 +159,7 @@ def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int
         except TilesDoNotFit as e:
             error = e  # the last: the fewest rows
         else:
-            if all(b.depth >= depth for b in compiled.ir("softmax:buffer").buffers if not b.temp):
+            if all(b.depth >= depth for b in compiled.ir("buffer").buffers if not b.temp):
                 return r
             fallback = fallback or r
         r //= 2

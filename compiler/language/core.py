@@ -191,6 +191,12 @@ class ValueInfo:
     scale: float | None = None  # a dot result FIXPIPE multiplies by this on its way to UB (compiler.language.fixscale)
 
 
+class PhaseDone(BaseException):
+    """A program being traced for one phase of a kernel cut by ``tl.grid_barrier()`` has reached the barrier that
+    ends that phase: the rest of its body is no phase being traced, so it is not run (``compiler.language.phases``).
+    Not an ``Exception``: a kernel's own ``except Exception`` does not stop it."""
+
+
 class Tracer:
     """Records one launch: per program a list of records and loops; values by id."""
 

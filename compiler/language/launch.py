@@ -24,7 +24,7 @@ from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel, shares
 from compiler.language.control import check_decisions, traced
-from compiler.language.core import Arg, Tracer, constexpr, tracing
+from compiler.language.core import Arg, PhaseDone, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
 from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
 from compiler.language.fills import fold_fills, hoist_fills
@@ -174,6 +174,8 @@ def trace(
             t.begin_program(pid)
             try:
                 body(**values)
+            except PhaseDone:
+                pass  # the program has finished the phase traced (compiler.language.phases)
             except (DsasimError, NotImplementedError):
                 raise  # ours, already located; or a body not written yet (a lab's exercise), as it is
             except Exception as e:  # a Python error in the kernel's own code: name its line

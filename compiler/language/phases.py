@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from compiler.compiled import Compiled
-from compiler.language.core import Arg, Tracer, records, tracer
+from compiler.language.core import Arg, PhaseDone, Tracer, records, tracer
 from compiler.language.errors import LanguageError, TilesDoNotFit, user_site
 from compiler.language.launch import LaunchOp, compile_traced, trace
 from compiler.ops import TensorSpec
@@ -55,6 +55,8 @@ def grid_barrier() -> None:
     t.at += 1
     t.barriers = max(t.barriers, t.at)
     t.barrier_site = user_site()
+    if t.at > t.phase:  # the phase traced is over for this program: what follows belongs to later phases
+        raise PhaseDone
     t.interpret = t.interpreting and t.at == t.phase
 
 
@@ -78,23 +80,16 @@ def compile_phases(
     in L0 steps of it. ``passes`` names each phase's passes ``NAME:pass``, ``NAME`` from ``names`` (default
     ``phase1``, ``phase2``, …). ``first``: the first phase's trace, where the caller made it (a launch traces phase
     1 to learn whether the kernel has barriers)."""
-    target = Target.of(chip)
-    vpc = target.vector_per_cube
+    vpc = Target.of(chip).vector_per_cube
     phases: list[tuple[Compiled, str]] = []
     count = 1
     while len(phases) < count:
-
-        def traced(k: int = len(phases)) -> tuple[Tracer, list[Arg]]:
-            t, arrays = trace(fn, grid, args, kwargs, False, num_stages, max_steps, phase=k)
-            t.k_step = k_step
-            return t, arrays
-
-        t, arrays = first if first is not None and not phases else traced()
-        t.k_step = k_step
-        count = t.barriers + 1
-        dots = any(r.kind == "dot" for body in t.programs for r in records(body))
-        side = "AIC" if dots else "AIV"
-        phases.append((compile_fitting(name, t, arrays, traced, chip, cores * (vpc if vpc and not dots else 1)), side))
+        made = first if first is not None and not phases else None
+        compiled, side, barriers = compile_phase(
+            name, fn, grid, args, kwargs, chip, cores, num_stages, len(phases), k_step, max_steps, made
+        )
+        count = barriers + 1
+        phases.append((compiled, side))
     streams, kinds = place(phases, vpc)
     joined = [list(parts[0]) for parts in streams]
     for c, parts in enumerate(streams):
@@ -115,6 +110,37 @@ def compile_phases(
     passes = tuple((f"{label[k]}:{p}", kernel) for k, (c, _) in enumerate(phases) for p, kernel in c.passes)
     traffic = Traffic(tuple(term for c, _ in phases for term in c.traffic.terms))
     return replace(first, op=op, program=program, passes=passes, traffic=traffic, kinds=kinds if vpc else ())
+
+
+def compile_phase(
+    name: str,
+    fn: Callable,
+    grid: tuple[int, int, int],
+    args: tuple,
+    kwargs: dict,
+    chip: object,
+    cores: int,
+    num_stages: int,
+    k: int,
+    k_step: int | None = None,
+    max_steps: int | None = None,
+    made: tuple[Tracer, list[Arg]] | None = None,
+) -> tuple[Compiled, str, int]:
+    """Phase ``k`` of ``fn`` alone (see :func:`compile_phases`, which joins them): its kernel, the side it runs on
+    (``AIC`` with a ``tl.dot``, else ``AIV``) and the most barriers a program passed while it was traced (the
+    kernel has at least one phase more). ``made``: its trace, where the caller made it."""
+    vpc = Target.of(chip).vector_per_cube
+
+    def traced() -> tuple[Tracer, list[Arg]]:
+        t, arrays = trace(fn, grid, args, kwargs, False, num_stages, max_steps, phase=k)
+        t.k_step = k_step
+        return t, arrays
+
+    t, arrays = made if made is not None else traced()
+    t.k_step = k_step
+    dots = any(r.kind == "dot" for body in t.programs for r in records(body))
+    compiled = compile_fitting(name, t, arrays, traced, chip, cores * (vpc if vpc and not dots else 1))
+    return compiled, "AIC" if dots else "AIV", t.barriers
 
 
 def compile_fitting(

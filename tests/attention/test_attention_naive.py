@@ -203,6 +203,7 @@ def test_softmax_rows_fall_back_to_the_most_that_fit():
             self.r = r
 
         def ir(self, name: str) -> object:
+            assert name == "buffer"
             buffer = type("B", (), {"depth": 2 if fits[self.r] else 1, "temp": False})
             return type("K", (), {"buffers": (buffer,)})
 
