@@ -46,6 +46,8 @@ def moving(t: Tracer, rec: Rec, parts: tuple[object, object], offs: np.ndarray, 
     bounds)."""
     if t.guards is None or not rec.params[1] or not rec.params[2]:
         return
+    if t.phase is not None and t.at != t.phase:  # another phase's record, not kept (its id may be reused)
+        return
     a0, a1 = moves(parts[0]), moves(parts[1])
     if a0 is None and a1 is None:
         return
@@ -215,9 +217,14 @@ class Stamper:
             return out
 
         body = copy(shape.body)
+        elsewhere = t.elsewhere
         for v in range(shape.first, shape.end):
             info = values[v]
-            rec = None if info.rec is None else made[id(info.rec)]
+            if v in elsewhere:  # of another phase (compiler.language.phases): no record of this trace made it
+                elsewhere.add(v + base)
+                rec = None
+            else:
+                rec = None if info.rec is None else made[id(info.rec)]
             values[v + base] = ValueInfo(info.shape, info.dtype, info.valid, rec, info.transposed, info.scale)
         masked, dropped, masks = shape.own
         for table, mine in ((t.masked_loads, masked), (t.dropped, dropped)):
@@ -286,8 +293,8 @@ def _closed(t: Tracer, recs: list, first: int) -> bool:
             return False
         if type(d) is Rec and any(v < first for v in d.ins):
             return False
-    values = t.values
-    return all(values[v].rec is None or id(values[v].rec) in mine for v in range(first, len(values)))
+    values, elsewhere = t.values, t.elsewhere  # a value of another phase's record: made there, its record not kept
+    return all(values[v].rec is None or id(values[v].rec) in mine or v in elsewhere for v in range(first, len(values)))
 
 
 def _key(g: Guard) -> object:
@@ -333,7 +340,11 @@ def _same(t: Tracer, shape: Shape, delta: tuple[int, int, int], recs: list, firs
         a, b = t.values[v], t.values[v + base]
         if (a.shape, a.dtype, a.valid, a.transposed, a.scale) != (b.shape, b.dtype, b.valid, b.transposed, b.scale):
             return False
-        if (a.rec is None) != (b.rec is None) or (a.rec is not None and recs[index[id(a.rec)]] is not b.rec):
+        if (v in t.elsewhere) != (v + base in t.elsewhere):
+            return False
+        if v in t.elsewhere:  # made by another phase's record (not kept): only its shape and type count
+            pass
+        elif (a.rec is None) != (b.rec is None) or (a.rec is not None and recs[index[id(a.rec)]] is not b.rec):
             return False
         if (v in t.masks) != (v + base in t.masks):
             return False

@@ -156,3 +156,31 @@ def test_a_jit_launchs_misuse_is_named_at_the_kernels_line(kernel, match):
         dsasim.jit(kernel)[(2,)](x, z, BLOCK=64)
     lines, first = inspect.getsourcelines(kernel)
     assert e.value.site.file == __file__ and first < e.value.site.line < first + len(lines)
+
+
+def mirror(x, y, z, N: tl.constexpr, BLOCK: tl.constexpr):
+    """Phase 1: ``y = 2·x`` by blocks; phase 2: program ``i`` reads the block program ``N-1-i`` wrote (an offset
+    affine in the program id: stamped)."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + pid * BLOCK + offs, tl.load(x + pid * BLOCK + offs) * 2.0)
+    tl.grid_barrier()
+    tl.store(z + pid * BLOCK + offs, tl.load(y + (N - 1 - pid) * BLOCK + offs) + 1.0)
+
+
+def test_later_phases_are_stamped_and_stamp_what_tracing_every_program_makes(monkeypatch):
+    """A phase after a barrier runs the earlier phases' lines without keeping their records: its programs are still
+    stamped from one traced program (values of another phase are no record of this trace), and the kernel is the
+    one ``DSASIM_FAST=0`` makes by tracing every program."""
+    n, block = 16, 64
+    x = np.arange(n * block, dtype=np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    consts = {"N": n, "BLOCK": block}
+    for phase in (0, 1):
+        t, _ = trace(mirror, (n, 1, 1), (x, y, z), consts, False, 2, phase=phase)
+        assert t.stamped >= n // 2, (phase, t.stamped)
+    c = load_chip("ascend910b-like-separated")
+    fast = compile_phases("mirror", mirror, (n, 1, 1), (x, y, z), consts, c, 2, 2).program
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow = compile_phases("mirror", mirror, (n, 1, 1), (x, y, z), consts, c, 2, 2).program
+    assert fast.cores == slow.cores
