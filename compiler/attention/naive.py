@@ -31,7 +31,8 @@ from compiler.attention.lang import misfit, short
 from compiler.attention.op import Attention
 from compiler.attention.schedule import AttentionSchedule
 from compiler.compiled import Compiled
-from compiler.language.errors import TilesDoNotFit
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.language.phases import compile_phase, compile_phases
 from compiler.target import Target
 from isa import DType, Program, TensorDecl, TensorKind
@@ -128,9 +129,19 @@ def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
     """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: the kernel of one head group
     compiled for one query tile (every query tile's tiles are the same) on one core — over the real sequence, as
     the softmax's tiles are whole rows. Remembered by the chip's fields, that kernel and the schedule."""
-    one = short(op, op.seq)
-    key = (target.key, one, schedule.replace(cores=1))
-    return misfit(key, lambda: compile_naive(one, schedule.replace(cores=1), target.params, 1))
+    one, s = short(op, op.seq), schedule.replace(cores=1)
+
+    def attempt() -> None:
+        # The softmax's rows refuse most candidates: its phase alone first, then the rest only if it fits. A refused
+        # softmax is the kernel's refusal unless the scores (compiled before it) refuse first, as a whole compile says.
+        try:
+            compile_naive(one, s, target.params, 1, phase=PHASES.index("softmax"))
+        except (LanguageError, BufferCapacityError, ScheduleError):
+            compile_naive(one, s, target.params, 1, phase=PHASES.index("scores"))
+            raise
+        compile_naive(one, s, target.params, 1)
+
+    return misfit((target.key, one, s), attempt)
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
