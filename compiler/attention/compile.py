@@ -9,10 +9,8 @@ the schedule leaves ``None`` are chosen by the operator's schedule family (``com
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from compiler.attention.decode import DecodeAttention, launch_decode
-from compiler.attention.flash_lang import compile_flash
+from compiler.attention.flash_lang import as_operator, compile_flash
 from compiler.attention.naive import compile_naive
 from compiler.attention.op import Attention
 from compiler.compile import kernel_source
@@ -24,7 +22,6 @@ from compiler.target import Target
 from compiler.tune.attention import default_attention_schedule
 from compiler.tune.attention_schedule import AttentionSchedule, as_attention_schedule, in_attention_terms
 from compiler.tune.decode import decode_schedule
-from isa import Program
 
 
 @kernel_source(Attention)
@@ -83,14 +80,10 @@ def compile_decode_attention(op: DecodeAttention, schedule: object, chip: object
     target = Target.of(chip)
     resolved = decode_schedule(op, target, schedule)
     compiled = launch_decode(op, resolved, chip)
-    p = compiled.program
-    shapes = {t.name for t in op.tensors()}
-    tensors = op.decls() + tuple(t for t in p.tensors if t.name not in shapes)
     comments = (
         f"decode attention {op.shape_text()} ({op.precision}): {op.describe()}",
         f"{op.problems} (sequence, key head) problems of {op.group} query rows, {resolved.tile_kv} keys per tile, "
         f"depth {resolved.depth}, over {min(resolved.cores, op.problems)} cores",
         f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
     )
-    program = Program(tensors, p.cores, p.chip, comments)
-    return replace(compiled, op=op, schedule=resolved, program=program)
+    return as_operator(compiled, op, resolved, comments)

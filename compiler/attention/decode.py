@@ -16,29 +16,13 @@ attention is bound by the cache's bytes, 4 FLOP per byte against a ridge point o
 
 The kernel (:func:`decode_kernel`) is flash attention's (``compiler.attention.flash_lang``) cut down to
 one query tile of ``G`` rows against ``keys`` keys: the queries ``[batch, heads, d]`` read as
-``[batch, kv_heads, G, d]`` (one head's rows ``d`` apart), the cache ``[batch, keys, kv_heads, d]``
-token-major (a key head's rows ``kv_heads · d`` apart). The language deals the ``batch · kv_heads`` programs
-over the cores and pipelines them one after another — the next problem's loads overlap this one's softmax —
-where the batched matmuls put a ``barrier all`` between two problems on a core, wrote the scores to GM and
-read them back. The online softmax needs no row of ``keys`` scores in UB, so any context runs unsplit
-(flash-decoding, ``compiler.graph.flash_decode``, still spreads a short batch's few problems over more
-cores, where the cost model prices it cheaper). A paged cache (:class:`PagedDecodeAttention`) is read
-the same way, a block a tile, through its block table.
-
-**The stagger.** Every problem is the same work, so cores that start together stay in step: all of them
-in their loads' fixed cycles (start-up, a cycle per 256-byte key row, the ND→NZ layout change) at once,
-when no byte streams, then all streaming at once, sharing the GM. Problem ``(j, b)`` therefore starts at
-its key tile ``(j + b) mod tiles`` and wraps around — the softmax sees the keys in another order, the
-same sum — so the concurrent problems are at different tiles, the partial last tile among them. Llama-3-8B's
-decode attention at batch 32, context 1024 on ascend910b-like: 210,489 cycles in step (the GM idle 21 %
-of the time), 172,356 staggered (3 %; 96 % of its bytes' time over the GM bandwidth).
-
-**An int8 cache** (``kv_dtype="int8"``, ``compiler.graph.kv_int8``): ``k``, ``v`` int8 and head-major
-``[batch, kv_heads, keys, d]``, with f16 scales ``ks``, ``vs`` ``[batch, kv_heads, keys]`` (one per cached token
-and key head). A tile is loaded as int8 (half the bytes), cast to f16 on the Vector unit and moved to the
-Cube through L1; a key's scale multiplies its score column and a value's scale its probability column, as
-``q·(s·k) = s·(q·k)`` and ``p·(s·v) = (p·s)·v``. The int8 tile and its f16 copy share UB, which caps a tile at
-128 keys of 128 elements on ascend910b-like.
+``[batch, kv_heads, G, d]``, the cache ``[batch, keys, kv_heads, d]`` token-major. The language deals the
+``batch · kv_heads`` programs over the cores and pipelines them one after another, with no barrier between them.
+Problem ``(j, b)`` starts at key tile ``(j + b) mod tiles`` and wraps around, so that cores in step do not all
+load at once (docs/llm.md, *the stagger*: 210,489 → 172,356 cycles at batch 32). A paged cache
+(:class:`PagedDecodeAttention`) is read a block a tile through its block table; an int8 cache
+(``kv_dtype="int8"``) as ``compiler.graph.kv_int8`` describes — its int8 tile and f16 copy share UB, which caps a
+tile at 128 keys of 128 elements on ascend910b-like.
 
 ``tile_kv`` (keys per K/V tile) is chosen by decode attention's schedule family (``compiler.tune.decode``).
 """

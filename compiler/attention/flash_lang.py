@@ -24,6 +24,7 @@ from compiler.attention.op import Attention
 from compiler.compiled import Compiled
 from compiler.language.errors import TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
+from compiler.ops import Op
 from compiler.target import Target
 from compiler.traffic import Traffic
 from compiler.tune.attention_schedule import AttentionSchedule
@@ -136,15 +137,25 @@ def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     # passes over a finished kernel's instructions cost more than the counting)
     formula = attention_traffic(op, schedule, 0)
     compiled = launch_flash(op, schedule, chip, None)
-    p = compiled.program
     shapes = {t.name for t in op.tensors()}
-    tensors = op.decls()
-    tensors += tuple(d for d in p.tensors if d.name not in shapes)  # a separated chip's hand-over workspaces
     traffic = Traffic(formula.terms + tuple(t for t in compiled.traffic.terms if t.tensor not in shapes))
     comments = (
         f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
         f"schedule: {schedule.text()}",
         f"compiled by dsasim for chip {target.name}; GM traffic {traffic.total:,} B expected",
     )
-    program = Program(tensors, p.cores, p.chip, comments)
-    return replace(compiled, op=op, schedule=schedule, program=program, traffic=traffic)
+    return replace(as_operator(compiled, op, schedule, comments), traffic=traffic)
+
+
+def as_operator(
+    compiled: Compiled, op: Op, schedule: object, comments: tuple[str, ...], workspaces: tuple | None = None
+) -> Compiled:
+    """``compiled`` (a kernel launched on zeros) as ``op``'s kernel: ``op``'s tensors declared as the operator's, then
+    ``workspaces`` (default: the kernel's tensors that are not ``op``'s — a separated chip's hand-over areas), and
+    ``comments`` at the head of the program."""
+    p = compiled.program
+    if workspaces is None:
+        shapes = {t.name for t in op.tensors()}
+        workspaces = tuple(d for d in p.tensors if d.name not in shapes)
+    program = Program(op.decls() + workspaces, p.cores, p.chip, comments)
+    return replace(compiled, op=op, schedule=schedule, program=program)

@@ -21,17 +21,16 @@ masked or not.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from compiler import language as tl
+from compiler.attention.flash_lang import as_operator
 from compiler.attention.op import Attention
 from compiler.compiled import Compiled
 from compiler.language.phases import compile_phase, compile_phases
 from compiler.target import Target
 from compiler.tune.attention_schedule import AttentionSchedule
-from isa import DType, Program, TensorDecl, TensorKind
+from isa import DType, TensorDecl, TensorKind
 
 PHASES = ("scores", "softmax", "pv")
 
@@ -117,8 +116,7 @@ def compile_naive(
         f"schedule: {s.text()}",
         f"compiled by dsasim (the naive schedule: one tile-language kernel in three phases) for {target.name}",
     )
-    program = Program(op.decls() + workspaces(op), compiled.program.cores, target.name, comments)
-    return replace(compiled, op=op, schedule=s, program=program)
+    return as_operator(compiled, op, s, comments, workspaces(op))
 
 
 def workspaces(op: Attention) -> tuple[TensorDecl, ...]:
