@@ -1,4 +1,5 @@
-"""The attention family: the search space of an ``AttentionSchedule`` (``compiler.attention``), and its defaults.
+"""The attention family: the search space of an ``AttentionSchedule`` (``compiler.tune.attention_schedule``), and its
+defaults.
 
 Attention's kernels are tile-language programs (``compiler.attention.flash_lang``, ``naive``); its knobs are the
 fields of its schedule:
@@ -20,14 +21,14 @@ first: the kernel compiled for one program of a short sequence (``compiler.tune.
 the same tiles), so a schedule chosen here always compiles. :meth:`AttentionFamily.best` is the
 compiler's default (``compile_attention`` calls it for the knobs left ``None``); :meth:`AttentionFamily.enumerate`
 gives the tuner the same ranking over every depth (and, for naive, softmax rows), the :data:`FIT_CHECKED` best that
-fit. There is no instruction budget here: the step model does not count instructions.
+fit. There is no instruction budget here: the step model does not count instructions. :func:`plan_attention` gives
+the chosen schedule's GM traffic and footprint without compiling the whole kernel.
 
 The defaults try depth 2, then 1. For flash, a Q block of ``q_tiles`` query tiles shares each K/V load among its
 tiles (MTE2 and the GM share per step fall by about ``q_tiles``) but brings each tile's ``Qᵀ`` into L0B at every step
 (MTE1), and costs L1 and UB; ``q_tiles`` is tried from 1 up to :data:`MAX_Q_TILES` while the block is no longer than
 the sequence. A Q block of several query tiles must earn its place: it is taken when the model predicts at least 25%
-fewer cycles than the best schedule with one query tile per block (:data:`Q_BLOCK_GAIN`). :func:`plan_attention` gives
-the chosen schedule's GM traffic and footprint without compiling the whole kernel. Ties go to fewer, larger
+fewer cycles than the best schedule with one query tile per block (:data:`Q_BLOCK_GAIN`). Ties go to fewer, larger
 tiles, then (flash) to the smaller L0 step — its L0 tiles keep their stages where a larger one's would not
 (ascend910b-like 1x1x1024x128, q=64, kv=256: k0=32 131,942 cycles, k0=64 154,755) — then to larger Q blocks (less
 traffic). A candidate at least as large as one that did not fit in every tile knob (same ``k0``) is skipped without
