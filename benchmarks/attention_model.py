@@ -4,9 +4,10 @@ tile per Q block and with several, on edu and ascend910b-like.
 - **step**: attention's step model (``compiler.tune.steps``), what the attention family ranks with — the numbers
   behind ``compiler.tune.attention.Q_BLOCK_GAIN`` (the model is further under the measured cycles for Q blocks of
   several query tiles, so such a block must be predicted clearly faster to be chosen);
-- **one**: the loop nests' model (``compiler.tune.model.predict``) on the tile-language kernel after its ``buffer``
-  pass, with its GM bytes beside the compiled kernel's exact traffic, the work it adds for single-slot buffers
-  (``serialised``) and its busiest pipe alone — why it cannot rank attention yet.
+- **one**: the loop nests' model (``compiler.tune.model.predict``) on the tile-language kernel after its ``sync``
+  pass, each load prefetched as its loop's stages say (``aheads``), with its GM bytes beside the compiled kernel's
+  exact traffic, the work it adds for single-slot buffers (``serialised``) and its busiest pipe alone — why it
+  cannot rank attention yet.
 
 Run: ``.venv/bin/python benchmarks/attention_model.py`` (timing-only, a few minutes).
 """
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.attention import Attention, AttentionSchedule, compile_attention
 from compiler.target import Target
-from compiler.tune.model import predict
+from compiler.tune.model import aheads, predict
 from compiler.tune.steps import StepModel
 from isa import DsasimError
 from simulator import load_chip
@@ -57,7 +58,8 @@ def main() -> None:
             took = time.process_time() - start
             cycles = simulate(c.program, chip, timing_only=True).cycles
             step = model.cycles(s)
-            one = predict(c.ir("buffer"))
+            kernel = c.ir("sync")
+            one = predict(kernel, None, aheads(kernel))
             busiest = max(one.busy.values())
             print(f"| {chip_name} | {op.shape_text()} | {s.text()} | {cycles:,} | {step:,.0f} | {one.cycles:,.0f} | "
                   f"{cycles / step:.2f} | {cycles / one.cycles:.2f} | {one.gm_bytes / c.traffic.total:.1f} | "

@@ -24,11 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from compiler.attention import AttentionSchedule, DecodeAttention  # noqa: E402
-from compiler.attention.decode import decode_schedule, launch_decode  # noqa: E402
+from compiler.attention.decode import launch_decode  # noqa: E402
 from compiler.gemv import vector_gemv  # noqa: E402
 from compiler.graph.ir import Node  # noqa: E402
 from compiler.ops import MatMul, OpError  # noqa: E402
 from compiler.target import Target  # noqa: E402
+from compiler.tune.decode import decode_schedule  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.graph_run import compile_node  # noqa: E402
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer  # noqa: E402

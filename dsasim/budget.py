@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from compiler import Op, Schedule, ScheduleError
 from compiler.attention.op import Attention
-from compiler.attention.schedule import AttentionSchedule
 from compiler.defaults import default_schedule
 from compiler.errors import BufferCapacityError
 from compiler.language.errors import LanguageError
 from compiler.memo import Memo
 from compiler.passes import run as run_passes
 from compiler.target import Target
+from compiler.tune.attention_schedule import AttentionSchedule
 from compiler.tune.model import predict
 from isa import ResourceLimitError
 from simulator.config import Chip
@@ -228,9 +228,10 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
 
     The default schedule is chosen on one head of at most ``PROXY_SEQ`` positions: its search walks every score
     tile's program, which is what must not happen before the budget is known. A flash schedule's shorter kernel is
-    the one that search's fit check compiled (``compiler.attention.flash_lang.short_kernel``, remembered)."""
-    from compiler.attention.compile import compile_ahead, plan_attention  # the tile language: attention's runs only
-    from compiler.attention.flash_lang import short_kernel
+    the one that search's fit check compiled (``compiler.tune.attention_fit.short_kernel``, remembered)."""
+    from compiler.attention.compile import compile_ahead  # the tile language: attention's runs only
+    from compiler.tune.attention import plan_attention
+    from compiler.tune.attention_fit import short_kernel
 
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
@@ -284,7 +285,7 @@ def _fitted(op: Attention, tile_q: int, tile_kv: int, p1: tuple, p2: tuple) -> i
 def _decode_instructions(op: DecodeAttention, chip: Chip) -> int:
     """Decode attention's instructions: one (sequence, key head) problem's, compiled on one core, times the
     problems (every program of the kernel is the same)."""
-    from compiler.attention.decode import compile_decode_attention
+    from compiler.attention.compile import compile_decode_attention
 
     one = op.one_problem()
 
@@ -309,7 +310,7 @@ _PROXY_COUNTS: Memo[int] = Memo(256)
 
 
 def score_tiles(op: Attention, tile_q: int, tile_kv: int) -> int:
-    """Score tiles (query tile × key tile pairs) of ``op``: ``compiler.attention.plan.units`` counted in
+    """Score tiles (query tile × key tile pairs) of ``op``: ``compiler.tune.attention_work.units`` counted in
     closed form, one term per query tile (no lists, whatever the sequence length)."""
     s, total = op.seq, 0
     nq = -(-s // tile_q)

@@ -300,7 +300,8 @@ def test_the_attention_estimate_compiles_short_kernels_of_one_head_only(monkeypa
     """A large attention's estimate counts two kernels of one head (the shorter the one its default search's fit
     check compiled, remembered), never the whole kernel; with every shortcut off it is the same."""
     from compiler import make_op
-    from compiler.attention import flash_lang, lang
+    from compiler.attention import flash_lang
+    from compiler.tune import attention_fit
     from dsasim.api import chip_for
     from dsasim.budget import AHEAD_INSTRUCTIONS, estimate
 
@@ -314,8 +315,8 @@ def test_the_attention_estimate_compiles_short_kernels_of_one_head_only(monkeypa
         return real(name, fn, grid, *args, **kwargs)
 
     monkeypatch.setattr(flash_lang, "compile_kernel", counted)
-    lang.MISFITS.clear()
-    flash_lang.SHORT_KERNELS.clear()
+    attention_fit.MISFITS.clear()
+    attention_fit.SHORT_KERNELS.clear()
     fast = estimate(op, None, chip).instructions
     assert fast > AHEAD_INSTRUCTIONS
     assert grids and all(g[1:] == (1, 1) for g in grids), grids

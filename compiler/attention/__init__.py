@@ -1,4 +1,4 @@
-"""Attention on the DSA: the ``naive`` and ``flash`` schedules, on coupled and separated chips.
+"""Attention on the DSA: the operators (``Attention``, ``DecodeAttention``) and their tile-language kernels.
 
     from compiler.attention import Attention, AttentionSchedule, compile_attention
     from simulator import load_chip
@@ -7,7 +7,7 @@
     print(k.show_passes())   # the plan and the start of the program
 
 ``dsasim.api.compile_and_run`` runs and checks it like any operator; ``dsasim run attention``.
-See docs/attention.md.
+Their schedules are chosen by the attention family (``compiler.tune.attention``). See docs/attention.md.
 """
 
 from compiler.lazy import exports
@@ -16,17 +16,18 @@ from compiler.lazy import exports
 __all__ = exports(
     __name__,
     {
-        "ALGORITHMS": "compiler.attention.schedule",
+        "ALGORITHMS": "compiler.tune.attention_schedule",
         "PRECISIONS": "compiler.attention.op",
         "Attention": "compiler.attention.op",
-        "AttentionPlan": "compiler.attention.compile",
-        "AttentionSchedule": "compiler.attention.schedule",
+        "AttentionPlan": "compiler.tune.attention",
+        "AttentionSchedule": "compiler.tune.attention_schedule",
         "DecodeAttention": "compiler.attention.decode",
-        "as_attention_schedule": "compiler.attention.compile",
+        "PagedDecodeAttention": "compiler.attention.decode",
+        "as_attention_schedule": "compiler.tune.attention_schedule",
         "compile_attention": "compiler.attention.compile",
-        "compile_decode_attention": "compiler.attention.decode",
-        "default_attention_schedule": "compiler.attention.compile",
+        "compile_decode_attention": "compiler.attention.compile",
+        "default_attention_schedule": "compiler.tune.attention",
         "make_attention": "compiler.attention.op",
-        "plan_attention": "compiler.attention.compile",
+        "plan_attention": "compiler.tune.attention",
     },
 )

@@ -1,86 +1,38 @@
-"""``compile_attention(op, schedule, chip)``: the attention kernel as a ``compiler.Compiled``, built by the passes.
+"""Attention's kernel sources: an operator and its schedule → its tile-language kernel, as a ``compiler.Compiled``.
 
-The result is the ``Compiled`` of every operator (``program``, ``schedule``, ``passes``, ``text()``, ``traffic``,
-``gm_bytes_expected``, ``summary()``), so ``dsasim.api.compile_and_run`` and ``dsasim run`` treat it alike. Both
-schedules are tile-language kernels compiled by the shared passes (trace → buffer → pipeline → sync → lower, and
-``split`` on a separated chip): ``flash`` is one kernel (``flash_lang.py``), ``naive`` one in three phases cut by
-grid barriers (``naive.py``); ``passes`` holds each loop nest after every pass. :func:`compile_attention` is
-registered as the kernel source of ``Attention`` (``compiler.compile.kernel_source``), so ``compiler.compile`` calls
-it for an attention without naming it; :func:`plan_attention` gives the resolved schedule, GM traffic and footprint
-without compiling the whole kernel (cheap at any sequence length).
+:func:`compile_attention` is registered for ``Attention`` and :func:`compile_decode_attention` for
+``DecodeAttention`` (``compiler.compile.kernel_source``), so ``compiler.compile`` calls them without naming them. Knobs
+the schedule leaves ``None`` are chosen by the operator's schedule family (``compiler.tune.attention``,
+``compiler.tune.decode``); the kernel is then ``flash_lang.compile_flash``, ``naive.compile_naive`` or
+``decode.launch_decode`` through the shared passes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from compiler.attention.flash_lang import compile_flash, flash_workspace_bytes
+from compiler.attention.decode import DecodeAttention, launch_decode
+from compiler.attention.flash_lang import as_operator, compile_flash
 from compiler.attention.naive import compile_naive
-from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
-from compiler.attention.schedule import AttentionSchedule, check, in_attention_terms
-from compiler.attention.traffic import attention_traffic
 from compiler.compile import kernel_source
 from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError
 from compiler.memo import Memo
 from compiler.target import Target
-from compiler.traffic import Traffic
-from compiler.tune.attention import AttentionFamily
-
-
-@dataclass(frozen=True)
-class AttentionPlan:
-    """What a schedule costs in GM, without compiling the whole program (cheap at any sequence length)."""
-
-    schedule: AttentionSchedule
-    traffic: Traffic
-    #: bytes of every GM tensor: q, k, v, o and the schedule's workspaces
-    peak_gm_bytes: int
-
-
-def plan_attention(op: Attention, schedule: AttentionSchedule | None, chip: object) -> AttentionPlan:
-    """The resolved schedule, the GM traffic by formula and the GM footprint of ``op`` on ``chip``."""
-    target = Target.of(chip)
-    resolved = _resolve(op, schedule, target)
-    vpc = target.vector_per_cube
-    peak = sum(t.nbytes for t in op.tensors())
-    if resolved.algorithm == "naive":
-        peak += sum(t.nbytes for t in naive_workspaces(op))
-    else:
-        peak += flash_workspace_bytes(op, resolved, target)
-    return AttentionPlan(resolved, attention_traffic(op, resolved, vpc), peak)
-
-
-def as_attention_schedule(schedule: object) -> AttentionSchedule | None:
-    """``schedule`` as an ``AttentionSchedule``: itself, or from a ``compiler.Schedule`` that sets no knob but
-    ``cores`` (what ``dsasim run --cores`` builds); any other knob is a ``ScheduleError`` naming it."""
-    if schedule is None or isinstance(schedule, AttentionSchedule):
-        return schedule
-    given = {
-        k: v
-        for k, v in getattr(schedule, "to_json", dict)().items()
-        if k != "cores" and v not in (None, {}, [], 1, False)
-    }
-    if given:
-        raise ScheduleError(
-            f"attention takes an AttentionSchedule, not these knobs: {', '.join(given)}",
-            knob="schedule",
-            hint="use compiler.attention.AttentionSchedule(algorithm, tile_q, tile_kv, k0, depth, cores=...)",
-        )
-    return AttentionSchedule(cores=getattr(schedule, "cores", 1))
+from compiler.tune.attention import default_attention_schedule
+from compiler.tune.attention_schedule import AttentionSchedule, as_attention_schedule, in_attention_terms
+from compiler.tune.decode import decode_schedule
 
 
 @kernel_source(Attention)
 def compile_any_schedule(op: Attention, schedule: object, chip: object) -> Compiled:
-    """:func:`compile_attention` under what ``compiler.compile`` was given (:func:`as_attention_schedule`)."""
+    """:func:`compile_attention` under what ``compiler.compile`` was given (``as_attention_schedule``)."""
     return compile_attention(op, as_attention_schedule(schedule), chip)
 
 
 def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: object) -> Compiled:
     """Compile ``op`` for ``chip`` (an ``isa.ChipParams``, e.g. ``simulator.load_chip("edu")``); knobs missing
-    from ``schedule`` are chosen by :func:`default_attention_schedule`."""
+    from ``schedule`` are chosen by ``compiler.tune.attention.default_attention_schedule``."""
     if chip is None:
         raise TypeError("compile_attention() needs a chip: e.g. simulator.load_chip('edu')")
     target = Target.of(chip)
@@ -89,14 +41,14 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
         return ahead
     refused: dict[AttentionSchedule, Exception] = {}
     while True:
-        resolved = _resolve(op, schedule, target, refused)
+        resolved = default_attention_schedule(op, target, schedule, refused)
         if resolved.algorithm == "naive":
             return compile_naive(op, resolved, chip)
         try:
             return compile_flash(op, resolved, chip)
         except (LanguageError, BufferCapacityError, ScheduleError) as e:
-            # the defaults checked a short proxy; the whole kernel needs more (a tail's tiles, event ids): refused
-            # for this compile, so the defaults choose again — or, for a schedule given whole, the user's error
+            # the family checked a short kernel; the whole kernel needs more (a tail's tiles, event ids): refused
+            # for this compile, so the family chooses again — or, for a schedule given whole, the user's error
             if (schedule is not None and schedule.resolved) or resolved.replace(cores=1) in refused:
                 raise in_attention_terms(e, resolved) from None
             refused[resolved.replace(cores=1)] = e
@@ -115,17 +67,23 @@ def compile_ahead(op: Attention, schedule: AttentionSchedule, chip: object) -> C
 AHEAD: Memo[Compiled] = Memo(2)
 
 
-def default_attention_schedule(
-    op: Attention, target: Target, schedule: AttentionSchedule, refused: dict | None = None
-) -> AttentionSchedule:
-    """``schedule`` with every ``None`` knob chosen for ``target`` by the attention family (raises if nothing fits).
-    ``refused``: flash schedules (on one core) a whole compile of ``op`` refused although their short kernel fits."""
-    return AttentionFamily(op, target, schedule, refused).best()
-
-
-def _resolve(
-    op: Attention, schedule: AttentionSchedule | None, target: Target, refused: dict | None = None
-) -> AttentionSchedule:
-    schedule = schedule or AttentionSchedule()
-    check(schedule)
-    return default_attention_schedule(op, target, schedule, refused)
+@kernel_source(DecodeAttention)
+def compile_decode_attention(op: DecodeAttention, schedule: object, chip: object) -> Compiled:
+    """``op`` as one flash kernel over its (sequence, key head) problems (``compiler.attention.decode``);
+    ``schedule``: an ``AttentionSchedule`` (``tile_kv``, ``depth``, ``cores``) or a ``compiler.Schedule`` giving
+    ``cores``."""
+    if chip is None:
+        raise TypeError("compile_decode_attention() needs a chip: e.g. simulator.load_chip('edu')")
+    op.check_schedule(schedule, chip)
+    if not isinstance(schedule, AttentionSchedule):
+        schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1) or 1)
+    target = Target.of(chip)
+    resolved = decode_schedule(op, target, schedule)
+    compiled = launch_decode(op, resolved, chip)
+    comments = (
+        f"decode attention {op.shape_text()} ({op.precision}): {op.describe()}",
+        f"{op.problems} (sequence, key head) problems of {op.group} query rows, {resolved.tile_kv} keys per tile, "
+        f"depth {resolved.depth}, over {min(resolved.cores, op.problems)} cores",
+        f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
+    )
+    return as_operator(compiled, op, resolved, comments)

@@ -16,33 +16,15 @@ attention is bound by the cache's bytes, 4 FLOP per byte against a ridge point o
 
 The kernel (:func:`decode_kernel`) is flash attention's (``compiler.attention.flash_lang``) cut down to
 one query tile of ``G`` rows against ``keys`` keys: the queries ``[batch, heads, d]`` read as
-``[batch, kv_heads, G, d]`` (one head's rows ``d`` apart), the cache ``[batch, keys, kv_heads, d]``
-token-major (a key head's rows ``kv_heads · d`` apart). The language deals the ``batch · kv_heads`` programs
-over the cores and pipelines them one after another — the next problem's loads overlap this one's softmax —
-where the batched matmuls put a ``barrier all`` between two problems on a core, wrote the scores to GM and
-read them back. The online softmax needs no row of ``keys`` scores in UB, so any context runs unsplit
-(flash-decoding, ``compiler.graph.flash_decode``, still spreads a short batch's few problems over more
-cores, where the cost model prices it cheaper). A paged cache (:class:`PagedDecodeAttention`) is read
-the same way, a block a tile, through its block table.
+``[batch, kv_heads, G, d]``, the cache ``[batch, keys, kv_heads, d]`` token-major. The language deals the
+``batch · kv_heads`` programs over the cores and pipelines them one after another, with no barrier between them.
+Problem ``(j, b)`` starts at key tile ``(j + b) mod tiles`` and wraps around, so that cores in step do not all
+load at once (docs/llm.md, *the stagger*: 210,489 → 172,356 cycles at batch 32). A paged cache
+(:class:`PagedDecodeAttention`) is read a block a tile through its block table; an int8 cache
+(``kv_dtype="int8"``) as ``compiler.graph.kv_int8`` describes — its int8 tile and f16 copy share UB, which caps a
+tile at 128 keys of 128 elements on ascend910b-like.
 
-**The stagger.** Every problem is the same work, so cores that start together stay in step: all of them
-in their loads' fixed cycles (start-up, a cycle per 256-byte key row, the ND→NZ layout change) at once,
-when no byte streams, then all streaming at once, sharing the GM. Problem ``(j, b)`` therefore starts at
-its key tile ``(j + b) mod tiles`` and wraps around — the softmax sees the keys in another order, the
-same sum — so the concurrent problems are at different tiles, the partial last tile among them. Llama-3-8B's
-decode attention at batch 32, context 1024 on ascend910b-like: 210,489 cycles in step (the GM idle 21 %
-of the time), 172,356 staggered (3 %; 96 % of its bytes' time over the GM bandwidth).
-
-**An int8 cache** (``kv_dtype="int8"``, ``compiler.graph.kv_int8``): ``k``, ``v`` int8 and head-major
-``[batch, kv_heads, keys, d]``, with f16 scales ``ks``, ``vs`` ``[batch, kv_heads, keys]`` (one per cached token
-and key head). A tile is loaded as int8 (half the bytes), cast to f16 on the Vector unit and moved to the
-Cube through L1; a key's scale multiplies its score column and a value's scale its probability column, as
-``q·(s·k) = s·(q·k)`` and ``p·(s·v) = (p·s)·v``. The int8 tile and its f16 copy share UB, which caps a tile at
-128 keys of 128 elements on ascend910b-like.
-
-``tile_kv`` (keys per K/V tile) is chosen by :func:`decode_cycles` — a core's loads, one after another —
-ties to the least busy MTE2: the ND→NZ change is cheaper per byte for loads of a multiple of 32 KiB (384
-keys of 256 B: 96 KiB).
+``tile_kv`` (keys per K/V tile) is chosen by decode attention's schedule family (``compiler.tune.decode``).
 """
 
 from __future__ import annotations
@@ -55,20 +37,14 @@ from typing import ClassVar
 import numpy as np
 
 from compiler import language as tl
-from compiler.attention.lang import compile_kernel, misfit
+from compiler.attention.flash_lang import compile_kernel
 from compiler.attention.op import PRECISIONS
-from compiler.attention.plan import loads_nz
-from compiler.attention.schedule import AttentionSchedule
-from compiler.compile import kernel_source
 from compiler.compiled import Compiled
 from compiler.errors import ScheduleError
 from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
-from compiler.target import Target
-from isa import DType, Program, Space, Transfer
-from isa.timing import nd2nz_cycles
+from compiler.tune.attention_schedule import AttentionSchedule
+from isa import DType
 
-#: keys per K/V tile the default schedule tries
-TILE_KV = (64, 128, 192, 256, 320, 384, 448, 512)
 #: the KV cache's storage types (int8: with f16 scales per cached token per key head)
 KV_DTYPES = {"f16": F16, "int8": DType.I8}
 
@@ -88,6 +64,7 @@ class DecodeAttention(Op):
     kv_dtype: str = "f16"
 
     unit: ClassVar[str] = "cube"
+    kernel_module: ClassVar[str | None] = "compiler.attention.compile"  # its kernel source
 
     def __post_init__(self) -> None:
         check_dims("decode attention", batch=self.batch, heads=self.heads, kv_heads=self.kv_heads, keys=self.keys,
@@ -330,63 +307,6 @@ def decode_kernel(pages: tuple[tuple[int, ...], ...] = ()) -> Callable:
     return kernel
 
 
-def decode_cycles(op: DecodeAttention, target: Target, tile_kv: int, cores: int) -> float:
-    """Predicted cycles of ``op`` with ``tile_kv`` keys per tile on ``cores`` cores: each core's problems one
-    after another, each tile's K and V loads in turn on its MTE2 (:func:`problem_loads`)."""
-    active = min(cores, op.problems)
-    return -(-op.problems // active) * problem_loads(op, target, tile_kv, active, op.problems > active)
-
-
-def problem_loads(op: DecodeAttention, target: Target, tile_kv: int, active: int = 1, staggered: bool = True) -> float:
-    """Cycles one problem's K and V loads take on a core while ``active`` cores load alike. A load's fixed
-    cycles (start-up, a cycle per key row, the ND→NZ change's own) stream no byte. With one problem per core
-    the cores are in step — their fixed cycles at once — so a load takes its fixed cycles and then its bytes
-    at the core's share of the GM; with more problems than cores the stagger (module doc) lets the other
-    cores' streaming fill one core's fixed cycles, and a load takes the longer of its time alone and its
-    share of the GM's time for the active cores' loads."""
-    row = op.head_dim * KV_DTYPES[op.kv_dtype].itemsize
-    path = target.path(Space.GM, Space.L1)
-    share = min(path.bandwidth, target.gm_bandwidth / active)
-    total = 0.0
-    for start in range(0, op.keys, tile_kv):
-        rows = min(tile_kv, op.keys - start)
-        extra = nd2nz_cycles(target.params, rows, row) if loads_nz(target, Space.L1) else 0
-        load = Transfer(Space.GM, Space.L1, rows, row, extra)
-        fixed = load.fixed_cycles(path)
-        if staggered:
-            total += 2 * max(fixed + load.nbytes / path.bandwidth, load.nbytes * active / target.gm_bandwidth)
-        else:
-            total += 2 * (fixed + load.nbytes / share)
-    return total
-
-
-def decode_schedule(op: DecodeAttention, target: Target, schedule: AttentionSchedule) -> AttentionSchedule:
-    """``schedule`` with ``tile_kv`` (if not given) the cheapest by :func:`decode_cycles` of those whose
-    program fits the chip, and ``depth`` 2 (the next tile's loads overlap this one's work) unless given."""
-    depth = schedule.depth or 2
-    rows = query_rows(op.group)
-    base = schedule.replace(algorithm="flash", tile_q=rows, block_q=rows, depth=depth)
-    if schedule.tile_kv or op.pages:
-        return base.replace(tile_kv=schedule.tile_kv or op.block)
-    cap = -(-op.keys // 16) * 16
-    # the fewest predicted cycles, then the least busy MTE2 (more slack under the GM's pace), then larger
-    tiles = sorted(
-        (t for t in TILE_KV if t <= max(TILE_KV[0], cap)),
-        key=lambda t: (decode_cycles(op, target, t, base.cores), problem_loads(op, target, t), -t),
-    )
-    error: Exception | None = None
-    one = op.one_problem()
-    if op.problems > 1:  # a core with two problems holds the next one's first tiles beside this one's (programs
-        one = replace(one, batch=2)  # overlap): check the fit on two, one core, as the kernel will run them
-    for t in tiles:
-        chosen = base.replace(tile_kv=t)
-        error = misfit((target.key, one, chosen.replace(cores=1)),
-                       lambda s=chosen: launch_decode(one, s.replace(cores=1), target.params))  # fmt: skip
-        if error is None:
-            return chosen
-    raise error  # type: ignore[misc]
-
-
 def launch_decode(op: DecodeAttention, schedule: AttentionSchedule, chip: object, stagger: bool = True) -> Compiled:
     """:func:`decode_kernel` over ``op``'s problems under a resolved ``schedule`` (program ``(j, b)``: sequence
     ``b``'s key head ``j``); ``stagger=False`` walks every problem's tiles from the first (to measure what the
@@ -406,28 +326,3 @@ def launch_decode(op: DecodeAttention, schedule: AttentionSchedule, chip: object
     cores = min(schedule.cores, op.problems)
     kernel = decode_kernel(op.pages)
     return compile_kernel("decode_attention", kernel, grid, args, kwargs, chip, cores, schedule.depth)
-
-
-@kernel_source(DecodeAttention)
-def compile_decode_attention(op: DecodeAttention, schedule: object, chip: object) -> Compiled:
-    """``op`` as one flash kernel over its (sequence, key head) problems (module doc); ``schedule``: an
-    ``AttentionSchedule`` (``tile_kv``, ``depth``, ``cores``) or a ``compiler.Schedule`` giving ``cores``."""
-    if chip is None:
-        raise TypeError("compile_decode_attention() needs a chip: e.g. simulator.load_chip('edu')")
-    op.check_schedule(schedule, chip)
-    if not isinstance(schedule, AttentionSchedule):
-        schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1) or 1)
-    target = Target.of(chip)
-    resolved = decode_schedule(op, target, schedule)
-    compiled = launch_decode(op, resolved, chip)
-    p = compiled.program
-    shapes = {t.name for t in op.tensors()}
-    tensors = op.decls() + tuple(t for t in p.tensors if t.name not in shapes)
-    comments = (
-        f"decode attention {op.shape_text()} ({op.precision}): {op.describe()}",
-        f"{op.problems} (sequence, key head) problems of {op.group} query rows, {resolved.tile_kv} keys per tile, "
-        f"depth {resolved.depth}, over {min(resolved.cores, op.problems)} cores",
-        f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
-    )
-    program = Program(tensors, p.cores, p.chip, comments)
-    return replace(compiled, op=op, schedule=resolved, program=program)

@@ -2,7 +2,7 @@
 sync → lower, and ``split`` on separated chips): a ``Compiled`` whose ``passes`` show the loop nest.
 
 ``compile_attention`` builds every flash schedule with :func:`compile_flash`; the attention family
-(``compiler.tune.attention``) chooses the tiles, asking :func:`flash_misfit` whether they fit.
+(``compiler.tune.attention``) chooses the tiles, asking whether they fit on a short kernel of :func:`launch_flash`.
 
 One program per Q block (``block_q`` rows: ``q_tiles`` query tiles of ``tile_q`` rows), per head, per batch. The
 block's query tiles are loaded once; every K/V tile of ``tile_kv`` keys is loaded once per block and used by each
@@ -14,21 +14,21 @@ before the softmax (as the built-in kernel's FIXPIPE cast does); ``high`` keeps 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import NamedTuple
 
 import numpy as np
 
 from compiler import language as tl
-from compiler.attention.lang import compile_kernel, misfit, short
 from compiler.attention.op import Attention
-from compiler.attention.schedule import AttentionSchedule
-from compiler.attention.traffic import attention_traffic
 from compiler.compiled import Compiled
 from compiler.language.errors import TilesDoNotFit
-from compiler.memo import Memo
+from compiler.language.launch import compile_traced, trace
+from compiler.ops import Op
 from compiler.target import Target
 from compiler.traffic import Traffic
+from compiler.tune.attention_schedule import AttentionSchedule
+from compiler.tune.attention_work import attention_traffic
 from isa import Program
 
 
@@ -81,7 +81,16 @@ def flash_kernel(q, k, v, o, sm_scale, SEQ, Q_ROW, KV_ROW, Q_HEAD, KV_HEAD, Q_BA
                  mask=rows[i][:, None] < SEQ)  # fmt: skip
 
 
-def _launch(
+def compile_kernel(name: str, fn: Callable, grid: tuple[int, int, int], args: tuple, kwargs: dict, chip: object,
+                   cores: int, depth: int, k0: int | None = None, rewrite: bool = True) -> Compiled:  # fmt: skip
+    """``fn`` traced over ``grid`` and compiled by the language's passes, loops ``depth`` stages deep, every ``dot``
+    longer than ``k0`` (if given) in L0 steps of ``k0``; ``rewrite=False``: as written (``compile_traced``)."""
+    tracer, traced = trace(fn, grid, args, kwargs, False, depth)
+    tracer.k_step = k0
+    return compile_traced(name, tracer, traced, chip, cores, rewrite)
+
+
+def launch_flash(
     op: Attention, schedule: AttentionSchedule, chip: object, grid: tuple[int, int, int] | None, retry: bool = True
 ) -> Compiled:
     """``op`` under a resolved flash ``schedule``, traced as :func:`flash_kernel` over ``grid`` (default: every
@@ -120,52 +129,6 @@ def flash_args(op: Attention, schedule: AttentionSchedule) -> tuple[tuple, dict]
     return (arrays["q"], arrays["k"], arrays["v"], arrays["o"]), kwargs
 
 
-def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
-    """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one head
-    over a short sequence — a Q block and a key tile long, so a tail block too where the Q block does not divide it —
-    compiled on one core (every full program's tiles are the same whatever the sequence's length). Remembered per
-    chip (its fields), head, precision, layout and tiles."""
-    seq = schedule.block_q + schedule.tile_kv
-    return misfit(_key(op, schedule, target, seq), lambda: short_kernel(op, schedule, target, seq))
-
-
-class ShortKernel(NamedTuple):
-    """What the budget and the GM footprint read of a short kernel (:func:`short_kernel`)."""
-
-    #: bytes of its GM workspaces (a separated chip's hand-over areas; 0 on a coupled chip)
-    workspace: int
-    #: its instructions (one head, one core)
-    instructions: int
-
-
-def short_kernel(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> ShortKernel:
-    """The kernel of one head of ``op`` over at most ``seq`` positions under a resolved flash ``schedule``, compiled
-    on one core (raises if it does not fit). Remembered: the fit check (:func:`flash_misfit`), the GM footprint
-    (:func:`flash_workspace_bytes`) and the budget's instruction count (``dsasim.budget``) compile it once between
-    them."""
-    key = _key(op, schedule, target, seq)
-
-    def compile_short() -> ShortKernel:
-        proxy = key[1]
-        grid = (-(-proxy.seq // schedule.block_q), 1, 1)
-        one = _launch(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
-        shapes = {t.name for t in proxy.tensors()}
-        workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
-        return ShortKernel(workspace, sum(len(c) for c in one.program.cores))
-
-    return SHORT_KERNELS.get(key, compile_short)
-
-
-#: Short kernels already compiled: (chip's fields, the short kernel, the schedule on one core) → what they hold.
-SHORT_KERNELS: Memo[ShortKernel] = Memo(1024)
-
-
-def _key(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> tuple:
-    """What a short kernel of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (one
-    head group, ``seq`` positions at most) and the schedule on one core."""
-    return (target.key, short(op, seq), schedule.replace(cores=1))
-
-
 def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> Compiled:
     """``op`` under a resolved flash ``schedule``: the tile-language kernel through the passes, on ``op``'s tensors."""
     target = Target.of(chip)
@@ -173,26 +136,26 @@ def compile_flash(op: Attention, schedule: AttentionSchedule, chip: object) -> C
     # a separated chip as the split counted them; counted first, while the heap is small (the cyclic collector's
     # passes over a finished kernel's instructions cost more than the counting)
     formula = attention_traffic(op, schedule, 0)
-    compiled = _launch(op, schedule, chip, None)
-    p = compiled.program
+    compiled = launch_flash(op, schedule, chip, None)
     shapes = {t.name for t in op.tensors()}
-    tensors = op.decls()
-    tensors += tuple(d for d in p.tensors if d.name not in shapes)  # a separated chip's hand-over workspaces
     traffic = Traffic(formula.terms + tuple(t for t in compiled.traffic.terms if t.tensor not in shapes))
     comments = (
         f"attention {op.shape_text()}{' causal' if op.causal else ''} ({op.precision}): {op.describe()}",
         f"schedule: {schedule.text()}",
         f"compiled by dsasim for chip {target.name}; GM traffic {traffic.total:,} B expected",
     )
-    program = Program(tensors, p.cores, p.chip, comments)
-    return replace(compiled, op=op, schedule=schedule, program=program, traffic=traffic)
+    return replace(as_operator(compiled, op, schedule, comments), traffic=traffic)
 
 
-def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Target) -> int:
-    """Bytes of the GM workspaces of ``op`` under a resolved flash ``schedule`` (0 on a coupled chip): a separated
-    chip's hand-over areas, the same for every AIC/AIV group, read from the short kernel of :func:`flash_misfit`."""
-    if not target.vector_per_cube:
-        return 0
-    per_group = short_kernel(op, schedule, target, schedule.block_q + schedule.tile_kv).workspace
-    programs = -(-op.seq // schedule.block_q) * op.heads * op.batch
-    return per_group * min(schedule.cores, programs)
+def as_operator(
+    compiled: Compiled, op: Op, schedule: object, comments: tuple[str, ...], workspaces: tuple | None = None
+) -> Compiled:
+    """``compiled`` (a kernel launched on zeros) as ``op``'s kernel: ``op``'s tensors declared as the operator's, then
+    ``workspaces`` (default: the kernel's tensors that are not ``op``'s — a separated chip's hand-over areas), and
+    ``comments`` at the head of the program."""
+    p = compiled.program
+    if workspaces is None:
+        shapes = {t.name for t in op.tensors()}
+        workspaces = tuple(d for d in p.tensors if d.name not in shapes)
+    program = Program(op.decls() + workspaces, p.cores, p.chip, comments)
+    return replace(compiled, op=op, schedule=schedule, program=program)

@@ -14,28 +14,23 @@ softmax on the AIVs, its programs dealt over all of them. ``Compiled.passes`` li
 
 The schedule's ``tile_q``, ``tile_kv``, ``depth`` (each loop's ``num_stages``), ``k0`` (each ``dot``'s L0 step,
 the tracer's ``k_step``), ``rows`` (the softmax's rows per tile) and ``cores`` are chosen by the attention family
-(``compiler.tune.attention``): ``rows`` are the most whose tiles stay double-buffered (:func:`naive_rows`), as the
-probability tile is kept apart from the score tile; every core computes every key tile of its query tiles, masked
-or not.
+(``compiler.tune.attention``): ``rows`` are the most whose tiles stay double-buffered (``attention_fit.naive_rows``),
+as the probability tile is kept apart from the score tile; every core computes every key tile of its query tiles,
+masked or not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
-
 import numpy as np
 
 from compiler import language as tl
-from compiler.attention.lang import misfit, short
+from compiler.attention.flash_lang import as_operator
 from compiler.attention.op import Attention
-from compiler.attention.schedule import AttentionSchedule
 from compiler.compiled import Compiled
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.language.phases import compile_phase, compile_phases
 from compiler.target import Target
-from isa import DType, Program, TensorDecl, TensorKind
+from compiler.tune.attention_schedule import AttentionSchedule
+from isa import DType, TensorDecl, TensorKind
 
 PHASES = ("scores", "softmax", "pv")
 
@@ -121,63 +116,7 @@ def compile_naive(
         f"schedule: {s.text()}",
         f"compiled by dsasim (the naive schedule: one tile-language kernel in three phases) for {target.name}",
     )
-    program = Program(op.decls() + workspaces(op), compiled.program.cores, target.name, comments)
-    return replace(compiled, op=op, schedule=s, program=program)
-
-
-def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
-    """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: the kernel of one head group
-    compiled for one query tile (every query tile's tiles are the same) on one core — over the real sequence, as
-    the softmax's tiles are whole rows. Remembered by the chip's fields, that kernel and the schedule."""
-    one, s = short(op, op.seq), schedule.replace(cores=1)
-
-    def attempt() -> None:
-        # The softmax's rows refuse most candidates: its phase alone first, then the rest only if it fits. A refused
-        # softmax is the kernel's refusal unless the scores (compiled before it) refuse first, as a whole compile says.
-        try:
-            compile_naive(one, s, target.params, 1, phase=PHASES.index("softmax"))
-        except (LanguageError, BufferCapacityError, ScheduleError):
-            compile_naive(one, s, target.params, 1, phase=PHASES.index("scores"))
-            raise
-        compile_naive(one, s, target.params, 1)
-
-    return misfit((target.key, one, s), attempt)
-
-
-def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
-    """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from the softmax phase
-    of one query tile (the rows change no other phase's tiles)."""
-    one = short(op, op.seq)
-
-    def build(r: int) -> Compiled:
-        return compile_naive(one, schedule.replace(rows=r, cores=1), target.params, 1, phase=PHASES.index("softmax"))
-
-    return softmax_rows(build, most, schedule.depth)
-
-
-def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int:
-    """The most rows per softmax tile (``build(rows)`` compiles the kernel), at most ``rows`` (the cost model's
-    choice), whose tiles fit UB with every staged buffer ``depth`` deep. The probability tile is kept apart from the
-    score tile, so at the model's ``rows`` the output may be single-buffered, the Vector unit then waiting for each
-    store: fewer rows, double-buffered, are faster. With no such ``rows``, the most that fit at all; none: the
-    error for one row."""
-    fallback: int | None = None
-    error: TilesDoNotFit | None = None
-    r = rows
-    while r >= 1:
-        try:
-            compiled = build(r)
-        except TilesDoNotFit as e:
-            error = e  # the last: the fewest rows
-        else:
-            if all(b.depth >= depth for b in compiled.ir("buffer").buffers if not b.temp):
-                return r
-            fallback = fallback or r
-        r //= 2
-    if fallback is None:
-        assert error is not None
-        raise error
-    return fallback
+    return as_operator(compiled, op, s, comments, workspaces(op))
 
 
 def workspaces(op: Attention) -> tuple[TensorDecl, ...]:

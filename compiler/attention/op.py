@@ -1,26 +1,11 @@
 """The attention operator: ``o = softmax(q·kᵀ/√d [+ causal mask])·v`` for every batch and head.
 
-``q``, ``k``, ``v`` and ``o`` are ``f16[batch, heads, seq, head_dim]`` in GM. The numpy reference
-computes in f32 and rounds once to f16, like every operator's (``compiler.ops``). ``precision`` is how
-the kernels keep the scores on chip — the choice Ascend's FlashAttention offers as ``innerPrecise``
-(high precision / high performance):
-
-- ``fast``: score tiles are rounded to f16 on their way out of L0C (FIXPIPE's cast) and the
-  element-wise softmax runs in f16; the statistics (row maximum, row sum) and the output accumulator
-  stay in f32. Half the vector work of ``high`` on the max and the subtraction, and half the bytes.
-- ``high``: score tiles stay f32 through the softmax; only the probabilities ``P`` are rounded to f16
-  (the Cube multiplies f16).
-
-**Layouts and grouped-query heads.** ``layout="bhsd"`` (the default) stores each head's rows together,
-``[batch, heads, seq, head_dim]``; ``layout="bshd"`` stores them sequence-major, ``[batch, seq, heads,
-head_dim]`` — what a ``[tokens, heads · head_dim]`` projection writes, so a model's attention reads the
-projections in place: a tile of one head's rows is then a strided copy (rows ``heads · head_dim`` apart).
-``kv_heads`` (default: ``heads``) is grouped-query attention: ``k`` and ``v`` have ``kv_heads`` heads and
-query head ``h`` reads key head ``h // (heads / kv_heads)``.
-
-The check allows 8 units in the last place of f16 for ``fast`` (scores carry f16 rounding into the
-exponent: the largest error measured, over sequences up to 1024, is 4.3 ulps) and the usual 4 for
-``high`` (1.4 measured).
+``q``, ``k``, ``v`` and ``o`` are f16 in GM, head-major ``[batch, heads, seq, head_dim]`` (``layout="bhsd"``) or
+sequence-major ``[batch, seq, heads, head_dim]`` (``"bshd"``: what a projection writes, read in place); ``kv_heads``
+is grouped-query attention (query head ``h`` reads key head ``h // (heads / kv_heads)``). ``precision`` is how the
+kernels keep the scores on chip (Ascend's ``innerPrecise``): ``fast`` rounds score tiles to f16 out of L0C and runs
+the element-wise softmax in f16 (``--check`` allows 8 f16 ulps; 4.3 measured), ``high`` keeps them f32 (4 ulps;
+1.4 measured); the statistics and the accumulator stay f32 in both. docs/attention.md, *The operator*.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from compiler.attention.decode import TILE_KV, DecodeAttention, decode_cycles
+from compiler.attention.decode import DecodeAttention
 from compiler.errors import BufferCapacityError
 from compiler.gemv import predict_op
 from compiler.graph.builders import GraphBuilder
@@ -24,6 +24,7 @@ from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph
 from compiler.ops import F16, MatMul, OpError
 from compiler.target import Target
+from compiler.tune.decode import TILE_KV, decode_cycles
 from compiler.vecops import ScalarOp
 from isa import DType
 
@@ -124,7 +125,7 @@ def attention_cycles(
     fused: bool = True,
 ) -> float:
     """Predicted cycles of decode attention's kernels split as ``split`` (inf: a kernel does not fit).
-    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.attention.decode.decode_cycles``).
+    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.tune.decode.decode_cycles``).
     Otherwise the two batched matmuls — ``ceil(problems / cores)`` waves, each ``hypot(one problem's predicted
     cycles, the wave's bytes over the GM bandwidth)`` — plus the vector kernels between them as the fusion
     pass makes them (``chunk_softmax``, or the softmax unsplit) and, split, the mask and the combine."""

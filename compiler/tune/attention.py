@@ -1,4 +1,5 @@
-"""The attention family: the search space of an ``AttentionSchedule`` (``compiler.attention``), and its defaults.
+"""The attention family: the search space of an ``AttentionSchedule`` (``compiler.tune.attention_schedule``), and its
+defaults.
 
 Attention's kernels are tile-language programs (``compiler.attention.flash_lang``, ``naive``); its knobs are the
 fields of its schedule:
@@ -16,11 +17,12 @@ tile.r         ``naive`` only: score rows per softmax tile (1 … 32)
 =============  ==============================================================================
 
 Every candidate is ranked by attention's step model (``compiler.tune.steps``) and asked whether it fits, best
-first: the kernel compiled for one program of a short sequence (:func:`flash_misfit`, :func:`naive_misfit`: every
-program has the same tiles), so a schedule chosen here always compiles. :meth:`AttentionFamily.best` is the
+first: the kernel compiled for one program of a short sequence (``compiler.tune.attention_fit``: every program has
+the same tiles), so a schedule chosen here always compiles. :meth:`AttentionFamily.best` is the
 compiler's default (``compile_attention`` calls it for the knobs left ``None``); :meth:`AttentionFamily.enumerate`
 gives the tuner the same ranking over every depth (and, for naive, softmax rows), the :data:`FIT_CHECKED` best that
-fit. There is no instruction budget here: the step model does not count instructions.
+fit. There is no instruction budget here: the step model does not count instructions. :func:`plan_attention` gives
+the chosen schedule's GM traffic and footprint without compiling the whole kernel.
 
 The defaults try depth 2, then 1. For flash, a Q block of ``q_tiles`` query tiles shares each K/V load among its
 tiles (MTE2 and the GM share per step fall by about ``q_tiles``) but brings each tile's ``Qᵀ`` into L0B at every step
@@ -30,7 +32,7 @@ fewer cycles than the best schedule with one query tile per block (:data:`Q_BLOC
 tiles, then (flash) to the smaller L0 step — its L0 tiles keep their stages where a larger one's would not
 (ascend910b-like 1x1x1024x128, q=64, kv=256: k0=32 131,942 cycles, k0=64 154,755) — then to larger Q blocks (less
 traffic). A candidate at least as large as one that did not fit in every tile knob (same ``k0``) is skipped without
-compiling (:class:`FlashFits`). For naive, the softmax's rows (if not given) depend on nothing else: the most (up to
+compiling (``FlashFits``). For naive, the softmax's rows (if not given) depend on nothing else: the most (up to
 the model's best) that keep its tiles double-buffered, from one traced program.
 """
 
@@ -39,16 +41,19 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from compiler.attention.flash_lang import flash_misfit
-from compiler.attention.naive import naive_misfit, naive_rows
+from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
-from compiler.attention.schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check, in_attention_terms
 from compiler.errors import ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.ops import Op
 from compiler.target import Target, fmt_bytes
+from compiler.traffic import Traffic
+from compiler.tune.attention_fit import FlashFits, flash_workspace_bytes, naive_misfit, naive_rows
+from compiler.tune.attention_schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check, in_attention_terms
+from compiler.tune.attention_work import attention_traffic
 from compiler.tune.errors import TuneError
 from compiler.tune.model import Prediction
 from compiler.tune.steps import StepModel
@@ -284,53 +289,39 @@ class AttentionFamily(Family):
             yield s, None, Prediction(cycles, 0, {}, 0, 0.0, "model", 0.0)
 
 
-class FlashFits:
-    """Which flash schedules of ``op`` fit ``target``, asked of :func:`flash_misfit` (a compile of a short kernel)
-    unless a schedule already refused covers the candidate (:func:`_covers`): the default search and the tuner's
-    space walk many candidates, most of the large ones refused for the same buffer."""
-
-    def __init__(
-        self, op: Attention, target: Target, refused: dict[AttentionSchedule, Exception] | None = None
-    ) -> None:
-        self.op, self.target = op, target
-        #: schedules (on one core) a whole compile of ``op`` refused: they do not fit, whatever the short kernel says
-        self.compile_refused = refused or {}
-        self.refused: list[tuple[AttentionSchedule, str, Exception]] = []
-        #: the first refusal, in the schedule's terms
-        self.error: Exception | None = None
-
-    def why(self, cand: AttentionSchedule) -> Exception | None:
-        """Why ``cand`` does not fit (the covering refusal's reason), or None."""
-        for r, space, e in self.refused:
-            if _covers(cand, r, space):
-                return e
-        e = self.compile_refused.get(cand.replace(cores=1)) or flash_misfit(self.op, cand, self.target)
-        if e is not None:
-            self.refused.append((cand, getattr(e, "buffer", ""), e))
-            self.error = self.error or in_attention_terms(e, cand)
-        return e
-
-    def misfit(self, cand: AttentionSchedule) -> bool:
-        return self.why(cand) is not None
-
-
-def _covers(cand: AttentionSchedule, refused: AttentionSchedule, space: str) -> bool:
-    """Whether ``cand`` needs at least what ``refused`` (a schedule that did not fit in ``space``) needed: the same
-    depth, no smaller query tile, key tile or Q block, and — unless L1, L0C or UB was short, which ``k0`` does not
-    change — no smaller ``k0`` (L0A/L0B), or the same tiles (event ids, which grow with the Q block)."""
-    if cand.depth != refused.depth or cand.block_q < refused.block_q:
-        return False
-    if cand.tile_q < refused.tile_q or cand.tile_kv < refused.tile_kv:
-        return False
-    if space in ("L1", "L0C", "UB"):
-        return True
-    if space in ("L0A", "L0B"):
-        return cand.k0 >= refused.k0
-    return (cand.tile_q, cand.tile_kv, cand.k0) == (refused.tile_q, refused.tile_kv, refused.k0)
-
-
 def schedule_from_json(d: dict) -> Any:
     """The inverse of ``AttentionSchedule.to_json``."""
     t = d.get("tile", {})
     return AttentionSchedule(d["algorithm"], t.get("q"), t.get("kv"), t.get("k0"), d.get("depth"), t.get("r"),
                              d.get("cores", 1), t.get("qb"))  # fmt: skip
+
+
+def default_attention_schedule(
+    op: Attention, target: Target, schedule: AttentionSchedule | None = None, refused: dict | None = None
+) -> AttentionSchedule:
+    """``schedule`` (None: every knob free) with every ``None`` knob chosen for ``target`` by the attention family
+    (raises if nothing fits). ``refused``: flash schedules (on one core) a whole compile of ``op`` refused although
+    their short kernel fits."""
+    return AttentionFamily(op, target, schedule or AttentionSchedule(), refused).best()
+
+
+@dataclass(frozen=True)
+class AttentionPlan:
+    """What a schedule costs in GM, without compiling the whole program (cheap at any sequence length)."""
+
+    schedule: AttentionSchedule
+    traffic: Traffic
+    #: bytes of every GM tensor: q, k, v, o and the schedule's workspaces
+    peak_gm_bytes: int
+
+
+def plan_attention(op: Attention, schedule: AttentionSchedule | None, chip: object) -> AttentionPlan:
+    """The resolved schedule, the GM traffic by formula and the GM footprint of ``op`` on ``chip``."""
+    target = Target.of(chip)
+    resolved = default_attention_schedule(op, target, schedule)
+    peak = sum(t.nbytes for t in op.tensors())
+    if resolved.algorithm == "naive":
+        peak += sum(t.nbytes for t in naive_workspaces(op))
+    else:
+        peak += flash_workspace_bytes(op, resolved, target)
+    return AttentionPlan(resolved, attention_traffic(op, resolved, target.vector_per_cube), peak)

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Parallel, Store, reads, writes
+from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Move, Parallel, Store, reads, walk, writes
 from compiler.passes.buffer import alloc_counts
 from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.lower import Emitter
@@ -103,12 +104,14 @@ class Work:
     gm_cycles: float = 0.0
 
 
-def predict(kernel: Kernel, work: Work | None = None, prefetch: int | None = None) -> Prediction:
+def predict(kernel: Kernel, work: Work | None = None, prefetch: int | Mapping[str, int] | None = None) -> Prediction:
     """Estimated cycles of ``kernel`` — see the module doc for the formula.
 
     ``kernel`` is the kernel after ``buffer`` (its slots are known) or any later pass; ``prefetch`` is the
-    schedule's (default: the kernel's schedule's). ``work``: the :func:`price` of a kernel with the same
-    tiles and loop order (depths may differ), to price each tiling once.
+    schedule's (default: the kernel's schedule's), or each buffer's own: a tile-language kernel's loops each have
+    their ``num_stages`` and its schedule no prefetch, so it is priced with :func:`aheads` of its kernel after
+    ``pipeline``. ``work``: the :func:`price` of a kernel with the same tiles and loop order (depths may differ), to
+    price each tiling once.
     """
     if kernel.stage not in ("buffer", "pipeline", "sync"):
         raise ValueError(f"predict expects a kernel after the buffer pass, got stage {kernel.stage!r}")
@@ -356,7 +359,23 @@ def deepest(kernel: Kernel, leaves: tuple[_Leaf, ...]) -> tuple[_Leaf, ...]:
     return tuple(_in_flight(kernel, leaves, MAX_BUFFERS - 1, MAX_BUFFERS))
 
 
-def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int, slots: int | None = None):
+def aheads(kernel: Kernel) -> dict[str, int]:
+    """Each buffer's prefetch distance as ``pipeline`` set it on the loads and moves of ``kernel`` (after that pass;
+    0: not prefetched; a buffer it did not mark is absent) — what :func:`predict` takes as ``prefetch`` for a
+    tile-language kernel."""
+    return {s.buf: s.ahead or 0 for s in walk(kernel.body) if isinstance(s, Load | Move) and s.ahead is not None}
+
+
+def _ahead(prefetch: int | Mapping[str, int], names: Iterable[str]) -> int:
+    """The prefetch distance of the loads into ``names``: the schedule's, or the farthest of their own — for buffers
+    ``pipeline`` did not mark (a move of a tile the Vector unit just computed, which cannot be issued earlier), as far
+    as their slots allow (:data:`MAX_BUFFERS`: they wait for a free slot only)."""
+    if isinstance(prefetch, int):
+        return prefetch
+    return max((prefetch[n] for n in names if n in prefetch), default=MAX_BUFFERS)
+
+
+def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int | Mapping[str, int], slots: int | None = None):
     """``leaves`` with each copy priced at the transfers in flight the loop keeps on its queue.
 
     A DMA queue runs up to ``outstanding`` transfers at once, but a loop gives it only as many as it has
@@ -385,7 +404,7 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int, slots: 
             continue
         if leaf.pipe in loading:
             slots = max((depth[n] for n in leaf.writes if n in depth), default=1)
-            steps = max(1, min(prefetch, slots - 1))
+            steps = max(1, min(_ahead(prefetch, leaf.writes), slots - 1))
         else:
             steps = max(1, max((depth[n] for n in leaf.reads if n in depth), default=1) - 1)
         k = min(float(len(leaf.flight)), max(1.0, steps * per_step[(leaf.pipe, leaf.mult)]))
@@ -409,12 +428,12 @@ def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:
     return [(k[1:], max(instances.get(n, 1) for n in names), frozenset(names)) for k, names in groups.items()]
 
 
-def _serialised(groups: list, leaves: list[_Leaf], prefetch: int) -> float:
+def _serialised(groups: list, leaves: list[_Leaf], prefetch: int | Mapping[str, int]) -> float:
     """Work that cannot overlap: for each group whose producer waits until the previous instance is
     consumed (one slot; or a load without prefetch), the smaller of its two sides' work."""
     extra = 0.0
     for (producer, consumer, depth), n, names in groups:
-        if n <= 1 or not (depth == 1 or (producer in LOADING and prefetch == 0)):
+        if n <= 1 or not (depth == 1 or (producer in LOADING and _ahead(prefetch, names) == 0)):
             continue
         produce = sum(x.work for x in leaves if x.pipe == producer.value and x.writes & names)
         consume = sum(x.work for x in leaves if x.pipe == consumer.value and x.reads & names)

@@ -24,12 +24,12 @@ import math
 from typing import NamedTuple
 
 from compiler.attention.op import Attention
-from compiler.attention.plan import loads_nz
-from compiler.attention.schedule import AttentionSchedule
 from compiler.memo import Memo
 from compiler.passes.split import NARROWEST
 from compiler.target import Target
 from compiler.traffic import memory_cycles
+from compiler.tune.attention_schedule import AttentionSchedule
+from compiler.tune.attention_work import loads_nz
 from isa import DType, Mmad, Space, Transfer
 from isa.timing import nd2nz_cycles, vector_cycles
 from isa.types import Addr

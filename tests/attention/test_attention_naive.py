@@ -14,12 +14,13 @@ from helpers import assert_close, run_attention
 from compiler import language as tl
 from compiler.attention import Attention, AttentionSchedule
 from compiler.attention.compile import compile_attention
-from compiler.attention.naive import PHASES, compile_naive, naive_misfit, softmax_rows
-from compiler.attention.traffic import attention_traffic
+from compiler.attention.naive import PHASES, compile_naive
 from compiler.errors import BufferCapacityError, ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.language.launch import compile_traced, trace
 from compiler.target import Target
+from compiler.tune.attention_fit import naive_misfit, softmax_rows
+from compiler.tune.attention_work import attention_traffic
 from isa import Barrier, DType, Fixpipe, Pipe, SetCross, SetFlag, TensorKind, WaitCross, WaitFlag, format_program, parse
 from simulator import load_chip
 from simulator.run import simulate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from compiler.attention.op import Attention
-from compiler.attention.plan import q_blocks, units
+from compiler.tune.attention_work import q_blocks, units
 from compiler.tune.steps import work_counts
 
 

@@ -19,8 +19,8 @@ from lang_helpers import assert_same_compile
 import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
-from compiler.attention.compile import compile_attention
-from compiler.attention.decode import DecodeAttention, compile_decode_attention, decode_kernel
+from compiler.attention.compile import compile_attention, compile_decode_attention
+from compiler.attention.decode import DecodeAttention, decode_kernel
 from compiler.compiled import Compiled
 from compiler.language.launch import compile_traced, trace
 from compiler.language.nest import Nest

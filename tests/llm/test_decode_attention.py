@@ -12,10 +12,11 @@ from helpers import assert_close
 from layer_oracle import against_numpy
 
 from compiler.attention import AttentionSchedule, DecodeAttention
-from compiler.attention.decode import decode_cycles, decode_schedule, launch_decode
+from compiler.attention.decode import launch_decode
 from compiler.graph import build
 from compiler.ops import OpError
 from compiler.target import Target
+from compiler.tune.decode import decode_cycles, decode_schedule
 from dsasim.api import compile_and_run
 from dsasim.budget import estimate
 from simulator.config import load_chip

@@ -3,7 +3,7 @@
     dsasim run attention --shape 1x1x4096x128 --chip ascend910b-like --schedule flash --timing-only
     dsasim run attention --shape 2x4x300x64 --causal --schedule naive --cores 2
 
-Attention has its own schedules (``flash``, ``naive``: compiler/attention), so the loop-nest knobs of
+Attention has its own schedules (``flash``, ``naive``: ``compiler.tune.attention_schedule``), so the loop-nest knobs of
 the other operators (``--order``, ``--buffers``, ``--prefetch``, ``--parallel``, ``--manual-sync``) do not
 apply; ``--tile`` takes ``q``, ``kv``, ``k0``, (flash) ``qb`` — query rows per Q block in L1 — and (naive) ``r``.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 
-from compiler.attention.schedule import ALGORITHMS, AttentionSchedule, from_tile
 from compiler.errors import ScheduleError
 from compiler.schedule import parse_pairs
+from compiler.tune.attention_schedule import ALGORITHMS, AttentionSchedule, from_tile
 from isa import DsasimError
 
 

@@ -1,4 +1,5 @@
-"""Attention schedules: which algorithm, the tile sizes and buffer depth, how many cores.
+"""Attention's schedule: which algorithm, the tile sizes and buffer depth, how many cores — the knobs of the attention
+family (``compiler.tune.attention``), which the kernels of ``compiler.attention`` take resolved.
 
 ``flash`` streams K/V tiles past each Q tile and keeps the softmax online (never writes the score
 matrix); ``naive`` is one kernel in three phases — scores to GM, a softmax, then ``P·V`` — with the
@@ -167,3 +168,22 @@ def in_attention_terms(e: Exception, schedule: AttentionSchedule) -> Exception:
 
 
 _KNOB = {"naive": "the softmax's rows (--tile r=)", "flash": "the Q block (--tile qb=)"}
+
+
+def as_attention_schedule(schedule: object) -> AttentionSchedule | None:
+    """``schedule`` as an ``AttentionSchedule``: itself, or from a ``compiler.Schedule`` that sets no knob but
+    ``cores`` (what ``dsasim run --cores`` builds); any other knob is a ``ScheduleError`` naming it."""
+    if schedule is None or isinstance(schedule, AttentionSchedule):
+        return schedule
+    given = {
+        k: v
+        for k, v in getattr(schedule, "to_json", dict)().items()
+        if k != "cores" and v not in (None, {}, [], 1, False)
+    }
+    if given:
+        raise ScheduleError(
+            f"attention takes an AttentionSchedule, not these knobs: {', '.join(given)}",
+            knob="schedule",
+            hint="use compiler.attention.AttentionSchedule(algorithm, tile_q, tile_kv, k0, depth, cores=...)",
+        )
+    return AttentionSchedule(cores=getattr(schedule, "cores", 1))

@@ -1,0 +1,205 @@
+"""Whether an attention schedule fits a chip: asked of a short kernel, best candidate first, by the attention family.
+
+Every program of a kernel has the same tiles whatever the sequence's length, so a schedule fits when the kernel of
+one head group over a short sequence, compiled on one core, does: a Q block and a key tile long for ``flash``
+(:func:`flash_misfit`; :func:`short_kernel` also gives the budget its instructions and the GM footprint its
+workspaces), one query tile over the whole sequence for ``naive`` (:func:`naive_misfit`: the softmax's tiles are whole
+rows; :func:`naive_rows` chooses them). :class:`FlashFits` skips, without compiling, a candidate at least as large
+as one refused. Answers are remembered by the chip's fields (``Target.key``), never its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import NamedTuple
+
+from compiler.attention.flash_lang import launch_flash
+from compiler.attention.naive import PHASES, compile_naive
+from compiler.attention.op import Attention
+from compiler.compiled import Compiled
+from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.memo import Memo
+from compiler.target import Target
+from compiler.tune.attention_schedule import AttentionSchedule, in_attention_terms
+
+
+def short(op: Attention, seq: int) -> Attention:
+    """One head group of ``op`` (one key head and its query heads) over at most ``seq`` positions: a program of it
+    has the tiles of every program of ``op``, so compiling it tells whether a schedule fits."""
+    return replace(op, batch=1, heads=op.group, kv_heads=1, seq=min(op.seq, seq))
+
+
+def misfit(key: tuple, attempt: Callable[[], object]) -> Exception | None:
+    """Why ``attempt()`` (a compile) is refused — tiles, stages, event ids — or None; remembered by ``key``, which
+    names the chip by its fields (``Target.key``), never by its name."""
+
+    def ask() -> Exception | None:
+        try:
+            attempt()
+        except (LanguageError, BufferCapacityError, ScheduleError) as e:
+            return e
+        return None
+
+    return MISFITS.get(key, ask)
+
+
+#: Fit checks already answered: (chip's fields, the short kernel, the schedule on one core) → the refusal or None.
+MISFITS: Memo[Exception | None] = Memo(4096)
+
+
+def flash_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
+    """Why ``schedule`` does not fit ``target`` (its tiles, stages and event ids), or None: the kernel of one head
+    over a short sequence — a Q block and a key tile long, so a tail block too where the Q block does not divide it —
+    compiled on one core (every full program's tiles are the same whatever the sequence's length). Remembered per
+    chip (its fields), head, precision, layout and tiles."""
+    seq = schedule.block_q + schedule.tile_kv
+    return misfit(_key(op, schedule, target, seq), lambda: short_kernel(op, schedule, target, seq))
+
+
+class ShortKernel(NamedTuple):
+    """What the budget and the GM footprint read of a short kernel (:func:`short_kernel`)."""
+
+    #: bytes of its GM workspaces (a separated chip's hand-over areas; 0 on a coupled chip)
+    workspace: int
+    #: its instructions (one head, one core)
+    instructions: int
+
+
+def short_kernel(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> ShortKernel:
+    """The kernel of one head of ``op`` over at most ``seq`` positions under a resolved flash ``schedule``, compiled
+    on one core (raises if it does not fit). Remembered: the fit check (:func:`flash_misfit`), the GM footprint
+    (:func:`flash_workspace_bytes`) and the budget's instruction count (``dsasim.budget``) compile it once between
+    them."""
+    key = _key(op, schedule, target, seq)
+
+    def compile_short() -> ShortKernel:
+        proxy = key[1]
+        grid = (-(-proxy.seq // schedule.block_q), 1, 1)
+        one = launch_flash(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
+        shapes = {t.name for t in proxy.tensors()}
+        workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
+        return ShortKernel(workspace, sum(len(c) for c in one.program.cores))
+
+    return SHORT_KERNELS.get(key, compile_short)
+
+
+#: Short kernels already compiled: (chip's fields, the short kernel, the schedule on one core) → what they hold.
+SHORT_KERNELS: Memo[ShortKernel] = Memo(1024)
+
+
+def _key(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> tuple:
+    """What a short kernel of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (one
+    head group, ``seq`` positions at most) and the schedule on one core."""
+    return (target.key, short(op, seq), schedule.replace(cores=1))
+
+
+def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Target) -> int:
+    """Bytes of the GM workspaces of ``op`` under a resolved flash ``schedule`` (0 on a coupled chip): a separated
+    chip's hand-over areas, the same for every AIC/AIV group, read from the short kernel of :func:`flash_misfit`."""
+    if not target.vector_per_cube:
+        return 0
+    per_group = short_kernel(op, schedule, target, schedule.block_q + schedule.tile_kv).workspace
+    programs = -(-op.seq // schedule.block_q) * op.heads * op.batch
+    return per_group * min(schedule.cores, programs)
+
+
+def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
+    """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: the kernel of one head group
+    compiled for one query tile (every query tile's tiles are the same) on one core — over the real sequence, as
+    the softmax's tiles are whole rows. Remembered by the chip's fields, that kernel and the schedule."""
+    one, s = short(op, op.seq), schedule.replace(cores=1)
+
+    def attempt() -> None:
+        # The softmax's rows refuse most candidates: its phase alone first, then the rest only if it fits. A refused
+        # softmax is the kernel's refusal unless the scores (compiled before it) refuse first, as a whole compile says.
+        try:
+            compile_naive(one, s, target.params, 1, phase=PHASES.index("softmax"))
+        except (LanguageError, BufferCapacityError, ScheduleError):
+            compile_naive(one, s, target.params, 1, phase=PHASES.index("scores"))
+            raise
+        compile_naive(one, s, target.params, 1)
+
+    return misfit((target.key, one, s), attempt)
+
+
+def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
+    """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from the softmax phase
+    of one query tile (the rows change no other phase's tiles)."""
+    one = short(op, op.seq)
+
+    def build(r: int) -> Compiled:
+        return compile_naive(one, schedule.replace(rows=r, cores=1), target.params, 1, phase=PHASES.index("softmax"))
+
+    return softmax_rows(build, most, schedule.depth)
+
+
+def softmax_rows(build: Callable[[int], Compiled], rows: int, depth: int) -> int:
+    """The most rows per softmax tile (``build(rows)`` compiles the kernel), at most ``rows`` (the cost model's
+    choice), whose tiles fit UB with every staged buffer ``depth`` deep. The probability tile is kept apart from the
+    score tile, so at the model's ``rows`` the output may be single-buffered, the Vector unit then waiting for each
+    store: fewer rows, double-buffered, are faster. With no such ``rows``, the most that fit at all; none: the
+    error for one row."""
+    fallback: int | None = None
+    error: TilesDoNotFit | None = None
+    r = rows
+    while r >= 1:
+        try:
+            compiled = build(r)
+        except TilesDoNotFit as e:
+            error = e  # the last: the fewest rows
+        else:
+            if all(b.depth >= depth for b in compiled.ir("buffer").buffers if not b.temp):
+                return r
+            fallback = fallback or r
+        r //= 2
+    if fallback is None:
+        assert error is not None
+        raise error
+    return fallback
+
+
+class FlashFits:
+    """Which flash schedules of ``op`` fit ``target``, asked of :func:`flash_misfit` (a compile of a short kernel)
+    unless a schedule already refused covers the candidate (:func:`_covers`): the default search and the tuner's
+    space walk many candidates, most of the large ones refused for the same buffer."""
+
+    def __init__(
+        self, op: Attention, target: Target, refused: dict[AttentionSchedule, Exception] | None = None
+    ) -> None:
+        self.op, self.target = op, target
+        #: schedules (on one core) a whole compile of ``op`` refused: they do not fit, whatever the short kernel says
+        self.compile_refused = refused or {}
+        self.refused: list[tuple[AttentionSchedule, str, Exception]] = []
+        #: the first refusal, in the schedule's terms
+        self.error: Exception | None = None
+
+    def why(self, cand: AttentionSchedule) -> Exception | None:
+        """Why ``cand`` does not fit (the covering refusal's reason), or None."""
+        for r, space, e in self.refused:
+            if _covers(cand, r, space):
+                return e
+        e = self.compile_refused.get(cand.replace(cores=1)) or flash_misfit(self.op, cand, self.target)
+        if e is not None:
+            self.refused.append((cand, getattr(e, "buffer", ""), e))
+            self.error = self.error or in_attention_terms(e, cand)
+        return e
+
+    def misfit(self, cand: AttentionSchedule) -> bool:
+        return self.why(cand) is not None
+
+
+def _covers(cand: AttentionSchedule, refused: AttentionSchedule, space: str) -> bool:
+    """Whether ``cand`` needs at least what ``refused`` (a schedule that did not fit in ``space``) needed: the same
+    depth, no smaller query tile, key tile or Q block, and — unless L1, L0C or UB was short, which ``k0`` does not
+    change — no smaller ``k0`` (L0A/L0B), or the same tiles (event ids, which grow with the Q block)."""
+    if cand.depth != refused.depth or cand.block_q < refused.block_q:
+        return False
+    if cand.tile_q < refused.tile_q or cand.tile_kv < refused.tile_kv:
+        return False
+    if space in ("L1", "L0C", "UB"):
+        return True
+    if space in ("L0A", "L0B"):
+        return cand.k0 >= refused.k0
+    return (cand.tile_q, cand.tile_kv, cand.k0) == (refused.tile_q, refused.tile_kv, refused.k0)
