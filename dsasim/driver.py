@@ -24,6 +24,7 @@ from compiler.check import CheckResult, compare
 from dsasim import cache
 from dsasim.budget import MAX_INSTRUCTIONS, Estimate, check_budget, check_budget_arg, enforce
 from isa import Program, ResourceLimitError, TensorKind
+from isa.validate import check_gm_capacity
 from simulator.config import Chip, load_chip
 from simulator.engine import Engine
 from simulator.host import check_host_memory
@@ -99,10 +100,12 @@ def compile_within_budget(
     return compiled, est
 
 
-def check_program(program: Program, name: str, *, max_instructions: int | None, timing_only: bool) -> None:
-    """Refuse ``program`` before simulating when it is longer than ``max_instructions`` (None: no limit) or, in a
-    run with data, when its tensors need more host memory than there is."""
+def check_program(program: Program, chip: Chip, name: str, *, max_instructions: int | None, timing_only: bool) -> None:
+    """Refuse ``program`` before simulating when it is longer than ``max_instructions`` (None: no limit), when its
+    tensors do not fit ``chip``'s GM, or, in a run with data, when they need more host memory than there is. The
+    chip's limits come first: they are the input's, the host's memory is this machine's."""
     check_budget_arg(max_instructions)
+    check_gm_capacity(program, chip)
     size = program.instruction_count
     if max_instructions is not None and size > max_instructions:
         raise ResourceLimitError(
@@ -137,7 +140,7 @@ def execute(
     they should be; ``ulps`` widens the check's tolerance (``compiler.check``). The other keywords are
     ``simulator.run.simulate``'s.
     """
-    check_program(program, name, max_instructions=max_instructions, timing_only=timing_only)
+    check_program(program, chip, name, max_instructions=max_instructions, timing_only=timing_only)
     run = simulate(
         program,
         chip,

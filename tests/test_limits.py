@@ -119,7 +119,11 @@ HUGE_TENSOR = """\
 """
 
 
-def test_declared_tensors_beyond_gm_are_refused_before_allocating(capsys, tmp_path):
+def test_declared_tensors_beyond_gm_are_refused_before_allocating(capsys, tmp_path, monkeypatch):
+    """The chip's GM is checked before the host's memory: the same error on any machine (here one of 1 GiB)."""
+    import simulator.host
+
+    monkeypatch.setattr(simulator.host, "host_memory_bytes", lambda: 2**30)
     path = tmp_path / "big.s"
     path.write_text(HUGE_TENSOR)
     err = user_error(capsys, "run-asm", path)
