@@ -13,20 +13,47 @@ A :class:`Kernel` is an operator, its (resolved) schedule, the chip's limits, an
 ``Kernel.text()`` prints a kernel as readable pseudo-code (``format_kernel``, at the end of this module).
 
 Buffers (``Buffer``) are declared once per kernel and placed by the ``buffer`` pass. Passes never
-mutate: each returns a new ``Kernel`` (``dataclasses.replace``).
+mutate: each returns a new ``Kernel`` (:func:`replace`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Protocol, Union
+from dataclasses import dataclass, field, fields
+from typing import Protocol, TypeVar, Union
 
 from compiler.ops import Op
 from compiler.plan import Axis, TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from isa import Addr, DType, Instruction, Pipe, Space, TensorDecl
+
+N = TypeVar("N")
+
+#: Each class's field names, or None where :func:`replace` leaves the copy to ``dataclasses.replace``.
+_FIELDS: dict[type, frozenset[str] | None] = {}
+
+
+def replace(node: N, **changes: object) -> N:
+    """``dataclasses.replace`` for the IR's frozen dataclasses: a copy of ``node`` with ``changes`` to its fields.
+    These classes have no ``__post_init__``, no slots and every field in ``__init__``, so the copy is their fields'
+    values copied and the changes laid over them — what ``dataclasses.replace`` makes, without its inspection of
+    every field on every copy (a default search copies tens of thousands of loops and buffers). Any other class is
+    copied by ``dataclasses.replace``."""
+    cls = type(node)
+    if cls not in _FIELDS:
+        plain = not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
+        every = all(f.init for f in fields(cls))
+        _FIELDS[cls] = frozenset(f.name for f in fields(cls)) if plain and every else None
+    names = _FIELDS[cls]
+    if names is None or not names.issuperset(changes):
+        return dataclasses.replace(node, **changes)  # (an unknown field: its error)
+    new = object.__new__(cls)
+    new.__dict__.update(node.__dict__)
+    new.__dict__.update(changes)
+    return new
+
 
 # ---------------------------------------------------------------------------------- statements
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from compiler.knob_hints import Fits, matmul_hints, vector_hints
 from isa import DsasimError, DType, Program, TensorDecl, TensorKind
+from isa.fast import fast
 
 F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
 I8, I32 = DType.I8, DType.I32
@@ -127,10 +128,15 @@ class Op(abc.ABC):
         return tuple(t for t in self.tensors() if t.output)
 
     def tensor(self, name: str) -> TensorSpec:
-        for t in self.tensors():
-            if t.name == name:
-                return t
-        raise KeyError(name)
+        """The tensor called ``name``. The search asks it tens of thousands of times of one operator: the map by
+        name is made once per operator (an operator's fields are frozen, so are its tensors), and afresh on every
+        call with ``DSASIM_FAST=0``."""
+        named = self.__dict__.get("_named") if fast() else None
+        if named is None:
+            named = {t.name: t for t in self.tensors()}
+            if fast():
+                object.__setattr__(self, "_named", named)  # not a field: equality, hashing and repr ignore it
+        return named[name]
 
     def shape_text(self) -> str:
         return "x".join(str(v) for v in self.axes().values())

@@ -91,6 +91,7 @@ def gm_traffic(kernel: Kernel) -> Traffic:
     op = kernel.op
     ncores = kernel.plan.ncores if kernel.plan else 1
     terms: list[Term] = []
+    tensors = {t.name: t for t in op.tensors()}
 
     def visit(body: tuple, loops: tuple[tuple[str, str, int], ...], inside_parallel: bool) -> None:
         for s in body:
@@ -99,7 +100,7 @@ def gm_traffic(kernel: Kernel) -> Traffic:
             elif isinstance(s, Parallel):
                 visit(s.body, (*loops, *zip(s.vars, s.axes, s.counts)), True)
             elif isinstance(s, Load | Store):
-                t = op.tensor(s.tensor)
+                t = tensors[s.tensor]
                 # a loop over blocks of k tiles or parts of a tile walks its parent axis (``SUB_AXES``)
                 again = [(v, n) for v, a, n in loops if SUB_AXES.get(a, a) not in t.dims and n > 1]
                 factor = math.prod(n for _, n in again)

@@ -23,10 +23,9 @@ available, and the knobs to lower.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from compiler.errors import BufferCapacityError
-from compiler.ir import Alloc, Buffer, Kernel, Loop, Move, Parallel, Vec, walk
+from compiler.ir import Alloc, Buffer, Kernel, Loop, Move, Parallel, Vec, replace, walk
 from compiler.target import Target, fmt_bytes
 from compiler.tileprog import Value, fold_widths
 from isa import Pipe, Space

@@ -33,9 +33,9 @@ operands indexed by no loop (gamma, beta) are loaded once per core, before every
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from compiler.ir import Alloc, Buffer, Compute, Kernel, Load, Loop, Mmad, Move, Parallel, Stmt, Store, Vec
+from compiler.ir import Alloc, Buffer, Compute, Kernel, Load, Loop, Mmad, Move, Parallel, Stmt, Store, Vec, replace
 from compiler.ops import MatMul, Op
 from compiler.plan import Axis
 from compiler.programs import cast_row, epilogue_acc_dtype, matmul_epilogue, ones, tile_program

@@ -217,14 +217,16 @@ def _verified(
     comes up is first replaced by its kernel's: :func:`_tightened`)."""
     skipped = list(skipped)
     i = 0
+    top = None  # the ranking of ``scored``, made again when candidates are priced
     while True:
-        if rank is not None:
-            unique = {_name(c): (k, c) for k, c in scored}
-            top = _panel_margin(sorted(unique.values(), key=lambda s: (s[0][:3], rank[_name(s[1])])))
-        else:
-            top = list({_name(c): (k, c) for k, c in scored}.values())
-            top = ranking(top) if ranking is not None else top
-        top = top[:_VERIFY]
+        if top is None:
+            if rank is not None:
+                unique = {_name(c): (k, c) for k, c in scored}
+                top = _panel_margin(sorted(unique.values(), key=lambda s: (s[0][:3], rank[_name(s[1])])))
+            else:
+                top = list({_name(c): (k, c) for k, c in scored}.values())
+                top = ranking(top) if ranking is not None else top
+            top = top[:_VERIFY]
         if i < len(top):
             key, tiles = top[i]
             due = [(f, c) for f, c in skipped if f <= key[0] + 1 or (tiles.get(PANEL) and not c.get(PANEL))]
@@ -235,6 +237,7 @@ def _verified(
         if due:
             skipped = [s for s in skipped if s not in due]
             scored = scored + [(k, c) for _, c in due if (k := pricer.score(c)) is not None]
+            top = None
             continue
         if i >= len(top):
             return None
@@ -375,7 +378,7 @@ def _score(pricer: Pricer, candidate: dict, hoisted: Kernel) -> tuple | None:
     # taken): price the deeper option and the first of the others that fits; the tie goes to the latter.
     best: tuple | None = None
     work = None
-    fit = FitCheck(hoisted)  # a depth that does not fit is refused by a few sums, not by ``buffer`` (exactly)
+    fit = FitCheck(hoisted, counts)  # a depth that does not fit is refused by a few sums, not by ``buffer`` (exactly)
     for depths in _depth_options(buffers, free, reloaded, given):
         if fit.refused(depths) is not None:
             continue
@@ -397,8 +400,11 @@ EPILOGUE_OPERANDS = ("g", "r")
 def _prefetch(op: Op, depths: dict[str, int], given: Schedule) -> int:
     """The given prefetch, or one less than the shallowest loaded operand's buffers (a matmul's gate and
     residual aside: ``pipeline`` prefetches it only as far as its own slots allow)."""
-    loaded = [d for n, d in depths.items() if n in loaded_operands(op) and n not in EPILOGUE_OPERANDS]
-    return given.prefetch if given.prefetch is not None else max(0, min(loaded, default=2) - 1)
+    if given.prefetch is not None:
+        return given.prefetch
+    names = loaded_operands(op)
+    loaded = [d for n, d in depths.items() if n in names and n not in EPILOGUE_OPERANDS]
+    return max(0, min(loaded, default=2) - 1)
 
 
 def floor_cycles(hoisted: Kernel, shared: Shared | None = None) -> float:
@@ -508,8 +514,8 @@ def candidates(op: Op, target: Target, fixed: dict[str, int], given: Schedule) -
             ]
             if not k0s:
                 continue
-            panels = _panels(op, target, given, tm, tn, tk)
-            blocks = _blocks(op, target, given, tm, tn, tk)
+            panels = _panels(op, target, given, tm, tn, tk, es)
+            blocks = _blocks(op, target, given, tm, tn, tk, es)
             for k0 in sorted(k0s)[-2:]:
                 for panel in panels:
                     for block in blocks if panel is None else [given.block]:
@@ -524,17 +530,17 @@ PANEL = "panel"
 BLOCK = "block"
 
 
-def _blocks(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int) -> list[str | None]:
+def _blocks(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int, es: int) -> list[str | None]:
     """The k blocks worth pricing for these tiles: none, and — when the user left the tiling and the loop
     order to the search, on a chip whose GM→L1 loads change the layout (``[nd2nz]``: their time per byte
     falls with their size, as the 910B's do) — each operand whose L1 tile, ``BLOCK_K_TILES`` k tiles wide,
-    fits L1 double-buffered next to the other's: one load of a block instead of one per k tile."""
+    fits L1 double-buffered next to the other's: one load of a block instead of one per k tile. ``es``: the
+    operands' bytes per element."""
     if given.block is not None:
         return [given.block]
     out: list[str | None] = [None]
     if given.tile or given.order or -(-op.axes()["k"] // tk) < 2 or getattr(target.params, "nd2nz", None) is None:
         return out
-    es = op.tensor("a").dtype.itemsize
     for name, width, other in (("a", tm, tn), ("b", tn, tm)):
         if 2 * (BLOCK_K_TILES * width + other) * tk * es <= target.capacity[Space.L1]:
             out.append(name)
@@ -559,11 +565,11 @@ def _tiles_of(candidate: dict) -> dict[str, int]:
     return {k: v for k, v in candidate.items() if k not in (PANEL, BLOCK)}
 
 
-def _panels(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int) -> list[str | None]:
+def _panels(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int, es: int) -> list[str | None]:
     """The L1 blocks worth pricing for these tiles: none, and — when the user left the tiling and the loop
     order to the search — each operand whose whole k panel fits L1 next to two tiles of the other and is
     reused: a loop of the other operand's tiles runs inside the loop that changes the panel, on each core
-    (not spread over the cores)."""
+    (not spread over the cores). ``es``: the operands' bytes per element."""
     if given.panel is not None:
         return [given.panel]
     out: list[str | None] = [None]
@@ -572,7 +578,6 @@ def _panels(op: Op, target: Target, given: Schedule, tm: int, tn: int, tk: int) 
     axes = op.axes()
     if -(-axes["k"] // tk) < 2:
         return out  # one k tile: the tile already is the whole panel
-    es = op.tensor("a").dtype.itemsize
     loop_order = given.order or tuple(axes)
     spread = set(given.parallel or ()) if given.cores > 1 else set()
     if given.cores > 1 and not given.parallel:

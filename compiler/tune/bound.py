@@ -60,9 +60,10 @@ def closed_bound(
     bandwidth = _bandwidth(target, active, _served(op, target, trips, panel, block))
     wide = {**tiles, "k": BLOCK_K_TILES * tiles["k"]}
     least = block is not None or panel is not None
+    dims_of = {name: op.tensor(name).dims for name in ("a", "b")}
 
     def work(name: str, sizes: dict[str, int]) -> float:
-        key = (name, bandwidth, least, *(sizes[d] for d in op.tensor(name).dims))
+        key = (name, bandwidth, least, *(sizes[d] for d in dims_of[name]))
         cost = None if loads is None else loads.get(key)
         if cost is None:
             cost = _load_cost(op, target, name, sizes, bandwidth, least, transfers)
@@ -74,7 +75,7 @@ def closed_bound(
     for name in ("a", "b"):
         if name == panel:
             continue
-        dims = op.tensor(name).dims
+        dims = dims_of[name]
         plain = _loads(dims, trips) * work(name, tiles)
         if name == block:  # a block of k tiles at a time, unless the hoisting declines the block
             blocks = {**trips, "k": -(-trips["k"] // BLOCK_K_TILES)}

@@ -18,10 +18,9 @@ program's length from below. A schedule over the budget by that count alone is p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from compiler.errors import BufferCapacityError
-from compiler.ir import Kernel, Load, Loop, Mmad, Move, Parallel, Store
+from compiler.ir import Kernel, Load, Loop, Mmad, Move, Parallel, Store, replace
 from compiler.passes import buffer
 from compiler.passes.buffer import alloc_counts, is_panel, programs_overlap, slot_extent, temporaries
 from compiler.tune.types import reason
@@ -35,9 +34,10 @@ SPACES = (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB)
 class Footprint:
     """Bytes each memory needs for given depths, exactly as ``buffer`` counts them (see the module doc)."""
 
-    def __init__(self, hoisted: Kernel) -> None:
+    def __init__(self, hoisted: Kernel, instances: Mapping[str, int] | None = None) -> None:
+        """``instances``: ``alloc_counts(hoisted)``, when the caller has it already."""
         target = hoisted.target
-        instances = alloc_counts(hoisted)
+        instances = alloc_counts(hoisted) if instances is None else instances
         overlap = programs_overlap(hoisted)
         self.capacity = {s: target.capacity[s] for s in SPACES}
         #: per memory: bytes of the buffers held at one slot, and (operand, bytes per slot of depth) of the rest
@@ -69,9 +69,9 @@ class FitCheck:
     """``refused(depths)``: the closed form of :class:`Footprint`, or ``buffer`` itself with ``DSASIM_FAST=0``;
     ``priced(depths)``: the kernel the model prices for those depths."""
 
-    def __init__(self, hoisted: Kernel) -> None:
+    def __init__(self, hoisted: Kernel, instances: Mapping[str, int] | None = None) -> None:
         self.hoisted = hoisted
-        self.footprint = Footprint(hoisted) if fast() else None
+        self.footprint = Footprint(hoisted, instances) if fast() else None
         self.placed: Kernel | None = None  # the first kernel ``buffer`` placed: the others differ in depths only
 
     def priced(self, depths: Mapping[str, int]) -> Kernel:
