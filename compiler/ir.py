@@ -50,7 +50,8 @@ def replace(node: N, **changes: object) -> N:
     if names is None or not names.issuperset(changes):
         return dataclasses.replace(node, **changes)  # (an unknown field: its error)
     new = object.__new__(cls)
-    new.__dict__.update(node.__dict__)
+    values = node.__dict__
+    new.__dict__.update({n: values[n] for n in names})  # the fields only: nothing else a node may carry
     new.__dict__.update(changes)
     return new
 
