@@ -69,9 +69,18 @@ def limits_for(timeout: float, memory: float | None) -> Limits:
 
 def _copy(src: Path, dst: Path) -> None:
     if src.is_dir():
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build"))
+        shutil.copytree(src, dst, ignore=_not_copied)
     elif src.exists():
         shutil.copy2(src, dst)
+
+
+def _not_copied(folder: str, names: list[str]) -> set[str]:
+    """Build folders and bytecode without its source (a ``.pyc`` outside ``__pycache__`` imports on its own).
+
+    ``__pycache__`` is copied (its files are checked against their source's time and size, as in the repository):
+    a submission's processes may not write bytecode (``PYTHONDONTWRITEBYTECODE``, a read-only copy), so without it
+    each kernel and each runner compiled every module it imported again — 0.1 to 0.3 s of CPU each."""
+    return {n for n in names if n == "build" or (n.endswith(".pyc") and Path(folder).name != "__pycache__")}
 
 
 def namespace_mode() -> str:
