@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import builtins
 import dis
+import functools
 import types
 from collections.abc import Callable, Iterable
 
 import numpy as np
+
+from isa.fast import fast
 
 #: values a program id may index without a hook
 CONTAINERS = (list, tuple, dict, set, frozenset, range, str, bytes, bytearray, np.ndarray)
@@ -83,26 +86,41 @@ def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
 
 
 def _ops_use(code: types.CodeType, scope: dict, seen: set[int]) -> str | None:
+    for why, name in _reads(code) if fast() else _read(code):
+        if why is not None:
+            return why
+        v = scope[name] if name in scope else getattr(builtins, name, None)
+        if isinstance(v, CONTAINERS) and not _empty(v):
+            return f"global {name} is a container"
+        helper = getattr(v, "fn", v)  # a ``@dsasim.jit`` helper: its Python function
+        if isinstance(helper, types.FunctionType) and not (helper.__module__ or "").startswith(OWN):
+            plain = helper is v and "range" in helper.__code__.co_names  # its range is the builtin
+            why = _code_use(helper, seen) or (f"helper {name} uses the builtin range" if plain else None)
+            if why is not None:
+                return why
+    return None
+
+
+def _read(code: types.CodeType) -> tuple[tuple[str | None, str], ...]:
+    """What ``code`` does that :func:`_ops_use` asks about, in order, up to the first use its bytecode alone
+    refuses: ``(None, name)`` for each global it reads (its value is the launch's), ``(why, "")`` for that use."""
     ops = list(dis.get_instructions(code))
+    found: list[tuple[str | None, str]] = []
     for i, ins in enumerate(ops):
         line = ins.positions.lineno if ins.positions else "?"
         if ins.opname in COMPREHENSIONS:
-            return f"line {line} is a comprehension"
+            return (*found, (f"line {line} is a comprehension", ""))
         built = ins.opname in BUILDS and not _named_empty(ops, i)
         if (built or (ins.opname == "LOAD_CONST" and isinstance(ins.argval, CONTAINERS))) and _indexed(ops, i):
-            return f"line {line} indexes or names a container"
+            return (*found, (f"line {line} indexes or names a container", ""))
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            name = ins.argval
-            v = scope[name] if name in scope else getattr(builtins, name, None)
-            if isinstance(v, CONTAINERS) and not _empty(v):
-                return f"global {name} is a container"
-            helper = getattr(v, "fn", v)  # a ``@dsasim.jit`` helper: its Python function
-            if isinstance(helper, types.FunctionType) and not (helper.__module__ or "").startswith(OWN):
-                plain = helper is v and "range" in helper.__code__.co_names  # its range is the builtin
-                why = _code_use(helper, seen) or (f"helper {name} uses the builtin range" if plain else None)
-                if why is not None:
-                    return why
-    return None
+            found.append((None, ins.argval))
+    return tuple(found)
+
+
+#: :func:`_read` of each code object (its bytecode does not change; a kernel is traced once per program and
+#: phase, and disassembling it was a tenth of a naive attention's compile)
+_reads = functools.lru_cache(maxsize=1024)(_read)
 
 
 def _named_empty(ops: list[dis.Instruction], i: int) -> bool:
