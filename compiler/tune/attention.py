@@ -51,7 +51,7 @@ from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.ops import Op
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Traffic
-from compiler.tune.attention_fit import FlashFits, flash_workspace_bytes, naive_misfit, naive_rows
+from compiler.tune.attention_fit import FlashFits, flash_workspace_bytes, naive_fits, naive_misfit, naive_rows
 from compiler.tune.attention_schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check, in_attention_terms
 from compiler.tune.attention_work import attention_traffic
 from compiler.tune.errors import TuneError
@@ -147,7 +147,7 @@ class AttentionFamily(Family):
             if isinstance(base, Exception):
                 return base
         for _, cand in self.ranked(base):
-            if naive_misfit(self.op, cand, self.target) is None:
+            if naive_fits(self.op, cand, self.target):
                 return cand
         first = next(self._tilings(base))
         return in_attention_terms(naive_misfit(self.op, first, self.target), first)  # type: ignore[arg-type]

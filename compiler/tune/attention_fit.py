@@ -124,6 +124,20 @@ def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> 
     return misfit((target.key, one, s), attempt)
 
 
+def naive_fits(op: Attention, schedule: AttentionSchedule, target: Target) -> bool:
+    """Whether ``schedule`` fits (:func:`naive_misfit` is None), without its reason: a refusal of the softmax phase is
+    remembered apart from the Cube phases' tiles (``tile_kv``, ``k0``), which that phase does not use — a given
+    ``rows`` too large for UB refuses every tiling after one compile per query tile, not two compiles each."""
+    one, s = short(op, op.seq), schedule.replace(cores=1)
+
+    def softmax() -> None:
+        compile_naive(one, s, target.params, 1, phase=PHASES.index("softmax"))
+
+    if misfit((target.key, one, s.replace(tile_kv=None, k0=None), "softmax"), softmax) is not None:
+        return False
+    return naive_misfit(op, schedule, target) is None
+
+
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
     """The softmax's rows per tile for ``schedule`` (:func:`softmax_rows` from ``most`` down), from the softmax phase
     of one query tile (the rows change no other phase's tiles)."""

@@ -218,3 +218,21 @@ def test_softmax_rows_fall_back_to_the_most_that_fit():
     assert softmax_rows(build, 16, 2) == 8  # none double-buffered: the most rows that fit
     with pytest.raises(TilesDoNotFit):
         softmax_rows(lambda r: build(16), 16, 2)
+
+
+@pytest.mark.parametrize("preset", ["edu", "ascend910b-like-separated"])
+def test_the_softmax_phase_uses_no_cube_tile(preset):
+    """``naive_fits`` remembers a refusal of the softmax phase apart from ``tile_kv`` and ``k0``: the phase's program
+    (or its refusal) is the same whatever they are, for fitting and refused rows, causal or not."""
+    target = Target.of(load_chip(preset))
+    cases = [(Attention(1, 2, 200, 64, True), 32, 4, 2), (Attention(1, 1, 1024, 128), 16, 64, 2),
+             (Attention(1, 1, 1024, 128), 128, 32, 1), (Attention(1, 2, 96, 32), 48, 8, 2)]  # fmt: skip
+    for op, tq, rows, depth in cases:
+        seen = set()
+        for tkv, k0 in [(32, 16), (64, 128), (256, 32)]:
+            s = AttentionSchedule("naive", tile_q=tq, tile_kv=tkv, k0=k0, depth=depth, rows=rows)
+            try:
+                seen.add(format_program(compile_naive(op, s, target.params, 1, phase=PHASES.index("softmax")).program))
+            except (LanguageError, BufferCapacityError, ScheduleError) as e:
+                seen.add(f"{type(e).__name__}: {e}")
+        assert len(seen) == 1, (preset, op, tq, rows, depth)
