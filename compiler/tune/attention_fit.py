@@ -107,35 +107,50 @@ def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Ta
 
 def naive_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
     """Why ``schedule`` does not fit ``target`` (tiles, stages, event ids), or None: the kernel of one head group
-    compiled for one query tile (every query tile's tiles are the same) on one core — over the real sequence, as
-    the softmax's tiles are whole rows. Remembered by the chip's fields, that kernel and the schedule."""
+    compiled for one query tile (every query tile's tiles are the same) on one core, phase by phase as a whole
+    compile does (the first refusal is its answer) — the softmax over the real sequence (its tiles are whole rows),
+    the Cube phases over a short one with the real one's key tail (:func:`cube_seq`: their tiles are a query tile and
+    a key tile whatever the length). Remembered by the chip's fields, that kernel and the schedule."""
     one, s = short(op, op.seq), schedule.replace(cores=1)
+    cube = short(op, cube_seq(op, s))
 
     def attempt() -> None:
-        # The softmax's rows refuse most candidates: its phase alone first, then the rest only if it fits. A refused
+        # The softmax's rows refuse most candidates: its phase first, then the Cube phases only if it fits. A refused
         # softmax is the kernel's refusal unless the scores (compiled before it) refuse first, as a whole compile says.
-        try:
-            compile_naive(one, s, target.params, 1, phase=PHASES.index("softmax"))
-        except (LanguageError, BufferCapacityError, ScheduleError):
-            compile_naive(one, s, target.params, 1, phase=PHASES.index("scores"))
-            raise
-        compile_naive(one, s, target.params, 1)
+        refused = softmax_misfit(op, s, target)
+        compile_naive(cube, s, target.params, 1, phase=PHASES.index("scores"))
+        if refused is not None:
+            raise refused
+        compile_naive(cube, s, target.params, 1, phase=PHASES.index("pv"))
 
     return misfit((target.key, one, s), attempt)
 
 
-def naive_fits(op: Attention, schedule: AttentionSchedule, target: Target) -> bool:
-    """Whether ``schedule`` fits (:func:`naive_misfit` is None), without its reason: a refusal of the softmax phase is
-    remembered apart from the Cube phases' tiles (``tile_kv``, ``k0``), which that phase does not use — a given
-    ``rows`` too large for UB refuses every tiling after one compile per query tile, not two compiles each."""
+def cube_seq(op: Attention, schedule: AttentionSchedule) -> int:
+    """The sequence over which naive's Cube phases are fit-checked: the query tile, then at least two more key tiles
+    and the real sequence's key tail (a masked last tile), or the real sequence where that is no shorter."""
+    tq, tkv = schedule.tile_q or 16, schedule.tile_kv or 32
+    length = (-(-tq // tkv) + 2) * tkv + op.seq % tkv
+    return min(op.seq, length)
+
+
+def softmax_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -> Exception | None:
+    """Why the softmax phase of :func:`naive_misfit`'s kernel does not fit, or None; remembered apart from the Cube
+    phases' tiles (``tile_kv``, ``k0``), which that phase does not use (a test compiles it across them): one compile
+    per query tile and rows, the costly one — whole rows of the real sequence."""
     one, s = short(op, op.seq), schedule.replace(cores=1)
 
     def softmax() -> None:
         compile_naive(one, s, target.params, 1, phase=PHASES.index("softmax"))
 
-    if misfit((target.key, one, s.replace(tile_kv=None, k0=None), "softmax"), softmax) is not None:
-        return False
-    return naive_misfit(op, schedule, target) is None
+    return misfit((target.key, one, s.replace(tile_kv=None, k0=None), "softmax"), softmax)
+
+
+def naive_fits(op: Attention, schedule: AttentionSchedule, target: Target) -> bool:
+    """Whether ``schedule`` fits (:func:`naive_misfit` is None), without naming why not: a candidate its softmax
+    refuses is refused without compiling the scores phase that would name the refusal — a given ``rows`` too large
+    for UB refuses every tiling after one compile per query tile."""
+    return softmax_misfit(op, schedule, target) is None and naive_misfit(op, schedule, target) is None
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:

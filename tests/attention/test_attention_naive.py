@@ -175,7 +175,6 @@ def test_the_fit_check_answers_as_the_whole_kernel_does(preset):
     """``naive_misfit`` compiles one query tile of one head group; over a grid of candidates, some refused by the
     Cube phases' L0C, some by the softmax's UB, its answer is the whole kernel's (a refusal of the same kind for the
     same buffer: the bytes named may differ, as the whole kernel's tiles may give up a stage first)."""
-    op = Attention(1, 2, 512, 64)
     target = Target.of(load_chip(preset))
 
     def whole(s: AttentionSchedule) -> str:
@@ -186,12 +185,18 @@ def test_the_fit_check_answers_as_the_whole_kernel_does(preset):
         return "fits"
 
     verdicts = set()
-    for tq, tkv, k0, rows in [(32, 64, 32, 4), (32, 64, 128, 4), (32, 256, 32, 32), (128, 64, 32, 4),
-                              (128, 64, 32, 32), (128, 256, 128, 4), (128, 256, 32, 32)]:  # fmt: skip
+    grid = [(32, 64, 32, 4), (32, 64, 128, 4), (32, 256, 32, 32), (128, 64, 32, 4), (128, 64, 32, 32),
+            (128, 256, 128, 4), (128, 256, 32, 32)]  # fmt: skip
+    # the Cube phases are checked over a short sequence (cube_seq) with the real one's key tail: a length with a
+    # tail, causal, and one where the short sequence is the real one
+    cases = [(Attention(1, 2, 512, 64), c) for c in grid] + [
+        (Attention(1, 2, 700, 64, True), c) for c in [(32, 64, 32, 4), (64, 128, 128, 8), (128, 256, 64, 4)]
+    ]
+    for op, (tq, tkv, k0, rows) in cases:
         s = AttentionSchedule("naive", tile_q=tq, tile_kv=tkv, k0=k0, depth=2, rows=rows)
         why = naive_misfit(op, s, target)
         verdict = "fits" if why is None else f"{type(why).__name__}: {getattr(why, 'buffer', '')}"
-        assert verdict == whole(s), s.text()
+        assert verdict == whole(s), (op, s.text())
         verdicts.add(verdict.split(":")[0] + (" L0C" if "L0C" in verdict else ""))
     assert len(verdicts) >= 2, verdicts  # refusals and fits both checked
 
