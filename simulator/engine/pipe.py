@@ -109,15 +109,6 @@ class PipeUnit:
         w, self.wake = self.wake, None
         self.env.fire(w)
 
-    def _slot_freed(self) -> None:
-        """A slot of the full queue is free: the scalar unit, waiting for it, issues into it now — without an
-        event when it would only issue there and wait for the next slot (``refill``) — or resumes."""
-        if self.refill is not None:
-            self.refill(self, self.env._now)
-        else:
-            sp, self.space = self.space, None
-            self.env.fire(sp)
-
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
         self.closed = True
@@ -156,35 +147,28 @@ class PipeUnit:
             index, ready = q[0]
             now = env._now
             kind, _, payload, _, _ = decoded[index]
-            if kind is one_event:
-                # Timing only: wait for the issue and execute in one event. (The slot this frees
-                # early is behind the scalar unit's own clock, so no issue decision can see it.)
-                q.popleft()
-                if self.space is not None:  # the scalar unit waits for this slot
-                    self._slot_freed()
-                if ready > now:
-                    stalls["issue"] = stalls.get("issue", 0) + pending_idle + ready - now
-                    pending_idle = 0
-                    start = ready
-                    yield ready - now + payload
+            if ready > now:  # not issued yet: an ``issue`` stall until it is
+                pending_idle += ready - now
+                # Timing only, a compute instruction waits for its issue and executes in one event (below), its
+                # slot freed now: that is behind the scalar unit's own clock, so no issue decision can see it.
+                if kind is not one_event:
+                    yield ready - now
+                now = ready
+            q.popleft()
+            if self.space is not None:  # the scalar unit waits for this slot: it issues into it now
+                if self.refill is not None:
+                    self.refill(self, env._now)  # without resuming (``ScalarUnit.refill``)
                 else:
-                    if pending_idle:
-                        stalls["issue"] = stalls.get("issue", 0) + pending_idle
-                        pending_idle = 0
-                    start = now
-                    yield payload
+                    sp, self.space = self.space, None
+                    env.fire(sp)
+            if pending_idle:
+                stalls["issue"] = stalls.get("issue", 0) + pending_idle
+                pending_idle = 0
+            start = now
+            if kind is one_event:
+                yield start - env._now + payload  # the issue wait and the instruction, one event
                 st.busy += payload
             else:
-                if ready > now:
-                    pending_idle += ready - now
-                    yield ready - now
-                q.popleft()
-                if self.space is not None:  # the scalar unit waits for this slot
-                    self._slot_freed()
-                if pending_idle:
-                    stalls["issue"] = stalls.get("issue", 0) + pending_idle
-                    pending_idle = 0
-                start = env._now
                 if debug:
                     print(f"{start:>10} core{cid} {pipe.label:<8} {stream[index].text()}", file=sys.stderr)
                 # Each kind below yields plain events (no sub-generator per instruction: this loop is the

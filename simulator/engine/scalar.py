@@ -79,19 +79,23 @@ class ScalarUnit:
         decoded, st, index, t = self.decoded, self.stats, self.at, self.time
         if at > t:
             cause = self.full[unit.pipe]
-            st.stalls[cause] = st.stalls.get(cause, 0) + at - t
+            stalls = st.stalls
+            stalls[cause] = stalls.get(cause, 0) + at - t
             t = at
-        t += decoded[index][4]
-        st.busy += decoded[index][4]
+        issue = decoded[index][4]
+        t += issue
+        st.busy += issue
         unit.queue.append((index, t))
         unit.issued += 1
         self.time, self.at, self.pushed = t, index + 1, self.pushed + 1
-        if index + 2 == len(decoded) or decoded[index + 2][1] is not unit.pipe or decoded[index + 2][0] not in QUEUED:
+        after = index + 2
+        if after == len(decoded) or decoded[after][1] is not unit.pipe or decoded[after][0] not in QUEUED:
             unit.refill = None  # the instruction after the next one goes elsewhere: it resumes at the next slot
 
     def run(self) -> Generator[Due | int | None, None, None]:
         machine = self.machine
         env, st = machine.env, self.stats
+        stalls = st.stalls
         depth = machine.chip.queue_depth
         pipes, flags = self.pipes, self.flags
         sanitizer = machine.sanitizer
@@ -123,8 +127,8 @@ class ScalarUnit:
                         for _ in range(self.pushed - 1):
                             next(program)
                         index, (kind, pipe, payload, _, issue) = next(program)
-                    if env._now > t:
-                        st.stall(full[pipe], env._now - t)
+                    if env._now > t:  # ``st.stall``, inlined: most waits end after the scalar unit's clock
+                        stalls[full[pipe]] = stalls.get(full[pipe], 0) + env._now - t
                         t = env._now
                 t += issue
                 busy += issue
