@@ -58,7 +58,7 @@ from compiler.tune.best import best_schedule
 from compiler.tune.errors import TuneError
 from compiler.tune.fit import FitCheck, least_instructions
 from compiler.tune.menu import tile_choices
-from compiler.tune.model import Prediction, predict, price
+from compiler.tune.model import Prediction, Shared, predict, price
 from compiler.tune.types import REFUSED, Family, Knob, reason
 from isa.fast import fast
 
@@ -171,6 +171,7 @@ class LoopNestFamily(Family):
         knobs = {k.name: k.choices for k in self.knobs()}
         tile_names = [n for n in knobs if n.startswith("tile.")]
         seen_tiles: set[tuple] = set()
+        shared = Shared() if fast() else None  # the model's instructions and costs, kept from kernel to kernel
         for combo in itertools.product(*(knobs[n] for n in tile_names)):
             sizes = {**fixed.tile, **{n[5:]: v for n, v in zip(tile_names, combo)}}
             try:
@@ -203,13 +204,16 @@ class LoopNestFamily(Family):
                         ordered[order_, par] = _ordered(tiled, order_, par, fixed)
                     hoisted = _hoisted(ordered[order_, par], panel, block, plain, (order_, par))
                     if hoisted is not None:
-                        yield from self._depths(pruned, max_instructions, hoisted, tiles, order_, par, panel, block)
+                        yield from self._depths(
+                            pruned, max_instructions, hoisted, tiles, order_, par, panel, block, shared
+                        )
 
     def _depths(self, pruned: Counter, max_instructions: int, hoisted: Kernel | ScheduleError,
                 tiles: dict[str, int], order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None,
-                block: str | None = None):  # fmt: skip
+                block: str | None = None, shared: Shared | None = None):  # fmt: skip
         """The candidates of one tiling, loop order, L1 block and k block: every distinct depth and prefetch
-        that fits (``hoisted``: the tiling after ``order`` and ``hoist``, or what they refused it with)."""
+        that fits (``hoisted``: the tiling after ``order`` and ``hoist``, or what they refused it with; ``shared``: the
+        model's instructions and costs of the enumeration's earlier kernels)."""
         op, fixed = self.inner, self.fixed
         if isinstance(hoisted, ScheduleError):
             pruned[reason(hoisted)] += 1
@@ -261,7 +265,7 @@ class LoopNestFamily(Family):
                 if least > max_instructions:
                     pruned["exceed the instruction budget"] += 1
                     continue
-                work = work or price(buffered)
+                work = work or price(buffered, shared=shared)
                 prediction = predict(buffered, work, prefetch)
                 if prediction.instructions > max_instructions:
                     pruned["exceed the instruction budget"] += 1

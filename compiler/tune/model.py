@@ -151,7 +151,8 @@ class Shared:
     traffic sets), and a GM load's or store's instructions per tile geometry (:func:`_copy_key`) and its work per
     geometry, tails and bandwidth — a neighbour's tiles load the same tile shapes, a tiling's L0 steps the same loads
     and stores, and a copy's cost does not depend on where its buffer is placed. Owned by the search
-    (``compiler.tune.best.Pricer``), dropped with it."""
+    (``compiler.tune.best.Pricer``) or the tuner's enumeration of a space (``LoopNestFamily.enumerate``), dropped
+    with it."""
 
     def __init__(self) -> None:
         self.made: dict[tuple, Instruction] = {}
