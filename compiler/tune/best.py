@@ -384,7 +384,7 @@ def _score(pricer: Pricer, candidate: dict, hoisted: Kernel) -> tuple | None:
             continue
         buffered = fit.priced(depths)
         work = work or price(buffered, shared=pricer.shared)
-        p = predict(buffered, work, _prefetch(op, depths, given))
+        p = predict(buffered, work, _prefetch(op, depths, given), counts)
         key = (round(p.cycles), p.instructions, -math.prod(tiles.values()), sum(depths.values()))
         if best is None or key < best[:4]:
             best = (*key, depths)

@@ -58,7 +58,7 @@ from compiler.tune.best import best_schedule
 from compiler.tune.errors import TuneError
 from compiler.tune.fit import FitCheck, least_instructions
 from compiler.tune.menu import tile_choices
-from compiler.tune.model import Prediction, predict, price
+from compiler.tune.model import Prediction, Shared, predict, price
 from compiler.tune.types import REFUSED, Family, Knob, reason
 from isa.fast import fast
 
@@ -171,6 +171,7 @@ class LoopNestFamily(Family):
         knobs = {k.name: k.choices for k in self.knobs()}
         tile_names = [n for n in knobs if n.startswith("tile.")]
         seen_tiles: set[tuple] = set()
+        shared = Shared() if fast() else None  # the model's instructions and costs, kept from kernel to kernel
         for combo in itertools.product(*(knobs[n] for n in tile_names)):
             sizes = {**fixed.tile, **{n[5:]: v for n, v in zip(tile_names, combo)}}
             try:
@@ -203,13 +204,16 @@ class LoopNestFamily(Family):
                         ordered[order_, par] = _ordered(tiled, order_, par, fixed)
                     hoisted = _hoisted(ordered[order_, par], panel, block, plain, (order_, par))
                     if hoisted is not None:
-                        yield from self._depths(pruned, max_instructions, hoisted, tiles, order_, par, panel, block)
+                        yield from self._depths(
+                            pruned, max_instructions, hoisted, tiles, order_, par, panel, block, shared
+                        )
 
     def _depths(self, pruned: Counter, max_instructions: int, hoisted: Kernel | ScheduleError,
                 tiles: dict[str, int], order_: tuple[str, ...], par: tuple[str, ...], panel: str | None = None,
-                block: str | None = None):  # fmt: skip
+                block: str | None = None, shared: Shared | None = None):  # fmt: skip
         """The candidates of one tiling, loop order, L1 block and k block: every distinct depth and prefetch
-        that fits (``hoisted``: the tiling after ``order`` and ``hoist``, or what they refused it with)."""
+        that fits (``hoisted``: the tiling after ``order`` and ``hoist``, or what they refused it with; ``shared``: the
+        model's instructions and costs of the enumeration's earlier kernels)."""
         op, fixed = self.inner, self.fixed
         if isinstance(hoisted, ScheduleError):
             pruned[reason(hoisted)] += 1
@@ -218,7 +222,8 @@ class LoopNestFamily(Family):
             return  # the k loop runs outside the panel's level: the same kernel as without a panel
         if block is not None and not _blocked(hoisted):
             return  # each k step loads the operand's tile anyway: the same kernel as without a k block
-        deep, loading, strict = _relevant(hoisted)
+        counts = alloc_counts(hoisted)  # the same in every buffered kernel of it (``buffer`` keeps the nest)
+        deep, loading, strict = _relevant(hoisted, counts)
         names = operands(op)
         pools = []
         for n in names:
@@ -227,7 +232,7 @@ class LoopNestFamily(Family):
         prefetches = (fixed.prefetch,) if fixed.prefetch is not None else PREFETCHES
         prefetches = tuple(sorted({min(p, _reach(deep, loading)) for p in prefetches}))
         combos = list(itertools.product(*pools))
-        fit = FitCheck(hoisted)
+        fit = FitCheck(hoisted, counts)
         refused = fit.refused({n: min(pool) for n, pool in zip(names, pools)})
         if refused:  # the least each combination needs: if single buffers do not fit, nothing does
             pruned[refused] += len(combos) * len(prefetches)
@@ -249,8 +254,9 @@ class LoopNestFamily(Family):
                 pruned[refused] += len(ok)
                 continue
             buffered = fit.priced(depths)
+            crowded = _event_ids(buffered) > self.target.event_ids  # maybe too many event ids: let sync decide
             for prefetch in ok:
-                if _event_ids(buffered) > self.target.event_ids:  # maybe too many: let sync decide
+                if crowded:
                     try:
                         sync(pipeline(buffer(hoisted, depths), prefetch))
                     except ScheduleError as e:
@@ -261,8 +267,8 @@ class LoopNestFamily(Family):
                 if least > max_instructions:
                     pruned["exceed the instruction budget"] += 1
                     continue
-                work = work or price(buffered)
-                prediction = predict(buffered, work, prefetch)
+                work = work or price(buffered, shared=shared)
+                prediction = predict(buffered, work, prefetch, counts)
                 if prediction.instructions > max_instructions:
                     pruned["exceed the instruction budget"] += 1
                     continue
@@ -367,13 +373,15 @@ def _panel(tiled: Kernel, panel: str | None) -> str | None:
     return panel
 
 
-def _relevant(hoisted: Kernel) -> tuple[dict[str, int], tuple[str, ...], tuple[str, ...]]:
+def _relevant(
+    hoisted: Kernel, counts: Mapping[str, int] | None = None
+) -> tuple[dict[str, int], tuple[str, ...], tuple[str, ...]]:
     """Operands whose depth changes the kernel (a buffer of theirs has several instances and crosses
     pipes), with their largest instance count; the operands loaded more than once (prefetch moves
     their loads ahead; without any, prefetch changes nothing); and those of them whose prefetch ``pipeline``
     bounds by their slots (all but a k panel's and an epilogue operand's, which go only as far ahead as their
-    own slots allow)."""
-    counts = alloc_counts(hoisted)
+    own slots allow). ``counts``: ``alloc_counts(hoisted)``, when the caller has it already."""
+    counts = alloc_counts(hoisted) if counts is None else counts
     deep: dict[str, int] = {}
     loading: list[str] = []
     strict: list[str] = []

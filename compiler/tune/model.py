@@ -104,14 +104,20 @@ class Work:
     gm_cycles: float = 0.0
 
 
-def predict(kernel: Kernel, work: Work | None = None, prefetch: int | Mapping[str, int] | None = None) -> Prediction:
+def predict(
+    kernel: Kernel,
+    work: Work | None = None,
+    prefetch: int | Mapping[str, int] | None = None,
+    instances: Mapping[str, int] | None = None,
+) -> Prediction:
     """Estimated cycles of ``kernel`` — see the module doc for the formula.
 
     ``kernel`` is the kernel after ``buffer`` (its slots are known) or any later pass; ``prefetch`` is the
     schedule's (default: the kernel's schedule's), or each buffer's own: a tile-language kernel's loops each have
     their ``num_stages`` and its schedule no prefetch, so it is priced with :func:`aheads` of its kernel after
     ``pipeline``. ``work``: the :func:`price` of a kernel with the same tiles and loop order (depths may differ), to
-    price each tiling once.
+    price each tiling once. ``instances``: ``alloc_counts`` of the kernel (or of its hoisted kernel: ``buffer`` keeps
+    the nest), when the caller has it already.
     """
     if kernel.stage not in ("buffer", "pipeline", "sync"):
         raise ValueError(f"predict expects a kernel after the buffer pass, got stage {kernel.stage!r}")
@@ -124,7 +130,7 @@ def predict(kernel: Kernel, work: Work | None = None, prefetch: int | Mapping[st
     busy: dict[str, float] = {}
     for leaf in leaves:
         busy[leaf.pipe] = busy.get(leaf.pipe, 0.0) + leaf.work
-    groups = _groups(kernel)
+    groups = _groups(kernel, instances)
     flags = sum(4 * n for _, n, _ in groups)
     per_core = work.instructions + flags
     issue = per_core * getattr(params, "issue_cycles", 1)
@@ -151,7 +157,8 @@ class Shared:
     traffic sets), and a GM load's or store's instructions per tile geometry (:func:`_copy_key`) and its work per
     geometry, tails and bandwidth — a neighbour's tiles load the same tile shapes, a tiling's L0 steps the same loads
     and stores, and a copy's cost does not depend on where its buffer is placed. Owned by the search
-    (``compiler.tune.best.Pricer``), dropped with it."""
+    (``compiler.tune.best.Pricer``) or the tuner's enumeration of a space (``LoopNestFamily.enumerate``), dropped
+    with it."""
 
     def __init__(self) -> None:
         self.made: dict[tuple, Instruction] = {}
@@ -397,7 +404,7 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int | Mappin
         per_step = {
             (pipe, mult): sum(c * m / mult for (p, m), c in per_step.items() if p == pipe) for pipe, mult in per_step
         }
-    loading = {p.value for p in LOADING}
+    loading = _LOADING_PIPES
     for leaf in leaves:
         if not leaf.flight:
             yield leaf
@@ -416,10 +423,14 @@ def _in_flight(kernel: Kernel, leaves: tuple[_Leaf, ...], prefetch: int | Mappin
         yield _Leaf(leaf.pipe, work, leaf.single, leaf.reads, leaf.writes, leaf.mult, leaf.count, leaf.flight)
 
 
-def _groups(kernel: Kernel) -> list[tuple[tuple, int, frozenset[str]]]:
+#: The pipes of :data:`compiler.passes.pipeline.LOADING`, by name (a leaf's ``pipe``).
+_LOADING_PIPES = frozenset(p.value for p in LOADING)
+
+
+def _groups(kernel: Kernel, instances: Mapping[str, int] | None = None) -> list[tuple[tuple, int, frozenset[str]]]:
     """The sync groups ``sync`` will form, approximately: buffers allocated at the same level that cross
     the same pipes with the same depth. Each is ``((producer, consumer, depth), instances, names)``."""
-    instances = alloc_counts(kernel)
+    instances = alloc_counts(kernel) if instances is None else instances
     groups: dict[tuple, set[str]] = {}
     for b in kernel.buffers:
         if b.temp or b.producer is b.consumer:
@@ -435,7 +446,8 @@ def _serialised(groups: list, leaves: list[_Leaf], prefetch: int | Mapping[str, 
     for (producer, consumer, depth), n, names in groups:
         if n <= 1 or not (depth == 1 or (producer in LOADING and _ahead(prefetch, names) == 0)):
             continue
-        produce = sum(x.work for x in leaves if x.pipe == producer.value and x.writes & names)
-        consume = sum(x.work for x in leaves if x.pipe == consumer.value and x.reads & names)
+        made, used = producer.value, consumer.value
+        produce = sum(x.work for x in leaves if x.pipe == made and x.writes & names)
+        consume = sum(x.work for x in leaves if x.pipe == used and x.reads & names)
         extra += min(produce, consume)
     return extra

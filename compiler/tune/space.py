@@ -48,7 +48,9 @@ class Space:
     #: canonical combinations refused, by reason ("do not fit L0C", "need too many event ids", ...)
     pruned: Counter
     max_instructions: int
-    _by_key: dict[str, Candidate] = field(default_factory=dict, repr=False)
+    #: the candidates by :attr:`Candidate.key`, made at the first :meth:`lookup` (a key is a schedule's JSON: most
+    #: spaces are only ranked, and a 160,000-candidate space would spend a tenth of its making on keys)
+    _by_key: dict[str, Candidate] | None = field(default=None, repr=False)
     _canon: dict[tuple, str | None] = field(default_factory=dict, repr=False)
 
     @property
@@ -102,6 +104,8 @@ class Space:
             except REFUSED:
                 self._canon[raw] = None
         key = self._canon[raw]
+        if self._by_key is None:
+            self._by_key = {c.key: c for c in self.candidates}
         return self._by_key.get(key) if key else None
 
     def summary(self) -> str:
@@ -156,7 +160,6 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
     space = Space(family, family.knobs(), [], Counter(pruned), max_instructions)
     for index, (sched, build, prediction) in enumerate(found):
         cand = Candidate(index, sched, build, prediction)
-        space._by_key[cand.key] = cand
         space.candidates.append(cand)
     if not space.candidates:
         raise TuneError(
