@@ -48,6 +48,7 @@ from compiler.attention.naive import workspaces as naive_workspaces
 from compiler.attention.op import Attention
 from compiler.errors import ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.memo import Memo
 from compiler.ops import Op
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Traffic
@@ -301,8 +302,16 @@ def default_attention_schedule(
 ) -> AttentionSchedule:
     """``schedule`` (None: every knob free) with every ``None`` knob chosen for ``target`` by the attention family
     (raises if nothing fits). ``refused``: flash schedules (on one core) a whole compile of ``op`` refused although
-    their short kernel fits."""
-    return AttentionFamily(op, target, schedule or AttentionSchedule(), refused).best()
+    their short kernel fits. Remembered per (operator, schedule as given, chip's fields) when nothing was refused: the
+    budget's estimate and the compile that follows ask the same question."""
+    given = schedule or AttentionSchedule()
+    if refused:
+        return AttentionFamily(op, target, given, refused).best()
+    return DEFAULTS.get((op, given, target.key), lambda: AttentionFamily(op, target, given).best())
+
+
+#: Default schedules already chosen: (operator, schedule as given, the chip's fields) → the schedule.
+DEFAULTS: Memo[AttentionSchedule] = Memo(256)
 
 
 @dataclass(frozen=True)
