@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler.attention import AttentionSchedule, DecodeAttention  # noqa: E402
-from compiler.attention.decode import launch_decode  # noqa: E402
+from compiler.attention import AttentionSchedule  # noqa: E402
+from compiler.decode_attention import DecodeAttention, launch_decode  # noqa: E402
 from compiler.gemv import vector_gemv  # noqa: E402
 from compiler.graph.ir import Node  # noqa: E402
 from compiler.ops import MatMul, OpError  # noqa: E402

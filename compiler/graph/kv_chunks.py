@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from compiler.attention.decode import DecodeAttention
+from compiler.decode_attention.op import DecodeAttention
 from compiler.errors import BufferCapacityError
 from compiler.gemv import predict_op
 from compiler.graph.builders import GraphBuilder
@@ -82,7 +82,7 @@ def choose_kv_chunks(
     cycles (``attention_cycles``). Candidates: 1, the powers of two, and the counts that fill one or two
     waves of the cores, up to twice the cores over the problems and no chunk under ``MIN_CHUNK`` keys —
     and, if no row of scores that long fits UB, more chunks until one does. ``fused``: one chunk is the
-    fused decode-attention kernel (``compiler.attention.decode``), which needs no row of scores in UB."""
+    fused decode-attention kernel (``compiler.decode_attention``), which needs no row of scores in UB."""
     target = Target.of(chip)
     n_cores = cores or target.cores
     cap, problems = context + 1, batch * kv_heads

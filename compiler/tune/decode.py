@@ -1,4 +1,4 @@
-"""Decode attention's schedule family: the keys per K/V tile of its fused kernel (``compiler.attention.decode``).
+"""Decode attention's schedule family: the keys per K/V tile of its fused kernel (``compiler.decode_attention``).
 
 A decode kernel is bound by the cache's bytes, so its schedule's one real choice is ``tile_kv`` (keys per K/V tile):
 :func:`decode_cycles` prices a core's loads, one after another (:func:`problem_loads`), for each tile of
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiler.attention.decode import KV_DTYPES, DecodeAttention, launch_decode, query_rows
+from compiler.decode_attention.kernel import launch_decode, query_rows
+from compiler.decode_attention.op import KV_DTYPES, DecodeAttention
 from compiler.target import Target
 from compiler.tune.attention_fit import misfit
 from compiler.tune.attention_schedule import AttentionSchedule

@@ -1,4 +1,4 @@
-"""Decode attention as one fused kernel (``compiler.attention.decode``): against numpy written from the
+"""Decode attention as one fused kernel (``compiler.decode_attention``): against numpy written from the
 definition, its tiles visited in a rotated order (the stagger) with the same result and fewer cycles, its
 instruction estimate, and the layer built with it against the numpy LLaMA layer."""
 
@@ -11,8 +11,8 @@ import pytest
 from helpers import assert_close
 from layer_oracle import against_numpy
 
-from compiler.attention import AttentionSchedule, DecodeAttention
-from compiler.attention.decode import launch_decode
+from compiler.attention import AttentionSchedule
+from compiler.decode_attention import DecodeAttention, launch_decode
 from compiler.graph import build
 from compiler.ops import OpError
 from compiler.target import Target
