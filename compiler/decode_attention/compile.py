@@ -15,7 +15,7 @@ from compiler.decode_attention.kernel import launch_decode
 from compiler.decode_attention.op import DecodeAttention
 from compiler.target import Target
 from compiler.tune.attention_schedule import AttentionSchedule
-from compiler.tune.decode import decode_schedule
+from compiler.tune.decode import DecodeFamily
 
 
 @kernel_source(DecodeAttention)
@@ -29,7 +29,7 @@ def compile_decode_attention(op: DecodeAttention, schedule: object, chip: object
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1) or 1)
     target = Target.of(chip)
-    resolved = decode_schedule(op, target, schedule)
+    resolved = DecodeFamily(op, target, schedule).best()
     compiled = launch_decode(op, resolved, chip)
     comments = (
         f"decode attention {op.shape_text()} ({op.precision}): {op.describe()}",

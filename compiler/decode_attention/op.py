@@ -142,9 +142,10 @@ class DecodeAttention(Op):
             return {"KV_ROW": self.head_dim, "KV_HEAD": self.keys * self.head_dim, "PAGE": 0, "V_OFF": 0}
         return {"KV_ROW": self.kv_heads * self.head_dim, "KV_HEAD": self.head_dim, "PAGE": 0, "V_OFF": 0}
 
-    def one_problem(self) -> DecodeAttention:
-        """One (sequence, key head) problem of this shape: every program's tiles, compiled to check a fit."""
-        return replace(self, batch=1, heads=self.group, kv_heads=1)
+    def one_problem(self, sequences: int = 1) -> DecodeAttention:
+        """One (sequence, key head) problem of this shape — or ``sequences`` of them, one key head each: every
+        program's tiles, compiled to check a fit."""
+        return replace(self, batch=sequences, heads=self.group, kv_heads=1)
 
     @property
     def pages(self) -> tuple[tuple[int, ...], ...]:
@@ -216,9 +217,10 @@ class PagedDecodeAttention(DecodeAttention):
     def pages(self) -> tuple[tuple[int, ...], ...]:
         return self.table
 
-    def one_problem(self) -> DecodeAttention:
+    def one_problem(self, sequences: int = 1) -> DecodeAttention:
         n = len(self.table[0])
-        return replace(self, batch=1, heads=self.group, kv_heads=1, table=(tuple(range(n)),))
+        table = tuple(tuple(range(i * n, (i + 1) * n)) for i in range(sequences))
+        return replace(self, batch=sequences, heads=self.group, kv_heads=1, table=table)
 
     def shape_text(self) -> str:
         return f"{super().shape_text()} paged {self.block}"

@@ -24,7 +24,8 @@ from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph
 from compiler.ops import F16, MatMul, OpError
 from compiler.target import Target
-from compiler.tune.decode import TILE_KV, decode_cycles
+from compiler.tune.attention_schedule import AttentionSchedule
+from compiler.tune.decode import DecodeFamily
 from compiler.vecops import ScalarOp
 from isa import DType
 
@@ -125,13 +126,13 @@ def attention_cycles(
     fused: bool = True,
 ) -> float:
     """Predicted cycles of decode attention's kernels split as ``split`` (inf: a kernel does not fit).
-    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.tune.decode.decode_cycles``).
+    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.tune.decode.DecodeFamily.ranked``).
     Otherwise the two batched matmuls — ``ceil(problems / cores)`` waves, each ``hypot(one problem's predicted
     cycles, the wave's bytes over the GM bandwidth)`` — plus the vector kernels between them as the fusion
     pass makes them (``chunk_softmax``, or the softmax unsplit) and, split, the mask and the combine."""
     if fused and split.chunks == 1:
         op = DecodeAttention(batch, heads, kv, split.cap, d)
-        return min(decode_cycles(op, target, t, cores) for t in TILE_KV if t <= max(TILE_KV[0], split.cap))
+        return DecodeFamily(op, target, AttentionSchedule(cores=cores)).ranked()[0][0]
     group, n, lc = heads // kv, split.chunks, split.chunk
     rows, problems = batch * heads, batch * kv * n
     waves = -(-problems // cores)
