@@ -25,7 +25,6 @@ __all__ = exports(
         "as_attention_schedule": "compiler.tune.attention_schedule",
         "compile_attention": "compiler.attention.compile",
         "default_attention_schedule": "compiler.tune.attention",
-        "make_attention": "compiler.attention.op",
         "plan_attention": "compiler.tune.attention",
     },
 )
