@@ -1,4 +1,4 @@
-"""Decode attention, the operator: one query per sequence and head against its sequence's cached keys and values.
+"""Decode attention, the operator: the attention of an LLM's decode step, over each sequence's KV cache.
 
 Decode makes one query per sequence and head against the ``keys = context + 1`` cached keys and values of
 its sequence. With grouped-query heads (``G = heads / kv_heads``) the ``G`` query heads that share a key head
