@@ -23,13 +23,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler.attention import AttentionSchedule, DecodeAttention  # noqa: E402
-from compiler.attention.decode import launch_decode  # noqa: E402
+from compiler.attention import AttentionSchedule  # noqa: E402
+from compiler.decode_attention import DecodeAttention, launch_decode  # noqa: E402
 from compiler.gemv import vector_gemv  # noqa: E402
 from compiler.graph.ir import Node  # noqa: E402
 from compiler.ops import MatMul, OpError  # noqa: E402
 from compiler.target import Target  # noqa: E402
-from compiler.tune.decode import decode_schedule  # noqa: E402
+from compiler.tune.decode import DecodeFamily  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.graph_run import compile_node  # noqa: E402
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer  # noqa: E402
@@ -134,7 +134,7 @@ def fused() -> Table:
                      f"{m.pct_of_memory_bound:.0%}"))  # fmt: skip
     chip = chip_for(CHIP)
     op = DecodeAttention(32, 32, 8, 1025, 128)
-    schedule = decode_schedule(op, Target.of(chip), AttentionSchedule(cores=chip.cores))
+    schedule = DecodeFamily(op, Target.of(chip), AttentionSchedule(cores=chip.cores)).best()
     alone = {s: simulate(launch_decode(op, schedule, chip, stagger=s).program, chip, timing_only=True)
              for s in (False, True)}  # fmt: skip
     idle = {s: _gm_idle(r) for s, r in alone.items()}

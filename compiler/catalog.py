@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 
-from compiler.attention.op import make_attention
+from compiler.attention.op import Attention
 from compiler.ops import BINARY, F16, UNARY, Elementwise, MatMul, Op, OpError
 from compiler.rowops import LayerNorm, Reduce, RMSNorm, Softmax
 from isa import DType
@@ -17,10 +17,11 @@ ROW_OPS = ("softmax", "rmsnorm", "layernorm", "rowsum", "rowmax")
 OP_NAMES = ("matmul", *BINARY, *UNARY, *ROW_OPS, "attention")
 
 
-def parse_shape(text: str, ndim: int, what: str) -> tuple[int, ...]:
-    """``"256x128"`` → ``(256, 128)``; a wrong count or a non-number is an ``OpError``."""
+def parse_shape(text: str, ndim: int, what: str, example: str | None = None) -> tuple[int, ...]:
+    """``"256x128"`` → ``(256, 128)``; a wrong count or a non-number is an ``OpError`` (its hint: ``example``, or
+    ``256x128x64`` cut to ``ndim`` sizes)."""
     parts = text.lower().replace("×", "x").split("x")
-    example = "x".join(["256", "128", "64"][:ndim])
+    example = example or "x".join(["256", "128", "64"][:ndim])
     try:
         dims = tuple(int(p) for p in parts)
     except ValueError:
@@ -62,7 +63,8 @@ def make_op(
     if name == "attention":  # f16 q, k, v and o
         if dtype is not F16:
             raise OpError(f"attention: dtype {dtype} is not supported", hint="attention takes f16 (drop --dtype)")
-        return make_attention(shape, causal=causal, precision=precision or "fast")
+        b, h, s, d = shape if isinstance(shape, tuple) else parse_shape(shape, 4, "BxHxSxD", "1x8x1024x64")
+        return Attention(b, h, s, d, causal, precision or "fast")
     if name == "matmul":
         m, n, k = shape if isinstance(shape, tuple) else parse_shape(shape, 3, "MxNxK")
         return MatMul(m, n, k, dtype, out_dtype or dtype, bias, act)

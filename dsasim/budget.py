@@ -41,7 +41,7 @@ from simulator.config import Chip
 from simulator.host import check_host_memory
 
 if TYPE_CHECKING:
-    from compiler.attention.decode import DecodeAttention
+    from compiler.decode_attention.op import DecodeAttention
 
 #: The default largest program (instructions over all cores) a run, compile or picture may build:
 #: about a minute and a half and under 1 GiB of host memory (docs/limits.md). ``--max-instructions`` raises it.
@@ -212,9 +212,9 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _decode(op: Op) -> bool:
-    """Whether ``op`` is a decode attention: the tile language's kernels (which ``compiler.attention.decode``
+    """Whether ``op`` is a decode attention: the tile language's kernels (which ``compiler.decode_attention``
     imports) are loaded only by a run that has one, so a matmul's run starts without them."""
-    decode = sys.modules.get("compiler.attention.decode")
+    decode = sys.modules.get("compiler.decode_attention.op")
     return decode is not None and isinstance(op, decode.DecodeAttention)
 
 
@@ -284,7 +284,7 @@ def _fitted(op: Attention, tile_q: int, tile_kv: int, p1: tuple, p2: tuple) -> i
 def _decode_instructions(op: DecodeAttention, chip: Chip) -> int:
     """Decode attention's instructions: one (sequence, key head) problem's, compiled on one core, times the
     problems (every program of the kernel is the same)."""
-    from compiler.attention.compile import compile_decode_attention
+    from compiler.decode_attention.compile import compile_decode_attention
 
     one = op.one_problem()
 

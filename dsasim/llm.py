@@ -256,7 +256,7 @@ def run_layer(
     ``compiler.graph.batched``), run it kernel by kernel with the true rotary tables, and measure it.
     ``kv_block``: decode reads a paged KV cache through its block table (``compiler.graph.paged``; 0:
     contiguous; the context is then not split in chunks). ``fused``: unsplit decode attention as one kernel
-    (``compiler.attention.decode``); else its matmuls, batched or not. ``weights``: the projections'
+    (``compiler.decode_attention``); else its matmuls, batched or not. ``weights``: the projections'
     weights in f16, int8 or int4 (``compiler.graph.llm.linear``; ``group``: int4's weights per scale along k);
     ``kv_dtype``: decode's KV cache in f16 or int8
     (``compiler.graph.kv_int8``: attention unsplit). Each kernel estimated beyond ``max_instructions`` (None:

@@ -1,9 +1,9 @@
 """The compiler's packages load their public names on first use (``compiler.lazy``), so a loop nest's run does not
 import the tile language, attention's kernels, the graphs or the tuner's strategies.
 
-``compiler``, ``compiler.language``, ``compiler.attention`` and ``compiler.tune`` name each public name with the
-module it lives in; a name that is also a submodule's (``compiler.compile``, ``compiler.tune.search``) stays the
-name's value when the submodule is imported.
+``compiler``, ``compiler.language``, ``compiler.attention``, ``compiler.decode_attention`` and ``compiler.tune`` name
+each public name with the module it lives in; a name that is also a submodule's (``compiler.compile``,
+``compiler.tune.search``) stays the name's value when the submodule is imported.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import types
 
 import pytest
 
-PACKAGES = ("compiler", "compiler.language", "compiler.attention", "compiler.tune")
+PACKAGES = ("compiler", "compiler.language", "compiler.attention", "compiler.decode_attention", "compiler.tune")
 
 
 def fresh(code: str) -> str:
@@ -57,6 +57,7 @@ def test_a_matmul_run_imports_neither_the_tile_language_nor_the_tuners_strategie
         "compiler.language.functions",
         "compiler.attention.compile",
         "compiler.attention.flash_lang",
+        "compiler.decode_attention.kernel",
         "compiler.tune.search",
         "compiler.tune.strategies",
         "compiler.tune.space",

@@ -1,4 +1,5 @@
-"""Attention on the DSA: the operators (``Attention``, ``DecodeAttention``) and their tile-language kernels.
+"""Attention on the DSA: the operator (``Attention``) and its tile-language kernels (decode attention has its own
+package, ``compiler.decode_attention``).
 
     from compiler.attention import Attention, AttentionSchedule, compile_attention
     from simulator import load_chip
@@ -7,7 +8,7 @@
     print(k.show_passes())   # the plan and the start of the program
 
 ``dsasim.api.compile_and_run`` runs and checks it like any operator; ``dsasim run attention``.
-Their schedules are chosen by the attention family (``compiler.tune.attention``). See docs/attention.md.
+Its schedules are chosen by the attention family (``compiler.tune.attention``). See docs/attention.md.
 """
 
 from compiler.lazy import exports
@@ -21,13 +22,9 @@ __all__ = exports(
         "Attention": "compiler.attention.op",
         "AttentionPlan": "compiler.tune.attention",
         "AttentionSchedule": "compiler.tune.attention_schedule",
-        "DecodeAttention": "compiler.attention.decode",
-        "PagedDecodeAttention": "compiler.attention.decode",
         "as_attention_schedule": "compiler.tune.attention_schedule",
         "compile_attention": "compiler.attention.compile",
-        "compile_decode_attention": "compiler.attention.compile",
         "default_attention_schedule": "compiler.tune.attention",
-        "make_attention": "compiler.attention.op",
         "plan_attention": "compiler.tune.attention",
     },
 )

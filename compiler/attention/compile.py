@@ -1,16 +1,14 @@
-"""Attention's kernel sources: an operator and its schedule → its tile-language kernel, as a ``compiler.Compiled``.
+"""Attention's kernel source: an operator and its schedule → its tile-language kernel, as a ``compiler.Compiled``.
 
-:func:`compile_attention` is registered for ``Attention`` and :func:`compile_decode_attention` for
-``DecodeAttention`` (``compiler.compile.kernel_source``), so ``compiler.compile`` calls them without naming them. Knobs
-the schedule leaves ``None`` are chosen by the operator's schedule family (``compiler.tune.attention``,
-``compiler.tune.decode``); the kernel is then ``flash_lang.compile_flash``, ``naive.compile_naive`` or
-``decode.launch_decode`` through the shared passes.
+:func:`compile_any_schedule` is registered for ``Attention`` (``compiler.compile.kernel_source``), so
+``compiler.compile`` calls it without naming it. Knobs the schedule leaves ``None`` are chosen by attention's schedule
+family (``compiler.tune.attention``); the kernel is then ``flash_lang.compile_flash`` or ``naive.compile_naive``
+through the shared passes.
 """
 
 from __future__ import annotations
 
-from compiler.attention.decode import DecodeAttention, launch_decode
-from compiler.attention.flash_lang import as_operator, compile_flash
+from compiler.attention.flash_lang import compile_flash
 from compiler.attention.naive import compile_naive
 from compiler.attention.op import Attention
 from compiler.compile import kernel_source
@@ -21,7 +19,6 @@ from compiler.memo import Memo
 from compiler.target import Target
 from compiler.tune.attention import default_attention_schedule
 from compiler.tune.attention_schedule import AttentionSchedule, as_attention_schedule, in_attention_terms
-from compiler.tune.decode import decode_schedule
 
 
 @kernel_source(Attention)
@@ -65,25 +62,3 @@ def compile_ahead(op: Attention, schedule: AttentionSchedule, chip: object) -> C
 #: Kernels :func:`compile_ahead` compiled: (operator, schedule as given, the chip's fields) → the kernel. Two at most:
 #: the next compile takes its kernel from here, and a whole program is large to keep.
 AHEAD: Memo[Compiled] = Memo(2)
-
-
-@kernel_source(DecodeAttention)
-def compile_decode_attention(op: DecodeAttention, schedule: object, chip: object) -> Compiled:
-    """``op`` as one flash kernel over its (sequence, key head) problems (``compiler.attention.decode``);
-    ``schedule``: an ``AttentionSchedule`` (``tile_kv``, ``depth``, ``cores``) or a ``compiler.Schedule`` giving
-    ``cores``."""
-    if chip is None:
-        raise TypeError("compile_decode_attention() needs a chip: e.g. simulator.load_chip('edu')")
-    op.check_schedule(schedule, chip)
-    if not isinstance(schedule, AttentionSchedule):
-        schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1) or 1)
-    target = Target.of(chip)
-    resolved = decode_schedule(op, target, schedule)
-    compiled = launch_decode(op, resolved, chip)
-    comments = (
-        f"decode attention {op.shape_text()} ({op.precision}): {op.describe()}",
-        f"{op.problems} (sequence, key head) problems of {op.group} query rows, {resolved.tile_kv} keys per tile, "
-        f"depth {resolved.depth}, over {min(resolved.cores, op.problems)} cores",
-        f"compiled by dsasim for chip {target.name}; GM traffic {compiled.traffic.total:,} B expected",
-    )
-    return as_operator(compiled, op, resolved, comments)

@@ -198,20 +198,3 @@ class Attention(Op):
     def flops(self) -> int:
         """Useful FLOPs: 2·d per pair for ``q·kᵀ`` and again for ``P·v``, per head (masked pairs excluded)."""
         return 4 * self.bh * self.pairs() * self.head_dim
-
-
-def make_attention(shape: str | tuple[int, ...], *, causal: bool = False, precision: str = "fast") -> Attention:
-    """``"BxHxSxD"`` (batch, heads, sequence, head dim) → ``Attention``."""
-    if isinstance(shape, str):
-        try:
-            dims = tuple(int(p) for p in shape.lower().replace("×", "x").split("x"))
-        except ValueError:
-            dims = ()
-        if len(dims) != 4 or min(dims) < 1:
-            raise OpError(
-                f"attention shape {shape!r} must be 4 positive sizes: batch x heads x sequence x head dim",
-                hint="e.g. --shape 1x8x1024x64",
-            )
-        shape = dims
-    b, h, s, d = shape
-    return Attention(b, h, s, d, causal, precision)

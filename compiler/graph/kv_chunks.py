@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from compiler.attention.decode import DecodeAttention
+from compiler.decode_attention.op import DecodeAttention
 from compiler.errors import BufferCapacityError
 from compiler.gemv import predict_op
 from compiler.graph.builders import GraphBuilder
@@ -24,7 +24,8 @@ from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph
 from compiler.ops import F16, MatMul, OpError
 from compiler.target import Target
-from compiler.tune.decode import TILE_KV, decode_cycles
+from compiler.tune.attention_schedule import AttentionSchedule
+from compiler.tune.decode import DecodeFamily
 from compiler.vecops import ScalarOp
 from isa import DType
 
@@ -82,7 +83,7 @@ def choose_kv_chunks(
     cycles (``attention_cycles``). Candidates: 1, the powers of two, and the counts that fill one or two
     waves of the cores, up to twice the cores over the problems and no chunk under ``MIN_CHUNK`` keys —
     and, if no row of scores that long fits UB, more chunks until one does. ``fused``: one chunk is the
-    fused decode-attention kernel (``compiler.attention.decode``), which needs no row of scores in UB."""
+    fused decode-attention kernel (``compiler.decode_attention``), which needs no row of scores in UB."""
     target = Target.of(chip)
     n_cores = cores or target.cores
     cap, problems = context + 1, batch * kv_heads
@@ -125,13 +126,13 @@ def attention_cycles(
     fused: bool = True,
 ) -> float:
     """Predicted cycles of decode attention's kernels split as ``split`` (inf: a kernel does not fit).
-    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.tune.decode.decode_cycles``).
+    Unsplit and ``fused``: the fused kernel's, its cheapest tile (``compiler.tune.decode.DecodeFamily.ranked``).
     Otherwise the two batched matmuls — ``ceil(problems / cores)`` waves, each ``hypot(one problem's predicted
     cycles, the wave's bytes over the GM bandwidth)`` — plus the vector kernels between them as the fusion
     pass makes them (``chunk_softmax``, or the softmax unsplit) and, split, the mask and the combine."""
     if fused and split.chunks == 1:
         op = DecodeAttention(batch, heads, kv, split.cap, d)
-        return min(decode_cycles(op, target, t, cores) for t in TILE_KV if t <= max(TILE_KV[0], split.cap))
+        return DecodeFamily(op, target, AttentionSchedule(cores=cores)).ranked()[0][0]
     group, n, lc = heads // kv, split.chunks, split.chunk
     rows, problems = batch * heads, batch * kv * n
     waves = -(-problems // cores)

@@ -19,7 +19,7 @@ not (``d`` apart within a sequence, a sequence's cache apart across).
 densely, so a one-column copy moves them to their strided place in the scale tensor: 2 kernels per
 tensor, 4 per step, each a few hundred bytes.
 
-**Attention** is the fused decode kernel with ``kv_dtype="int8"`` (``compiler.attention.decode``): a K or
+**Attention** is the fused decode kernel with ``kv_dtype="int8"`` (``compiler.decode_attention``): a K or
 V tile loaded as int8 (half the bytes over GM), cast to f16 on the Vector unit, on to the Cube through L1;
 a key's scale multiplies its score column (``q·(s·k) = s·(q·k)``), a value's scale its probability column
 (``p·(s·v) = (p·s)·v``), so no dequantised tile is written anywhere.
@@ -30,7 +30,7 @@ Not built with it: prefill (which writes the cache: ``--phase prefill`` is refus
 
 from __future__ import annotations
 
-from compiler.attention.decode import KV_DTYPES, DecodeAttention
+from compiler.decode_attention.op import KV_DTYPES, DecodeAttention
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.ir import Ref
 from compiler.ops import OpError

@@ -29,7 +29,7 @@ projection write row ``context`` of each sequence directly. Both are graph outpu
 **Attention.** Prefill runs the causal flash-attention operator once, over every sequence and head, in
 the sequence-major layout the projections and the cache already have (``layout="bshd"``, ``kv_heads``:
 query head ``h`` reads key head ``h // G``), so its query tiles of every head spread over all the cores.
-Decode runs one fused kernel (``compiler.attention.decode``): per (sequence, key head) the flash kernel
+Decode runs one fused kernel (``compiler.decode_attention``): per (sequence, key head) the flash kernel
 over the ``G`` query heads that share the key head, every problem in one launch. Unfused, it runs
 ``Q·Kᵀ`` for the ``G = heads / kv_heads`` query heads that share the key head — a ``G × (context+1)``
 matmul, so grouped-query attention reads each cached key once for ``G`` queries — one softmax over all
@@ -46,8 +46,8 @@ import math
 
 import numpy as np
 
-from compiler.attention.decode import DecodeAttention, PagedDecodeAttention
 from compiler.attention.op import Attention
+from compiler.decode_attention.op import DecodeAttention, PagedDecodeAttention
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.flash_decode import flash_decode_attention, kv_split
 from compiler.graph.ir import Graph, Ref
@@ -91,7 +91,7 @@ def decoder_layer(
     fewer if the context is short; 1: no split); ``kv_block``: decode's KV cache paged in blocks of that
     many tokens read through a block table (``compiler.graph.paged``; 0: contiguous); ``weights``: the
     projections' weights in f16, int8 or int4 (``linear``; ``group``: int4's weights per scale); ``fused``:
-    unsplit decode attention as one kernel (``compiler.attention.decode``), else as two matmuls per
+    unsplit decode attention as one kernel (``compiler.decode_attention``), else as two matmuls per
     (sequence, key head) around a softmax; ``kv_dtype``: decode's KV cache in f16 or int8 (``kv_int8``:
     fused, contiguous, unsplit decode only)."""
     # a step's length is prefill's seq or decode's context; the other is not part of the layer (params: 1, 0)

@@ -2,8 +2,9 @@
 
 A space is derived from the operator's own schedule knobs, never from a list written for the tuner: a
 *family* knows one kind of schedule — the loop-nest ``compiler.Schedule`` of most operators
-(``compiler.tune.loopnest``: tile sizes, loop order, cores' axes, buffer depths, prefetch) or
-attention's ``AttentionSchedule`` (``compiler.tune.attention``: algorithm, tiles, L0 step, depth) —
+(``compiler.tune.loopnest``: tile sizes, loop order, cores' axes, buffer depths, prefetch), attention's
+``AttentionSchedule`` (``compiler.tune.attention``: algorithm, tiles, L0 step, depth) or decode attention's
+(``compiler.tune.decode``: keys per tile, depth) —
 and turns it into knobs with their choices, enumerates the distinct valid combinations, and prices each
 with an analytical model. A new operator is tunable as soon as the compiler compiles it with one of
 these schedule kinds.
@@ -24,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.attention.op import Attention
+from compiler.decode_attention.op import DecodeAttention
 from compiler.memo import Memo
 from compiler.ops import Op
 from compiler.target import Target
 from compiler.tune.attention import AttentionFamily
 from compiler.tune.attention import schedule_from_json as attention_schedule
+from compiler.tune.decode import DecodeFamily
 from compiler.tune.errors import TuneError
 from compiler.tune.loopnest import LoopNestFamily
 from compiler.tune.loopnest import schedule_from_json as loopnest_schedule
@@ -130,23 +133,27 @@ def _freeze(v: object) -> object:
 
 
 def family_for(op: Op, target: Target, fixed: Any) -> Family:
-    """The schedule family ``op`` is compiled with (attention: its own schedules; the rest: loop nests)."""
+    """The schedule family ``op`` is compiled with (attention and decode attention: their own schedules; the rest:
+    loop nests)."""
     if isinstance(op, Attention):
         return AttentionFamily(op, target, fixed)
+    if isinstance(op, DecodeAttention):
+        return DecodeFamily(op, target, fixed)
     return LoopNestFamily(op, target, fixed)
 
 
 def schedule_from_json(op: Op, d: dict) -> Any:
     """The inverse of ``schedule.to_json()`` for ``op``'s kind of schedule (tiles and buffers listed in the
     operator's order, as the CLI prints them)."""
-    return attention_schedule(d) if isinstance(op, Attention) else loopnest_schedule(op, d)
+    return attention_schedule(d) if isinstance(op, Attention | DecodeAttention) else loopnest_schedule(op, d)
 
 
 def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions: int = MAX_INSTRUCTIONS) -> Space:
     """Every distinct schedule of ``op`` the compiler accepts on ``chip``, with ``schedule``'s knobs pinned.
 
     ``chip`` is anything ``compiler.Target.of`` accepts; its core count must cover ``schedule.cores``.
-    ``schedule`` is the operator's kind of schedule (``compiler.Schedule``, or ``AttentionSchedule``).
+    ``schedule`` is the operator's kind of schedule (``compiler.Schedule``, or ``AttentionSchedule`` for attention and
+    decode attention).
     """
     target = Target.of(chip)
     family = family_for(op, target, schedule)

@@ -1,6 +1,6 @@
 """A dot whose operand the Vector unit made (a cast int8 tile), its result through the Vector unit into a
 second dot, in a loop: the records stay in the order they depend on each other (the int8 KV cache's decode
-kernel, ``compiler.attention.decode``)."""
+kernel, ``compiler.decode_attention``)."""
 
 from __future__ import annotations
 

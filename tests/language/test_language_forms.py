@@ -19,9 +19,11 @@ from lang_helpers import assert_same_compile
 import dsasim
 import dsasim.language as tl
 from compiler.attention import Attention, AttentionSchedule
-from compiler.attention.compile import compile_attention, compile_decode_attention
-from compiler.attention.decode import DecodeAttention, decode_kernel
+from compiler.attention.compile import compile_attention
 from compiler.compiled import Compiled
+from compiler.decode_attention.compile import compile_decode_attention
+from compiler.decode_attention.kernel import decode_kernel
+from compiler.decode_attention.op import DecodeAttention
 from compiler.language.launch import compile_traced, trace
 from compiler.language.nest import Nest
 from compiler.language.stamp import originals

@@ -1,9 +1,11 @@
-"""Decode attention as one fused kernel (``compiler.attention.decode``): against numpy written from the
+"""Decode attention as one fused kernel (``compiler.decode_attention``): against numpy written from the
 definition, its tiles visited in a rotated order (the stagger) with the same result and fewer cycles, its
-instruction estimate, and the layer built with it against the numpy LLaMA layer."""
+instruction estimate, its schedule family (the compiler's default is the family's best and a candidate of the
+tuner's space), and the layer built with it against the numpy LLaMA layer."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -11,14 +13,17 @@ import pytest
 from helpers import assert_close
 from layer_oracle import against_numpy
 
-from compiler.attention import AttentionSchedule, DecodeAttention
-from compiler.attention.decode import launch_decode
+from compiler.attention import AttentionSchedule
+from compiler.decode_attention import DecodeAttention, PagedDecodeAttention, launch_decode
 from compiler.graph import build
 from compiler.ops import OpError
 from compiler.target import Target
-from compiler.tune.decode import decode_cycles, decode_schedule
-from dsasim.api import compile_and_run
+from compiler.tune import build_space, schedule_from_json, schedule_key
+from compiler.tune.decode import DecodeFamily, decode_cycles
+from compiler.tune.space import family_for
+from dsasim.api import chip_for, compile_and_run
 from dsasim.budget import estimate
+from dsasim.tune import tune
 from simulator.config import load_chip
 from simulator.run import simulate
 
@@ -59,7 +64,7 @@ def test_the_stagger_gives_the_same_output_and_keeps_the_gm_busier():
     """Programs start at tile ``(j + b) mod tiles``: the same softmax, summed in another order."""
     chip = load_chip("ascend910b-like")
     op = DecodeAttention(4, 32, 8, 1025, 128)
-    s = decode_schedule(op, Target.of(chip), AttentionSchedule(cores=24))
+    s = DecodeFamily(op, Target.of(chip), AttentionSchedule(cores=24)).best()
     assert s.tile_kv == 384  # 96 KiB loads: the ND→NZ change's fast sizes (multiples of 32 KiB)
     staggered, in_step = (simulate(launch_decode(op, s, chip, stagger=x).program, chip, timing_only=True)
                           for x in (True, False))  # fmt: skip
@@ -106,7 +111,7 @@ def test_the_cost_model_is_near_the_simulator(batch, keys):
     chip = load_chip("ascend910b-like")
     target = Target.of(chip)
     op = DecodeAttention(batch, 32, 8, keys, 128)
-    s = decode_schedule(op, target, AttentionSchedule(cores=24))
+    s = DecodeFamily(op, target, AttentionSchedule(cores=24)).best()
     ran = simulate(launch_decode(op, s, chip).program, chip, timing_only=True).cycles
     assert abs(decode_cycles(op, target, s.tile_kv, 24) - ran) <= 0.15 * ran
 
@@ -119,3 +124,53 @@ def test_the_default_tile_fits_a_core_running_several_problems():
     r = compile_and_run(op, AttentionSchedule(cores=4), "edu", seed=1)
     assert r.check.passed, r.check.text()
     assert r.compiled.schedule.tile_kv < 512
+
+
+@pytest.mark.parametrize(
+    ("chip", "cores", "op"),
+    [
+        ("edu", 4, DecodeAttention(4, 8, 2, 512, 64)),  # 512 keys fit one problem, not two: 448 chosen
+        ("edu", 1, DecodeAttention(3, 8, 2, 77, 64)),  # one tile
+        ("ascend910b-like", 24, DecodeAttention(8, 32, 8, 1025, 128, kv_dtype="int8")),  # int8's UB cap: 128
+    ],
+    ids=["edu-512", "edu-77", "910b-int8"],
+)
+def test_the_default_is_the_familys_best_and_a_candidate_of_the_tuners_space(chip, cores, op):
+    machine = chip_for(chip, cores)
+    family = family_for(op, Target.of(machine), AttentionSchedule(cores=cores))
+    assert isinstance(family, DecodeFamily)
+    best = family.best()
+    assert compile_and_run(op, AttentionSchedule(cores=cores), machine, timing_only=True).compiled.schedule == best
+    space = build_space(op, machine, AttentionSchedule(cores=cores))
+    assert [k.name for k in space.knobs] == ["tile.kv", "depth"]
+    found = space.find(best)
+    assert found is not None, f"{best.text()} is not in {space.summary()}"
+    assert schedule_from_json(op, json.loads(found.key)) == best
+    # the model's order at the default depth, less what does not fit: the default first
+    at_best_depth = [c.schedule for c in space if c.schedule.depth == best.depth]
+    assert at_best_depth[0] == best
+
+
+def test_a_tile_that_does_not_fit_is_pruned_from_the_space():
+    op, machine = DecodeAttention(4, 8, 2, 512, 64), chip_for("edu", 4)
+    space = build_space(op, machine, AttentionSchedule(cores=4, depth=2))
+    assert 512 in space.knob("tile.kv").choices
+    assert 512 not in {c.schedule.tile_kv for c in space}
+    assert space.lookup({"tile.kv": 512, "depth": 2}) is None
+    assert sum(space.pruned.values()) >= 1
+
+
+def test_a_paged_cache_pins_the_tile_to_its_block():
+    op = PagedDecodeAttention(2, 8, 2, 150, 32, table=((0, 1), (2, 3)), block=128)
+    family = DecodeFamily(op, Target.of(chip_for("edu", 2)), AttentionSchedule(cores=2))
+    assert family.best().tile_kv == 128
+    assert [k.name for k in family.knobs()] == ["depth"]
+
+
+def test_the_tuner_samples_the_decode_space():
+    op = DecodeAttention(2, 4, 1, 150, 32)
+    result = tune(op, "edu", AttentionSchedule(cores=2), strategy="random", trials=3, seed=1)
+    assert result.space_size == len(build_space(op, chip_for("edu", 2), AttentionSchedule(cores=2)))
+    assert result.default_schedule == DecodeFamily(op, Target.of(chip_for("edu", 2)), AttentionSchedule(cores=2)).best()
+    assert result.best_cycles <= result.default_cycles
+    assert schedule_key(result.best_schedule) in {c.key for c in result.space}

@@ -11,7 +11,8 @@ import pytest
 from helpers import assert_close
 from layer_oracle import against_numpy, int8_codes_within_a_step
 
-from compiler.attention import AttentionSchedule, DecodeAttention
+from compiler.attention import AttentionSchedule
+from compiler.decode_attention import DecodeAttention
 from compiler.graph import build
 from compiler.ops import OpError
 from dsasim.api import compile_and_run

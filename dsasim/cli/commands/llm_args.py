@@ -30,7 +30,7 @@ import argparse
 import json
 import sys
 
-from compiler.attention.decode import KV_DTYPES
+from compiler.decode_attention.op import KV_DTYPES
 from compiler.gemv import UNITS
 from compiler.graph.llm import PHASES, WEIGHTS
 from compiler.quant4 import GROUP, check_group
