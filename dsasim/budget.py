@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from compiler.decode_attention.op import DecodeAttention
 
 #: The default largest program (instructions over all cores) a run, compile or picture may build:
-#: about a minute and a half and under 1 GiB of host memory (docs/limits.md). ``--max-instructions`` raises it.
+#: under a minute and under 1 GiB of host memory (docs/limits.md). ``--max-instructions`` raises it.
 MAX_INSTRUCTIONS = 4_000_000
 
 #: Programs at least this long take more than a few seconds: the CLI shows a progress bar.
@@ -56,7 +56,7 @@ SLOW_INSTRUCTIONS = 50_000
 AHEAD_INSTRUCTIONS = 500_000
 
 #: Host seconds to compile and simulate one instruction, roughly (docs/limits.md): for the time estimate.
-SECONDS_PER_INSTRUCTION = 25e-6
+SECONDS_PER_INSTRUCTION = 10e-6
 
 
 @dataclass(frozen=True)

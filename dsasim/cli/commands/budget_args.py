@@ -26,7 +26,7 @@ def add_budget_option(p: argparse.ArgumentParser) -> None:
         type=positive,
         default=MAX_INSTRUCTIONS,
         metavar="N",
-        help="refuse a program beyond N instructions (estimated before compiling) before it runs (~25 µs each)",
+        help="refuse a program beyond N instructions (estimated before compiling) before it runs (~10 µs each)",
     )
 
 
