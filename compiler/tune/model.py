@@ -46,7 +46,7 @@ from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
 from compiler.schedule import MAX_BUFFERS
-from compiler.traffic import Traffic, gm_traffic
+from compiler.traffic import Traffic, gm_traffic, traced_trips
 from compiler.traffic import memory_cycles as gm_memory_cycles
 from isa import Instruction, Transfer
 
@@ -238,7 +238,8 @@ def price(kernel: Kernel, kinds: tuple[type, ...] | None = None, shared: Shared 
         for s in body:
             if isinstance(s, Loop):
                 tails = _tail(kernel, s.var, s.axis, s.count)
-                visit(s.body, mult * s.count, {**env, s.var: 0}, (*varying, *tails))
+                n = traced_trips(kernel, s, env)[1] if s.kind == "traced" else s.count
+                visit(s.body, mult * n, {**env, s.var: 0}, (*varying, *tails))
             elif isinstance(s, Parallel):
                 tails = [t for v, a, n in zip(s.vars, s.axes, s.counts) for t in _tail(kernel, v, a, n)]
                 visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)}, (*varying, *tails))
@@ -252,7 +253,7 @@ def price(kernel: Kernel, kinds: tuple[type, ...] | None = None, shared: Shared 
 def memory_cycles(target: object, traffic: Traffic) -> float:
     """Cycles the chip's memory takes to serve a kernel's GM ``traffic`` (:func:`compiler.traffic.memory_cycles`:
     a tensor's first read is compulsory, its re-reads hit an L2 that holds the kernel's tensors)."""
-    first = {t.tensor: t.tensor_bytes for t in traffic.terms if not t.write}
+    first = {t.tensor: t.size or t.tensor_bytes for t in traffic.terms if not t.write}
     return gm_memory_cycles(target, sum(first.values()), traffic.read, traffic.write)
 
 
