@@ -96,14 +96,16 @@ def gm_traffic(kernel: Kernel) -> Traffic:
     ncores = kernel.plan.ncores if kernel.plan else 1
     terms: list[Term] = []
     tensors = {t.name: t for t in op.tensors()}
+    traced = kernel.traced is not None
 
-    def visit(body: tuple, loops: tuple[tuple[str, str, int], ...], inside_parallel: bool, env: dict) -> None:
+    def visit(body: tuple, loops: tuple[tuple[str, str, float], ...], inside_parallel: bool, env: dict) -> None:
         for s in body:
             if isinstance(s, Loop):
                 n = traced_trips(kernel, s, env)[0] if s.kind == "traced" else s.count
-                visit(s.body, (*loops, (s.var, s.axis, n)), inside_parallel, {**env, s.var: 0})
+                visit(s.body, (*loops, (s.var, s.axis, n)), inside_parallel, {**env, s.var: 0} if traced else env)
             elif isinstance(s, Parallel):
-                visit(s.body, (*loops, *zip(s.vars, s.axes, s.counts)), True, {**env, **dict.fromkeys(s.vars, 0)})
+                inner = {**env, **dict.fromkeys(s.vars, 0)} if traced else env
+                visit(s.body, (*loops, *zip(s.vars, s.axes, s.counts)), True, inner)
             elif isinstance(s, Load | Store):
                 t = tensors[s.tensor]
                 if s.site is not None:
