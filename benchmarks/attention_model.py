@@ -6,8 +6,9 @@ tile per Q block and with several, on edu and ascend910b-like.
   several query tiles, so such a block must be predicted clearly faster to be chosen);
 - **one**: the loop nests' model (``compiler.tune.model.predict``) on the tile-language kernel after its ``sync``
   pass, each load prefetched as its loop's stages say (``aheads``), with its GM bytes beside the compiled kernel's
-  exact traffic, the work it adds for single-slot buffers (``serialised``) and its busiest pipe alone — why it
-  cannot rank attention yet.
+  exact traffic, the work it adds for single-slot buffers (``serialised``), its busiest pipe alone (a Q block's
+  steps run longer: ``compiler.tune.pace``) and the CPU seconds a candidate's compile takes — what keeps it from
+  ranking attention's candidates (``docs/autotuning.md``).
 
 Run: ``.venv/bin/python benchmarks/attention_model.py`` (timing-only, a few minutes).
 """

@@ -34,6 +34,8 @@ class Term:
     factor: int = 1
     loops: tuple[str, ...] = ()
     why: str = ""
+    #: the tensor's bytes when ``tensor_bytes`` is not (a traced kernel's term: one tile, moved ``factor`` times)
+    size: int = 0
 
     @property
     def bytes(self) -> int:
@@ -87,20 +89,31 @@ def memory_cycles(target: object, compulsory: int, read: int, write: int) -> flo
 
 
 def gm_traffic(kernel: Kernel) -> Traffic:
-    """The GM bytes of a hoisted (or later) kernel, by the formula above."""
+    """The GM bytes of a hoisted (or later) kernel, by the formula above; a traced kernel's load or store (its tensor
+    is flat and its statement computes the addresses) moves its buffer's tile at every execution, a ``traced`` loop's
+    executions counted program by program (:func:`traced_trips`)."""
     op = kernel.op
     ncores = kernel.plan.ncores if kernel.plan else 1
     terms: list[Term] = []
     tensors = {t.name: t for t in op.tensors()}
+    traced = kernel.traced is not None
 
-    def visit(body: tuple, loops: tuple[tuple[str, str, int], ...], inside_parallel: bool) -> None:
+    def visit(body: tuple, loops: tuple[tuple[str, str, float], ...], inside_parallel: bool, env: dict) -> None:
         for s in body:
             if isinstance(s, Loop):
-                visit(s.body, (*loops, (s.var, s.axis, s.count)), inside_parallel)
+                n = traced_trips(kernel, s, env)[0] if s.kind == "traced" else s.count
+                visit(s.body, (*loops, (s.var, s.axis, n)), inside_parallel, {**env, s.var: 0} if traced else env)
             elif isinstance(s, Parallel):
-                visit(s.body, (*loops, *zip(s.vars, s.axes, s.counts)), True)
+                inner = {**env, **dict.fromkeys(s.vars, 0)} if traced else env
+                visit(s.body, (*loops, *zip(s.vars, s.axes, s.counts)), True, inner)
             elif isinstance(s, Load | Store):
                 t = tensors[s.tensor]
+                if s.site is not None:
+                    b = kernel.buffer(s.buf)
+                    tile = math.prod(kernel.axis(d).tile if d else 1 for d in b.dims) * b.dtype.itemsize
+                    times = math.prod(n for _, _, n in loops) * (1 if inside_parallel else ncores)
+                    terms.append(Term(s.tensor, isinstance(s, Store), tile, round(times), (), "tiles", t.nbytes))
+                    continue
                 # a loop over blocks of k tiles or parts of a tile walks its parent axis (``SUB_AXES``)
                 again = [(v, n) for v, a, n in loops if SUB_AXES.get(a, a) not in t.dims and n > 1]
                 factor = math.prod(n for _, n in again)
@@ -110,5 +123,22 @@ def gm_traffic(kernel: Kernel) -> Traffic:
                     why.append(f"cores×{ncores}")
                 terms.append(Term(s.tensor, isinstance(s, Store), t.nbytes, factor, tuple(why)))
 
-    visit(kernel.body, (), False)
+    visit(kernel.body, (), False, {})
     return Traffic(tuple(terms))
+
+
+def traced_trips(kernel: Kernel, loop: Loop, env: dict[str, int]) -> tuple[float, float]:
+    """A ``traced`` loop's trip count per program (its bounds may depend on the program: a causal kernel's key loop)
+    at the outer loops' indices ``env``: the average over every program of the kernel's parallel loop, and over the
+    programs of the core with the most steps in all."""
+    plan = kernel.plan
+    traced = kernel.traced
+    assert traced is not None
+    if plan is None or not plan.parallel:
+        n = float(traced.count(loop.var, env))
+        return n, n
+    # a launch's parallel axis is its loop variable (``pid``): a core's programs are its tile indices
+    per_core = [[traced.count(loop.var, {**env, **dict(zip(plan.parallel, p))}) for p in c] for c in plan.assignment]
+    programs = sum(len(c) for c in per_core)
+    busiest = max(per_core, key=sum)
+    return sum(map(sum, per_core)) / programs, sum(busiest) / max(1, len(busiest))
