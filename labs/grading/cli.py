@@ -54,9 +54,9 @@ def parser(prog: str = "python -m labs grade") -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m labs grade") -> int:
     args = parser(prog).parse_args(argv)
-    cleanup_on_signals()
     try:
-        subs = _grade(args)
+        with cleanup_on_signals():
+            subs = _grade(args)
     except DsasimError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -190,10 +191,13 @@ atexit.register(_remove_all)
 GRACE_SECONDS = 20.0
 
 
-def cleanup_on_signals() -> None:
-    """Make Ctrl-C and SIGTERM end this process: ``KeyboardInterrupt`` at once (so every ``finally`` runs and the
-    folders go) and, should winding down hang — a kernel busy in an endless loop, an event loop waiting on it — the
-    folders removed and the process ended after :data:`GRACE_SECONDS` (the sandboxed processes die with it).
+@contextlib.contextmanager
+def cleanup_on_signals() -> Iterator[None]:
+    """While grading, make Ctrl-C and SIGTERM end this process: ``KeyboardInterrupt`` at once (so every ``finally``
+    runs and the folders go) and, should winding down hang — a kernel busy in an endless loop, an event loop waiting
+    on it — the folders removed and the process ended after :data:`GRACE_SECONDS` (the sandboxed processes die with
+    it). The handlers there were before are put back when the block ends: a process that grades and goes on (a test
+    worker, a notebook) keeps its own.
 
     The handler is installed for SIGINT too: an ``asyncio`` runner (nbclient's) replaces only Python's default
     SIGINT handler, with one that cancels its task and may wait on the kernel."""
@@ -204,9 +208,15 @@ def cleanup_on_signals() -> None:
         timer.start()
         raise KeyboardInterrupt(f"signal {signum}")
 
-    with contextlib.suppress(ValueError):  # not the main thread
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+    before: dict[int, object] = {}
+    with contextlib.suppress(ValueError):  # not the main thread: nothing installed
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            before[signum] = signal.signal(signum, stop)
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
 def _last_resort() -> None:

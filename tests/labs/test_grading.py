@@ -413,3 +413,26 @@ def test_every_variant_teaches_what_the_default_does():
         gains = relu_gains(rows, cols)
         assert gains[0] > 1.2 and gains[-1] < 1.05, (rows, cols, gains)
         assert all(abs(g - 1.05) > 0.015 for g in gains), (rows, cols, gains)
+
+
+def test_grading_puts_back_the_signal_handlers_it_found(tmp_path, monkeypatch):
+    """Ctrl-C and SIGTERM end a grading run (the sandbox's handler) only while it grades: a process that grades in
+    its own Python (a notebook, a test worker) keeps its own handlers afterwards, whether grading ended in an error
+    or not."""
+    import signal
+
+    import labs.grading.cli as grading_cli
+
+    mine = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    during = []
+
+    def fake_grade(args):
+        during.append((signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)))
+        return []
+
+    assert labs_main(["grade", str(tmp_path / "nowhere"), "--lab", "03"]) == 2  # refused inside the handlers' block
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == mine
+    monkeypatch.setattr(grading_cli, "_grade", fake_grade)
+    assert labs_main(["grade", str(tmp_path), "--lab", "03", "--no-progress"]) == 0
+    assert during and all(h not in mine for h in during[0])  # the sandbox's, while grading
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == mine
