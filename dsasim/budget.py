@@ -50,7 +50,6 @@ MAX_INSTRUCTIONS = 4_000_000
 #: Programs at least this long take more than a few seconds: the CLI shows a progress bar.
 SLOW_INSTRUCTIONS = 50_000
 
-
 #: An attention whose instructions, scaled from the first short kernel, are fewer than this is counted on the kernel
 #: itself, compiled ahead for the compile that follows (a few seconds at most, far inside any budget).
 AHEAD_INSTRUCTIONS = 500_000
