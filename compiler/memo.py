@@ -25,19 +25,11 @@ V = TypeVar("V")
 
 class Memo(Generic[V]):
     """A bounded, least-recently-used map from a key to the result of ``make()`` (results only: an exception
-    ``make`` raises is not remembered unless the caller returns it as a value).
+    ``make`` raises is not remembered unless the caller returns it as a value)."""
 
-    Bounded by ``maxsize`` entries and, with ``weigh`` (a value's size, e.g. a program's instructions), by
-    ``max_weight`` in all: the least recently used entries go until both hold (the newest is kept alone if it
-    weighs more than ``max_weight`` by itself)."""
-
-    def __init__(self, maxsize: int, max_weight: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
+    def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self.max_weight = max_weight
-        self.weigh = weigh
         self._items: OrderedDict[Hashable, V] = OrderedDict()
-        self._weights: dict[Hashable, int] = {}
-        self.weight = 0  # of the entries kept (0 without ``weigh``)
         self.hits = self.misses = 0
 
     def get(self, key: Hashable, make: Callable[[], V]) -> V:
@@ -54,7 +46,9 @@ class Memo(Generic[V]):
             return self._items[key]
         self.misses += 1
         value = make()
-        self._keep(key, value)
+        self._items[key] = value
+        if len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
         return value
 
     def peek(self, key: Hashable) -> V | None:
@@ -68,25 +62,13 @@ class Memo(Generic[V]):
         """Keep ``value`` for ``key`` (the least recently used entry goes when the memo is full)."""
         if not fast():
             return
-        self._keep(key, value)
-
-    def _keep(self, key: Hashable, value: V) -> None:
-        """``value`` for ``key``, the most recently used; then the least recently used out while over a bound."""
         self._items[key] = value
         self._items.move_to_end(key)
-        if self.weigh is not None:
-            self.weight += self.weigh(value) - self._weights.get(key, 0)
-            self._weights[key] = self.weigh(value)
-        while len(self._items) > self.maxsize or (
-            self.max_weight is not None and self.weight > self.max_weight and len(self._items) > 1
-        ):
-            old, _ = self._items.popitem(last=False)
-            self.weight -= self._weights.pop(old, 0)
+        if len(self._items) > self.maxsize:
+            self._items.popitem(last=False)
 
     def clear(self) -> None:
         self._items.clear()
-        self._weights.clear()
-        self.weight = 0
 
     def __len__(self) -> int:
         return len(self._items)

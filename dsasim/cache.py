@@ -37,18 +37,8 @@ MAX_BYTES = 1 << 30
 #: chip's configuration and this module's driver.
 SOURCES = ("compiler", "isa", "simulator/config.py", "dsasim/budget.py", "dsasim/cache.py")
 
-#: Compiled kernels kept in this process (each holds its program and its passes' kernels): at most 64, and at most
-#: :data:`KEPT_INSTRUCTIONS` instructions in all — a decoder layer's kernels (more than 8) stay for its next run in a
-#: notebook (a batch-8 decode step's second run 0.88 → 0.61 s), a sweep of large kernels does not hold them all.
-KEPT_INSTRUCTIONS = 8_000_000
-
-
-def _instructions(kept: Any) -> int:
-    """The instructions of a kept ``(compiled kernel, estimate)``."""
-    return kept[0].program.instruction_count
-
-
-_IN_PROCESS: Memo[Any] = Memo(64, KEPT_INSTRUCTIONS, _instructions)
+#: Compiled kernels kept in this process (each holds its program and its passes' kernels).
+_IN_PROCESS: Memo[Any] = Memo(8)
 
 
 def folder() -> Path:

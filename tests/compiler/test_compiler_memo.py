@@ -69,37 +69,3 @@ def test_memo_is_bounded_and_off_when_fast_is_off(monkeypatch):
     memo.get(3, lambda: make(3))
     assert calls[-1] == 3 and len(calls) == 5
     assert memo.get([1], lambda: 7) == 7  # an unhashable key: answered afresh, no error
-
-
-def test_a_weighed_memo_keeps_at_most_its_weight_and_the_newest_alone_when_it_weighs_more():
-    memo: Memo[int] = Memo(10, max_weight=10, weigh=lambda v: v)
-    for k, v in (("a", 4), ("b", 4), ("c", 4)):  # a + b + c = 12 > 10: a, the least recently used, goes
-        memo.put(k, v)
-    assert (memo.peek("a"), memo.peek("b"), memo.peek("c"), memo.weight) == (None, 4, 4, 8)
-    memo.peek("b")  # b used: c is now the least recently used
-    memo.put("d", 5)
-    assert (memo.peek("c"), memo.peek("b"), memo.peek("d"), memo.weight) == (None, 4, 5, 9)
-    memo.put("b", 1)  # a key kept again weighs its new value
-    assert memo.weight == 6
-    assert memo.get("huge", lambda: 50) == 50  # heavier than the bound: kept, alone
-    assert len(memo) == 1 and memo.weight == 50 and memo.peek("huge") == 50
-    memo.clear()
-    assert len(memo) == 0 and memo.weight == 0
-
-
-def test_the_driver_keeps_a_layers_kernels_for_its_next_run(monkeypatch):
-    """A decoder layer compiles 11 kernels; run again in the same process (a notebook cell re-run), it compiles none
-    and gives the same cycles."""
-    import dsasim.driver as driver
-    from dsasim import cache
-    from dsasim.llm import run_layer
-
-    cache._IN_PROCESS.clear()  # what earlier tests of this process kept (the same projections) would be found
-    compiles = []
-    compile_kernel = driver.compile_kernel
-    monkeypatch.setattr(driver, "compile_kernel", lambda *a, **k: compiles.append(a[0]) or compile_kernel(*a, **k))
-    first = run_layer("decode", 1, context=48, chip="edu", timing_only=True).metrics.cycles
-    assert len(compiles) > 8
-    compiles.clear()
-    assert run_layer("decode", 1, context=48, chip="edu", timing_only=True).metrics.cycles == first
-    assert compiles == []
