@@ -50,6 +50,13 @@ MAX_INSTRUCTIONS = 4_000_000
 #: Programs at least this long take more than a few seconds: the CLI shows a progress bar.
 SLOW_INSTRUCTIONS = 50_000
 
+#: Attention's estimate counts under the compile's own schedule (the default search on the operator, which the compile
+#: then finds remembered) up to this many positions; beyond, under the schedule chosen for one head of
+#: ``PROXY_SEQ`` positions — the search counts each candidate's work over every query tile, and a refused million-
+#: position attention must be refused at once.
+SEARCH_SEQ = 16384
+PROXY_SEQ = 2048
+
 #: An attention whose instructions, scaled from the first short kernel, are fewer than this is counted on the kernel
 #: itself, compiled ahead for the compile that follows (a few seconds at most, far inside any budget).
 AHEAD_INSTRUCTIONS = 500_000
@@ -223,10 +230,11 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     the real counts — or, where that comes to fewer than :data:`AHEAD_INSTRUCTIONS`, counted on the kernel itself,
     compiled ahead for the compile that follows.
 
-    The schedule is the one the compile will use: the default search on the operator itself (remembered, so the
-    compile finds it chosen). It compiles short kernels only and counts each candidate's work in one pass over the
-    query tiles: half a second at 8,192 positions, under 4 s at 131,072 (ascend910b-like, 32 heads). A flash
-    schedule's shorter kernel is the one that search's fit check compiled (``attention_fit.short_kernel``)."""
+    The schedule is the one the compile will use up to :data:`SEARCH_SEQ` positions: the default search on the
+    operator itself (remembered, so the compile finds it chosen; half a second at 8,192 positions on ascend910b-like).
+    Beyond, it is chosen on one head of :data:`PROXY_SEQ` positions: the search counts each candidate's work over
+    every query tile (at a million positions, minutes and gigabytes). A flash schedule's shorter kernel is the one that
+    search's fit check compiled (``attention_fit.short_kernel``)."""
     from compiler.attention.compile import compile_ahead  # the tile language: attention's runs only
     from compiler.tune.attention import plan_attention
     from compiler.tune.attention_fit import short_kernel
@@ -234,7 +242,8 @@ def _attention_instructions(op: Attention, schedule: object, chip: Chip) -> int:
     if not isinstance(schedule, AttentionSchedule):
         schedule = AttentionSchedule(cores=getattr(schedule, "cores", 1))
     head = dataclasses.replace(op, batch=1, heads=1, kv_heads=None)  # one head: the kernels counted
-    resolved = plan_attention(op, schedule, chip).schedule
+    chooser = op if op.seq <= SEARCH_SEQ else dataclasses.replace(head, seq=PROXY_SEQ)
+    resolved = plan_attention(chooser, schedule, chip).schedule
     tq, tk = resolved.tile_q, resolved.tile_kv
     if resolved.algorithm == "flash":
         target = Target.of(chip)
