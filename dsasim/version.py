@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from dsasim import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -15,10 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def source_version(entries: tuple[str, ...], skip: tuple[str, ...] = ()) -> str:
     """``0.2.0+3f2a9c1e07b4``: the dsasim version and a hash of the Python files under ``entries`` (folders or
     files, relative to the checkout), those under a ``skip`` prefix left out."""
-    try:
-        base = version("dsasim")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        base = "0"
+    base = __version__  # not looked up in the installed metadata: a scan of sys.path per process
     h = hashlib.sha256()
     for entry in entries:
         path = ROOT / entry

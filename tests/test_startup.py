@@ -73,3 +73,15 @@ def test_a_named_command_builds_only_its_own_parser_and_help_lists_them_all():
     help_text = build_parser().format_help()
     for name in COMMANDS:
         assert name.replace("_", "-") in help_text
+
+
+def test_the_package_version_is_the_one_pyproject_installs():
+    """The version the cache's keys and the tuner's database carry (``dsasim.version``) is ``dsasim.__version__``,
+    not looked up in the installed metadata: it must be the version ``pip`` installs."""
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(dsasim.__file__).parent.parent / "pyproject.toml").read_text())
+    assert dsasim.__version__ == pyproject["project"]["version"] == version("dsasim")
+
