@@ -84,4 +84,3 @@ def test_the_package_version_is_the_one_pyproject_installs():
 
     pyproject = tomllib.loads((Path(dsasim.__file__).parent.parent / "pyproject.toml").read_text())
     assert dsasim.__version__ == pyproject["project"]["version"] == version("dsasim")
-
