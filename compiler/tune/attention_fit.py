@@ -80,16 +80,14 @@ def short_kernel(op: Attention, schedule: AttentionSchedule, target: Target, seq
 
 def _compile_short(key: tuple, schedule: AttentionSchedule, target: Target) -> tuple[ShortKernel, tuple]:
     """The short kernel of ``key`` (:func:`_key`) compiled: what it holds, and its ``sync`` kernel with its
-    :func:`loop_ops` (kept in :data:`SHORT_SYNCS`)."""
+    :func:`loop_ops`."""
     proxy = key[1]
     grid = (-(-proxy.seq // schedule.block_q), 1, 1)
     one = launch_flash(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
     shapes = {t.name for t in proxy.tensors()}
     workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
     kernel = one.ir("sync")
-    synced = (kernel, loop_ops(kernel))
-    SHORT_SYNCS.put(key, synced)
-    return ShortKernel(workspace, sum(len(c) for c in one.program.cores)), synced
+    return ShortKernel(workspace, sum(len(c) for c in one.program.cores)), (kernel, loop_ops(kernel))
 
 
 #: Short kernels already compiled: (chip's fields, the short kernel, the schedule on one core) → what they hold.
@@ -107,6 +105,7 @@ def short_sync(op: Attention, schedule: AttentionSchedule, target: Target) -> tu
     if got is None:  # not compiled yet, or its kernel let go: compiled (again)
         facts, got = _compile_short(key, schedule, target)
         SHORT_KERNELS.put(key, facts)
+        SHORT_SYNCS.put(key, got)
     return got
 
 
@@ -120,7 +119,8 @@ def tail_seq(op: Attention, schedule: AttentionSchedule) -> int:
     return min(seq, op.seq)
 
 
-#: The short kernels' ``sync`` kernels, by the key of :data:`SHORT_KERNELS`: the last few (a kernel holds its trace).
+#: The short kernels :func:`short_sync` compiled, after ``sync``, by the key of :data:`SHORT_KERNELS`: the last few (a
+#: kernel holds its trace; the fit checks keep only what :class:`ShortKernel` holds).
 SHORT_SYNCS: Memo[tuple[Kernel, tuple[int, dict[str, int]]]] = Memo(64)
 
 
