@@ -132,8 +132,9 @@ def traced_trips(kernel: Kernel, loop: Loop, env: dict[str, int]) -> tuple[float
     at the outer loops' indices ``env``: the average over every program of the kernel's parallel loop, and the steps of
     the core with the most steps in all over the most programs any core runs — what the cost model multiplies by
     that many programs (``compiler.tune.model.price``) to count that core's steps. (The average over that core's own
-    programs overcounts where programs are dealt longest first: the core with the most steps runs the fewest long
-    programs, not the most programs — a causal kernel on 24 cores priced 10–28 % over its busiest core.)"""
+    programs overcounts where programs are dealt longest first: the core with the most steps runs fewer, longer
+    programs than the most — a causal kernel on 7 or 24 cores was priced 11–20 % over its busiest core's
+    instructions.)"""
     plan = kernel.plan
     traced = kernel.traced
     assert traced is not None

@@ -48,7 +48,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Move, Parallel, Store, reads, walk, writes
+from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Move, Parallel, Store, Traced, reads, walk, writes
 from compiler.passes.buffer import alloc_counts
 from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.lower import Emitter
@@ -227,7 +227,7 @@ class _GridTraced:
     """A traced kernel's answers for :func:`on_grid`: its loops' trip counts by formula, program by program; an L0
     step loop's count as the traced program the program is like answers; the rest as the traced kernel does."""
 
-    def __init__(self, traced, grid: Grid, loops: frozenset[str]) -> None:
+    def __init__(self, traced: Traced, grid: Grid, loops: frozenset[str]) -> None:
         self.traced, self.grid, self.loops = traced, grid, loops
 
     def count(self, var: str, env: dict[str, int]) -> int:
@@ -235,7 +235,7 @@ class _GridTraced:
             return self.grid.trips(var, env["pid"])
         return self.traced.count(var, {**env, "pid": self.grid.like(env["pid"])})
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> object:
         return getattr(self.traced, name)
 
 
