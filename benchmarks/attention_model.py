@@ -5,10 +5,11 @@ tile per Q block and with several, on edu and ascend910b-like.
   behind ``compiler.tune.attention.Q_BLOCK_GAIN`` (the model is further under the measured cycles for Q blocks of
   several query tiles, so such a block must be predicted clearly faster to be chosen);
 - **one**: the loop nests' model (``compiler.tune.model.predict``) on the tile-language kernel after its ``sync``
-  pass, each load prefetched as its loop's stages say (``aheads``), with its GM bytes beside the compiled kernel's
-  exact traffic, the work it adds for single-slot buffers (``serialised``), its busiest pipe alone (a Q block's
-  steps run longer: ``compiler.tune.pace``) and the CPU seconds a candidate's compile takes — what keeps it from
-  ranking attention's candidates (``docs/autotuning.md``).
+  pass, each load prefetched as its loop's stages say (``aheads``), priced from a short trace
+  (``compiler.tune.attention_price.flash_prediction``: the same prediction as the whole kernel's), with its GM bytes
+  beside the compiled kernel's exact traffic, the work it adds for single-slot buffers (``serialised``), its busiest
+  pipe alone (a Q block's steps run longer: ``compiler.tune.pace``), and the CPU seconds of the whole compile and
+  of the prediction (``docs/autotuning.md``).
 
 Run: ``.venv/bin/python benchmarks/attention_model.py`` (timing-only, a few minutes).
 """
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.attention import Attention, AttentionSchedule, compile_attention
 from compiler.target import Target
-from compiler.tune.model import aheads, predict
+from compiler.tune.attention_price import flash_prediction
 from compiler.tune.steps import StepModel
 from isa import DsasimError
 from simulator import load_chip
@@ -43,8 +44,9 @@ CASES = [  # chip, op, cores, (tile_q, tile_kv, query tiles per block)
 
 def main() -> None:
     print("| chip | attention | schedule | cycles | step | one | measured / step | measured / one | "
-          "one's GM bytes / compiled | one's serialised | measured / one's busiest pipe | compile s |")  # fmt: skip
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "one's GM bytes / compiled | one's serialised | measured / one's busiest pipe | compile s | "
+          "predict s |")  # fmt: skip
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for chip_name, op, cores, scheds in CASES:
         chip = load_chip(chip_name)
         model = StepModel(op, Target.of(chip))
@@ -54,17 +56,19 @@ def main() -> None:
             try:
                 c = compile_attention(op, s, chip)
             except DsasimError:
-                print(f"| {chip_name} | {op.shape_text()} | {s.text()} | does not fit | | | | | | | | |")
+                print(f"| {chip_name} | {op.shape_text()} | {s.text()} | does not fit | | | | | | | | | |")
                 continue
             took = time.process_time() - start
             cycles = simulate(c.program, chip, timing_only=True).cycles
             step = model.cycles(s)
-            kernel = c.ir("sync")
-            one = predict(kernel, None, aheads(kernel))
+            start = time.process_time()
+            one = flash_prediction(op, s, Target.of(chip))
+            priced = time.process_time() - start
             busiest = max(one.busy.values())
             print(f"| {chip_name} | {op.shape_text()} | {s.text()} | {cycles:,} | {step:,.0f} | {one.cycles:,.0f} | "
                   f"{cycles / step:.2f} | {cycles / one.cycles:.2f} | {one.gm_bytes / c.traffic.total:.1f} | "
-                  f"{one.serialised:,.0f} | {cycles / busiest:.2f} | {took:.1f} |", flush=True)  # fmt: skip
+                  f"{one.serialised:,.0f} | {cycles / busiest:.2f} | {took:.1f} | {priced:.2f} |",
+                  flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

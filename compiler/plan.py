@@ -10,6 +10,7 @@ A *step* is one iteration of the innermost tile loop on one core, counted from 0
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Iterator
@@ -153,6 +154,21 @@ class TilingPlan:
             total = sum(self.nsteps(c) for c in range(self.ncores))
             lines.append(f"causal: {cols} tiles after the diagonal of each {rows} tile skipped ({total:,} steps run)")
         return "\n".join(lines)
+
+
+def longest_first(work: list[float], cores: int) -> tuple[tuple[tuple[int], ...], ...]:
+    """Each core's programs (in program order), from each program's ``work``: the programs, the most work first, each
+    to the core with the least work so far (the lowest-numbered of equals) — longest processing time first (LPT), so a
+    core's share of the work is within one program of the others'. Programs of equal work are dealt round robin
+    (program ``p`` to core ``p mod cores``)."""
+    used = min(cores, len(work))
+    load = [(0.0, c) for c in range(used)]  # a heap of (work so far, core)
+    mine: list[list[int]] = [[] for _ in range(used)]
+    for p in sorted(range(len(work)), key=lambda p: (-work[p], p)):
+        w, c = heapq.heappop(load)
+        mine[c].append(p)
+        heapq.heappush(load, (w + work[p], c))
+    return tuple(tuple((p,) for p in sorted(ps)) for ps in mine)
 
 
 def spread(counts: tuple[int, ...], cores: int) -> tuple[tuple[tuple[int, ...], ...], ...]:

@@ -159,3 +159,11 @@ def as_operator(
         workspaces = tuple(d for d in p.tensors if d.name not in shapes)
     program = Program(op.decls() + workspaces, p.cores, p.chip, comments)
     return replace(compiled, op=op, schedule=schedule, program=program)
+
+
+def key_steps(op: Attention, schedule: AttentionSchedule, program: int) -> int:
+    """The steps of :func:`flash_kernel`'s key loop in ``program`` of its launch over ``op`` (Q blocks first): every
+    key tile, or with a causal mask those up to the Q block's last row."""
+    blocks = -(-op.seq // schedule.block_q)
+    hi = min((program % blocks + 1) * schedule.block_q, op.seq) if op.causal else op.seq
+    return -(-hi // schedule.tile_kv)

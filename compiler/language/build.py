@@ -8,7 +8,6 @@ each carrying its ``site``, from which ``emit`` produces the instructions of eve
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import replace
 
 from compiler.ir import Alloc, Buffer, Loop, Mmad, Move, Parallel, Stmt, Store, Vec, reads, walk, writes
@@ -16,6 +15,7 @@ from compiler.ir import Load as LoadStmt
 from compiler.language.nest import Nest, Static, StaticLoop, Web
 from compiler.language.placement import Placement
 from compiler.language.segment import Segment, SegmentOp
+from compiler.plan import longest_first
 from compiler.target import Target
 from isa import DType, Pipe, Space
 
@@ -363,21 +363,11 @@ def parallel(nest: Nest, body: tuple[Stmt, ...], cores: int) -> tuple[Stmt, ...]
 
 
 def shares(nest: Nest, cores: int) -> tuple[tuple[tuple[int], ...], ...]:
-    """Each core's programs (in program order): the programs, the most work first, each to the core with the least
-    work so far (the lowest-numbered of equals) — longest processing time first (LPT), so a core's share of the
-    work is within one program of the others'. A program's work is the number of operations it traced (its loops'
-    steps counted): with a causal mask a FlashAttention Q block near the diagonal's end runs more steps, and a
-    round robin over a grid of a multiple of the cores gives one core every long program. Programs of equal work
-    are dealt round robin (program ``p`` to core ``p mod cores``)."""
-    n = len(nest.t.programs)
-    work = [0] * n
+    """Each core's programs (in program order), dealt longest first (``compiler.plan.longest_first``) by each
+    program's work: the number of operations it traced (its loops' steps counted) — with a causal mask a
+    FlashAttention Q block near the diagonal's end runs more steps, and a round robin over a grid of a multiple of
+    the cores gives one core every long program."""
+    work = [0] * len(nest.t.programs)
     for _, key in nest.inst:
         work[key[0]] += 1
-    used = min(cores, n)
-    load = [(0, c) for c in range(used)]  # a heap of (work so far, core)
-    mine: list[list[int]] = [[] for _ in range(used)]
-    for p in sorted(range(n), key=lambda p: (-work[p], p)):
-        w, c = heapq.heappop(load)
-        mine[c].append(p)
-        heapq.heappush(load, (w + work[p], c))
-    return tuple(tuple((p,) for p in sorted(ps)) for ps in mine)
+    return longest_first(work, cores)

@@ -10,6 +10,7 @@ as one refused. Answers are remembered by the chip's fields (``Target.key``), ne
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import NamedTuple
@@ -19,6 +20,7 @@ from compiler.attention.naive import PHASES, compile_naive
 from compiler.attention.op import Attention
 from compiler.compiled import Compiled
 from compiler.errors import BufferCapacityError, ScheduleError
+from compiler.ir import Kernel
 from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.memo import Memo
 from compiler.target import Target
@@ -73,26 +75,73 @@ def short_kernel(op: Attention, schedule: AttentionSchedule, target: Target, seq
     (:func:`flash_workspace_bytes`) and the budget's instruction count (``dsasim.budget``) compile it once between
     them."""
     key = _key(op, schedule, target, seq)
+    return SHORT_KERNELS.get(key, lambda: _compile_short(key, schedule, target)[0])
 
-    def compile_short() -> ShortKernel:
-        proxy = key[1]
-        grid = (-(-proxy.seq // schedule.block_q), 1, 1)
-        one = launch_flash(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
-        shapes = {t.name for t in proxy.tensors()}
-        workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
-        return ShortKernel(workspace, sum(len(c) for c in one.program.cores))
 
-    return SHORT_KERNELS.get(key, compile_short)
+def _compile_short(key: tuple, schedule: AttentionSchedule, target: Target) -> tuple[ShortKernel, tuple]:
+    """The short kernel of ``key`` (:func:`_key`) compiled: what it holds, and its ``sync`` kernel with its
+    :func:`loop_ops`."""
+    proxy = key[1]
+    grid = (-(-proxy.seq // schedule.block_q), 1, 1)
+    one = launch_flash(proxy, schedule.replace(cores=1), target.params, grid, retry=False)
+    shapes = {t.name for t in proxy.tensors()}
+    workspace = sum(t.nbytes for t in one.program.tensors if t.name not in shapes)
+    kernel = one.ir("sync")
+    return ShortKernel(workspace, sum(len(c) for c in one.program.cores)), (kernel, loop_ops(kernel))
 
 
 #: Short kernels already compiled: (chip's fields, the short kernel, the schedule on one core) → what they hold.
 SHORT_KERNELS: Memo[ShortKernel] = Memo(1024)
 
 
+def short_sync(op: Attention, schedule: AttentionSchedule, target: Target) -> tuple[Kernel, tuple[int, dict[str, int]]]:
+    """A short kernel of ``op`` (:func:`short_kernel`) after its ``sync`` pass, with the operations each of its
+    programs records outside its loops and per loop step (:func:`loop_ops`) — what ``compiler.tune.attention_price``
+    prices the whole launch from (raises if it does not fit). Its sequence (:func:`tail_seq`) has the whole one's
+    tails, which decide what the passes build (two dots share their L0 copies of ``V`` only where their K agree in
+    every instance)."""
+    key = _key(op, schedule, target, tail_seq(op, schedule))
+    got = SHORT_SYNCS.peek(key)
+    if got is None:  # not compiled yet, or its kernel let go: compiled (again)
+        facts, got = _compile_short(key, schedule, target)
+        SHORT_KERNELS.put(key, facts)
+        SHORT_SYNCS.put(key, got)
+    return got
+
+
+def tail_seq(op: Attention, schedule: AttentionSchedule) -> int:
+    """The shortest sequence of at least a Q block and two key tiles whose last Q block and last key tile are as long
+    as ``op``'s (or ``op``'s own)."""
+    period = math.lcm(schedule.block_q, schedule.tile_kv)
+    seq = op.seq % period or period
+    while seq < schedule.block_q + 2 * schedule.tile_kv:
+        seq += period
+    return min(seq, op.seq)
+
+
+#: The short kernels :func:`short_sync` compiled, after ``sync``, by the key of :data:`SHORT_KERNELS`: the last few (a
+#: kernel holds its trace; the fit checks keep only what :class:`ShortKernel` holds).
+SHORT_SYNCS: Memo[tuple[Kernel, tuple[int, dict[str, int]]]] = Memo(64)
+
+
+def loop_ops(kernel: Kernel) -> tuple[int, dict[str, int]]:
+    """The operations a program of the traced ``kernel`` records outside its loops, and per step of each loop (by
+    variable) — what its launch deals programs to the cores by (``compiler.language.build.shares``)."""
+    outside, per_step = 0, {}
+    for s in kernel.traced.nest.statics:  # type: ignore[union-attr]
+        if not s.loops:
+            outside += 1
+        else:
+            assert len(s.loops) == 1, "one level of loops"
+            per_step[s.loops[0]] = per_step.get(s.loops[0], 0) + 1
+    return outside, per_step
+
+
 def _key(op: Attention, schedule: AttentionSchedule, target: Target, seq: int) -> tuple:
-    """What a short kernel of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (one
-    head group, ``seq`` positions at most) and the schedule on one core."""
-    return (target.key, short(op, seq), schedule.replace(cores=1))
+    """What a short kernel of ``op`` under ``schedule`` stands for: the chip (every field), the short kernel (``op``
+    over ``seq`` positions at most, one batch: its heads kept, which set a ``bshd`` layout's row strides and so its
+    copies' bursts — one head of it is compiled) and the schedule on one core."""
+    return (target.key, replace(op, batch=1, seq=min(op.seq, seq)), schedule.replace(cores=1))
 
 
 def flash_workspace_bytes(op: Attention, schedule: AttentionSchedule, target: Target) -> int:

@@ -45,14 +45,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 
-from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Move, Parallel, Store, reads, walk, writes
+from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Move, Parallel, Store, Traced, reads, walk, writes
 from compiler.passes.buffer import alloc_counts
 from compiler.passes.hoist import BLOCK_AXIS, PART_AXIS, PART_VAR, SUB_AXES
 from compiler.passes.lower import Emitter
 from compiler.passes.pipeline import LOADING
+from compiler.plan import longest_first
 from compiler.schedule import MAX_BUFFERS
 from compiler.traffic import Traffic, gm_traffic, traced_trips
 from compiler.traffic import memory_cycles as gm_memory_cycles
@@ -162,6 +163,80 @@ def predict(
         bound=bound,
         serialised=serialised,
     )
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The whole launch a tile-language kernel traced over a few of its programs stands for — what :func:`on_grid`
+    prices it as: every program has the statements and tiles of the traced ones, and differs in its traced loops'
+    trip counts, which the kernel's source gives by formula."""
+
+    #: the launch's grid (x, y, z): program ``p`` is ``(p % x, p // x % y, p // (x·y))``
+    shape: tuple[int, int, int]
+    cores: int
+    #: a ``tl.range`` loop's trip count in program ``p``: ``trips(var, p)``
+    trips: Callable[[str, int], int]
+    #: the traced program that program ``p`` is like (the same tiles, and the same extents of them unmasked: a tail
+    #: block's), whose answers it takes for the rest — an L0 step loop's count
+    like: Callable[[int], int]
+    #: elements of each array of the launch, by name
+    sizes: Mapping[str, int]
+    #: the operations each program of the traced kernel records outside its loops, and per step of each loop (by
+    #: variable): what the launch deals its programs to the cores by (``compiler.language.build.shares``)
+    ops: tuple[int, Mapping[str, int]]
+
+    @property
+    def programs(self) -> int:
+        return self.shape[0] * self.shape[1] * self.shape[2]
+
+
+def on_grid(kernel: Kernel, grid: Grid) -> Kernel:
+    """``kernel`` (a tile-language kernel traced over a few programs of a launch, after ``buffer``) as the whole
+    launch of ``grid``: its programs dealt to the cores as the launch deals them, its traced loops' trip counts by
+    ``grid.trips``, its arrays at their whole size — so :func:`predict` prices the launch from a short trace (a
+    statement's instructions are program 0's: every program has the same tiles). The traced loops are those of
+    ``grid.ops``; an L0 step loop's count is that of the traced program ``grid.like`` names."""
+    assert kernel.traced is not None and kernel.plan is not None, "on_grid prices a tile-language kernel"
+    n = grid.programs
+    outside, per_step = grid.ops
+    work = [outside + sum(k * grid.trips(v, p) for v, k in per_step.items()) for p in range(n)]
+    assignment = longest_first(work, grid.cores)
+    most = {v: max(grid.trips(v, p) for p in range(n)) for v in per_step}
+
+    def body(stmts: tuple) -> tuple:
+        out = []
+        for s in stmts:
+            if isinstance(s, Parallel):
+                s = replace(s, counts=(n,), cores=len(assignment), body=body(s.body))
+            elif isinstance(s, Loop):
+                s = replace(s, count=most.get(s.var, s.count), body=body(s.body))
+            out.append(s)
+        return tuple(out)
+
+    specs = tuple(replace(t, shape=(grid.sizes[t.name],)) for t in kernel.op.tensors())
+    op = replace(kernel.op, specs=specs, grid=grid.shape)
+    return kernel.with_(
+        op=op,
+        body=body(kernel.body),
+        plan=replace(kernel.plan, op=op, assignment=assignment),
+        traced=_GridTraced(kernel.traced, grid, frozenset(per_step)),
+    )
+
+
+class _GridTraced:
+    """A traced kernel's answers for :func:`on_grid`: its loops' trip counts by formula, program by program; an L0
+    step loop's count as the traced program the program is like answers; the rest as the traced kernel does."""
+
+    def __init__(self, traced: Traced, grid: Grid, loops: frozenset[str]) -> None:
+        self.traced, self.grid, self.loops = traced, grid, loops
+
+    def count(self, var: str, env: dict[str, int]) -> int:
+        if var in self.loops:
+            return self.grid.trips(var, env["pid"])
+        return self.traced.count(var, {**env, "pid": self.grid.like(env["pid"])})
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.traced, name)
 
 
 class Shared:

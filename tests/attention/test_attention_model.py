@@ -46,6 +46,22 @@ def test_a_causal_flash_kernel_is_priced_program_by_program():
     assert prediction.gm_bytes == compiled.traffic.total
 
 
+@pytest.mark.parametrize("cores", [7, 24])
+def test_a_causal_flash_kernel_on_many_cores_is_priced_on_its_busiest_core(cores):
+    """Programs are dealt longest first, so the core with the most key steps runs fewer (longer) programs than the core
+    with the most programs: the model's Cube work is the busiest core's instruction costs summed — the average trip
+    count of that core's programs times the most programs of any core put it 12-20 % over."""
+    chip = load_chip("ascend910b-like")
+    op = Attention(1, 4 if cores == 24 else 2, 1024, 64, causal=True)
+    tile_kv = 128 if cores == 24 else 256
+    compiled = compile_attention(op, AttentionSchedule("flash", 32, tile_kv, 32, 2, None, cores, 32), chip)
+    kernel = compiled.ir("sync")
+    assert len({len(a) for a in kernel.plan.assignment}) > 1
+    prediction = predict(kernel, None, aheads(kernel))
+    busiest = max(sum(ins.cost(chip) for ins in core if ins.pipe.value == "cube") for core in compiled.program.cores)
+    assert prediction.busy["cube"] == pytest.approx(busiest)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_a_single_slot_pair_off_the_busiest_pipe_adds_nothing(causal):
     """The flash kernel's score accumulator (Cube → FIXPIPE) and its probabilities (Vector → MTE3) have one slot each:
