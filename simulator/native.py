@@ -102,6 +102,7 @@ def build() -> Path:
     """Compile ``MODULES`` with mypyc into ``build/native/<key>`` (nothing to do if it is there); return the folder.
     Raises if mypyc or a C compiler is missing, or the modules do not type-check."""
     import shutil  # the build's tools, needed only to build: not imported by every command
+    import sysconfig
     import tempfile
 
     from mypyc.build import mypycify  # ``dev`` extra
@@ -110,6 +111,9 @@ def build() -> Path:
     where = BUILDS / key()
     if where.is_dir():
         return where
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:  # say so before mypy's type check, 10-20 s, rather than after
+        raise FileNotFoundError(f"no C compiler ({cc})")
     BUILDS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BUILDS) as tmp:
         cwd = os.getcwd()
