@@ -6,11 +6,11 @@ extensions. The event loop, the pipes' and scalar unit's processes, the flags an
 machine code on machine integers — every time on the clock is a whole cycle (``Clock._now``) — with the same
 events in the same order, so the same cycles, stats and trace.
 
-It is optional. ``python -m simulator.native`` (``make`` runs it) builds it where a C compiler is at hand, into
-``build/native/<key>/``, the key a hash of the compiled modules' text. ``install`` (run when ``simulator`` is
-imported) puts that build in front of the pure modules only if it exists for their text as it is now: a module
-edited since the build has another key, and runs as Python until the next build. Without a build, or with
-``DSASIM_COMPILED=0``, the pure modules run. ``active()`` says which did.
+It is optional. ``main`` (``make native``, which ``make demo``, ``test`` and ``bench`` run first) builds it where a C
+compiler is at hand, into ``build/native/<key>/``, the key a hash of the compiled modules' text. ``install`` (run
+when ``simulator`` is imported) puts that build in front of the pure modules only if it exists for their text as
+it is now: a module edited since the build has another key, and runs as Python until the next build. Without a
+build, or with ``DSASIM_COMPILED=0``, the pure modules run. ``active()`` says which did.
 """
 
 from __future__ import annotations
@@ -135,14 +135,10 @@ def build() -> Path:
 
 
 def main() -> None:
-    """``python -m simulator.native``: build the compiled engine, or say why not (the pure engine runs then)."""
+    """``make native``: build the compiled engine, or say why not (the Python engine runs then)."""
     try:
         where = build()
     except (Exception, SystemExit) as e:  # no compiler, no mypyc: not an error, the engine runs as Python
         print(f"dsasim: the compiled engine was not built ({type(e).__name__}: {e}); the Python engine runs")
         return
     print(f"dsasim: the compiled engine is in {where.relative_to(ROOT)}")
-
-
-if __name__ == "__main__":
-    main()
