@@ -33,11 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
 import simpy
+from simpy import events
 from simpy.core import BoundClass
-from simpy.events import NORMAL, URGENT
+
+#: SimPy's two priorities, queued with every event (``Final``: constants to the compiled clock, not looked up each time)
+URGENT: Final = events.URGENT
+NORMAL: Final = events.NORMAL
 
 #: a light process's resumption (``Clock.start``): what a process waiting with no event is woken by
 Resume = Callable[[None], None]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from collections import deque
 from collections.abc import Callable, Generator
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from isa import Instruction, Pipe
 from simulator.clock import Due, Resume
@@ -32,7 +32,12 @@ from simulator.engine.trace import NUMBER
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
-FIXED, DMA, SET, XSET, WAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.WAIT
+#: the kinds a pipe runs, by name (``Final``: the compiled engine keeps them as constants, not looked up per use)
+FIXED: Final = Kind.FIXED
+DMA: Final = Kind.DMA
+SET: Final = Kind.SET
+XSET: Final = Kind.XSET
+WAIT: Final = Kind.WAIT
 
 #: a unit's process: it yields the event it waits for, a number of cycles to wait, or None to wait parked until
 #: its ``resume`` is fired (``Clock.start``)

@@ -8,7 +8,7 @@ same times as yielding once per instruction, at a fraction of the events.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import Any, Final
 
 from isa import Instruction, Pipe, SLoad
 from simulator.clock import Due, Resume
@@ -19,7 +19,11 @@ from simulator.engine.shared import Machine
 from simulator.engine.trace import NUMBER, short
 from simulator.stats import PipeStats
 
-SCALAR, BARRIER, SSET, SWAIT = Kind.SCALAR, Kind.BARRIER, Kind.SSET, Kind.SWAIT
+#: the kinds the scalar unit runs itself (``Final``: the compiled engine keeps them as constants)
+SCALAR: Final = Kind.SCALAR
+BARRIER: Final = Kind.BARRIER
+SSET: Final = Kind.SSET
+SWAIT: Final = Kind.SWAIT
 
 #: what the scalar unit waits for, for ``blocked_on`` (formatted with the pipe's label)
 FULL, BARRIER_ON = "the full {} queue", "barrier on {}"
