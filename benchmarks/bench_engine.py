@@ -29,6 +29,8 @@ and the end-to-end run split into its phases (``phases``: CPU seconds of each, i
 best of ``--cli-repeat``): ``search`` (the budget check, i.e. the default-schedule search), ``compile``
 (the passes and ``lower``), ``simulate``.
 
+The engine is the compiled one where ``make`` built it (``simulator.native``; ``DSASIM_COMPILED=0``: the Python one).
+
 Run: ``.venv/bin/python benchmarks/bench_engine.py [--instructions N] [--repeat R] [--old REV]
 [--cli-repeat R] [--json]`` (``--cli-repeat 0`` skips the command line).
 """
@@ -57,7 +59,7 @@ from compiler.catalog import make_op  # noqa: E402
 from compiler.schedule import Schedule  # noqa: E402
 from dsasim.api import chip_for  # noqa: E402
 from dsasim.budget import check_budget  # noqa: E402
-from simulator import load_chip, simulate  # noqa: E402
+from simulator import load_chip, native, simulate  # noqa: E402
 from simulator.config import Chip  # noqa: E402
 from simulator.engine import Engine  # noqa: E402
 
@@ -208,6 +210,8 @@ def measure(n: int, repeat: int, old: str | None) -> dict:
     per_pipe = {p.value: s.instructions for p, s in run.stats.cores[0].items() if s.instructions}
     out = {
         "program": f"benchmarks.programs.matmul_like({n})",
+        # which engine ran (``simulator.native``: compiled where ``make`` built it; DSASIM_COMPILED=0 for Python)
+        "engine": "compiled" if native.active() else "python",
         "instructions": count,
         "instructions_per_pipe": per_pipe,
         "simulated_cycles": run.cycles,
@@ -250,7 +254,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(r, indent=2))
         return
-    print(f"{r['instructions']:,} instructions ({r['program']}), {r['simulated_cycles']:,} simulated cycles")
+    print(
+        f"{r['instructions']:,} instructions ({r['program']}), {r['simulated_cycles']:,} simulated cycles, "
+        f"{r['engine']} engine"
+    )
     print(f"  per pipe: {r['instructions_per_pipe']}")
     print(
         f"  simulate(): {r['simulate_seconds']:.2f} s  = {r['simulate_instructions_per_second']:,.0f} instructions/s"

@@ -10,7 +10,11 @@ preset (``simulator.config``, all ``dsasim chips`` needs) does not load the engi
 import importlib
 from typing import Any
 
-from simulator.config import Chip, load_chip, preset_names
+from simulator import native
+
+native.install()  # the compiled engine, if built from the engine's current source (before any of it is imported)
+
+from simulator.config import Chip, load_chip, preset_names  # noqa: E402
 
 #: Names loaded on first use → their module.
 LAZY = {"Run": "simulator.run", "simulate": "simulator.run"}

@@ -64,7 +64,7 @@ class SharedBandwidth:
             env.call_later(delay, partial(self._start, flow))
         else:
             self._start(flow)
-        return None if resume is not None else done
+        return None if resume is not None else done  # type: ignore[return-value]  # ``done`` is the ``Due`` then
 
     def _start(self, flow: _Flow, _due: None = None) -> None:
         if flow.remaining <= 0:
@@ -96,7 +96,7 @@ class SharedBandwidth:
         if dt:
             for f in self.flows:
                 f.remaining -= f.rate * dt
-        self._last = now
+        self._last = float(now)  # the same differences: ``rate * dt`` is a float either way
 
     def _reallocate(self) -> None:
         flows = self.flows

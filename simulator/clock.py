@@ -32,18 +32,16 @@ flag was set.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from functools import partial
 from heapq import heappop, heappush
-from operator import attrgetter
-from types import FunctionType, MethodType
-from typing import Any
+from typing import Any, Final
 
 import simpy
+from simpy import events
 from simpy.core import BoundClass
-from simpy.events import NORMAL, URGENT
 
-#: what the queue holds besides events: a function called at its time with no event made for it (``run``)
-CALLS = frozenset({FunctionType, MethodType, partial})
+#: SimPy's two priorities, queued with every event (``Final``: constants to the compiled clock, not looked up each time)
+URGENT: Final = events.URGENT
+NORMAL: Final = events.NORMAL
 
 #: a light process's resumption (``Clock.start``): what a process waiting with no event is woken by
 Resume = Callable[[None], None]
@@ -59,16 +57,23 @@ class Due:
     _value = None
 
     def __init__(self, callbacks: list) -> None:
-        self.callbacks = callbacks
+        self.callbacks: list | None = callbacks  # None once it has fired (``run``)
 
 
 class Clock(simpy.Environment):
     """``simpy.Environment`` whose ``run()`` (until nothing is scheduled) steps without a call per event."""
 
-    #: the current cycle, read through a C getter rather than a Python one. The engine's units and the GM link
-    #: read the attribute behind it, ``_now``, on their hot path: a quarter of the property's cost, read several
-    #: times per instruction
-    now = property(attrgetter("_now"))
+    #: SimPy allows fractional times; every time on this clock is a whole cycle (the engine's units, the GM link,
+    #: the collectives all wait whole cycles), which lets the compiled engine (``simulator.native``) keep it, and
+    #: the queue's keys, as machine integers
+    _now: int  # type: ignore[assignment]
+    _queue: list[tuple[int, int, int, Any]]  # type: ignore[assignment]
+
+    @property
+    def now(self) -> int:
+        """The current cycle. The engine's units and the GM link read the attribute behind it, ``_now``, on their hot
+        path: a fraction of the property's cost, read several times per instruction."""
+        return self._now
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,7 +90,9 @@ class Clock(simpy.Environment):
         queue = self._queue
         while queue:
             self._now, _, _, event = heappop(queue)
-            if type(event) in CALLS:  # a light call (``call_later``, ``call_first``, a process waking): no event
+            # A light call (``call_later``, ``call_first``, a process waking): a function (pure or compiled, a
+            # closure, a bound method, a partial), no event — no SimPy event is callable.
+            if callable(event):
                 event(None)
                 continue
             callbacks, event.callbacks = event.callbacks, None
@@ -110,6 +117,7 @@ class Clock(simpy.Environment):
         queue, eid = self._queue, self._eid
 
         def resume(_event: Due | None) -> None:
+            due: Any
             try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
                 due = send(None)
             except StopIteration:

@@ -14,7 +14,8 @@ Reads like the hardware diagram, one module per unit:
 - ``trace``: what a run records.
 
 They run on ``simulator.clock.Clock``, SimPy's environment with light events in the same queue order,
-which the GM bandwidth model (``simulator.bandwidth``) shares.
+which the GM bandwidth model (``simulator.bandwidth``) shares. Where ``make`` could build it, the hot modules
+run compiled from this same source (``simulator.native``), with the same events in the same order.
 
 Nothing orders two pipes except flags and barriers.
 """

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from collections import deque
 from collections.abc import Callable, Generator
-from typing import NamedTuple
+from typing import Any, Final, NamedTuple
 
 from isa import Instruction, Pipe
 from simulator.clock import Due, Resume
@@ -32,7 +32,12 @@ from simulator.engine.trace import NUMBER
 from simulator.memory import CoreMemory
 from simulator.stats import PipeStats
 
-FIXED, DMA, SET, XSET, WAIT = Kind.FIXED, Kind.DMA, Kind.SET, Kind.XSET, Kind.WAIT
+#: the kinds a pipe runs, by name (``Final``: the compiled engine keeps them as constants, not looked up per use)
+FIXED: Final = Kind.FIXED
+DMA: Final = Kind.DMA
+SET: Final = Kind.SET
+XSET: Final = Kind.XSET
+WAIT: Final = Kind.WAIT
 
 #: a unit's process: it yields the event it waits for, a number of cycles to wait, or None to wait parked until
 #: its ``resume`` is fired (``Clock.start``)
@@ -43,7 +48,7 @@ class Flight(NamedTuple):
     """A transfer that has streamed and waits out its latency: instruction ``index``, started at ``start``,
     complete at ``done``, with the ``writes`` that land then (functional mode)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not ``tuple.index``: nothing here calls that
     start: int
     done: int
     writes: list | None
@@ -107,7 +112,7 @@ class PipeUnit:
     def wake_up(self) -> None:
         """The pipe's process, waiting on an empty queue, resumes: something was queued."""
         w, self.wake = self.wake, None
-        self.env.fire(w)
+        self.env.fire(w)  # type: ignore[arg-type]  # called only when something waits
 
     def close(self) -> None:
         """Nothing more will be pushed: the process ends when the queue is empty."""
@@ -134,6 +139,7 @@ class PipeUnit:
         #: the kind taken in one event (``FIXED`` when fast, else none)
         one_event = FIXED if fast else None
         pending_idle = 0
+        payload: Any  # by kind: cycles, a ``Dma``, a flag key, a ``Wait``… (``decode``)
         while True:
             if not q:
                 idle_from = env._now
@@ -195,8 +201,8 @@ class PipeUnit:
                             flag = flags.get(key)
                         yield self._until_set(index, flag)
                         self.blocked = None
-                        if flag.set_at > env._now:
-                            yield flag.set_at - env._now
+                        if flag.set_at > env._now:  # type: ignore[operator]  # set: it woke it
+                            yield flag.set_at - env._now  # type: ignore[operator]
                     end = env._now
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
@@ -217,7 +223,9 @@ class PipeUnit:
                     # link for a read that hits; the pipe resumes when they have streamed.
                     view = payload.view
                     if l2 is not None and view is not None and l2.access(view, payload.streamed, payload.write):
-                        yield l2_link.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
+                        yield l2_link.transfer(  # type: ignore[union-attr]  # a chip with an L2 has its link
+                            payload.streamed, payload.cap, payload.fixed, payload.floor, resume
+                        )
                     else:
                         yield gm.transfer(payload.streamed, payload.cap, payload.fixed, payload.floor, resume)
                     if self._streamed(index, payload, start, writes):
@@ -291,12 +299,12 @@ class PipeUnit:
         san, mem = self.machine.sanitizer, self.mem
         if (san is None or san.start(self.core, self.pipe, index)) and mem is not None:
             mem.current, mem.now = self.stream[index], start
-            return self.stream[index].execute(mem)
+            return self.stream[index].execute(mem)  # type: ignore[arg-type]  # a core's view of the memory
         return None
 
     def _retire(self, index: int, writes: list | None) -> None:
         if writes:
-            write = self.mem.write
+            write = self.mem.write  # type: ignore[union-attr]  # only a core with memory has writes
             for w in writes:
                 write(*w)
         san = self.machine.sanitizer

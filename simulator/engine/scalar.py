@@ -8,6 +8,7 @@ same times as yielding once per instruction, at a fraction of the events.
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import Any, Final
 
 from isa import Instruction, Pipe, SLoad
 from simulator.clock import Due, Resume
@@ -18,7 +19,11 @@ from simulator.engine.shared import Machine
 from simulator.engine.trace import NUMBER, short
 from simulator.stats import PipeStats
 
-SCALAR, BARRIER, SSET, SWAIT = Kind.SCALAR, Kind.BARRIER, Kind.SSET, Kind.SWAIT
+#: the kinds the scalar unit runs itself (``Final``: the compiled engine keeps them as constants)
+SCALAR: Final = Kind.SCALAR
+BARRIER: Final = Kind.BARRIER
+SSET: Final = Kind.SSET
+SWAIT: Final = Kind.SWAIT
 
 #: what the scalar unit waits for, for ``blocked_on`` (formatted with the pipe's label)
 FULL, BARRIER_ON = "the full {} queue", "barrier on {}"
@@ -76,7 +81,8 @@ class ScalarUnit:
         Exact: resuming, it would count the wait as a stall, issue the one instruction into ``unit``'s queue
         (``unit`` is running, so it has no wake-up to fire), find the queue full again and wait — nothing
         another unit reads — so only the event that would have resumed it is saved."""
-        decoded, st, index, t = self.decoded, self.stats, self.at, self.time
+        decoded, st, t = self.decoded, self.stats, self.time
+        index: int = self.at  # type: ignore[assignment]  # where it waits (``run`` sets it)
         if at > t:
             cause = self.full[unit.pipe]
             stalls = st.stalls
@@ -109,6 +115,7 @@ class ScalarUnit:
         decoded = self.decoded
         end = len(decoded)
         program = enumerate(decoded)
+        payload: Any  # by kind: cycles, the pipes of a barrier, a flag key, a ``Wait`` (``decode``)
         for index, (kind, pipe, payload, _, issue) in program:
             if kind in queued:
                 unit = pipes[pipe]
@@ -149,7 +156,7 @@ class ScalarUnit:
                     unit = pipes[p]
                     if unit.completed < unit.issued:
                         st.busy, busy = st.busy + busy, 0
-                        unit.drain = (unit.issued, resume)
+                        unit.drain = (unit.issued, resume)  # type: ignore[assignment]  # set by ``start``
                         self.waiting, self.at = (BARRIER_ON, p), index
                         yield None
                         self.waiting = None
@@ -180,7 +187,7 @@ class ScalarUnit:
                     f.waiter, f.scalar_waits = resume, True
                     yield None
                     self.waiting = None
-                wait_end = max(t, f.set_at, env._now)
+                wait_end: int = max(t, f.set_at, env._now)  # type: ignore[type-var, assignment]  # set: it woke it
                 st.stall(payload.cause, wait_end - t)
                 t = wait_end
                 flags.consume(payload.key, f, index, t)
