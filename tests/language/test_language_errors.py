@@ -149,6 +149,26 @@ def test_out_of_bounds_without_a_mask():
     assert "mask=offs < n" in text
 
 
+@dsasim.jit
+def unmasked_copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)  # BAD
+    tl.store(out_ptr + offs, x)
+
+
+@pytest.mark.parametrize("programs", [8, 24])
+def test_out_of_bounds_in_a_stamped_program_names_its_line(programs):
+    """Only the last of many programs reads past the end of ``x``, with no mask or guard to tell it apart: the
+    programs are stamped from the first ones traced, and a program whose moved access would leave its array is
+    traced instead, where the same error, with the kernel's line, is raised as for a traced one."""
+    n = programs * 256 - 44
+    with pytest.raises(DsasimError) as e:
+        unmasked_copy[(programs,)](np.ones(n, np.float32), np.zeros(programs * 256, np.float32), BLOCK=256)
+    text = str(e.value)
+    assert f"test_language_errors.py:{bad_line(unmasked_copy)}:" in text
+    assert f"x_ptr[{n}..{programs * 256 - 1}] is out of bounds: x_ptr has {n} elements" in text
+
+
 def test_dot_inner_sizes_must_agree():
     a, b = np.ones(32 * 32, np.float16), np.ones(32 * 32, np.float16)
     with pytest.raises(DsasimError) as e:
