@@ -105,13 +105,13 @@ class DecodeAttention(Op):
              TensorSpec("vs", F16, (b, self.kv_heads, self.keys), ("b", "h", "kv")))
             if self.kv_dtype == "int8" else ()
         )  # fmt: skip
-        return (
-            TensorSpec("q", F16, (b, self.heads, d), ("b", "h", "d")),
-            TensorSpec("k", dt, cache, dims),
-            TensorSpec("v", dt, cache, dims),
-            *scales,
-            TensorSpec("o", F16, (b, self.heads, d), ("b", "h", "d"), output=True),
-        )
+        q, o = self._query_and_output()
+        return (q, TensorSpec("k", dt, cache, dims), TensorSpec("v", dt, cache, dims), *scales, o)
+
+    def _query_and_output(self) -> tuple[TensorSpec, TensorSpec]:
+        """``q`` and ``o``, ``[batch, heads, head_dim]`` each, whatever the cache's layout."""
+        shape = (self.batch, self.heads, self.head_dim)
+        return TensorSpec("q", F16, shape, ("b", "h", "d")), TensorSpec("o", F16, shape, ("b", "h", "d"), output=True)
 
     def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         q = as_f32(inputs["q"])  # [b, h, d]
@@ -193,15 +193,10 @@ class PagedDecodeAttention(DecodeAttention):
         return max(max(r) for r in self.table) + 1
 
     def tensors(self) -> tuple[TensorSpec, ...]:
-        b, d = self.batch, self.head_dim
-        pool = (self.pool_blocks, self.block, 2, self.kv_heads, d)
+        pool = (self.pool_blocks, self.block, 2, self.kv_heads, self.head_dim)
         dims = ("p", "kv", "s", "h", "d")
-        return (
-            TensorSpec("q", F16, (b, self.heads, d), ("b", "h", "d")),
-            TensorSpec("k", F16, pool, dims),
-            TensorSpec("v", F16, pool, dims),
-            TensorSpec("o", F16, (b, self.heads, d), ("b", "h", "d"), output=True),
-        )
+        q, o = self._query_and_output()
+        return (q, TensorSpec("k", F16, pool, dims), TensorSpec("v", F16, pool, dims), o)
 
     def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         pool = np.asarray(inputs["k"])
