@@ -30,10 +30,18 @@ def check_gm_capacity(program: Program, chip: ChipParams) -> None:
         )
 
 
-def validate(program: Program, chip: ChipParams | None = None, *, cores: int | None = None) -> None:
+def validate(
+    program: Program,
+    chip: ChipParams | None = None,
+    *,
+    cores: int | None = None,
+    distinct: Sequence[Sequence[Instruction]] | None = None,
+) -> None:
     """Raise ``ValidationError`` on the first broken rule; ``chip`` adds capacity/alignment/id checks.
 
-    ``cores`` is how many cores the chip has; a program for more cores is rejected.
+    ``cores`` is how many cores the chip has; a program for more cores is rejected. ``distinct``: each core's
+    distinct instructions in the order its stream first holds them, when the caller has them (the simulator's
+    decoder numbers the streams once for both) — the same checks, without hashing every instruction again.
     """
     if len({t.name for t in program.tensors}) != len(program.tensors):
         raise ValidationError("a tensor name is declared twice")
@@ -80,15 +88,15 @@ def validate(program: Program, chip: ChipParams | None = None, *, cores: int | N
                 if end > have or addr.offset % align:
                     _region_error(ins, reg, sizes, chip)
 
-    for stream in program.cores:
+    for c, stream in enumerate(program.cores):
         # Each distinct instruction in the order the stream first holds it (found in C): the checks run in the
         # same order as over the whole stream, so the first broken rule is the same. Only the two rules that
         # depend on an instruction's position (an ``s.ld`` that hits, an ``end`` before the last) need the
         # walk over every position, and only a stream that holds one of them takes it.
-        distinct = dict.fromkeys(stream)
-        kinds = set(map(type, distinct))
+        seen = dict.fromkeys(stream) if distinct is None else distinct[c]
+        kinds = set(map(type, seen))
         if SLoad not in kinds and (End not in kinds or _ends_last(stream)):
-            for ins in distinct:
+            for ins in seen:
                 if ins not in checked:
                     check_new(ins)
             continue

@@ -126,18 +126,19 @@ def _simulate(
     if cores is not None:
         chip = chip.with_cores(cores)
     san = Sanitizer(program, chip) if sanitize else None  # validates, collecting what it reports
+    decoder = Decoder(chip)  # each distinct instruction once: validation, the engine, the core kinds and the stats
+    distinct = decoder.number(program)  # share it
     if san is None:
-        validate(program, chip, cores=chip.total_cores)
-    decoder = Decoder(chip)  # each distinct instruction once: the engine, the core kinds and the stats share it
-    decoder.program(program)
-    kinds = core_kinds(program, chip, [decoder.core_distinct(ids) for _, ids in decoder.cores])
+        validate(program, chip, cores=chip.total_cores, distinct=distinct)
+    decoder.decode()
+    kinds = core_kinds(program, chip, distinct)
     memory = None
     used: dict[str, np.ndarray] = {}
     if not timing_only:
         check_allocation(program, chip)  # before the inputs are generated
         used = make_inputs(program, inputs or {}, seed)
-        for _, ids in decoder.cores:  # the path each scalar read was written for holds for this data
-            for ins in decoder.core_distinct(ids):
+        for core in distinct:  # the path each scalar read was written for holds for this data
+            for ins in core:
                 if type(ins) is SLoad:
                     ins.verify(used[ins.src.tensor])
         memory = MachineMemory(program, chip, used)

@@ -250,23 +250,45 @@ class Decoder:
         self.views: dict[GmView, int] = {}  # each GM view's number, the L2's key
         #: per core of the program decoded by ``program``: its decoded stream and its numbers
         self.cores: list[tuple[list[Decoded], list[int]]] = []
+        self._numbers: list[list[int]] = []  # per core of the program numbered by ``number``
 
     def stream(self, instructions: Sequence[Instruction]) -> tuple[list[Decoded], list[int]]:
         """The decoded stream and the number of each instruction in it."""
-        ids = self.ids
-        number = ids.setdefault  # one hash per instruction; a new one gets the next number
-        numbers = [number(ins, len(ids)) for ins in instructions]
-        new = list(islice(ids, len(self.distinct), None))
-        self.distinct += new
-        chip = self.chip
-        transfers, views = self.transfers, self.views
-        self.records += [decode(ins, chip, transfers, views) for ins in new]
+        numbers = self._number(instructions)
+        self._decode_new()
         return list(map(self.records.__getitem__, numbers)), numbers
+
+    def number(self, program: Program) -> list[list[Instruction]]:
+        """Number every core's instructions of ``program`` (one hash each), without decoding them: each core's
+        distinct instructions in the order it first runs them, for validation to check before anything is
+        decoded (``isa.validate``'s ``distinct``). ``decode`` then decodes them."""
+        self._numbers = [self._number(s) for s in program.cores]
+        return [self.core_distinct(n) for n in self._numbers]
+
+    def decode(self) -> list[tuple[list[Decoded], list[int]]]:
+        """Decode what ``number`` numbered: every core's decoded stream and numbers, in core order (kept as
+        ``cores``)."""
+        self._decode_new()
+        get = self.records.__getitem__
+        self.cores = [(list(map(get, n)), n) for n in self._numbers]
+        return self.cores
 
     def program(self, program: Program) -> list[tuple[list[Decoded], list[int]]]:
         """``stream`` of every core of ``program``, in core order (kept as ``cores``)."""
-        self.cores = [self.stream(s) for s in program.cores]
-        return self.cores
+        self.number(program)
+        return self.decode()
+
+    def _number(self, instructions: Sequence[Instruction]) -> list[int]:
+        ids = self.ids
+        number = ids.setdefault  # one hash per instruction; a new one gets the next number
+        numbers = [number(ins, len(ids)) for ins in instructions]
+        self.distinct += islice(ids, len(self.distinct), None)
+        return numbers
+
+    def _decode_new(self) -> None:
+        """Decode the distinct instructions numbered since the last call."""
+        chip, transfers, views = self.chip, self.transfers, self.views
+        self.records += [decode(ins, chip, transfers, views) for ins in islice(self.distinct, len(self.records), None)]
 
     def core_distinct(self, numbers: list[int]) -> list[Instruction]:
         """A core's distinct instructions (``numbers`` from ``stream``) in the order the core first runs them."""
