@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from itertools import islice
-from operator import itemgetter
+from itertools import compress, islice, repeat
+from operator import is_, itemgetter
 from typing import NamedTuple
 
 from isa import (
@@ -243,6 +243,8 @@ class Decoder:
     def __init__(self, chip: Chip) -> None:
         self.chip = chip
         self.ids: dict[Instruction, int] = {}
+        self._by_id: dict[int, int] = {}  # each instruction object's number, by ``id``
+        self._held: list[Instruction] = []  # every object of ``_by_id``: no id is reused while it is a key
         #: the distinct instructions, by number, and their decoded records
         self.distinct: list[Instruction] = []
         self.records: list[Decoded] = []
@@ -279,10 +281,22 @@ class Decoder:
         return self.decode()
 
     def _number(self, instructions: Sequence[Instruction]) -> list[int]:
-        ids = self.ids
-        number = ids.setdefault  # one hash per instruction; a new one gets the next number
-        numbers = [number(ins, len(ids)) for ins in instructions]
-        self.distinct += islice(ids, len(self.distinct), None)
+        # By identity first, in C: a compiled kernel's cores share most of their instruction objects (``lower`` makes
+        # a statement's instructions once per form, and stamps a core's GM copies into its form's stream), so only
+        # an object not seen before is hashed — by value, since equal instructions made apart decode alike.
+        by_id = self._by_id
+        numbers = list(map(by_id.get, map(id, instructions)))
+        if None in numbers:
+            ids, held = self.ids, self._held
+            number = ids.setdefault  # a new one gets the next number
+            for i in compress(range(len(numbers)), map(is_, numbers, repeat(None))):
+                ins = instructions[i]
+                n = by_id.get(id(ins))  # an object seen earlier in this stream
+                if n is None:
+                    n = by_id[id(ins)] = number(ins, len(ids))
+                    held.append(ins)  # alive as long as its id is a key here
+                numbers[i] = n
+            self.distinct += islice(ids, len(self.distinct), None)
         return numbers
 
     def _decode_new(self) -> None:
