@@ -8,6 +8,7 @@ So ``dsasim chips`` reads the presets without importing the compiler, the engine
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 import types
@@ -54,6 +55,27 @@ def test_dsasim_chips_loads_no_compiler_engine_or_simpy():
         "'dsasim.api', 'dsasim.cli.commands.run') if m in sys.modules))\n"
     )
     assert fresh(code).strip() == "[]"
+
+
+def test_the_command_runs_blas_on_one_thread_unless_told_and_a_caller_keeps_its_own():
+    # The command's process sets it before numpy is imported (``dsasim.cli`` imports none); a user's setting wins; a
+    # program calling ``main`` with its arguments is left as it is.
+    code = (
+        "import os, sys, io, contextlib\n"
+        "import dsasim.cli\n"
+        "assert 'numpy' not in sys.modules\n"
+        "sys.argv = ['dsasim', 'chips']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    dsasim.cli.main({args})\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = lambda code, env: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout.strip()
+    assert run(code.format(args=""), env) == "1"
+    assert run(code.format(args=""), {**env, "OPENBLAS_NUM_THREADS": "2"}) == "2"
+    assert run(code.format(args="['chips']"), env) == "None"
 
 
 def test_the_jit_decorator_keeps_its_name_when_its_module_is_imported_first():

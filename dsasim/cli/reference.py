@@ -54,6 +54,18 @@ def render() -> str:
         "Every command prints `error: …` with a hint on stderr and exits with status 2 on a user mistake",
         "(a missing file, bad assembly, a bad chip config, a schedule that does not fit, a deadlock).",
         "",
+        "Environment variables every command reads:",
+        "",
+        "| variable | meaning |",
+        "|---|---|",
+        "| `DSASIM_FAST=0` | every exact shortcut off (caches, stamping, the engine's merged events): the same cycles "
+        "and report, slower |",
+        "| `DSASIM_CACHE` | the folder of the disk cache of decisions (default `$XDG_CACHE_HOME/dsasim`, else "
+        "`~/.cache/dsasim`) |",
+        "| `DSASIM_COMPILED=0` | run the engine's Python modules even where `make native` built them |",
+        "| `OPENBLAS_NUM_THREADS` | numpy's BLAS threads; a command sets 1 unless given (OpenBLAS starting a thread "
+        "per core costs more than the simulator's small products gain) |",
+        "",
     ]
     for name, sub in _subparsers(parser).items():
         usage = sub.format_usage().replace("usage: ", "").strip()
