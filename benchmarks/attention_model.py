@@ -13,7 +13,8 @@ tile per Q block and with several, on edu and ascend910b-like.
 
 With ``--rank``: on 14 shapes, the attention family's default (``AttentionFamily.best``, ranked by the step model)
 against the best by ``flash_prediction`` of the step model's four best candidates that fit with one query tile per
-Q block, its four best with several, and the default — each simulated where the two differ (``docs/autotuning.md``).
+Q block, its four best with several, and the default — each simulated where the two differ — with the CPU seconds of
+the default, of the fit checks of those eight and of pricing the nine (``docs/autotuning.md``).
 
 Run: ``.venv/bin/python benchmarks/attention_model.py [--rank]`` (timing-only, a few minutes; ``--rank`` longer).
 """
@@ -66,13 +67,16 @@ RANKED = [  # chip, op, cores
 
 
 def rank() -> None:
-    print("| chip | attention | default (step model) | cycles | this model's pick | cycles | ratio |")
-    print("|---|---|---|---:|---|---:|---:|")
+    print("| chip | attention | default (step model) | cycles | this model's pick | cycles | ratio | default s | "
+          "fit checks s | prices s |")  # fmt: skip
+    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
     for chip_name, op, cores in RANKED:
         chip = load_chip(chip_name)
         target = Target.of(chip)
+        start = time.process_time()
         family = AttentionFamily(op, target, AttentionSchedule(cores=cores))
         default = family.best()
+        chose = time.process_time()
         kinds: dict[bool, list[AttentionSchedule]] = {False: [], True: []}
         for _, cand in family.ranked(default.replace(tile_q=None, tile_kv=None, k0=None, block_q=None)):
             kind = kinds[cand.q_tiles > 1]
@@ -80,15 +84,16 @@ def rank() -> None:
                 kind.append(cand)
             if all(len(k) == 4 for k in kinds.values()):
                 break
+        checked = time.process_time()
         cands = [default, *kinds[False], *kinds[True]]
         pick = min(cands, key=lambda s: flash_prediction(op, s, target).cycles)
+        priced = time.process_time()
+        seconds = f"{chose - start:.2f} | {checked - chose:.2f} | {priced - checked:.2f}"
         base = _simulated(op, default, chip)
-        if pick == default:
-            print(f"| {chip_name} | {op.shape_text()} | {default.text()} | {base:,} | the same | | 1.000 |", flush=True)
-        else:
-            got = _simulated(op, pick, chip)
-            print(f"| {chip_name} | {op.shape_text()} | {default.text()} | {base:,} | {pick.text()} | {got:,} | "
-                  f"{got / base:.3f} |", flush=True)  # fmt: skip
+        got = base if pick == default else _simulated(op, pick, chip)
+        picked = ("the same", "") if pick == default else (pick.text(), f"{got:,}")
+        print(f"| {chip_name} | {op.shape_text()} | {default.text()} | {base:,} | {picked[0]} | {picked[1]} | "
+              f"{got / base:.3f} | {seconds} |", flush=True)  # fmt: skip
 
 
 def _simulated(op: Attention, schedule: AttentionSchedule, chip: object) -> int:
