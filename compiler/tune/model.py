@@ -29,7 +29,8 @@ turns fit beside it: the flash kernel's single-slot score and probability tiles,
 model 27–61 % over the simulator on one query tile per Q block). And its loops' steps, laid out on the pipes in the
 order ``lower`` emits them, are one more roof (``chain``: :func:`compiler.tune.pace.chain_cycles`): a step whose
 pipes feed each other takes longer than its busiest pipe's work — a FlashAttention step with several query tiles
-per Q block 7–43 % longer. The model ranks schedules; the simulator measures them.
+per Q block 7–43 % longer — and a program's epilogue outside its loop (the Vector unit's last normalisation) comes
+after its last step. The model ranks schedules; the simulator measures them.
 
 A search prices hundreds of kernels that share most of their instructions: :class:`Shared` keeps, for one search,
 the instructions made, each one's cost at the bandwidth its path streams at, and a GM load's or store's

@@ -8,7 +8,9 @@ through MTE3 and MTE1 for ``P·V`` on the Cube, once per query tile of a Q block
 busiest pipe's work: a pipe waits for a chain it cannot fill with other work. :func:`loop_pace` lays the steps
 of such a loop out as ``lower`` emits them (rotated: the statements ``compiler.passes.rotation`` runs a step ahead
 first, then the rest of the step, then those it runs a step late), each statement as early as its pipe, its
-operands and its slot allow, and takes the interval between steps once the loop runs steady.
+operands and its slot allow, and takes the interval between steps once the loop runs steady. A program's statements
+outside the loop that the next program's lead-in does not issue early (``compiler.passes.across``) run in turn with
+the steps: :func:`chain_cycles` adds the most work a pipe has in them.
 
 A statement's time is its work per step from :func:`compiler.tune.model.price` (a copy's at the transfers in flight
 the loop keeps); a loop inside the step (the L0 steps of a ``tl.dot``) is one statement per pipe, streaming: its
@@ -20,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
+from compiler.passes.across import lead_in
 from compiler.passes.rotation import lagging, rotation, vector_first
 from compiler.traffic import traced_trips
 
@@ -43,12 +46,18 @@ class _Node:
 
 def chain_cycles(kernel: Kernel, leaves: tuple) -> float:
     """Cycles of the kernel's outermost tile-language loops at their pace (:func:`loop_pace`) on the busiest core:
-    each loop's steps on that core times its interval. ``leaves``: :func:`compiler.tune.model.price`'s, in its order
-    (a statement's leaves follow each other, one per pipe); 0 for a kernel without such loops."""
+    each loop's steps on that core times its interval, and the most work any pipe has outside those loops (a
+    program's statements before and after its loop run in turn with it: the Vector unit's epilogue of a program
+    — the last rescale and normalisation — comes after its last step's softmax and before the next program's
+    first), less the statements the next program's lead-in runs during the current program's loop
+    (``compiler.passes.across``: its loads and Cube work before the loop). ``leaves``:
+    :func:`compiler.tune.model.price`'s, in its order (a statement's leaves follow each other, one per pipe); 0 for
+    a kernel without such loops."""
     plan = kernel.plan
     share = max((len(s) for s in plan.assignment), default=1) if plan else 1
     cursor = [0]
     total = 0.0
+    outside: dict[str, float] = {}  # each pipe's work outside the laid-out loops, on the busiest core
 
     def take(s) -> list:
         r, w = frozenset(reads(s)), frozenset(writes(s))
@@ -61,9 +70,9 @@ def chain_cycles(kernel: Kernel, leaves: tuple) -> float:
             cursor[0] += 1
         return out
 
-    def visit(body: tuple, mult: float, env: dict[str, int]) -> None:
+    def visit(body: tuple, mult: float, env: dict[str, int], led: tuple[int, ...] = ()) -> None:
         nonlocal total
-        for s in body:
+        for i, s in enumerate(body):
             if isinstance(s, Loop):
                 n = traced_trips(kernel, s, env)[1] if s.kind == "traced" else s.count
                 if s.kind == "traced":
@@ -72,12 +81,15 @@ def chain_cycles(kernel: Kernel, leaves: tuple) -> float:
                 else:
                     visit(s.body, mult * n, {**env, s.var: 0})
             elif isinstance(s, Parallel):
-                visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)})
+                lead = lead_in(kernel, s) if share > 1 else None
+                visit(s.body, mult * share, {**env, **dict.fromkeys(s.vars, 0)}, lead.pre if lead else ())
             elif not isinstance(s, Alloc | Compute | Flag):
-                take(s)
+                for leaf in take(s):
+                    if i not in led:
+                        outside[leaf.pipe] = outside.get(leaf.pipe, 0.0) + leaf.work
 
     visit(kernel.body, 1.0, {})
-    return total
+    return total + max(outside.values(), default=0.0) if total else 0.0
 
 
 def _nodes(kernel: Kernel, loop: Loop, steps: float, env: dict[str, int], take) -> list[_Node]:

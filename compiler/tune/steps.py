@@ -14,9 +14,10 @@ HBM bandwidth made every core's K/V stream look GM-bound and chose Q blocks to c
 instructions where it now takes 130,145 and 435,440.
 
 This is a second model beside ``compiler.tune.model`` (which prices a compiled loop nest after ``buffer``), kept
-because that one does not rank attention yet: on the tile-language flash kernel it is within 0.95–1.18 of the
-simulator's cycles, but it needs each candidate traced and buffered on the whole grid (0.2–5 s of CPU each, where
-this model's whole search takes under a second) and does not see a separated chip's hand-overs
+because that one does not rank attention yet: on the tile-language flash kernel it is within 0.95–1.11 of the
+simulator's cycles, but it prices a candidate from a short trace compiled to ``sync`` (0.04–0.56 s of CPU each, where
+this model's whole search takes under a second), has no bound yet to choose the few candidates to price, and does not
+see a separated chip's hand-overs
 (``benchmarks/attention_model.py`` prints both; ``docs/autotuning.md`` says why).
 """
 
