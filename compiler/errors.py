@@ -14,7 +14,12 @@ class ScheduleError(DsasimError):
         self.knob = knob
 
 
-class EventIdError(ScheduleError):
+class OutOfEventIds(ScheduleError):
+    """A schedule that needs more event ids (or cross-core flag ids) than the chip has: its flags', or on a separated
+    chip its hand-overs' between the Cube and the Vector cores. The tuner counts these apart from other refusals."""
+
+
+class EventIdError(OutOfEventIds):
     """A schedule that needs more event ids on one pipe pair than the chip has: the pair, the limit, and who
     took them (``owners``: a flag group's name — its buffers' names joined by ``+`` — and its ids)."""
 

@@ -14,6 +14,7 @@ __all__ = exports(
     __name__,
     {
         "BlockPointer": "compiler.language.block_ptr",
+        "CannotSplit": "compiler.language.errors",
         "Int": "compiler.language.scalars",
         "LanguageError": "compiler.language.errors",
         "LaunchOp": "compiler.language.launch",
@@ -23,6 +24,7 @@ __all__ = exports(
         "Site": "compiler.language.errors",
         "Tensor": "compiler.language.tensor",
         "TilesDoNotFit": "compiler.language.errors",
+        "TooManyEventIds": "compiler.language.errors",
         "abs": "compiler.language.functions",
         "advance": "compiler.language.block_ptr",
         "arange": "compiler.language.functions",

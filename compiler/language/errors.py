@@ -85,6 +85,16 @@ class LanguageError(DsasimError):
         self.reason = message
 
 
+class TooManyEventIds(LanguageError):
+    """A kernel that needs more event ids on one pipe pair than the chip has: its flags' (each stage of a tile handed
+    between two pipes takes one), or on a separated chip its hand-overs' between the Cube and the Vector cores."""
+
+
+class CannotSplit(LanguageError):
+    """A kernel a separated chip's split (``compiler.passes.split``) cannot divide between the Cube and the Vector
+    cores: the Cube side meets the Vector side other than through GM."""
+
+
 class TilesDoNotFit(LanguageError):
     """A kernel whose tiles do not fit a buffer of the chip (the compiler may retry with fewer tiles of its own):
     ``buffer`` (its space's label), the bytes it would ``need`` and ``have``, and ``parts`` (its largest tiles, by

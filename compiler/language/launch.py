@@ -19,14 +19,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from compiler.compiled import Compiled
-from compiler.errors import BufferCapacityError, EventIdError, ScheduleError
+from compiler.errors import BufferCapacityError, EventIdError, OutOfEventIds, ScheduleError
 from compiler.ir import Kernel
 from compiler.language import functions
 from compiler.language.build import BodyBuilder, parallel, shares
 from compiler.language.control import check_decisions, traced
 from compiler.language.core import Arg, PhaseDone, Tracer, constexpr, tracing
 from compiler.language.cubesum import sums_on_cube
-from compiler.language.errors import LanguageError, Site, TilesDoNotFit, is_internal
+from compiler.language.errors import CannotSplit, LanguageError, Site, TilesDoNotFit, TooManyEventIds, is_internal
 from compiler.language.fills import fold_fills, hoist_fills
 from compiler.language.fixscale import fold_scales
 from compiler.language.hints import launch_hints
@@ -364,7 +364,8 @@ def split_program(
         if e.knob == "num_stages" and fewer():
             return None
         dots = [s for s in nest.statics if s.rec.kind == "dot"]
-        raise LanguageError(
+        refused = TooManyEventIds if isinstance(e, OutOfEventIds) else CannotSplit  # the hand-overs' ids, or shape
+        raise refused(
             f"on chip {target.name} the Cube and the Vector unit are separate cores (AIC and AIV, sharing only GM), "
             f"and this kernel cannot be split between them: {e.message}",
             site=dots[0].rec.site if dots else Site("<launch>", 0),
@@ -470,7 +471,7 @@ def capacity_error(e: BufferCapacityError, kernel: Kernel, place: Placement) -> 
     )
 
 
-def event_id_error(e: EventIdError, kernel: Kernel, place: Placement) -> LanguageError:
+def event_id_error(e: EventIdError, kernel: Kernel, place: Placement) -> TooManyEventIds:
     """The sync pass's "too many event ids" error, naming the kernel lines whose tiles take them: each stage of a
     tile handed from one pipe to another takes one id on that pipe pair (and one back)."""
     rows = []
@@ -479,7 +480,7 @@ def event_id_error(e: EventIdError, kernel: Kernel, place: Placement) -> Languag
         where = ", ".join(dict.fromkeys(f"line {s.line}" for s in sites)) or "a tile of the compiler's own"
         rows.append((n, where, sites[0] if sites else None))
     parts = "; ".join(f"{where}: {n}" for n, where, _ in rows)
-    return LanguageError(
+    return TooManyEventIds(
         f"the kernel needs {sum(n for n, _, _ in rows)} event ids on {e.pair} but the chip has {e.limit} ({parts}): "
         "each stage of a tile handed between two pipes takes its own id",
         site=next((s for _, _, s in rows if s is not None), None),

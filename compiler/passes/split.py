@@ -51,7 +51,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from compiler.errors import ScheduleError
+from compiler.errors import OutOfEventIds, ScheduleError
 from compiler.passes.split_held import held
 from compiler.passes.split_rows import Division, divide
 from compiler.passes.split_share import chains, share
@@ -272,7 +272,7 @@ class _IdBase:
     def local(self, src: Pipe, dst: Pipe, event: int) -> int:
         e = self.used.get((src, dst), 0) + event
         if e >= self.limit:
-            raise ScheduleError(
+            raise OutOfEventIds(
                 f"on a separated chip this kernel needs event id {e} on {src.label}→{dst.label} (its hand-overs "
                 f"between the Cube and the Vector unit become GM loads there) but the chip has {self.limit}",
                 knob="num_stages",
@@ -282,7 +282,7 @@ class _IdBase:
 
     def crossed(self, event: int) -> int:
         if event >= self.cross:
-            raise ScheduleError(
+            raise OutOfEventIds(
                 f"on a separated chip this kernel needs cross-core flag id {event} but the chip has {self.cross}",
                 knob="num_stages",
                 hint="lower num_stages (fewer buffer slots), or run on the coupled chip",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.errors import BufferCapacityError, OutOfEventIds, ScheduleError
+from compiler.language.errors import LanguageError, TilesDoNotFit, TooManyEventIds
 
 ALGORITHMS = ("flash", "naive")
 MAX_DEPTH = 4
@@ -153,8 +153,8 @@ def in_attention_terms(e: Exception, schedule: AttentionSchedule) -> Exception:
     ``BLOCK`` sizes or lines."""
     knob = f"tile_q, tile_kv or k0 (--tile q=,kv=,k0=), {_KNOB[schedule.algorithm]} or --depth"
     if isinstance(e, LanguageError) and not isinstance(e, TilesDoNotFit):
-        return ScheduleError(f"schedule {schedule.text()} does not fit this chip: {e.reason}", knob=knob,
-                             hint=f"lower {knob}")  # fmt: skip
+        kind = OutOfEventIds if isinstance(e, TooManyEventIds) else ScheduleError  # the tuner counts them apart
+        return kind(f"schedule {schedule.text()} does not fit this chip: {e.reason}", knob=knob, hint=f"lower {knob}")
     if not isinstance(e, TilesDoNotFit):
         return e
     return BufferCapacityError(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from compiler.errors import BufferCapacityError, ScheduleError
-from compiler.language.errors import LanguageError, TilesDoNotFit
+from compiler.errors import BufferCapacityError, OutOfEventIds, ScheduleError
+from compiler.language.errors import CannotSplit, LanguageError, TilesDoNotFit, TooManyEventIds
 from compiler.ops import Op, OpError
 from compiler.target import Target
 from compiler.tune.model import Prediction
@@ -105,6 +105,10 @@ def reason(e: Exception) -> str:
     """Why the compiler refused a schedule, as a pruning category."""
     if isinstance(e, BufferCapacityError | TilesDoNotFit):
         return f"do not fit {e.buffer}"
+    if isinstance(e, OutOfEventIds | TooManyEventIds):
+        return "need too many event ids"  # a flag group's, or a separated chip's hand-overs'
+    if isinstance(e, CannotSplit):
+        return "cannot be split between the Cube and the Vector cores"
     if isinstance(e, ScheduleError):
         known = {
             "buffers": "need too many event ids",

@@ -5,8 +5,11 @@ compiler's IR); kernels are launched with :func:`dsasim.jit`.
 """
 
 from compiler.language import (
+    CannotSplit,
     LanguageError,
     PropagateNan,
+    TilesDoNotFit,
+    TooManyEventIds,
     abs,
     advance,
     arange,
@@ -85,8 +88,11 @@ from compiler.language import (
 from dsasim.language import math
 
 __all__ = [
+    "CannotSplit",
     "LanguageError",
     "PropagateNan",
+    "TilesDoNotFit",
+    "TooManyEventIds",
     "abs",
     "advance",
     "arange",

@@ -214,7 +214,7 @@ def test_too_many_event_ids_name_the_kernel_lines_and_num_stages():
     error names the kernel's load lines and the knob (num_stages), not the compiler's buffers."""
     q = np.zeros((1, 256, 64), np.float16)
     six = dataclasses.replace(load_chip("edu"), event_ids=6)
-    with pytest.raises(DsasimError) as e:
+    with pytest.raises(tl.TooManyEventIds) as e:  # its own kind, for a program (the tuner) that counts refusals
         fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=3, timing_only=True, chip=six)
     text = str(e.value)
     assert "7 event ids on MTE2→MTE1 but the chip has 6" in text

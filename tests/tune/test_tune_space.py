@@ -134,6 +134,24 @@ def test_capacity_pruning_names_the_buffer():
     assert "do not fit L0C" in space.summary()
 
 
+def test_refusals_are_counted_by_their_kind():
+    """A schedule that runs out of event ids is counted as such whichever way it is refused: the sync pass's flags
+    (a loop nest), a tile-language kernel's, a separated chip's hand-overs (attention's kernel, its refusal in the
+    schedule's terms); before, the last two were "refused by the operator" or under a knob's long name."""
+    from compiler import compile
+    from compiler.attention import Attention, AttentionSchedule
+    from compiler.tune.types import reason
+    from simulator import load_chip
+
+    flash = AttentionSchedule("flash", tile_q=64, tile_kv=64, k0=16, depth=3, block_q=64)
+    with pytest.raises(ScheduleError) as e:  # its hand-overs need event id 8 on MTE2→MTE1 of edu's 8
+        compile(Attention(1, 1, 256, 128, True), flash, load_chip("edu-separated"))
+    assert reason(e.value) == "need too many event ids"
+    full = BufferCapacityError(buffer="L1", need=2, have=1, knob="tile_m", what="x", parts="a")
+    assert reason(full) == "do not fit L1"
+    assert reason(ScheduleError("no", knob="cores")) == "have fewer parallel tiles than cores"
+
+
 def test_canonical_forms():
     """Equivalent raw schedules map to one candidate: clamped tiles, single-tile axes, useless depths."""
     op = MatMul(64, 256, 64)
