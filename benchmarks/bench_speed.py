@@ -19,7 +19,8 @@ Cases (``--cases`` picks some by name):
 
 The older revision is a git revision of this repository (``--old REV``, default ``e5c80fa``, the last before
 this speed work), checked out into a temporary worktree and run with ``PYTHONPATH`` pointing at it, in the same
-virtualenv. ``--old none`` runs this tree only.
+virtualenv; a revision with a compiled engine (``simulator/native.py``) runs it compiled, as its ``make bench`` would
+(this tree's build copied in where the engine's text is the same, else built). ``--old none`` runs this tree only.
 
 Run: ``.venv/bin/python benchmarks/bench_speed.py [--old REV] [--cases a,b] [--repeat R] [--json]``; the table
 in docs/architecture.md ("Speed") was made by it.
