@@ -261,7 +261,7 @@ class Decoder:
         return list(map(self.records.__getitem__, numbers)), numbers
 
     def number(self, program: Program) -> list[list[Instruction]]:
-        """Number every core's instructions of ``program`` (one hash each), without decoding them: each core's
+        """Number every core's instructions of ``program`` (``_number``), without decoding them: each core's
         distinct instructions in the order it first runs them, for validation to check before anything is
         decoded (``isa.validate``'s ``distinct``). ``decode`` then decodes them."""
         self._numbers = [self._number(s) for s in program.cores]
