@@ -254,12 +254,6 @@ class Decoder:
         self.cores: list[tuple[list[Decoded], list[int]]] = []
         self._numbers: list[list[int]] = []  # per core of the program numbered by ``number``
 
-    def stream(self, instructions: Sequence[Instruction]) -> tuple[list[Decoded], list[int]]:
-        """The decoded stream and the number of each instruction in it."""
-        numbers = self._number(instructions)
-        self._decode_new()
-        return list(map(self.records.__getitem__, numbers)), numbers
-
     def number(self, program: Program) -> list[list[Instruction]]:
         """Number every core's instructions of ``program`` (``_number``), without decoding them: each core's
         distinct instructions in the order it first runs them, for validation to check before anything is
@@ -276,7 +270,7 @@ class Decoder:
         return self.cores
 
     def program(self, program: Program) -> list[tuple[list[Decoded], list[int]]]:
-        """``stream`` of every core of ``program``, in core order (kept as ``cores``)."""
+        """``number`` and ``decode``: every core's decoded stream and numbers, in core order (kept as ``cores``)."""
         self.number(program)
         return self.decode()
 
@@ -305,6 +299,6 @@ class Decoder:
         self.records += [decode(ins, chip, transfers, views) for ins in islice(self.distinct, len(self.records), None)]
 
     def core_distinct(self, numbers: list[int]) -> list[Instruction]:
-        """A core's distinct instructions (``numbers`` from ``stream``) in the order the core first runs them."""
+        """A core's distinct instructions (``numbers`` from ``number``) in the order the core first runs them."""
         distinct = self.distinct
         return [distinct[n] for n in dict.fromkeys(numbers)]
