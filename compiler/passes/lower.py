@@ -161,6 +161,8 @@ class Emitter(Statements):
         #: the stamped cores' GM loads by what their tile depends on (and which loop variables that is, per load)
         self.remade: dict[tuple, Instruction] = self.plans.setdefault(("remade",), {})  # type: ignore[assignment]
         self.loads: dict[int, tuple[str, ...]] = self.plans.setdefault(("loads",), {})  # type: ignore[assignment]
+        #: per recorded GM load (by identity): where each index its tile depends on comes from (``remake``)
+        self.specs: dict[int, tuple] = self.plans.setdefault(("specs",), {})  # type: ignore[assignment]
         self.group_head = {g.name: g.buffers[0] for g in kernel.groups}
         self.counts = {f"{a.name}o": a.count for a in kernel.axes}
         self.rotations: dict[int, tuple[int, ...] | None] = (
@@ -240,19 +242,35 @@ class Emitter(Statements):
         else:
             self.out += self.k.traced.emit(s, self.env, self.addr)
 
-    def remake(self, ref: GmRef) -> Instruction | None:
-        """The GM load or store ``ref`` recorded, made again at the loop indices ``env`` holds (``stamp``). A loop
-        nest's load is remembered by the indices its tile depends on (:meth:`tile_vars`): the cores of a matmul load
-        the same tiles of ``a`` and ``b`` many times (with ``DSASIM_FAST=0``: made each time)."""
-        if type(ref.local) is Addr:
-            stmt = ref.stmt
-            if type(stmt) is not Load or not self.fast:
-                return self.gm(stmt, ref.local)
-            env = self.env  # the statement and its slot by identity: both live as long as the template
-            key = (id(stmt), id(ref.local), *[env.get(v, 0) for v in self.tile_vars(stmt)])
+    def remake(self, ref: GmRef, vars: tuple[str, ...], idx: tuple[int, ...] | None) -> Instruction | None:
+        """The GM load or store ``ref`` recorded, made again at its loop indices with the parallel ones ``vars`` at
+        ``idx`` (None: as recorded) (``stamp``). A loop nest's load is remembered by the indices its tile depends on
+        (:meth:`tile_vars`): the cores of a matmul load the same tiles of ``a`` and ``b`` many times (with
+        ``DSASIM_FAST=0``: made each time). Which of those indices are parallel ones, and the others' values, are
+        worked out once per recorded load; its indices are set as the loop indices only to make it."""
+        local = ref.local
+        key = None
+        if type(local) is Addr and type(ref.stmt) is Load and self.fast:
+            # the statement, its slot and the record by identity: all live as long as the template
+            spec = self.specs.get(id(ref))
+            if spec is None:
+                at = vars if idx is not None else ()
+                spec = self.specs[id(ref)] = tuple(
+                    (at.index(v), 0) if v in at else (-1, ref.env.get(v, 0)) for v in self.tile_vars(ref.stmt)
+                )
+            key = (id(ref.stmt), id(local), *[c if j < 0 else idx[j] for j, c in spec])  # type: ignore[index]
             ins = self.remade.get(key)
-            if ins is None:
-                ins = self.remade[key] = self.gm(stmt, ref.local)
+            if ins is not None:
+                return ins
+        env = ref.env
+        if idx is not None:
+            env = dict(env)
+            env.update(zip(vars, idx))
+        self.env = env
+        if type(local) is Addr:
+            ins = self.gm(ref.stmt, local)
+            if key is not None:
+                self.remade[key] = ins
             return ins
         try:
             emitted = self.k.traced.emit(ref.stmt, self.env, ref.local.__getitem__)  # type: ignore[union-attr]

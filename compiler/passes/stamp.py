@@ -148,12 +148,7 @@ class Template:
         out = list(self.stream)
         number = orders.number
         for q, ref, n in self.refs:
-            env = ref.env
-            if ref.program is not None:
-                env = dict(env)
-                env.update(zip(vars, share[ref.program]))
-            emitter.env = env
-            ins = emitter.remake(ref)
+            ins = emitter.remake(ref, vars, None if ref.program is None else share[ref.program])
             if ins is None or number(ins) != n:
                 return None
             out[q] = ins
@@ -161,12 +156,11 @@ class Template:
 
 
 class Remaker(Protocol):
-    """What :meth:`Template.stamp` asks of ``lower``'s emitter: its loop indices, and a recorded GM load or store
-    made again at them (None: the statement no longer makes that instruction)."""
+    """What :meth:`Template.stamp` asks of ``lower``'s emitter: a recorded GM load or store made again at its loop
+    indices with the parallel ones ``vars`` at ``idx`` (None: outside the parallel loop) — None when the statement no
+    longer makes that instruction."""
 
-    env: dict[str, int]
-
-    def remake(self, ref: GmRef) -> Instruction | None: ...
+    def remake(self, ref: GmRef, vars: tuple[str, ...], idx: tuple[int, ...] | None) -> Instruction | None: ...
 
 
 class Stamps:
