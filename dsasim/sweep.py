@@ -109,10 +109,9 @@ def parse_value(key: str, value: Any) -> Any:
         return value if isinstance(value, str) else getattr(value, "name", value)
     if key == "dtype":
         try:
-            return value if isinstance(value, DType) else DType(str(value))
-        except ValueError:
-            names = ", ".join(d.value for d in DType)
-            raise SweepError(f"dtype={value!r} is not a data type", hint=f"data types: {names}") from None
+            return value if isinstance(value, DType) else DType.named(str(value))
+        except ValueError as e:
+            raise SweepError(f"dtype={value!r} is not a data type", hint=str(e)) from None
     if key in _AXES_KNOBS:
         if isinstance(value, tuple | list):
             return tuple(value)

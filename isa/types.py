@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import enum
 from typing import NamedTuple
 
@@ -37,8 +38,21 @@ class DType(enum.Enum):
         return self in (DType.F16, DType.BF16, DType.F32)
 
     @classmethod
-    def parse(cls, name: str) -> DType:
-        return cls(name)
+    def named(cls, text: str) -> DType:
+        """The type a user names on a command line or in a sweep: its own name (``f16``) or a common alias from
+        numpy, PyTorch and Triton (``float16``, ``fp16``, ``half``, ``bfloat16``, ``float32``, ``int8``…), any case.
+        Unknown: a ``ValueError`` whose text is a hint — the closest name when there is one, and every name."""
+        key = text.strip().lower()
+        got = _ALIASES.get(key)
+        if got is not None:
+            return got
+        try:
+            return cls(key)
+        except ValueError:
+            names = ", ".join(d.value for d in cls)
+            close = difflib.get_close_matches(key, [*DTYPE_NAMES, *_ALIASES], n=1, cutoff=0.75)
+            guess = f"did you mean {named_of(close[0])}? " if close else ""
+            raise ValueError(f"{guess}data types: {names}") from None
 
     def __str__(self) -> str:
         return self.value
@@ -57,6 +71,20 @@ for _d in DType:
     _d._itemsize = _ITEMSIZE[_d]
 
 DTYPE_NAMES = frozenset(d.value for d in DType)
+
+#: Other names users write for the types (``DType.named``): numpy's, PyTorch's and Triton's.
+_ALIASES = {
+    **dict.fromkeys(("float16", "fp16", "half"), DType.F16),
+    **dict.fromkeys(("bfloat16",), DType.BF16),
+    **dict.fromkeys(("float32", "fp32", "single"), DType.F32),
+    **dict.fromkeys(("int8",), DType.I8),
+    **dict.fromkeys(("int32",), DType.I32),
+}
+
+
+def named_of(text: str) -> str:
+    """The name ``DType.named`` reads ``text`` as (``float16`` → ``f16``)."""
+    return DType.named(text).value
 
 
 class Space(enum.Enum):

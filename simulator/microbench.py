@@ -449,10 +449,9 @@ def parse_vector(text: str) -> tuple[str, DType, int, DType | None]:
 
 def _dtype(name: str, spec: str) -> DType:
     try:
-        return DType(name)
-    except ValueError:
-        names = ", ".join(d.value for d in DType)
-        raise MicrobenchError(f"unknown dtype '{name}' in '{spec}'", hint=f"dtypes: {names}") from None
+        return DType.named(name)
+    except ValueError as e:
+        raise MicrobenchError(f"unknown dtype '{name}' in '{spec}'", hint=str(e)) from None
 
 
 def fmt_bytes(n: int) -> str:

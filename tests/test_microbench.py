@@ -179,7 +179,7 @@ def test_sizes_and_specs_parse():
         (lambda c: mb.parse_size("12Q"), "cannot read size '12Q'", "1K,16K,512K"),
         (lambda c: mb.parse_mmad("32x16"), "cannot read mmad shape", "MxKxN"),
         (lambda c: mb.parse_vector("add:f16"), "cannot read vector spec", "op:dtype:repeats"),
-        (lambda c: mb.parse_vector("add:f17:2"), "unknown dtype 'f17'", "dtypes: f16"),
+        (lambda c: mb.parse_vector("add:f17:2"), "unknown dtype 'f17'", "data types: f16"),
         (lambda c: mb.parse_vector("add:f16:2:f32"), "only cast takes a target", None),
     ],
 )

@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     for name in PARAMS:
         g.add_argument(f"--{name}", type=int, metavar="N", help=_HELP[name])
     g.add_argument("--act", choices=("gelu", "silu", "relu"), help="activation of the MLP / FFN (default gelu)")
-    g.add_argument("--dtype", default="f16", help="element type: f16 (default), bf16")
+    g.add_argument("--dtype", default="f16", help="element type: f16 (default), bf16 (or bfloat16)")
     g = p.add_argument_group("how it runs")
     g.add_argument("--plan", choices=POLICIES, default="reuse", help="GM plan: naive or reuse (default: reuse)")
     g.add_argument("--fuse", dest="fuse", action="store_true", default=True, help="fuse (the default)")

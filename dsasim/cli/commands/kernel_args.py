@@ -17,7 +17,11 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     """The operator, its shape and the schedule knobs (shared by ``run`` and ``compile``)."""
     p.add_argument("op", metavar="OP", help="matmul, add, mul, relu, exp, gelu, softmax, rmsnorm, layernorm, ...")
     p.add_argument("--shape", required=True, help="matmul: MxNxK; every other operator: RxC (rows x columns)")
-    p.add_argument("--dtype", default="f16", help="element type: f16 (default), bf16, f32 (vector operators)")
+    p.add_argument(
+        "--dtype",
+        default="f16",
+        help="element type: f16 (default), bf16, f32 (vector operators); numpy's and PyTorch's names (float16…) too",
+    )
     g = p.add_argument_group("matmul")
     g.add_argument("--out-dtype", metavar="DTYPE", help="output type (default: --dtype); f32 keeps the accumulator")
     g.add_argument("--bias", action="store_true", help="add a bias row: c = a·b + bias[n]")
@@ -80,10 +84,9 @@ def dtype(text: str | None, what: str) -> DType | None:
     if text is None:
         return None
     try:
-        return DType(text)
-    except ValueError:
-        names = ", ".join(d.value for d in DType)
-        raise DsasimError(f"{what} '{text}' is not a data type", hint=f"data types: {names}") from None
+        return DType.named(text)
+    except ValueError as e:
+        raise DsasimError(f"{what} '{text}' is not a data type", hint=str(e)) from None
 
 
 def chip_cores(args: argparse.Namespace) -> int:
