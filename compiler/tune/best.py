@@ -33,7 +33,7 @@ from compiler.passes import front, hoist, order, spec, tile
 from compiler.passes.buffer import alloc_counts
 from compiler.schedule import BLOCK_K_TILES, Schedule, check, loaded_operands, operands, tile_knobs
 from compiler.target import Target
-from compiler.tune.bound import closed_bound
+from compiler.tune.bound import BoundMemo, closed_bound
 from compiler.tune.descent import descend as _descend
 from compiler.tune.descent import name as _name
 from compiler.tune.fit import FitCheck
@@ -278,9 +278,8 @@ class Pricer:
         self.scores: dict[tuple, tuple | None] = {}
         self.floors: dict[tuple, float | None] = {}
         self.tilings: dict[tuple, float | None] = {}  # the bound of each tiling, whatever its k0
-        self.closed: dict[tuple, float] = {}  # its closed form (:meth:`cheap`), and each operand tile's cheapest load
-        self.loads: dict[tuple, float] = {}
-        self.transfers: dict[tuple, object] = {}
+        self.closed: dict[tuple, float] = {}  # each tiling's closed form (:meth:`cheap`)
+        self.bounds = BoundMemo()  # what the closed forms share
         self.ordered: dict[tuple, Kernel | None] = {}
         self.kept: dict[tuple, Kernel] = {}  # hoisted kernels bounded, not yet priced
         #: the instructions and costs the model priced, for the next kernels (none with ``DSASIM_FAST=0``)
@@ -339,7 +338,7 @@ class Pricer:
             op, given = self.op, self.given
             parallel = given.parallel or _parallel(op, _tiles_of(candidate), given.cores, given.group_m)
             got = self.closed[tiling] = closed_bound(
-                op, self.target, candidate, given.order, given.cores, parallel, self.loads, self.transfers
+                op, self.target, candidate, given.order, given.cores, parallel, self.bounds
             )
         return got
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from compiler.ops import MatMul, Op
 from compiler.schedule import BLOCK_K_TILES
@@ -34,6 +34,36 @@ from isa import Addr, Copy, Space
 ORDER = ("m", "n", "k")
 
 
+class BoundMemo:
+    """What a search's calls of :func:`closed_bound` on one operator and chip share: the operator's facts the bound
+    reads (its extents, the operands' dims and bytes, whether it is a plain matmul), each operand tile's load cost by
+    bandwidth, and each load shape's transfer (the same at every bandwidth)."""
+
+    def __init__(self) -> None:
+        self.facts: _Facts | None = None
+        self.loads: dict[tuple, float] = {}
+        self.transfers: dict[tuple, Any] = {}
+
+
+class _Facts(NamedTuple):
+    """A matmul's facts the bound reads: its extents, each operand's dims and bytes (``a``, ``b``, ``c``), the
+    places in ``ORDER`` of ``a``'s and ``b``'s dims, and whether it has no epilogue tensors."""
+
+    axes: dict[str, int]
+    dims: dict[str, tuple[str, ...]]
+    nbytes: dict[str, int]
+    places: dict[str, tuple[int, ...]]
+    plain: bool
+
+
+def _facts(op: MatMul) -> _Facts:
+    ts = {t.name: t for t in op.tensors()}
+    dims = {name: ts[name].dims for name in ("a", "b")}
+    places = {name: tuple(i for i, a in enumerate(ORDER) if a in d) for name, d in dims.items()}
+    plain = not (op.bias or op.gate or op.residual)
+    return _Facts(op.axes(), dims, {name: t.nbytes for name, t in ts.items()}, places, plain)
+
+
 def closed_bound(
     op: Op,
     target: Target,
@@ -41,54 +71,57 @@ def closed_bound(
     order: tuple[str, ...],
     cores: int,
     parallel: tuple[str, ...],
-    loads: dict[tuple, float] | None = None,
-    transfers: dict[tuple, Any] | None = None,
+    memo: BoundMemo | None = None,
 ) -> float:
     """A lower bound of the predicted cycles of the matmul ``candidate`` (its ``m, n, k`` tiles, ``panel`` and
     ``block``) on ``cores`` cores, its tiles of the ``parallel`` axes spread over them; 0 where it knows nothing
-    (another operator or loop order). ``loads``: each operand tile's load cost, kept across a search's calls;
-    ``transfers``: each load shape's transfer."""
+    (another operator or loop order). ``memo``: what a search's calls on ``op`` and ``target`` share."""
     if not isinstance(op, MatMul) or (order and tuple(order) != ORDER) or tuple(parallel) != ORDER[: len(parallel)]:
         return 0.0
-    axes = op.axes()
+    memo = memo or BoundMemo()
+    facts = memo.facts = memo.facts or _facts(op)
+    axes, loads, transfers = facts.axes, memo.loads, memo.transfers
     tiles = {a: candidate[a] for a in ORDER}
-    trips = {a: -(-axes[a] // tiles[a]) for a in ORDER}
+    trips = tuple(-(-axes[a] // tiles[a]) for a in ORDER)
     panel, block = candidate.get("panel"), candidate.get("block")
-    spread = math.prod(trips[a] for a in parallel) if cores > 1 else 1
+    spread = math.prod(trips[: len(parallel)]) if cores > 1 else 1
     active = min(cores, spread) if cores > 1 else 1  # the cores with tiles (``compiler.plan``: shares differ by one)
     share = -(-spread // active) / spread  # the busiest core's part of the steps
-    bandwidth = _bandwidth(target, active, _served(op, target, trips, panel, block))
-    wide = {**tiles, "k": BLOCK_K_TILES * tiles["k"]}
+    bandwidth = _bandwidth(target, active, _served(op, target, trips, panel, block, facts))
     least = block is not None or panel is not None
-    dims_of = {name: op.tensor(name).dims for name in ("a", "b")}
+    blocks = (*trips[:2], -(-trips[2] // BLOCK_K_TILES))
 
     def work(name: str, sizes: dict[str, int]) -> float:
-        key = (name, bandwidth, least, *(sizes[d] for d in dims_of[name]))
-        cost = None if loads is None else loads.get(key)
+        key = (name, bandwidth, least, *(sizes[d] for d in facts.dims[name]))
+        cost = loads.get(key)
         if cost is None:
-            cost = _load_cost(op, target, name, sizes, bandwidth, least, transfers)
-            if loads is not None:
-                loads[key] = cost
+            cost = loads[key] = _load_cost(op, target, name, sizes, bandwidth, least, transfers)
         return cost
 
     total = 0.0
     for name in ("a", "b"):
         if name == panel:
             continue
-        dims = dims_of[name]
-        plain = _loads(dims, trips) * work(name, tiles)
+        places = facts.places[name]
+        plain = _loads(places, trips) * work(name, tiles)
         if name == block:  # a block of k tiles at a time, unless the hoisting declines the block
-            blocks = {**trips, "k": -(-trips["k"] // BLOCK_K_TILES)}
-            plain = min(plain, _loads(dims, blocks) * work(name, wide))
+            plain = min(plain, _loads(places, blocks) * work(name, {**tiles, "k": BLOCK_K_TILES * tiles["k"]}))
         total += plain * share
     return total
 
 
-def _loads(dims: tuple[str, ...], trips: dict[str, int]) -> int:
-    """How many times a tile of a tensor along ``dims`` is loaded at the fewest: once per iteration of the loops
-    (``ORDER``) down to the innermost one along its dims that has more than one tile — where its tile changes."""
-    last = max((i for i, a in enumerate(ORDER) if a in dims and trips[a] > 1), default=-1)
-    return math.prod(trips[a] for a in ORDER[: last + 1])
+def _loads(places: tuple[int, ...], trips: tuple[int, ...]) -> int:
+    """How many times a tile of a tensor is loaded at the fewest (its dims at ``places`` of ``ORDER``; ``trips``: the
+    loops' trip counts in that order): once per iteration of the loops down to the innermost one along its dims that
+    has more than one tile — where its tile changes."""
+    last = -1
+    for i in places:
+        if trips[i] > 1:
+            last = i
+    n = 1
+    for t in trips[: last + 1]:
+        n *= t
+    return n
 
 
 def _bandwidth(target: Target, active: int, served: float | None = None) -> float:
@@ -103,30 +136,38 @@ def _bandwidth(target: Target, active: int, served: float | None = None) -> floa
     return min(path.bandwidth, min(most, served or most) / active)
 
 
-def _served(op: MatMul, target: Target, trips: dict[str, int], panel: str | None, block: str | None) -> float | None:
+def _served(
+    op: MatMul,
+    target: Target,
+    trips: tuple[int, ...],
+    panel: str | None,
+    block: str | None,
+    facts: _Facts | None = None,
+) -> float | None:
     """The most bytes per cycle the memory can serve a plain matmul's kernel (no epilogue tensors; None otherwise),
     by the model's rule (``compiler.traffic.memory_cycles``): its ``read + write`` bytes over ``max((compulsory +
     write) / gm, (read - compulsory) / l2)`` cycles. Its writes are ``c``'s bytes once and its compulsory reads
     ``a``'s and ``b``'s; its reads are at least each operand's bytes times the times the loop order sweeps it
     (:func:`_loads` over its tiles: a k-blocked operand the fewer of either way, a panel once). With an L2 that holds
     them the rate falls as the reads grow past ``compulsory``: ``(read + write) · l2 / (read - compulsory)``; without
-    one (or one too small) it is the GM link's alone."""
+    one (or one too small) it is the GM link's alone. ``trips``: the loops' trip counts in ``ORDER``."""
     gm = target.gm_bandwidth
-    if op.bias or op.gate or op.residual or not math.isfinite(gm):
+    facts = facts or _facts(op)
+    if not facts.plain or not math.isfinite(gm):
         return None
-    ts = {t.name: t for t in op.tensors()}
-    compulsory, write = ts["a"].nbytes + ts["b"].nbytes, ts["c"].nbytes
+    nbytes = facts.nbytes
+    compulsory, write = nbytes["a"] + nbytes["b"], nbytes["c"]
     l2 = getattr(target.params, "l2", None)
     if l2 is None or compulsory > l2.size:
         return gm
-    blocks = {**trips, "k": -(-trips["k"] // BLOCK_K_TILES)}
+    blocks = (*trips[:2], -(-trips[2] // BLOCK_K_TILES))
     read = 0
     for name in ("a", "b"):
-        dims = ts[name].dims
-        sweeps = _loads(dims, trips) // math.prod(trips[d] for d in dims)
+        places = facts.places[name]
+        sweeps = _loads(places, trips) // math.prod(trips[i] for i in places)
         if name == block:
-            sweeps = min(sweeps, _loads(dims, blocks) // math.prod(blocks[d] for d in dims))
-        read += ts[name].nbytes * (1 if name == panel else sweeps)
+            sweeps = min(sweeps, _loads(places, blocks) // math.prod(blocks[i] for i in places))
+        read += nbytes[name] * (1 if name == panel else sweeps)
     if read <= compulsory:
         return None
     return (read + write) * l2.bandwidth / (read - compulsory)

@@ -68,7 +68,7 @@ def test_the_closed_form_never_exceeds_the_kernels_bound(chip, cores, op):
         floor = d.floor_cycles(hoisted)
         assert closed <= floor + 1e-6, (cand, closed, floor)
         traffic = gm_traffic(hoisted)  # the memory serves no more than the closed form's rate
-        trips = {a: -(-op.axes()[a] // cand[a]) for a in "mnk"}
+        trips = tuple(-(-op.axes()[a] // cand[a]) for a in "mnk")
         most = _served(op, target, trips, cand.get("panel"), cand.get("block"))
         cycles = memory_cycles(target, traffic)
         if most is not None and cycles > 0:
