@@ -244,7 +244,7 @@ def test_the_softmax_phase_uses_no_cube_tile(preset):
 
 
 @pytest.mark.parametrize(
-    ("preset", "op"), [("edu", Attention(1, 1, 512, 64)), ("ascend910b-like", Attention(1, 2, 1000, 128, True))]
+    ("preset", "op"), [("edu", Attention(1, 1, 256, 64)), ("ascend910b-like", Attention(1, 2, 300, 128, True))]
 )
 def test_the_naive_search_skips_candidates_a_refusal_covers(monkeypatch, preset, op):
     """The naive default search, with shortcuts on, compiles no Cube phases of a candidate an earlier refusal for room
