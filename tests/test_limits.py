@@ -456,3 +456,32 @@ def test_tiles_of_a_kernel_whose_tensors_run_along_programs_is_a_clean_error(cap
 def test_tune_refuses_a_default_schedule_beyond_its_budget(capsys):
     err = user_error(capsys, "tune", "matmul", "--shape", "65536x65536x65536", "--trials", "3")
     assert "budget of 400,000" in err and "--max-instructions" in err
+
+
+def test_a_short_naive_attention_is_compiled_once_between_the_budget_and_the_driver(monkeypatch):
+    """One head of naive attention no longer than four tiles: the budget counts it on the whole kernel under the
+    schedule its search resolved, and the driver's compile (of the schedule as given) is that kernel, compiled once;
+    with every shortcut off, the same program, compiled twice."""
+    from compiler.attention import compile as attention_compile
+    from dsasim import Attention, AttentionSchedule
+    from dsasim.api import chip_for
+    from dsasim.driver import compile_within_budget
+
+    op = Attention(1, 1, 192, 64, causal=True)
+    chip = chip_for("edu")
+    wholes: list[int] = []
+    real = attention_compile.compile_naive
+
+    def counted(op_, schedule, chip_, programs=None, phase=None):
+        wholes.append(op_.seq)
+        return real(op_, schedule, chip_, programs, phase)
+
+    monkeypatch.setattr(attention_compile, "compile_naive", counted)
+    attention_compile.NAIVE.clear()
+    compiled, est = compile_within_budget(op, AttentionSchedule("naive", tile_q=64), chip)
+    assert compiled.schedule.algorithm == "naive" and wholes.count(op.seq) == 1, wholes
+    assert est.instructions == compiled.program.instruction_count
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow, est_slow = compile_within_budget(op, AttentionSchedule("naive", tile_q=64), chip)
+    assert wholes.count(op.seq) == 3 and est_slow.instructions == est.instructions
+    assert slow.program == compiled.program and [p for p, _ in slow.passes] == [p for p, _ in compiled.passes]

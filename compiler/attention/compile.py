@@ -40,7 +40,7 @@ def compile_attention(op: Attention, schedule: AttentionSchedule | None, chip: o
     while True:
         resolved = default_attention_schedule(op, target, schedule, refused)
         if resolved.algorithm == "naive":
-            return compile_naive(op, resolved, chip)
+            return NAIVE.get((op, resolved, target.key), lambda s=resolved: compile_naive(op, s, chip))
         try:
             return compile_flash(op, resolved, chip)
         except (LanguageError, BufferCapacityError, ScheduleError) as e:
@@ -62,3 +62,9 @@ def compile_ahead(op: Attention, schedule: AttentionSchedule, chip: object) -> C
 #: Kernels :func:`compile_ahead` compiled: (operator, schedule as given, the chip's fields) → the kernel. Two at most:
 #: the next compile takes its kernel from here, and a whole program is large to keep.
 AHEAD: Memo[Compiled] = Memo(2)
+
+#: Naive kernels already compiled: (operator, resolved schedule, the chip's fields) → the kernel. The budget counts a
+#: short operator's instructions on the kernel itself, under the schedule the search resolved (``dsasim.budget``):
+#: the driver's compile that follows, of the same operator under the schedule as given, resolves to the same schedule
+#: and takes that kernel. Two at most, as :data:`AHEAD`.
+NAIVE: Memo[Compiled] = Memo(2)

@@ -32,8 +32,9 @@ fewer cycles than the best schedule with one query tile per block (:data:`Q_BLOC
 tiles, then (flash) to the smaller L0 step — its L0 tiles keep their stages where a larger one's would not
 (ascend910b-like 1x1x1024x128, q=64, kv=256: k0=32 131,942 cycles, k0=64 154,755) — then to larger Q blocks (less
 traffic). A candidate at least as large as one that did not fit in every tile knob (same ``k0``) is skipped without
-compiling (``FlashFits``). For naive, the softmax's rows (if not given) depend on nothing else: the most (up to
-the model's best) that keep its tiles double-buffered, from one traced program.
+compiling (``FlashFits``; for naive, with shortcuts on, ``NaiveFits``). For naive, the softmax's rows (if not given)
+depend on nothing else: the most (up to the model's best) that keep its tiles double-buffered, from one traced
+program.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from compiler.memo import Memo
 from compiler.ops import Op
 from compiler.target import Target, fmt_bytes
 from compiler.traffic import Traffic
-from compiler.tune.attention_fit import FlashFits, flash_workspace_bytes, naive_fits, naive_misfit, naive_rows
+from compiler.tune.attention_fit import FlashFits, NaiveFits, flash_workspace_bytes, naive_misfit, naive_rows
 from compiler.tune.attention_schedule import ALGORITHMS, MAX_DEPTH, AttentionSchedule, check, in_attention_terms
 from compiler.tune.attention_work import attention_traffic
 from compiler.tune.errors import TuneError
@@ -147,8 +148,9 @@ class AttentionFamily(Family):
             base = self._rows(base)
             if isinstance(base, Exception):
                 return base
+        fits = NaiveFits(self.op, self.target)
         for _, cand in self.ranked(base):
-            if naive_fits(self.op, cand, self.target):
+            if fits(cand):
                 return cand
         first = next(self._tilings(base))
         return in_attention_terms(naive_misfit(self.op, first, self.target), first)  # type: ignore[arg-type]

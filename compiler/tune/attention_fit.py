@@ -5,7 +5,8 @@ one head group over a short sequence, compiled on one core, does: a Q block and 
 (:func:`flash_misfit`; :func:`short_kernel` also gives the budget its instructions and the GM footprint its
 workspaces), one query tile over the whole sequence for ``naive`` (:func:`naive_misfit`: the softmax's tiles are whole
 rows; :func:`naive_rows` chooses them). :class:`FlashFits` skips, without compiling, a candidate at least as large
-as one refused. Answers are remembered by the chip's fields (``Target.key``), never its name.
+as one refused; :class:`NaiveFits` likewise, with shortcuts on. Answers are remembered by the chip's fields
+(``Target.key``), never its name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from compiler.language.errors import LanguageError, TilesDoNotFit
 from compiler.memo import Memo
 from compiler.target import Target
 from compiler.tune.attention_schedule import AttentionSchedule, in_attention_terms
+from isa.fast import fast
 
 
 def short(op: Attention, seq: int) -> Attention:
@@ -195,11 +197,29 @@ def softmax_misfit(op: Attention, schedule: AttentionSchedule, target: Target) -
     return misfit((target.key, one, s.replace(tile_kv=None, k0=None), "softmax"), softmax)
 
 
-def naive_fits(op: Attention, schedule: AttentionSchedule, target: Target) -> bool:
-    """Whether ``schedule`` fits (:func:`naive_misfit` is None), without naming why not: a candidate its softmax
-    refuses is refused without compiling the scores phase that would name the refusal — a given ``rows`` too large
-    for UB refuses every tiling after one compile per query tile."""
-    return softmax_misfit(op, schedule, target) is None and naive_misfit(op, schedule, target) is None
+class NaiveFits:
+    """Whether naive schedules of ``op`` fit ``target`` (:func:`naive_misfit` is None), a default search's candidates
+    asked best first, without naming why not: a candidate its softmax refuses is refused without compiling the scores
+    phase that would name the refusal (a given ``rows`` too large for UB refuses every tiling after one compile per
+    query tile); with shortcuts on, a candidate whose Cube phases need at least what an earlier candidate's were
+    refused for (:func:`_covers`: the same depth and rows, no smaller query tile or key tile, and for L0A/L0B no
+    smaller ``k0``) is refused without compiling them — most large candidates are refused for L0C, one after another
+    (``DSASIM_FAST=0``: every candidate compiled, the same answers)."""
+
+    def __init__(self, op: Attention, target: Target) -> None:
+        self.op, self.target = op, target
+        #: candidates whose Cube phases were refused, with the space that was short
+        self.refused: list[tuple[AttentionSchedule, str]] = []
+
+    def __call__(self, cand: AttentionSchedule) -> bool:
+        if softmax_misfit(self.op, cand, self.target) is not None:
+            return False  # remembered, and checked first by naive_misfit too
+        if fast() and any(r.rows == cand.rows and _covers(cand, r, space) for r, space in self.refused):
+            return False
+        e = naive_misfit(self.op, cand, self.target)
+        if isinstance(e, TilesDoNotFit):
+            self.refused.append((cand, e.buffer))
+        return e is None
 
 
 def naive_rows(op: Attention, schedule: AttentionSchedule, target: Target, most: int) -> int:
@@ -272,7 +292,7 @@ def _covers(cand: AttentionSchedule, refused: AttentionSchedule, space: str) -> 
     """Whether ``cand`` needs at least what ``refused`` (a schedule that did not fit in ``space``) needed: the same
     depth, no smaller query tile, key tile or Q block, and — unless L1, L0C or UB was short, which ``k0`` does not
     change — no smaller ``k0`` (L0A/L0B), or the same tiles (event ids, which grow with the Q block)."""
-    if cand.depth != refused.depth or cand.block_q < refused.block_q:
+    if cand.depth != refused.depth or (cand.block_q or 0) < (refused.block_q or 0):
         return False
     if cand.tile_q < refused.tile_q or cand.tile_kv < refused.tile_kv:
         return False

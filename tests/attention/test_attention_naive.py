@@ -227,7 +227,7 @@ def test_softmax_rows_fall_back_to_the_most_that_fit():
 
 @pytest.mark.parametrize("preset", ["edu", "ascend910b-like-separated"])
 def test_the_softmax_phase_uses_no_cube_tile(preset):
-    """``naive_fits`` remembers a refusal of the softmax phase apart from ``tile_kv`` and ``k0``: the phase's program
+    """``NaiveFits`` remembers a refusal of the softmax phase apart from ``tile_kv`` and ``k0``: the phase's program
     (or its refusal) is the same whatever they are, for fitting and refused rows, causal or not."""
     target = Target.of(load_chip(preset))
     cases = [(Attention(1, 2, 200, 64, True), 32, 4, 2), (Attention(1, 1, 1024, 128), 16, 64, 2),
@@ -241,3 +241,31 @@ def test_the_softmax_phase_uses_no_cube_tile(preset):
             except (LanguageError, BufferCapacityError, ScheduleError) as e:
                 seen.add(f"{type(e).__name__}: {e}")
         assert len(seen) == 1, (preset, op, tq, rows, depth)
+
+
+@pytest.mark.parametrize(
+    ("preset", "op"), [("edu", Attention(1, 1, 256, 64)), ("ascend910b-like", Attention(1, 2, 300, 128, True))]
+)
+def test_the_naive_search_skips_candidates_a_refusal_covers(monkeypatch, preset, op):
+    """The naive default search, with shortcuts on, compiles no Cube phases of a candidate an earlier refusal for room
+    covers (``NaiveFits``: the larger tiles after an L0C refusal) and chooses what it chooses with every candidate
+    compiled (``DSASIM_FAST=0``)."""
+    from compiler.tune import attention_fit
+    from compiler.tune.attention import AttentionFamily
+
+    target = Target.of(load_chip(preset))
+    asked: list[AttentionSchedule] = []
+    real = attention_fit.naive_misfit
+
+    def counted(op_, schedule, target_):
+        asked.append(schedule)
+        return real(op_, schedule, target_)
+
+    monkeypatch.setattr(attention_fit, "naive_misfit", counted)
+    attention_fit.MISFITS.clear()
+    quick = AttentionFamily(op, target, AttentionSchedule("naive")).best()
+    skipped = len(asked)
+    asked.clear()
+    monkeypatch.setenv("DSASIM_FAST", "0")
+    slow = AttentionFamily(op, target, AttentionSchedule("naive")).best()
+    assert quick == slow and skipped < len(asked) // 2, (quick.text(), skipped, len(asked))
