@@ -15,6 +15,7 @@ build, or with ``DSASIM_COMPILED=0``, the pure modules run. ``active()`` says wh
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.machinery
 import importlib.util
@@ -140,10 +141,14 @@ def build() -> Path:
 
 
 def main() -> None:
-    """``make native``: build the compiled engine, or say why not (the Python engine runs then)."""
+    """``make native``: build the compiled engine, or say why not (the Python engine runs then). Its process ends
+    here: what mypy made is frozen out of the cyclic collector first, whose last collection at the interpreter's exit
+    would otherwise walk it all — 8 of the 22 s ``make native`` took from a fresh clone."""
     try:
         where = build()
     except (Exception, SystemExit) as e:  # no compiler, no mypyc: not an error, the engine runs as Python
         print(f"dsasim: the compiled engine was not built ({type(e).__name__}: {e}); the Python engine runs")
         return
+    finally:
+        gc.freeze()
     print(f"dsasim: the compiled engine is in {where.relative_to(ROOT)}")

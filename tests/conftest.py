@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -57,3 +58,10 @@ def pytest_xdist_make_scheduler(config, log):
             return f"{path}::{name}" if inner and name[:1].isupper() else nodeid
 
     return ClassScheduling(config, log)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session is over and its process ends (each xdist worker's too): what the tests left is frozen out of the
+    cyclic collector, whose last collection at the interpreter's exit would walk it all — 4.4 s after a one-process
+    run of tests/attention and tests/tune (1.6 million objects tracked), 0.8 s frozen."""
+    gc.freeze()
