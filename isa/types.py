@@ -51,7 +51,7 @@ class DType(enum.Enum):
         except ValueError:
             names = ", ".join(d.value for d in cls)
             close = difflib.get_close_matches(key, [*DTYPE_NAMES, *_ALIASES], n=1, cutoff=0.75)
-            guess = f"did you mean {named_of(close[0])}? " if close else ""
+            guess = f"did you mean {_ALIASES.get(close[0], close[0])}? " if close else ""
             raise ValueError(f"{guess}data types: {names}") from None
 
     def __str__(self) -> str:
@@ -80,11 +80,6 @@ _ALIASES = {
     **dict.fromkeys(("int8",), DType.I8),
     **dict.fromkeys(("int32",), DType.I32),
 }
-
-
-def named_of(text: str) -> str:
-    """The name ``DType.named`` reads ``text`` as (``float16`` → ``f16``)."""
-    return DType.named(text).value
 
 
 class Space(enum.Enum):
