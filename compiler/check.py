@@ -20,9 +20,9 @@ made it — only the semantics tests of single instructions, which compute NaN o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from isa.records import record
 
 # Keyed by dtype name, so that checking f16/f32 results does not import ml_dtypes (slow to load).
 #: Relative size of one unit in the last place of each float type (2**-mantissa_bits).
@@ -33,7 +33,7 @@ TINY = {"float16": 2.0**-14, "bfloat16": 2.0**-126, "float32": 2.0**-126, "float
 ULPS = {"float16": 4, "bfloat16": 4, "float32": 64, "float64": 64}
 
 
-@dataclass(frozen=True)
+@record
 class CheckResult:
     passed: bool
     max_abs_err: float

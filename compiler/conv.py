@@ -32,7 +32,7 @@ Two constraints come from the hardware:
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -43,11 +43,12 @@ from compiler.ops import BF16, F16, F32, MatMul, Op, OpError, TensorSpec, as_f32
 from compiler.schedule import Schedule
 from compiler.target import Target
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space
+from isa.records import record
 
 LAYOUTS = ("NHWC",)
 
 
-@dataclass(frozen=True)
+@record
 class Conv2d(Op):
     """``y = act(conv2d(x, w) + bias) + r`` with stride, zero padding, dilation 1 (see the module doc)."""
 

@@ -18,7 +18,7 @@ bound of each, bytes, padding). ``place_gemv`` applies the choice to every skinn
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from compiler.target import Target
 from compiler.tileprog import F32, UB_ALIGN, TileProgram, Value, VOp, tree_reduce
 from compiler.tune.model import Prediction, predict
 from isa import Addr, DType, Instruction, Space, VBinary, VCast
+from isa.records import record
 
 #: Matmuls with at most this many rows are skinny: ``place_gemv`` considers the Vector unit for them.
 SKINNY = 16
@@ -50,7 +51,7 @@ def vector_gemv(n: int, k: int, dtype: DType) -> VectorGemv:
     return VectorGemv(n, k, dtype)
 
 
-@dataclass(frozen=True)
+@record
 class VectorGemv(Op):
     """``y0[r] = Σ_c x0[r,c] · x1[c]``: the weight ``x0 = W [n, k]`` streamed through UB a tile of whole
     rows at a time, times the vector ``x1`` broadcast to every row (``v.mul``, ``src1_stride=0``), each row
@@ -148,7 +149,7 @@ def widesum_scratch(cols: int, *itemsizes: int) -> tuple[int, int]:
     return group, min(max(64, CHUNK * GROUP // group), -(-cols // 64) * 64)
 
 
-@dataclass(frozen=True)
+@record
 class GemvProgram(TileProgram):
     """The GEMV's tile program: the tile programs' steps, and ``widesum`` — ``S[r] = Σ_c f32(P[r,c])``
     through the fixed scratch ``acc`` (see :class:`VectorGemv`)."""
@@ -222,7 +223,7 @@ UNIT_NAMES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class GemvChoice:
     """Where one skinny matmul runs, and why: each unit's predicted cycles (the Vector's for all ``m`` of
     its one-row kernels), what bounds it, and the GM bytes it moves."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Protocol, TypeVar, Union
 
 from compiler.ops import Op
@@ -28,6 +28,7 @@ from compiler.plan import Axis, TilingPlan
 from compiler.schedule import Schedule
 from compiler.target import Target, fmt_bytes
 from isa import Addr, DType, Instruction, Pipe, Space, TensorDecl
+from isa.records import record
 
 N = TypeVar("N")
 
@@ -59,7 +60,7 @@ def replace(node: N, **changes: object) -> N:
 # ---------------------------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True)
+@record
 class Loop:
     var: str  # loop variable: "mo" for the tiles of m, "ki" for the L0 steps of k
     axis: str
@@ -71,7 +72,7 @@ class Loop:
     rotate: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Parallel:
     """The tiles of ``axes`` spread over ``cores`` cores; each core runs ``body`` for its share."""
 
@@ -82,21 +83,21 @@ class Parallel:
     body: tuple[Stmt, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Alloc:
     """A new instance of each buffer begins here; instances take the buffer's slots in turn."""
 
     bufs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Compute:
     """The operator's statement on one element (before ``tile``) or one tile (after)."""
 
     text: str
 
 
-@dataclass(frozen=True)
+@record
 class Load:
     """``buf ← pipe tensor[tile]``: a GM tile into an on-chip buffer (MTE2)."""
 
@@ -107,7 +108,7 @@ class Load:
     site: str | None = None  # a traced kernel's statement (compiler.language): ``lower`` asks it to emit
 
 
-@dataclass(frozen=True)
+@record
 class Move:
     """``buf ← pipe src[part]``: an on-chip move (L1→L0A/L0B on MTE1, UB→L1 on MTE3). ``sub`` names
     the L0-step loop whose slice of ``src`` is moved (None: all of it)."""
@@ -120,7 +121,7 @@ class Move:
     site: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Mmad:
     """``acc (+)= a @ b`` on the Cube. ``init``: "first" (overwrite at the first k step), "always"
     (every time: a rank-1 bias initialisation), "never" (always accumulate)."""
@@ -132,7 +133,7 @@ class Mmad:
     site: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Vec:
     """A vector tile program (``kernel.programs[prog]``) from ``ins`` to ``outs`` on the Vector unit."""
 
@@ -142,7 +143,7 @@ class Vec:
     site: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Store:
     """``tensor[tile] ← pipe buf``: write a tile back to GM (MTE3 from UB, FIXPIPE from L0C)."""
 
@@ -154,7 +155,7 @@ class Store:
     site: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Flag:
     """``set``/``wait`` of the event ``src → dst`` of sync group ``group``: ``ready`` (data written,
     read after write) or ``free`` (slot read, may be overwritten: write after read)."""
@@ -172,7 +173,7 @@ Stmt = Union[Loop, Parallel, Alloc, Compute, Load, Move, Mmad, Vec, Store, Flag]
 # ------------------------------------------------------------------------------------- buffers
 
 
-@dataclass(frozen=True)
+@record
 class Buffer:
     """A staged tile (or a vector temporary) in an on-chip buffer.
 
@@ -221,7 +222,7 @@ class Buffer:
         return f"{self.dtype}[{','.join(d or '1' for d in self.dims)}]"
 
 
-@dataclass(frozen=True)
+@record
 class SyncGroup:
     """Buffers produced together by one pipe and consumed by another: one flag pair per slot.
 
@@ -270,7 +271,7 @@ class Traced(Protocol):
         """The kernel source line of a traced loop, for the printed loop nest."""
 
 
-@dataclass(frozen=True)
+@record
 class Kernel:
     op: Op
     schedule: Schedule

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 from compiler.knob_hints import Fits, matmul_hints, vector_hints
 from isa import DsasimError, DType, Program, TensorDecl, TensorKind
 from isa.fast import fast
+from isa.records import record
 
 F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
 I8, I32 = DType.I8, DType.I32
@@ -35,7 +35,7 @@ class OpError(DsasimError):
     """An operator that cannot be built: a bad name, shape or data type."""
 
 
-@dataclass(frozen=True)
+@record
 class TensorSpec:
     """A GM tensor of an operator: ``dims[i]`` is the axis dimension ``i`` runs along."""
 
@@ -198,7 +198,7 @@ def check_dtype(name: str, dtype: DType, allowed: tuple[DType, ...], what: str =
 # ------------------------------------------------------------------------------------- matmul
 
 
-@dataclass(frozen=True)
+@record
 class MatMul(Op):
     """``c[m,n] = act(Σ_k a[m,k]·b[k,n] + bias[n]) · g[m,n] + r[m,n]``: f16/bf16 inputs, f32 accumulation
     in L0C.
@@ -333,7 +333,7 @@ NUMPY_OPS = {
 VECTOR_DTYPES = (F16, BF16, F32)
 
 
-@dataclass(frozen=True)
+@record
 class Elementwise(Op):
     """``z = x OP y`` (binary) or ``z = OP(x)`` (unary) over ``rows × cols``.
 

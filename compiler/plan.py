@@ -14,13 +14,13 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from compiler.memo import Memo
 from compiler.ops import Op
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Axis:
     """An iteration axis: ``extent`` elements in tiles of ``tile`` (the last one may be smaller)."""
 
@@ -55,7 +55,7 @@ class Axis:
         return text + (f" (the last {self.tail})" if self.tail else "")
 
 
-@dataclass(frozen=True)
+@record
 class TileRef:
     """One tile of one tensor: element ranges ``[start, stop)`` per tensor dimension."""
 
@@ -66,7 +66,7 @@ class TileRef:
     step: int
 
 
-@dataclass(frozen=True)
+@record
 class TilingPlan:
     """Axes with their tiles, the tile-loop order, and the cores' shares of the parallel tiles."""
 

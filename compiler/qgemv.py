@@ -17,7 +17,7 @@ the packed weight itself, and keeps the cheaper (``GemvChoice`` with ``weights="
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from compiler.target import Target
 from compiler.tileprog import F32, Value, VOp
 from compiler.tune.model import Prediction
 from isa import DType
+from isa.records import record
 
 
 def place_skinny(
@@ -54,7 +55,7 @@ def place_skinny(
     return placed, f16 + int8 + int4
 
 
-@dataclass(frozen=True)
+@record
 class QuantGemv(VectorGemv):
     """``y0[r] = x2[r] · Σ_c x0[r,c] · x1[c]`` with ``x0`` int8 (``q``), ``x2`` its per-row scale, on the
     Vector unit: :class:`compiler.gemv.VectorGemv`'s kernel on an int8 weight, the tile cast to ``dtype``

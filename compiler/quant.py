@@ -20,7 +20,6 @@ report says which (``GemvChoice``). The numpy references follow the same steps a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -29,6 +28,7 @@ from compiler.ops import VECTOR_DTYPES, Op, TensorSpec, as_f32, check_dims, chec
 from compiler.programs import Builder
 from compiler.tileprog import F32, TileProgram
 from isa import DType
+from isa.records import record
 
 I8 = DType.I8
 #: Weight storage types and their bytes per element (the scales are counted apart: ``scale_bytes``).
@@ -47,7 +47,7 @@ def quantize(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, s
 
 
-@dataclass(frozen=True)
+@record
 class QuantizeRows(Op):
     """``y[r] = f16(max_c |x[r,c]| / 127)``, ``z[r,c] = rint(x[r,c] / y[r])`` in int8: a row (a token) of
     activations quantised with its own scale, in f32 (Vector unit). A row of zeros gets scale 0 and zeros."""
@@ -116,7 +116,7 @@ class QuantizeRows(Op):
         return b.build()
 
 
-@dataclass(frozen=True)
+@record
 class DequantRows(Op):
     """``z[r,c] = x[r,c] · y[r] · w[c]`` rounded once to ``dtype``: an int8 matmul's int32 sums scaled back
     by each row's (token's) scale ``y`` and each column's (output channel's) weight scale ``w``, in f32."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from compiler.ops import Op, OpError, TensorSpec, as_f32, check_dims, check_dtyp
 from compiler.target import Target
 from compiler.tileprog import F32, UB_ALIGN, TileProgram, Value, VOp, tree_reduce
 from isa import Addr, DType, Instruction, Space, VBinary, VBroadcast, VCast, VIntScalar, VUnary
+from isa.records import record
 
 F16, I8, I32 = DType.F16, DType.I8, DType.I32
 #: The default group: weights sharing one scale along k (GPTQ's and AWQ's usual 128).
@@ -128,7 +129,7 @@ def dequantize_int4(packed: np.ndarray, scales: np.ndarray, group: int = GROUP, 
 # ------------------------------------------------------------------------------------------ the kernels
 
 
-@dataclass(frozen=True)
+@record
 class Int4Op(Op):
     """What both kernels share: the packed weight tile ``x0 [n, k/2]`` (axis ``c``: bytes), the scales
     ``[n, k/group]`` (axis ``g``), whole rows in UB (``c``, ``k`` and ``g`` whole axes)."""
@@ -167,7 +168,7 @@ class Int4Op(Op):
         return f"{self.n}x{self.k}/g{self.group}"
 
 
-@dataclass(frozen=True)
+@record
 class Int4Gemv(Int4Op):
     """``y0[r] = Σ_g x2[r,g] · Σ_{c∈g} q[r,c] · x1[c]`` on the Vector unit, ``q`` unpacked from ``x0`` (module
     doc). Each product rounded to ``dtype`` (as ``v.mul`` rounds it), each group summed in f32, the sums
@@ -208,7 +209,7 @@ class Int4Gemv(Int4Op):
         return Int4GemvProgram.of(self.k, self.group, self.dtype)
 
 
-@dataclass(frozen=True)
+@record
 class DequantInt4(Int4Op):
     """``y0[r,c] = dtype(q[r,c] · x1[r, c // group])``: the 4-bit weight unpacked (module doc) and scaled, one
     rounding, into ``y0 [n, k]`` — the f16 weight the Cube's matmul reads."""
@@ -242,7 +243,7 @@ class DequantInt4(Int4Op):
 # ------------------------------------------------------------------------------------------ tile program
 
 
-@dataclass(frozen=True)
+@record
 class Int4Program(TileProgram, abc.ABC):
     """The tile program of a 4-bit kernel. Its steps (``text``) are for reading; :meth:`emit` writes them
     chunk by chunk: ``UNPACK_ROWS`` rows × ``CHUNK_GROUPS`` pairs of groups at a time through fixed scratch
@@ -292,7 +293,7 @@ class Int4Program(TileProgram, abc.ABC):
             yield c0, n, unpack_chunk(at["W"], at["U"], _ub(at["X0"], r0 * half + c0), gr, n, half, self.group)
 
 
-@dataclass(frozen=True)
+@record
 class Int4GemvProgram(Int4Program):
     """:class:`Int4Gemv`'s: each chunk unpacked, times ``x``, in f32 over ``U``, folded to one sum per group
     (``T``) and put in its place in the block's group sums ``ACC``; at the block's end the sums times the
@@ -344,7 +345,7 @@ class Int4GemvProgram(Int4Program):
         return out
 
 
-@dataclass(frozen=True)
+@record
 class DequantInt4Program(Int4Program):
     """:class:`DequantInt4`'s: each chunk unpacked, its scales spread over their groups' columns
     (``v.rowbcast``) and multiplied in, into the output tile. A block of whole rows spreads its scales

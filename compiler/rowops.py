@@ -6,15 +6,14 @@ oracle for tests and ``--check`` (see ``compiler.ops`` for the conventions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from compiler.ops import F16, VECTOR_DTYPES, Op, OpError, TensorSpec, as_f32, check_dims, check_dtype
 from isa import DType
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class _RowOp(Op):
     """An operator on whole rows: the column axis ``c`` is reduced and never split into tiles."""
 
@@ -52,7 +51,7 @@ def check_eps(name: str, eps: float) -> None:
         raise OpError(f"{name}: eps={eps!r} must be a finite number ≥ 0", hint="e.g. --eps 1e-5 (eps=1e-5)")
 
 
-@dataclass(frozen=True)
+@record
 class Softmax(_RowOp):
     """Safe softmax along each row: ``y = exp(x - max(x)) / Σ exp(x - max(x))``."""
 
@@ -76,7 +75,7 @@ class Softmax(_RowOp):
         return "y[r,c] = exp(x[r,c] - max_c x[r,:]) / Σ_c exp(x[r,c] - max_c x[r,:])"
 
 
-@dataclass(frozen=True)
+@record
 class RMSNorm(_RowOp):
     """``y = x / sqrt(mean(x²) + eps) · gamma`` along each row."""
 
@@ -107,7 +106,7 @@ class RMSNorm(_RowOp):
         return f"y[r,c] = x[r,c] / sqrt(mean_c x[r,:]² + {self.eps:g}) · gamma[c]"
 
 
-@dataclass(frozen=True)
+@record
 class LayerNorm(_RowOp):
     """``y = (x - mean) / sqrt(var + eps) · gamma + beta`` along each row (biased variance)."""
 
@@ -141,7 +140,7 @@ class LayerNorm(_RowOp):
         return f"y[r,c] = (x[r,c] - mean) / sqrt(var + {self.eps:g}) · gamma[c] + beta[c]"
 
 
-@dataclass(frozen=True)
+@record
 class Reduce(_RowOp):
     """Row reduction: ``y[r] = Σ_c x[r,c]`` (``sum``) or ``max_c x[r,c]`` (``max``)."""
 

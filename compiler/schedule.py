@@ -32,10 +32,11 @@ picks a good value for the chip. A knob that cannot work raises :class:`Schedule
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from compiler.errors import ScheduleError
 from compiler.ops import Op
+from isa.records import record
 
 MAX_BUFFERS = 3
 #: matmul's L1 block (``panel``): the operand whose whole k panel stays in L1, or "none" (no panel: the
@@ -47,7 +48,7 @@ BLOCKS = ("a", "b", "none")
 BLOCK_K_TILES = 2
 
 
-@dataclass(frozen=True)
+@record
 class Schedule:
     """Schedule knobs; ``None``/empty means "choose for me". Build with keyword arguments::
 

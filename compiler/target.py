@@ -10,14 +10,15 @@ repeat. The cost model of the default schedules also reads the data paths throug
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from isa import ChipParams, Space
+from isa.records import record
 from isa.timing import PathParams
 from isa.types import ON_CHIP
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """A chip's limits, as the compiler sees them."""
 

@@ -17,10 +17,11 @@ Row reductions (``treesum``/``treemax``) fold each row in halves with two-source
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from compiler.target import Target
 from isa import Addr, DType, Instruction, Space, VBinary, VBroadcast, VCast, VDup, VReduce, VScalar, VUnary
+from isa.records import record
 from isa.timing import vector_cycles
 
 F32 = DType.F32
@@ -31,14 +32,14 @@ UNARY_OPS = ("abs", "exp", "ln", "sqrt", "rsqrt", "recip", "relu", "copy")
 SCALAR_OPS = ("adds", "muls", "maxs", "mins")
 
 
-@dataclass(frozen=True)
+@record
 class Value:
     name: str
     dtype: DType
     shape: str = "tile"  # "tile" | "rows" | "row" | "half"
 
 
-@dataclass(frozen=True)
+@record
 class VOp:
     """One step: a vector instruction, or a tree reduction (``treesum``/``treemax``)."""
 
@@ -61,7 +62,7 @@ class VOp:
         return f"{self.dst} = {self.op}({', '.join(args)})"
 
 
-@dataclass(frozen=True)
+@record
 class TileProgram:
     name: str
     ins: tuple[str, ...]

@@ -15,14 +15,14 @@ For matmul with order m,n,k this gives the textbook ``|A|·N/tn + |B|·M/tm + |C
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from compiler.ir import Kernel, Load, Loop, Parallel, Store
 from compiler.passes.hoist import SUB_AXES
 from compiler.target import fmt_bytes
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Term:
     """One kind of GM access: ``tensor_bytes`` moved ``factor`` times. A loop nest's terms are its access
     statements (``loops``: the enclosing loops that re-read it, "no×4", or "cores×2"); attention's say
@@ -48,7 +48,7 @@ class Term:
         return f"{verb} {self.tensor:<6}{fmt_bytes(self.tensor_bytes):>11}{times} = {self.bytes:,} B{why}"
 
 
-@dataclass(frozen=True)
+@record
 class Traffic:
     terms: tuple[Term, ...]
 

@@ -19,8 +19,6 @@ operator           computes                                    tile program
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from compiler.ops import BINARY, F16, NUMPY_OPS, VECTOR_DTYPES, Op, OpError, TensorSpec, as_f32, check_dims, check_dtype
@@ -28,11 +26,12 @@ from compiler.programs import Builder
 from compiler.target import Target
 from compiler.tileprog import F32, TileProgram, VOp
 from isa import Addr, DType, Instruction, Space, VUnary
+from isa.records import record
 
 SCALAR_OPS = {"adds": np.add, "muls": np.multiply}
 
 
-@dataclass(frozen=True)
+@record
 class ScalarOp(Op):
     """``z = x + s`` (``adds``) or ``z = x · s`` (``muls``) over ``rows × cols``."""
 
@@ -82,7 +81,7 @@ class ScalarOp(Op):
         return b.build()
 
 
-@dataclass(frozen=True)
+@record
 class PerRow(Op):
     """``z[r,c] = x[r,c] OP y[r]``: each row combined with its own value (a row statistic: the max, the
     sum, the reciprocal RMS) — numpy's ``x OP y[:, None]``."""
@@ -142,7 +141,7 @@ class PerRow(Op):
         return b.build()
 
 
-@dataclass(frozen=True)
+@record
 class RowMean(Op):
     """``y[r] = mean_c x[r,c]``: summed in f32, scaled by ``1/cols``, rounded once to the output type."""
 
@@ -201,7 +200,7 @@ class RowMean(Op):
         return b.build()
 
 
-@dataclass(frozen=True)
+@record
 class Rope(Op):
     """Rotary embedding (RoFormer; LLaMA's ``rotate_half`` form) of ``rows`` tokens of ``cols / head_dim``
     heads each: ``z = x · cos + swap(x) · sin``, where ``swap`` exchanges the two halves of every head's
@@ -277,7 +276,7 @@ class Rope(Op):
         return RopeProgram(p.name, p.ins, p.outs, p.values, p.ops, p.aliases, head_dim=self.head_dim)
 
 
-@dataclass(frozen=True)
+@record
 class RopeProgram(TileProgram):
     """Rope's tile program: element-wise steps, and ``swap`` — each ``head_dim`` block's halves exchanged,
     as two copies over the tile viewed as ``rows · heads`` rows of ``head_dim``."""

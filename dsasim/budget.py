@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from compiler import Op, Schedule, ScheduleError
@@ -37,6 +36,7 @@ from compiler.target import Target
 from compiler.tune.attention_schedule import AttentionSchedule
 from compiler.tune.model import predict
 from isa import ResourceLimitError
+from isa.records import record
 from simulator.config import Chip
 from simulator.host import check_host_memory
 
@@ -65,7 +65,7 @@ AHEAD_INSTRUCTIONS = 500_000
 SECONDS_PER_INSTRUCTION = 10e-6
 
 
-@dataclass(frozen=True)
+@record
 class Estimate:
     """What compiling and running ``op`` will take, before doing either."""
 

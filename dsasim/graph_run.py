@@ -44,6 +44,7 @@ from dsasim.budget import MAX_INSTRUCTIONS, over_cores
 from dsasim.driver import chip_for, compile_op, execute
 from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
 from isa.fast import fast
+from isa.records import record
 from simulator.config import Chip
 from simulator.run import Run
 
@@ -321,7 +322,7 @@ def compile_node(node: Node, chip: Chip, cores: int, max_instructions: int | Non
 # --------------------------------------------------------------------------------------- rebasing
 
 
-@dataclass(frozen=True)
+@record
 class _Place:
     """An operator tensor in the arena: byte offset, element size, its row length and the row stride
     of the view (None: dense)."""

@@ -37,6 +37,7 @@ from compiler.quant4 import GROUP
 from dsasim.api import chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
 from dsasim.graph_run import GraphRun, run_graph
+from isa.records import record
 from simulator.config import Chip
 
 #: Layer shapes of public models (their ``config.json``): hidden, heads, kv_heads, head_dim, ffn_dim.
@@ -57,7 +58,7 @@ def fmt_bytes(n: float) -> str:
     return f"{n:,.0f} B"
 
 
-@dataclass(frozen=True)
+@record
 class LayerMetrics:
     """One step of one decoder layer: what it cost and what bounds it (cycles, bytes, FLOPs)."""
 

@@ -11,8 +11,6 @@ Both run the decoder layer of ``dsasim.llm`` (timing-only) or only plan it (``kv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compiler.graph.fusion import fuse
 from compiler.graph.ir import Graph
 from compiler.graph.llm import decoder_layer
@@ -20,10 +18,11 @@ from compiler.graph.memory import max_batch
 from dsasim.api import chip_for
 from dsasim.llm import LayerMetrics, compulsory, is_attention, reads_weight_matrix, run_layer
 from isa import DsasimError
+from isa.records import record
 from simulator.config import Chip
 
 
-@dataclass(frozen=True)
+@record
 class Capacity:
     """The largest batch whose decode step fits GM at one context, by the GM planner."""
 
@@ -56,7 +55,7 @@ def kv_capacity(
 # ------------------------------------------------------------------------------------ crossover
 
 
-@dataclass(frozen=True)
+@record
 class Crossover:
     """Decode over the batch: the *crossover batch* — where the batch-1 step (the weights streamed once,
     paid whatever the batch: a flat roof) meets the cost per token the step tends to at large batch —
@@ -169,7 +168,7 @@ def crossover(
     )
 
 
-@dataclass(frozen=True)
+@record
 class RidgeEstimate:
     """The crossover batch from the roofline, without running anything.
 

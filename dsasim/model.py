@@ -42,6 +42,7 @@ from dsasim.api import chip_for
 from dsasim.graph_run import GraphRun, run_graph
 from dsasim.llm import LayerRun, fmt_bytes, run_layer
 from isa import DsasimError, DType
+from isa.records import record
 from simulator.config import Chip
 
 #: Bytes per element of each weight storage type (int8: plus one f16 scale per output channel; int4: two a
@@ -51,7 +52,7 @@ WEIGHT_BYTES = {"f16": 2, "int8": 1, "int4": 0.5}
 KV_BYTES = {"f16": 2, "int8": 1}
 
 
-@dataclass(frozen=True)
+@record
 class ModelConfig:
     """A decoder-only model's shape (the fields of a Hugging Face ``config.json``)."""
 
@@ -156,7 +157,7 @@ def model_config(name_or_path: str) -> ModelConfig:
 # ------------------------------------------------------------------------------------------- memory
 
 
-@dataclass(frozen=True)
+@record
 class Memory:
     """What a step keeps in HBM (bytes) and the largest batch that fits at this context."""
 

@@ -41,12 +41,13 @@ import numpy as np
 
 from dsasim.model import ModelConfig, memory, run_model
 from isa import DsasimError
+from isa.records import record
 from simulator.config import Chip, load_chip
 
 TRACE_FIELDS = ("arrival_s", "prompt_tokens", "output_tokens")
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """One line of a trace: when it arrives (seconds), its prompt's tokens, the tokens it will generate."""
 
@@ -152,7 +153,7 @@ class _Live:
         return self.req.prompt_tokens + self.generated
 
 
-@dataclass(frozen=True)
+@record
 class Iteration:
     """One engine step: when it started and ended, its kind, the running batch and the KV blocks in use."""
 

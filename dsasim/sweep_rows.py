@@ -10,6 +10,7 @@ from typing import Any
 
 from compiler import Op, Schedule
 from isa import DsasimError, DType
+from isa.records import record
 from simulator.config import Chip
 
 #: What a sweep can plot and rank by: name → (column title, higher is better).
@@ -28,7 +29,7 @@ class SweepError(DsasimError):
 # ------------------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
+@record
 class SweepRow:
     """One combination: its knob values and what its run measured, or the error that stopped it."""
 

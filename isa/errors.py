@@ -11,10 +11,10 @@ both import it, so their errors can share one root.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class SourceLoc:
     """Where an instruction came from: an assembly file and line (1-based), or a generator's name."""
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from isa.instructions import Instruction
+from isa.records import record
 from isa.types import DType
 
 #: Indentation of the instructions under their ``.core`` line.
@@ -33,7 +34,7 @@ class TensorKind(enum.Enum):
         return self in (TensorKind.OUT, TensorKind.INOUT)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TensorDecl:
     """A named tensor in global memory: ``.tensor x f16[64,128] in``."""
 
@@ -55,7 +56,7 @@ class TensorDecl:
         return f".tensor {self.name} {self.dtype.value}[{dims}] {self.kind.value}"
 
 
-@dataclass(frozen=True)
+@record
 class Program:
     """Everything a run needs besides the chip and the input data.
 

@@ -37,10 +37,10 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from isa import DsasimError, Pipe, Space, WaitFlag
+from isa.records import record
 from isa.timing import route_name
 from simulator.attribution import PIPE_ORDER
 from simulator.config import ROUTES, SCALAR_CLASSES, Chip
@@ -111,7 +111,7 @@ def normalise_knobs(knobs: Mapping[object, str] | None) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------- verdict
 
 
-@dataclass(frozen=True)
+@record
 class Diagnosis:
     """The bottleneck verdict as data; ``text`` is the one line the report prints."""
 

@@ -7,10 +7,10 @@ each pipe's busy cycles plus its stalls by cause account for every cycle of the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from isa import Pipe
+from isa.records import record
 
 if TYPE_CHECKING:
     from simulator.record import RunRecord as Run
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 PIPE_ORDER = (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.CUBE, Pipe.FIX, Pipe.V, Pipe.MTE3)
 
 
-@dataclass(frozen=True)
+@record
 class PipeTime:
     """One pipe of one core: busy cycles and idle cycles by cause, out of ``total`` cycles."""
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from isa import Addr, Copy, DsasimError, DType, Pipe, Program, Scalar, Space, TensorDecl, TensorKind
+from isa.records import record
 from simulator.calibration_data import CURVES, ND2NZ
 from simulator.config import Chip
 from simulator.microbench import (
@@ -49,7 +49,7 @@ GIB = 1.073741824  # GiB/s → bytes per ns
 F16, F32, BF16, I32 = DType.F16, DType.F32, DType.BF16, DType.I32
 
 
-@dataclass(frozen=True)
+@record
 class Point:
     """One published measurement and how to measure it on the model."""
 
@@ -64,7 +64,7 @@ class Point:
     #                ("ubcopy", bytes) | ("chip", dst, rows, cols, cores, count)
 
 
-@dataclass(frozen=True)
+@record
 class Comparison:
     point: Point
     model: float  # NaN when the point cannot run on the chip (``why`` says so)

@@ -13,13 +13,13 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from isa import ConfigError, DType, Space, VInt, VIntScalar
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
+from isa.records import record
 from isa.timing import route_name
 from simulator.links import Links, links_from_toml
 from simulator.parts import (
@@ -46,7 +46,7 @@ MAX_BUFFER_BYTES = 2**26
 SCALAR_CLASSES = ("dma", "vector", "cube", "sync", "scalar")
 
 
-@dataclass(frozen=True)
+@record
 class Chip:
     """A validated chip description. Implements ``isa.timing.ChipParams``."""
 

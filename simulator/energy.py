@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from isa import Copy, Fixpipe, Instruction, Mmad, Space
 from isa.instructions.vector import VectorInstruction
+from isa.records import record
 from isa.timing import route_name
 from simulator.config import Chip, EnergyConfig
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 LEVELS: tuple[Space, ...] = (Space.GM, Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB)
 
 
-@dataclass(frozen=True)
+@record
 class Energy:
     """Picojoules by where they were spent. ``movement`` + ``compute`` = ``total``."""
 

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from isa import ConfigError
+from isa.records import record
 
 TOPOLOGIES = ("full", "ring")
 _MAX_CHIPS = 1024
 
 
-@dataclass(frozen=True)
+@record
 class LinkSpec:
     """One kind of link: ``bandwidth`` bytes/cycle in each direction, ``latency`` cycles (α)."""
 
@@ -43,7 +43,7 @@ class LinkSpec:
     latency_s: float  # seconds, as the preset gives it
 
 
-@dataclass(frozen=True)
+@record
 class Links:
     """The server: ``chips`` chips in a ``topology``, linked by ``link``; servers joined by ``network``."""
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass
 
 from isa import (
     Addr,
@@ -49,6 +48,7 @@ from isa import (
     route_label,
 )
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
+from isa.records import record
 from simulator.config import Chip
 from simulator.run import simulate
 
@@ -70,7 +70,7 @@ class MicrobenchError(DsasimError):
     """A micro-benchmark that cannot be built: unknown path or op, a size that does not fit, a bad spec."""
 
 
-@dataclass(frozen=True)
+@record
 class Result:
     """One benchmark point: time per instruction in steady state, and what it moved or computed."""
 

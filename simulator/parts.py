@@ -7,13 +7,14 @@ holds them lives in ``simulator.config``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from isa import DType, Space
+from isa.records import record
 from isa.timing import route_label
 
 
-@dataclass(frozen=True)
+@record
 class PathConfig:
     """One data path. Time of a transfer alone, until its data is usable:
     ``startup + nburst·burst_cycles + max(floor, ⌈streamed/bandwidth⌉) + latency``, where
@@ -44,7 +45,7 @@ class PathConfig:
         return route_label(Space(src), Space(dst))
 
 
-@dataclass(frozen=True)
+@record
 class Nd2NzConfig:
     """The ND→NZ layout change of a GM→L1 load (``mte2.copy …, nd2nz``), priced by ``isa.timing.nd2nz_cycles``
     in one of two forms: a measured ``curve`` (time per transfer in a back-to-back stream, interpolated in
@@ -60,13 +61,13 @@ class Nd2NzConfig:
     period: int = 0  # bytes: past the curve's last point, a size reads the curve ``period``·k smaller
 
 
-@dataclass(frozen=True)
+@record
 class MemoryConfig:
     size: int  # bytes
     align: int  # bytes
 
 
-@dataclass(frozen=True)
+@record
 class L2Config:
     """The chip-level L2 between the cores and HBM (``simulator.l2``): ``size`` bytes, ``bandwidth``
     bytes/cycle for the whole chip, shared by every transfer that hits. HBM behind it is ``[gm]``."""
@@ -75,7 +76,7 @@ class L2Config:
     bandwidth: float
 
 
-@dataclass(frozen=True)
+@record
 class CubeConfig:
     m0: int
     n0: int
@@ -91,7 +92,7 @@ class CubeConfig:
         return 2 * self.m0 * self.n0 * (self.k0_bytes // dtype.itemsize)
 
 
-@dataclass(frozen=True)
+@record
 class VectorConfig:
     bytes_per_repeat: int
     startup: int
@@ -118,7 +119,7 @@ class VectorConfig:
         return m.get(f"{op}.{dtype.value}", m.get(op, m["default"]))
 
 
-@dataclass(frozen=True)
+@record
 class EnergyConfig:
     """Energy per event in picojoules (pJ), summed over a run by ``simulator.energy``.
 

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from isa import Instruction, Mmad, Pipe, Program, Space, Transfer
+from isa.records import record
 from isa.timing import route_name
 from simulator.config import Chip
 from simulator.engine import Decoded, Dma, Engine, Kind
@@ -39,7 +40,7 @@ BOUND_KEY = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class InstructionWork:
     """One instruction's work, priced once: its pipe, its stand-alone cycles on it (``alone``; for a
     transfer its occupancy), the cycles it holds one of ``outstanding`` DMA slots (``slot``, 0 otherwise),

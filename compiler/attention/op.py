@@ -11,20 +11,20 @@ the element-wise softmax in f16 (``--check`` allows 8 f16 ulps; 4.3 measured), `
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from compiler.knob_hints import Fits
 from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
+from isa.records import record
 
 PRECISIONS = ("fast", "high")
 #: GM layouts of q, k, v and o: head-major ``[batch, heads, seq, d]`` or sequence-major ``[batch, seq, heads, d]``
 LAYOUTS = ("bhsd", "bshd")
 
 
-@dataclass(frozen=True)
+@record
 class Attention(Op):
     """Scaled dot-product attention, optionally causal, over ``batch × heads`` independent heads."""
 

@@ -23,7 +23,7 @@ family (``compiler.tune.decode.DecodeFamily``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -33,12 +33,13 @@ from compiler.errors import ScheduleError
 from compiler.ops import F16, Op, OpError, TensorSpec, as_f32, check_dims
 from compiler.tune.attention_schedule import AttentionSchedule
 from isa import DType
+from isa.records import record
 
 #: the KV cache's storage types (int8: with f16 scales per cached token per key head)
 KV_DTYPES = {"f16": F16, "int8": DType.I8}
 
 
-@dataclass(frozen=True)
+@record
 class DecodeAttention(Op):
     """``o[b, h] = softmax(q[b, h]·K[b, :, h // G]ᵀ/√d)·V[b, :, h // G]``: one query per sequence and head
     against its sequence's ``keys`` cached keys (the new token's included)."""
@@ -167,7 +168,7 @@ class DecodeAttention(Op):
             raise ScheduleError("decode attention is one flash kernel", knob="algorithm", hint="use flash")
 
 
-@dataclass(frozen=True)
+@record
 class PagedDecodeAttention(DecodeAttention):
     """:class:`DecodeAttention` on a paged cache (``compiler.graph.paged``): ``k`` and ``v`` are the pool
     ``[blocks, block, 2, kv_heads, d]`` (a token's keys, then its values), sequence ``b``'s keys

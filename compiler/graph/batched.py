@@ -20,7 +20,7 @@ same plain matmul (no node of the run reads what another writes).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,9 +28,10 @@ from compiler.errors import ScheduleError
 from compiler.graph.ir import Graph, Node
 from compiler.ops import MatMul, Op, TensorSpec
 from isa import Addr, Barrier, Copy, Fixpipe, Instruction, Program, Space
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class BatchedMatMul(Op):
     """``count`` independent ``inner`` matmuls in one kernel over up to ``cores`` cores; problem ``i``'s
     tensors are ``a{i}``, ``b{i}``, ``c{i}``."""

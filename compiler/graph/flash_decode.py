@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from compiler.graph.builders import GraphBuilder
 from compiler.graph.ir import Ref
 from compiler.ops import Elementwise, MatMul, OpError
 from compiler.rowops import Reduce
 from compiler.vecops import PerRow, ScalarOp
+from isa.records import record
 
 #: What a repeated key's score is set to: ``exp(MASK/√d − max) = 0`` in f16, and it is finite in f16.
 MASK = -60000.0
@@ -52,7 +52,7 @@ ALIGN = 16
 MIN_CHUNK = 64
 
 
-@dataclass(frozen=True)
+@record
 class KvSplit:
     """How a decode attention problem's ``cap`` cached keys are split: ``chunks`` chunks of ``chunk`` keys,
     the last one starting at ``cap − chunk``, so that it repeats ``overlap`` keys of the one before."""

@@ -18,16 +18,17 @@ Value shapes of the fused iteration space ``rows × cols``: ``tile`` (a ``[rows,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from compiler.ops import Op, TensorSpec
 from compiler.programs import tile_program
 from compiler.tileprog import TileProgram, Value, VOp
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Member:
     """One operator of a fused kernel. ``bind``: op tensor → fused value. ``vector``: it works on a
     length-``rows`` vector (its ``1 × rows`` tile is one value per row of the fused kernel)."""
@@ -41,7 +42,7 @@ class Member:
         return dict(self.bind)[op_tensor]
 
 
-@dataclass(frozen=True)
+@record
 class FusedProgram(TileProgram):
     """A tile program whose temporaries may be kept apart (``share=False``: no reuse of UB by lifetime)."""
 
@@ -55,7 +56,7 @@ class FusedProgram(TileProgram):
         return dict.fromkeys(life, whole)
 
 
-@dataclass(frozen=True)
+@record
 class FusedVector(Op):
     """Several vector operators as one kernel over ``rows × cols`` (see the module doc).
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import InitVar, field, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from compiler.ops import Op, TensorSpec
 from compiler.target import fmt_bytes
 from isa import DsasimError, DType
 from isa.fast import fast
+from isa.records import record
 
 KINDS = ("input", "weight", "const", "activation", "cache")
 #: Kinds a node may write: what it produces, and state it appends to.
@@ -40,7 +41,7 @@ class GraphError(DsasimError):
     """A graph that cannot run: a tensor read before it is written, a shape or type that does not match."""
 
 
-@dataclass(frozen=True)
+@record
 class Tensor:
     """A tensor in GM. Inputs and weights are drawn ``mean + scale · N(0, 1)`` (``scale = 1/√fan_in``
     keeps activations of order one through a network, as LeCun/Kaiming initialisation does; a norm's
@@ -65,7 +66,7 @@ class Tensor:
         return f"{self.name} {self.dtype}[{','.join(str(s) for s in self.shape)}]"
 
 
-@dataclass(frozen=True)
+@record
 class Ref:
     """Where an operator's tensor lives in a graph tensor: ``offset`` elements in, and for a 2-D view
     ``row_stride`` elements between its rows (None: dense, the operator's rows follow each other)."""
@@ -82,7 +83,7 @@ class Ref:
         return f"{self.tensor}[{where.lstrip('+') or '0'}{stride}]"
 
 
-@dataclass(frozen=True)
+@record
 class Node:
     """One kernel: an operator with each of its tensors bound to (a view of) a graph tensor.
 
@@ -130,7 +131,7 @@ def bind(**refs: str | Ref) -> tuple[tuple[str, Ref], ...]:
     return tuple((k, v if isinstance(v, Ref) else Ref(v)) for k, v in refs.items())
 
 
-@dataclass(frozen=True)
+@record
 class Graph:
     """Tensors, nodes in execution order, and the tensors the graph returns.
 

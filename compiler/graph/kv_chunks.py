@@ -13,7 +13,6 @@ cheapest; :class:`KvChunkChoice` shows every candidate's prediction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from compiler.decode_attention.op import DecodeAttention
 from compiler.errors import BufferCapacityError
@@ -28,9 +27,10 @@ from compiler.tune.attention_schedule import AttentionSchedule
 from compiler.tune.decode import DecodeFamily
 from compiler.vecops import ScalarOp
 from isa import DType
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class KvChunkChoice:
     """The chunk count of decode attention and why: the predicted attention cycles of each candidate."""
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
 
 from compiler.conv import Conv2d
 from compiler.graph.fused import FusedVector
@@ -43,12 +42,13 @@ from compiler.ops import Elementwise, MatMul, Op
 from compiler.rowops import LayerNorm, RMSNorm, Softmax
 from compiler.target import fmt_bytes
 from compiler.vecops import PerRow, ScalarOp
+from isa.records import record
 
 ALIGN = 512
 POLICIES = ("naive", "reuse")
 
 
-@dataclass(frozen=True)
+@record
 class Placement:
     """One tensor's place: ``offset`` and ``size`` (aligned) bytes in the arena, live ``first..last``."""
 
@@ -69,7 +69,7 @@ class Placement:
         return self.first <= step <= self.last
 
 
-@dataclass(frozen=True)
+@record
 class MemoryPlan:
     """Offsets of every tensor in one arena of ``peak`` bytes, and what is live at each step."""
 

@@ -10,15 +10,14 @@ which only ``tl.dot`` can use (MTE1 transposes it into L0B). Anything else is re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from compiler.language.core import rc
 from compiler.language.errors import LanguageError
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Access:
     """``rows`` bursts of ``cols`` elements from element ``offset``, ``stride`` apart (GM side); the
     tile is ``shape`` (rows × cols of storage); ``transposed``: moved as the transpose of the tile."""

@@ -29,6 +29,7 @@ import numpy as np
 from compiler.language.errors import LanguageError, Site
 from compiler.language.limits import StepBudget
 from isa import DType, Instruction, SourceLoc
+from isa.records import record
 
 float16, bfloat16, float32, int8, int32 = DType.F16, DType.BF16, DType.F32, DType.I8, DType.I32
 FLOATS = (DType.F16, DType.BF16, DType.F32)
@@ -128,7 +129,7 @@ class TileSource:
         return None if i < 0 else Read(self.arg, i, value, self.site)
 
 
-@dataclass(frozen=True)
+@record
 class Read:
     """An element of an input the scalar unit reads to decide (``s.ld``): the array, the element, its value and
     the line of the ``tl.load``."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-from dataclasses import dataclass
 
 from isa import DsasimError
+from isa.records import record
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: Source files whose frames are the language's machinery, never the user's kernel.
@@ -21,7 +21,7 @@ _INTERNAL = (_HERE,)
 _STDLIB = os.path.dirname(os.path.abspath(os.__file__))
 
 
-@dataclass(frozen=True)
+@record
 class Site:
     """A line of a kernel's source: file, line number, and the line's text."""
 

@@ -10,7 +10,6 @@ start, saving and restoring the few elements before it (UB addresses are 32-byte
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from compiler.language.core import Rec, located
 from compiler.language.layout import fold
@@ -37,11 +36,12 @@ from isa import (
     VTranspose,
     VUnary,
 )
+from isa.records import record
 
 F32 = DType.F32
 
 
-@dataclass(frozen=True)
+@record
 class SegmentOp:
     static: Static
     dst: str

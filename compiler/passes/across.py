@@ -44,15 +44,15 @@ again with its programs one after the other.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from compiler.ir import Alloc, Flag, Kernel, Loop, Parallel, Stmt, pipe_of, reads, walk, writes
 from compiler.passes.issue import flags
 from compiler.passes.rotation import AHEAD_PIPES, lagging, rotation, with_flags
 from isa import Instruction, SetFlag
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class LeadIn:
     """How a core's programs overlap: the pid body's ``loop`` (its index ``at``), the body statements ``pre``
     that go ahead with it (indices, flags included), the loop's ``first`` statements (indices into its body:

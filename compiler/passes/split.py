@@ -75,6 +75,7 @@ from isa import (
     WaitFlag,
 )
 from isa.instructions.cross import cross_ids
+from isa.records import record
 
 MTE1, MTE2, MTE3, CUBE, FIX, V = Pipe.MTE1, Pipe.MTE2, Pipe.MTE3, Pipe.CUBE, Pipe.FIX, Pipe.V
 AIC, AIV = "AIC", "AIV"
@@ -83,7 +84,7 @@ VECTOR_SIDE = frozenset({V, MTE3})
 C2V, V2C = "ws_c2v", "ws_v2c"
 
 
-@dataclass(frozen=True)
+@record
 class Split:
     """The separated program, each core's kind, and the workspaces' GM traffic."""
 

@@ -68,6 +68,7 @@ from isa import (
 )
 from isa.fast import fast
 from isa.instructions.base import shape2
+from isa.records import record
 
 #: the rectangles ``(r0, r1, rank of r0, c0, c1, rank of c0)`` of a view one AIV's lanes cover, how many rows and
 #: how many columns they span
@@ -94,7 +95,7 @@ OPERANDS: dict[type, tuple[tuple[str, str], ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Division:
     """A group's AIV streams, one per AIV, and how the lanes were shared: ``axis`` (``cols`` or ``rows`` of the
     handed-over tiles) and each AIV's ``lanes`` (first, count)."""
@@ -501,7 +502,7 @@ class _Divider:
         return base, stride // o.size, p
 
 
-@dataclass(frozen=True)
+@record
 class _Done:
     """What dividing one instruction did (:meth:`_Divider.instruction`): each AIV's instructions, the maps' writes
     (the map, the indices written, their values after), GM bytes loaded again, a seed's width, a GM tensor stored."""

@@ -46,6 +46,7 @@ from compiler.ir import Kernel, Load, Loop, Move, Parallel, Store, walk
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR
 from compiler.passes.issue import IssueOrders
 from isa import Addr, Instruction, Pipe
+from isa.records import record
 
 #: Axes a share's form cannot be stamped over: they decide more than GM addresses (see the module docstring).
 UNSTAMPABLE = frozenset({"k", "k0", BLOCK_AXIS, PART_AXIS})
@@ -122,7 +123,7 @@ def form(kernel: Kernel, par: Parallel, core: int) -> tuple | None:
     return tuple(tuple(a.size(i) for a, i in zip(axes, idx)) for idx in kernel.plan.assignment[core])  # type: ignore[union-attr]
 
 
-@dataclass(frozen=True)
+@record
 class Template:
     """A lowered core of one form: its finished stream, and per GM load or store its place there and its
     :class:`GmRef` with the signature number the issue order saw."""

@@ -42,7 +42,6 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from compiler.attention.naive import workspaces as naive_workspaces
@@ -60,6 +59,7 @@ from compiler.tune.errors import TuneError
 from compiler.tune.model import Prediction
 from compiler.tune.steps import StepModel
 from compiler.tune.types import Family, Knob, reason
+from isa.records import record
 
 TILE_Q = (16, 32, 48, 64, 96, 128, 192, 256)
 TILE_KV = (32, 64, 128, 192, 256, 320, 384, 448, 512)
@@ -316,7 +316,7 @@ def default_attention_schedule(
 DEFAULTS: Memo[AttentionSchedule] = Memo(256)
 
 
-@dataclass(frozen=True)
+@record
 class AttentionPlan:
     """What a schedule costs in GM, without compiling the whole program (cheap at any sequence length)."""
 

@@ -10,10 +10,11 @@ schedule whose tiles do not fit the chip, the capacity error in the schedule's t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from compiler.errors import BufferCapacityError, OutOfEventIds, ScheduleError
 from compiler.language.errors import LanguageError, TilesDoNotFit, TooManyEventIds
+from isa.records import record
 
 ALGORITHMS = ("flash", "naive")
 MAX_DEPTH = 4
@@ -22,7 +23,7 @@ MAX_DEPTH = 4
 TILE_KEYS = ("q", "qb", "kv", "k0", "r")
 
 
-@dataclass(frozen=True)
+@record
 class AttentionSchedule:
     """How to run an ``Attention``; ``None`` means "choose for me".
 

@@ -25,16 +25,15 @@ The simulator's measured ``gm_read + gm_write`` equals the compiled total exactl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compiler.attention.op import Attention
 from compiler.target import Target
 from compiler.traffic import Term, Traffic
 from compiler.tune.attention_schedule import AttentionSchedule
 from isa import Space
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Unit:
     """Query rows ``q0 .. q0+bq`` of (batch·heads) index ``bh``, and the key tiles they use."""
 
@@ -45,7 +44,7 @@ class Unit:
     kv_tiles: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One score tile: ``unit``'s queries against keys ``kv0 .. kv0+bk`` (key tile ``j``)."""
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from compiler.ir import Alloc, Compute, Flag, Kernel, Load, Loop, Move, Parallel, Store, Traced, reads, walk, writes
 from compiler.passes.buffer import alloc_counts
@@ -60,9 +60,10 @@ from compiler.traffic import Traffic, gm_traffic, traced_trips
 from compiler.traffic import memory_cycles as gm_memory_cycles
 from compiler.tune.pace import chain_cycles
 from isa import Instruction, Transfer
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Prediction:
     """The model's view of a kernel (cycles on the busiest core; bytes over all cores)."""
 
@@ -89,7 +90,7 @@ class Prediction:
         }
 
 
-@dataclass(frozen=True)
+@record
 class _Leaf:
     pipe: str
     work: float  # cycles over all its executions, copies at their full-stream rate
@@ -102,7 +103,7 @@ class _Leaf:
     flight: tuple[float, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Work:
     """The part of a prediction that depends only on tiles and loop order, not on depths or prefetch
     (so a search can price it once per tiling and reuse it for every buffer depth)."""
@@ -166,7 +167,7 @@ def predict(
     )
 
 
-@dataclass(frozen=True)
+@record
 class Grid:
     """The whole launch a tile-language kernel traced over a few of its programs stands for — what :func:`on_grid`
     prices it as: every program has the statements and tiles of the traced ones, and differs in its traced loops'

@@ -19,18 +19,17 @@ consumer starts after the producer's first execution and ends one execution afte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from compiler.ir import Alloc, Compute, Flag, Kernel, Loop, Parallel, reads, writes
 from compiler.passes.across import lead_in
 from compiler.passes.rotation import lagging, rotation, vector_first
 from compiler.traffic import traced_trips
+from isa.records import record
 
 #: steps laid out, and how many of the last ones the interval is measured over (the first are the fill)
 STEPS, MEASURED = 8, 4
 
 
-@dataclass(frozen=True)
+@record
 class _Node:
     """One statement of a loop step (``at``: its index in the loop's body), its leaves' work per step."""
 

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from compiler.schedule import Schedule
 from compiler.tune.errors import TuneError
 from compiler.tune.space import Space
 from compiler.tune.strategies import Strategy
 from compiler.tune.types import Candidate
+from isa.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Measurement:
     """What measuring one schedule gave: its cycles, or the error that stopped it."""
 
@@ -35,7 +35,7 @@ class Measurement:
     cached: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Trial:
     """One measured candidate: ``number`` counts from 1 in the order the strategy asked."""
 
@@ -55,7 +55,7 @@ class Trial:
 Measure = Callable[[Sequence[Schedule]], Iterable[tuple[int, Measurement]]]
 
 
-@dataclass(frozen=True)
+@record
 class SearchResult:
     space: Space
     strategy: str

@@ -19,12 +19,13 @@ from compiler.language.errors import CannotSplit, LanguageError, TilesDoNotFit, 
 from compiler.ops import Op, OpError
 from compiler.target import Target
 from compiler.tune.model import Prediction
+from isa.records import record
 
 #: What the compiler raises for a schedule it refuses (a kernel built in the tile language: ``LanguageError``).
 REFUSED = (ScheduleError, BufferCapacityError, OpError, LanguageError)
 
 
-@dataclass(frozen=True)
+@record
 class Knob:
     """One dimension of a space: ``tile.m``, ``order``, ``parallel``, ``buffers.a``, ``prefetch``, ``algorithm``..."""
 

@@ -14,13 +14,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from matplotlib.patches import Rectangle
 
 from compiler.graph.ir import Graph
 from compiler.graph.memory import MemoryPlan, plan_memory
+from isa.records import record
 from simulator.config import Chip
 from simulator.plots.style import DsasimFigure, new_figure, styled
 
@@ -50,7 +50,7 @@ MIB = 1 << 20
 KIND_COLORS = {"input": "#1f77b4", "weight": "#9e9e9e", "const": "#bdbdbd", "activation": "#ff7f0e"}
 
 
-@dataclass(frozen=True)
+@record
 class MemoryData:
     """``edges``: the cycle at which each kernel starts, plus the end; ``live[policy]``: bytes held during
     each kernel; ``peak[policy]``; ``boxes``: (tensor, kind, x0, x1, offset, size) of the run's plan."""

@@ -10,16 +10,16 @@ pictures colour tiles by it.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from compiler.ir import Kernel, Load, Loop, Parallel, Store
+from isa.records import record
 
 if TYPE_CHECKING:
     from compiler import Compiled
 
 
-@dataclass(frozen=True)
+@record
 class GmAccess:
     """One tile moving between GM and the chip: loaded for ``step`` of ``core``, or written after it."""
 

@@ -22,13 +22,14 @@ come from :mod:`dsasim.plots.tile_moves`.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from compiler import Compiled
 from compiler.plan import TilingPlan
 from dsasim.plots.tile_moves import GmAccess, gm_accesses
 from isa import DsasimError
+from isa.records import record
 
 #: Tile states a view may mark, with what the legend says about them.
 STATES = {
@@ -48,7 +49,7 @@ STATES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class TensorGrid:
     """A GM tensor cut into tiles: ``edges[d]`` are the element offsets of the tile boundaries along dim d."""
 
@@ -69,7 +70,7 @@ class TensorGrid:
         return tuple((e[i], e[i + 1]) for e, i in zip(self.edges, index))
 
 
-@dataclass(frozen=True)
+@record
 class TileMark:
     """A coloured tile: its state (a key of :data:`STATES`, or ``core<c>``) and an optional label."""
 
@@ -79,7 +80,7 @@ class TileMark:
     label: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class TilesData:
     """Everything a tile picture draws."""
 

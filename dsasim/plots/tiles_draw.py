@@ -12,13 +12,13 @@ readable (the tile boundaries inside it keep their true proportions).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.collections import PatchCollection
 from matplotlib.patches import Patch, Rectangle
 
 from dsasim.plots.tiles import STATES, TensorGrid, TilesData, check_view, compiled_of, tiles_data
+from isa.records import record
 from simulator.plots.style import DsasimFigure, new_figure, styled
 
 #: (face colour, hatch) per state: loads blue as in the timeline, stores green, outputs on chip orange.
@@ -50,7 +50,7 @@ MAX_GRID_LINES = 128
 _MAX_LABELS = 600
 
 
-@dataclass(frozen=True)
+@record
 class Box:
     """Where a tensor sits on the canvas: ``rows``/``cols`` are the dimension indices drawn down/across
     (None: one element thick)."""

@@ -33,13 +33,13 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import Op
 from compiler.tune import TuneError
 from compiler.tune.search import Measurement
 from dsasim.version import source_version
+from isa.records import record
 
 SCHEMA_VERSION = 1
 
@@ -107,7 +107,7 @@ def op_spec(op: Op) -> str:
     return json.dumps({"op": op.name, **fields}, sort_keys=True, default=str)
 
 
-@dataclass(frozen=True)
+@record
 class Task:
     """What a schedule is tuned for (see the module doc); ``id`` is its row in the database."""
 
@@ -127,7 +127,7 @@ class Task:
         )
 
 
-@dataclass(frozen=True)
+@record
 class Best:
     """The best stored trial of a task (or of one space of it)."""
 

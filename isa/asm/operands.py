@@ -10,15 +10,15 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NoReturn
 
+from isa.records import record
 from isa.types import DTYPE_NAMES, MAX_OPTION, SPACE_NAMES, Addr, DType, Pipe, Space
 
 # ---------------------------------------------------------------------------------------- tokens
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Token:
     kind: str  # ident | number | punct
     text: str
@@ -65,14 +65,14 @@ _OPERAND_HINT = "an operand is an address (ub[0x0400], x[0x0000]), a shape (f16[
 # -------------------------------------------------------------------------------------- operands
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AddrOp:
     addr: Addr
     col: int
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ViewOp:
     dtype: DType
     shape: tuple[int, ...]
@@ -80,7 +80,7 @@ class ViewOp:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PairOp:
     src: Pipe
     dst: Pipe
@@ -88,21 +88,21 @@ class PairOp:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NumOp:
     value: float | int
     col: int
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WordOp:
     word: str
     col: int
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KeyOp:
     key: str
     value: NumOp | WordOp

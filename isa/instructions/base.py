@@ -8,12 +8,13 @@ from __future__ import annotations
 import abc
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
 from isa.errors import SourceLoc, ValidationError
+from isa.records import record
 from isa.types import Addr, DType, Pipe, Region, Space
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def cache_hash(cls: type) -> type:
     return cls
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Instruction(HashSlot, abc.ABC):
     """Base class. Subclasses set ``MNEMONICS`` and implement the methods below."""
 

@@ -10,11 +10,11 @@ DLCompiler ``set_cross_flag``/``wait_cross_flag`` (C2V: Cube ``FIX`` → Vector 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from isa.errors import SourceLoc
 from isa.instructions.sync import SetFlag, WaitFlag
+from isa.records import record
 from isa.types import Pipe
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _parse_cross(cls: type, mnemonic: str, args: Args, loc: SourceLoc | None) ->
     return cls(src, dst, event, o["core"], loc=loc)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SetCross(SetFlag):
     """Signal a pipe of another core.
 
@@ -83,7 +83,7 @@ class SetCross(SetFlag):
         _check_cross(self, chip)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WaitCross(WaitFlag):
     """Wait for a pipe of another core.
 

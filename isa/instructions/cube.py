@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from isa.errors import SourceLoc
 from isa.instructions.base import Instruction, Memory, Write, check_space, opt
+from isa.records import record
 from isa.types import Addr, DType, Pipe, Region, Space
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 ACCUMULATOR = {DType.F16: DType.F32, DType.BF16: DType.F32, DType.I8: DType.I32}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Mmad(Instruction):
     """Matrix multiply-accumulate on the Cube: ``C (L0C) [+]= A (L0A) × B (L0B)``.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +19,7 @@ from isa.instructions.base import (
     region,
     shape2,
 )
+from isa.records import record
 from isa.timing import Transfer, nd2nz_cycles, route_label
 from isa.types import Addr, DType, Pipe, Region, Space
 
@@ -86,7 +86,7 @@ def _bursts(rows: int, cols: int, es: int, *strides: int | None) -> tuple[int, i
     return rows, cols * es
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Copy(Instruction):
     """A DMA copy: a 2-D strided descriptor of ``rows`` bursts of ``cols`` elements.
 
@@ -233,7 +233,7 @@ class Copy(Instruction):
         return [(dst, self.dtype, data.T if self.transpose else data)]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fixpipe(Instruction):
     """FIXPIPE: move an L0C result out, converting on the fly.
 

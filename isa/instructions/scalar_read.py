@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from isa.errors import SourceLoc
 from isa.instructions.base import Instruction, opt, region
+from isa.records import record
 from isa.timing import Transfer
 from isa.types import Addr, DType, Pipe, Region, Space
 
@@ -35,7 +35,7 @@ def cache_hits(stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SLoad(Instruction):
     """The scalar unit reads one element of a GM tensor and decides on it (a branch, a loop bound, a DMA address).
 

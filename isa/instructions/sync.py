@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from isa.errors import SourceLoc
 from isa.instructions.base import Instruction
+from isa.records import record
 from isa.types import Pipe
 
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from isa.timing import ChipParams
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class _Flag(Instruction):
     src: Pipe
     dst: Pipe
@@ -46,7 +46,7 @@ class _Flag(Instruction):
             )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SetFlag(_Flag):
     """Signal an event from one pipe to another.
 
@@ -70,7 +70,7 @@ class SetFlag(_Flag):
         return self.src
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WaitFlag(_Flag):
     """Wait for an event from another pipe.
 
@@ -94,7 +94,7 @@ class WaitFlag(_Flag):
         return self.dst
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Barrier(Instruction):
     """Stop issuing until pipes drain.
 
@@ -130,7 +130,7 @@ class Barrier(Instruction):
         return cls(None if word == "all" else Pipe.parse(word), loc=loc)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Scalar(Instruction):
     """Scalar-unit work: address arithmetic, loop control, parameter loads.
 
@@ -163,7 +163,7 @@ class Scalar(Instruction):
         return cls(cycles, loc=loc)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class End(Instruction):
     """End of the core's program.
 

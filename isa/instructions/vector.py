@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -37,6 +36,7 @@ from isa.instructions.base import (
     shape2,
 )
 from isa.instructions.dma import ROUNDINGS, convert
+from isa.records import record
 from isa.timing import vector_cycles
 from isa.types import Addr, DType, Pipe, Region, Space
 
@@ -78,7 +78,7 @@ def _vcheck(ins: VectorInstruction) -> None:
     check_stride(ins, "dst_stride", getattr(ins, "dst_stride", None), ins.dst_cols(), write=True)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VectorInstruction(Instruction):
     """Shared behaviour of the vector families (not an instruction itself)."""
 
@@ -129,7 +129,7 @@ class VectorInstruction(Instruction):
         _vcheck(self)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VBinary(VectorInstruction):
     """Element-wise binary operation: ``dst = src0 OP src1``.
 
@@ -224,7 +224,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.asarray(_ERF(np.asarray(x, np.float64)), np.float64).astype(np.float32)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VUnary(VectorInstruction):
     """Element-wise unary operation: ``dst = OP(src)``.
 
@@ -336,7 +336,7 @@ class VUnary(VectorInstruction):
         return [(rd, self.dtype, convert(out, self.dtype))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VScalar(VectorInstruction):
     """Vector–scalar operation: ``dst = src OP scalar``.
 
@@ -406,7 +406,7 @@ class VScalar(VectorInstruction):
         return [(rd, self.dtype, rounded(out, self.dtype))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VDup(VectorInstruction):
     """Fill with a scalar: ``dst = scalar``.
 
@@ -462,7 +462,7 @@ class VDup(VectorInstruction):
         return [(self.regions()[0], self.dtype, convert(out, self.dtype))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VCast(VectorInstruction):
     """Convert element type: ``dst = to(src)``.
 

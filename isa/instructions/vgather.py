@@ -9,7 +9,6 @@ tile of offsets into it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
 from isa.instructions.vector import NUMERIC, VectorInstruction, vector_repeats
+from isa.records import record
 from isa.types import Addr, DType, Region
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from isa.timing import ChipParams
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VGather(VectorInstruction):
     """Gather from a table in UB: ``dst[r, c] = src[idx[r, c]]``.
 
@@ -83,7 +83,7 @@ class VGather(VectorInstruction):
         return [("dst", self.dst), ("src", self.src), ("idx", self.idx)]
 
     def check(self, chip: ChipParams | None = None) -> None:
-        super(VGather, self).check(chip)  # the spaces (UB), the type, the destination stride
+        super(VGather, self).check(chip)  # noqa: UP008 - slots: see VScan. The spaces (UB), the type, the destination stride
         if self.src_len < 1:
             raise self.fail(f"src_len={self.src_len} must be at least 1", hint="the table's length in elements")
 
@@ -123,7 +123,7 @@ class VGather(VectorInstruction):
 SCATTER_OPS = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VScatter(VectorInstruction):
     """Scatter into a table in UB, combining: ``dst[idx[r, c]] OP= src[r, c]`` for every element.
 
@@ -183,7 +183,7 @@ class VScatter(VectorInstruction):
         return [("dst", self.dst), ("src", self.src), ("idx", self.idx)]
 
     def check(self, chip: ChipParams | None = None) -> None:
-        super(VScatter, self).check(chip)  # the spaces (UB) and the type
+        super(VScatter, self).check(chip)  # noqa: UP008 - slots: see VScan. The spaces (UB) and the type
         if self.dst_len < 1:
             raise self.fail(f"dst_len={self.dst_len} must be at least 1", hint="the table's length in elements")
         if self.combine not in SCATTER_OPS:

@@ -11,7 +11,6 @@ softmax statistics cheap (a row of per-query values broadcasts with a stride-0 o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -20,6 +19,7 @@ from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
 from isa.instructions.dma import convert
 from isa.instructions.vector import NUMERIC, VectorInstruction, is_dense, vector_repeats
+from isa.records import record
 from isa.types import MAX_OPTION, Addr, DType, Region
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ ALL_TYPES = (*NUMERIC, DType.I8)
 FLOATS_AND_I32 = NUMERIC
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VTriangle(VectorInstruction):
     """Triangular fill: keep one triangle of a tile, set the rest to a scalar.
 
@@ -114,7 +114,7 @@ class VTriangle(VectorInstruction):
         return [(rd, self.dtype, np.where(self.keep(rows, cols), x, fill))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VIota(VectorInstruction):
     """Fill with an arithmetic progression of the element's position: ``dst[r, c] = start + r·row_step + c·step``.
 
@@ -181,7 +181,7 @@ class VIota(VectorInstruction):
         return [(self.regions()[0], self.dtype, convert(out, self.dtype))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VTranspose(VectorInstruction):
     """Transpose a tile: ``dst = srcᵀ``.
 

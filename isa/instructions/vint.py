@@ -15,12 +15,12 @@ dividend (``-7 // 2 = -3``, ``-7 % 2 = -1``); dividing by zero gives 0 (``idiv``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from isa.instructions.vector import VBinary, VScalar
+from isa.records import record
 from isa.types import DType
 
 INTEGERS = (DType.I32,)
@@ -73,7 +73,7 @@ INT_OPS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VInt(VBinary):
     """Element-wise integer operation: ``dst = src0 OP src1``.
 
@@ -103,7 +103,7 @@ class VInt(VBinary):
 SCALAR_INT_OPS = {f"{op}s": fn for op, fn in INT_OPS.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VIntScalar(VScalar):
     """Integer operation with a scalar: ``dst = src OP scalar``.
 

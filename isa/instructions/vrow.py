@@ -6,7 +6,6 @@ statistic (softmax's max and sum, a norm's mean). They follow the vector timing 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
 from isa.instructions.vector import NUMERIC, VectorInstruction, rounded, vector_repeats, work_type
+from isa.records import record
 from isa.types import Addr, DType, Region
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from isa.timing import ChipParams
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VReduce(VectorInstruction):
     """Row-wise reduction: ``dst[r] = OP(src[r, :])``.
 
@@ -82,7 +82,7 @@ class VReduce(VectorInstruction):
         return [(rd, self.dtype, rounded(out, self.dtype))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VBroadcast(VectorInstruction):
     """Broadcast a per-row scalar along its row: ``dst[r, c] = src[r]``.
 
@@ -144,7 +144,7 @@ class VBroadcast(VectorInstruction):
 SCANS = {"add": np.cumsum, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VScan(VectorInstruction):
     """Row-wise inclusive scan: ``dst[r, c] = OP(src[r, 0], …, src[r, c])``.
 
@@ -194,7 +194,7 @@ class VScan(VectorInstruction):
         return [("dst", self.dst), ("src", self.src)]
 
     def check(self, chip: ChipParams | None = None) -> None:
-        super(VScan, self).check(chip)
+        super(VScan, self).check(chip)  # noqa: UP008 - a slots record is a class made anew: no bare super()
         if self.combine not in SCANS:
             raise self.fail(f"unknown op={self.combine}", hint=f"op is one of {', '.join(SCANS)}")
 

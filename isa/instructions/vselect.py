@@ -14,7 +14,6 @@ every vector instruction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -23,6 +22,7 @@ from isa.errors import SourceLoc
 from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
 from isa.instructions.dma import convert
 from isa.instructions.vector import NUMERIC, VectorInstruction, work_type
+from isa.records import record
 from isa.types import Addr, DType, Region
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _mask_out(out: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=bool).astype(np.int8)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VCompare(VectorInstruction):
     """Element-wise compare into a mask: ``mask = src0 COND src1``.
 
@@ -130,7 +130,7 @@ class VCompare(VectorInstruction):
             return [(rd, MASK, _mask_out(CONDITIONS[self.cond](a, b)))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VCompareScalar(VectorInstruction):
     """Compare with an immediate into a mask: ``mask = src COND scalar``.
 
@@ -208,7 +208,7 @@ class VCompareScalar(VectorInstruction):
             return [(rd, MASK, _mask_out(CONDITIONS[self.cond](x, k)))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VSelect(VectorInstruction):
     """Select by a mask: ``dst = mask ? src0 : src1``.
 
@@ -290,7 +290,7 @@ class VSelect(VectorInstruction):
         return [(rd, self.dtype, out.astype(self.dtype.np, copy=False))]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VSelectScalar(VectorInstruction):
     """Select between a tile and an immediate by a mask: ``dst = mask ? src : scalar``.
 

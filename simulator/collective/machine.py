@@ -25,13 +25,14 @@ import numpy as np
 import simpy
 
 from isa import DsasimError
+from isa.records import record
 from simulator.bandwidth import SharedBandwidth
 from simulator.clock import Clock
 from simulator.collective.programs import ELEMENT, Collective, Put, Reduce
 from simulator.links import Links, LinkSpec
 
 
-@dataclass(frozen=True)
+@record
 class Span:
     """One thing a unit did: rank, unit (``dma0``, ``dma1``…, ``vector``), what, start and end cycles."""
 

@@ -24,16 +24,15 @@ Algorithms (``N`` ranks, the data in ``N`` segments, each segment in chunks of a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from isa import DsasimError
+from isa.records import record
 
 OPS = ("all-reduce", "reduce-scatter", "all-gather", "all-to-all", "send-recv")
 ALGOS = ("ring", "mesh")
 ELEMENT = 4  # bytes of one element in the functional model (float32)
 
 
-@dataclass(frozen=True)
+@record
 class Put:
     """DMA: ``nbytes`` from this rank's ``src_buf`` at ``src`` to rank ``rank + peer``'s ``dst_buf`` at ``dst``,
     once every local flag in ``after`` is set; sets ``flag`` at the peer when the bytes have landed."""
@@ -48,7 +47,7 @@ class Put:
     after: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class Reduce:
     """Vector unit: ``data[dst : dst+nbytes] += recv[src : src+nbytes]`` once ``after`` is set; then ``flag``."""
 
@@ -59,7 +58,7 @@ class Reduce:
     after: tuple = ()
 
 
-@dataclass(frozen=True)
+@record
 class RankProgram:
     engines: tuple[tuple[Put, ...], ...]
     reduces: tuple[Reduce, ...]
@@ -69,7 +68,7 @@ class RankProgram:
         return sum(len(e) for e in self.engines)
 
 
-@dataclass(frozen=True)
+@record
 class Collective:
     """Every rank's program, the buffer sizes, and whether every rank runs the same program up to a rotation
     of the ranks over the same kind of link (``symmetric``: then one rank may stand for all)."""

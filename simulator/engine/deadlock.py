@@ -17,15 +17,15 @@ doing (stuck, finished, or with no matching ``set_cross`` left).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from isa import Pipe, SetFlag, WaitFlag
+from isa.records import record
 from simulator.engine.core import Core
 from simulator.engine.decode import FlagKey, Kind
 from simulator.engine.trace import short
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """``agent`` (a pipe, or ``Pipe.S`` for the scalar unit) is stuck at instruction ``index`` and
     waits for ``waits_for`` — which must first reach instruction ``via`` — or for nothing that can
@@ -38,7 +38,7 @@ class Step:
     why: str
 
 
-@dataclass(frozen=True)
+@record
 class WaitChain:
     """A root cause of a deadlock on one core: a cycle of waits, or one wait nothing can satisfy."""
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from matplotlib.lines import Line2D
 
 from isa import DsasimError, DType, Mmad, Pipe
+from isa.records import record
 from simulator.plots.style import MMAD_COLOR, ROUTE_COLORS, RUN_COLORS, VECTOR_COLORS, new_figure, styled
 
 if TYPE_CHECKING:
@@ -32,13 +32,13 @@ if TYPE_CHECKING:
 GM = "GM"
 
 
-@dataclass(frozen=True)
+@record
 class Ceiling:
     name: str
     flops_per_cycle: float
 
 
-@dataclass(frozen=True)
+@record
 class Slope:
     """A bandwidth roof: ``name`` is ``GM`` or a path key (``gm_l1``); ``label`` is what the legend shows."""
 
@@ -47,7 +47,7 @@ class Slope:
     bytes_per_cycle: float
 
 
-@dataclass(frozen=True)
+@record
 class Ridge:
     """Where ``slope`` meets ``ceiling``: below this intensity the slope limits, above it the ceiling."""
 
@@ -57,7 +57,7 @@ class Ridge:
     flops_per_cycle: float
 
 
-@dataclass(frozen=True)
+@record
 class Point:
     """One run at one level: FLOPs per byte of that level, achieved FLOP/cycle."""
 
@@ -67,7 +67,7 @@ class Point:
     flops_per_cycle: float
 
 
-@dataclass(frozen=True)
+@record
 class RooflineData:
     chip: str
     cores: int

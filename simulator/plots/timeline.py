@@ -10,13 +10,13 @@ the GM bandwidth in use over time against the chip's peak. What is drawn comes f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch
 
 from isa import DsasimError, Pipe
+from isa.records import record
 from simulator.attribution import PIPE_ORDER
 from simulator.plots.style import WAIT_COLOR, WAIT_EDGE, instruction_kind, kind_color, kind_order, new_figure, styled
 
@@ -33,7 +33,7 @@ _EDGE_MIN_FRACTION = 1 / 400
 MAX_CORES = 8
 
 
-@dataclass(frozen=True)
+@record
 class Bar:
     """One instruction on one row: cycles ``[start, end)``."""
 
@@ -44,7 +44,7 @@ class Bar:
     index: int
 
 
-@dataclass(frozen=True)
+@record
 class Arrow:
     """A flag hand-over: set on ``src_row`` at ``start``, consumed on ``dst_row`` at ``end`` (cycles)."""
 
@@ -55,7 +55,7 @@ class Arrow:
     event: int
 
 
-@dataclass(frozen=True)
+@record
 class TimelineData:
     """Everything the timeline draws; rows are listed top to bottom."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from isa import Pipe, SourceLoc
+from isa.records import record
 
 # Finding kinds.
 RACE = "race"
@@ -27,7 +28,7 @@ HAZARD_WORDS = {"RAW": "read-after-write", "WAR": "write-after-read", "WAW": "wr
 LAB_HINT = "lab mode, no fix given: which flag should order these two accesses, and why does it not?"
 
 
-@dataclass(frozen=True)
+@record
 class InstrRef:
     """One instruction of one core, as the report shows it: where it is, what it says, when it ran.
 
@@ -66,7 +67,7 @@ class InstrRef:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One problem. ``instrs`` are the instructions involved (a race has two: the one the program
     means to go first, then the other); ``ops`` says what each did there (``read``/``write``/``set``/…).

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isa import DsasimError, Instruction, Program, SetFlag, Space, WaitFlag
+from isa.records import record
 from simulator.config import Chip
 from simulator.sanitizer.findings import RACE, UNINIT, SanitizerReport
 
 DELETE_WAIT, HOIST_SET = "delete-wait", "hoist-set"
 
 
-@dataclass(frozen=True)
+@record
 class Mutant:
     """``program`` with instruction ``index`` of ``core`` deleted or moved; ``origin[c][i]`` is the
     original index of the mutant's instruction ``i`` on core ``c``."""

@@ -13,12 +13,13 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from isa import Program, Scalar, SetFlag, Space, ValidationError, WaitFlag, validate
+from isa.records import record
 from simulator.config import Chip
 from simulator.sanitizer.findings import ERROR, EVENT_RANGE, MISALIGNED, OUT_OF_BOUNDS
 from simulator.topology import core_kinds
 
 
-@dataclass(frozen=True)
+@record
 class StaticIssue:
     """One problem found before the run, on instruction ``index`` of ``core``."""
 
