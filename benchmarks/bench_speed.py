@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -74,20 +75,22 @@ def run_once(tree: Path, args: str, fast: bool = True, timeout: float = 1800) ->
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["DSASIM_FAST"] = "1" if fast else "0"
     cmd = [sys.executable, "-m", "dsasim.cli", *args.split()]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = t0 + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            proc.kill()
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.05)
-    wall = time.perf_counter() - t0
-    out, err = proc.stdout.read(), proc.stderr.read()
+    # The output goes to files, not pipes (nothing to drain while it runs), and the wait blocks until the command
+    # ends: polling it, as this did, added up to the poll's 50 ms to every wall time.
+    with open(f"{home}/out", "w+") as out_file, open(f"{home}/err", "w+") as err_file:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=out_file, stderr=err_file, text=True)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
     shutil.rmtree(home, ignore_errors=True)
     ok = os.waitstatus_to_exitcode(status) == 0
     cycles = None
