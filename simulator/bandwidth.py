@@ -35,7 +35,7 @@ class SharedBandwidth:
     """A link of ``bandwidth`` bytes/cycle; ``transfer(n, cap)`` returns an event fired when done."""
 
     def __init__(self, env: Clock, bandwidth: float) -> None:
-        self.env = env
+        self.env = env.agenda  # the clock, as the compiled engine reads it fast (``Agenda``)
         self.bandwidth = float(bandwidth)
         #: the flows streaming, in the order they started (the order their completions fire in)
         self.flows: list[_Flow] = []
@@ -59,7 +59,7 @@ class SharedBandwidth:
         """
         env = self.env
         done = Due([]) if resume is None else resume  # ``env.signal()``, without the call: once per transfer
-        flow = _Flow(nbytes, cap, done, env._now + delay + min_cycles)
+        flow = _Flow(nbytes, cap, done, env.now + delay + min_cycles)
         if delay:
             env.call_later(delay, partial(self._start, flow))
         else:
@@ -77,8 +77,8 @@ class SharedBandwidth:
 
     def _finish(self, flow: _Flow) -> None:
         # ``fire_at`` would put the event later in the queue than a timeout followed by ``succeed`` does
-        if flow.not_before > self.env._now:
-            self.env.call_later(flow.not_before - self.env._now, partial(self._fire, flow.done))
+        if flow.not_before > self.env.now:
+            self.env.call_later(flow.not_before - self.env.now, partial(self._fire, flow.done))
         else:
             self.env.fire(flow.done)
 
@@ -91,7 +91,7 @@ class SharedBandwidth:
 
     # ------------------------------------------------------------------------------ internals
     def _advance(self) -> None:
-        now = self.env._now
+        now = self.env.now
         dt = now - self._last
         if dt:
             for f in self.flows:
@@ -116,7 +116,7 @@ class SharedBandwidth:
                 cycles = f.remaining / rate
                 if cycles < soonest:
                     soonest = cycles
-        now = self.env._now
+        now = self.env.now
         total = self.bandwidth - left
         usage = self.usage
         last = usage[-1] if usage else None

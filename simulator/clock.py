@@ -3,7 +3,8 @@
 A run of 100,000 instructions goes round SimPy's event loop about 150,000 times, and ``Environment.run``
 spends a method call (``step``) and an exception frame on each. ``Clock.run`` does what ``step`` does —
 pop the next event, advance the time, call its callbacks, crash on a failed event nobody handled — in
-one loop.
+one loop, on the clock's ``Agenda``: the current cycle, the queue and the calls that schedule on it, as an object
+the compiled engine reads without a dict lookup (the clock is a SimPy environment, a Python class).
 
 The engine's processes are *light*: ``start`` runs a generator as SimPy's ``env.process`` would — first
 resumed by an urgent event at the cycle it is started, then each time the event it yielded fires — without
@@ -20,8 +21,7 @@ for byte; processes, conditions and everything else stay SimPy's own.
 
 What only calls a function — ``call_later``, ``call_first``, a process waking after the cycles it yielded — is
 queued as the function itself, with no event: ``run`` calls it where it would have called the event's one
-callback. So ``run(until=…)``, SimPy's own loop, is not for a clock with such calls queued; nothing in
-dsasim runs one that way.
+callback. ``run(until=…)`` is SimPy's own loop, stepping with ``Agenda.step``.
 
 One kind of event is put ahead of SimPy's order on purpose: ``call_first`` (a transfer completing, its data
 landing) runs before every ordinary event of its cycle, so whatever a flag or a timeout resumes at cycle
@@ -60,8 +60,97 @@ class Due:
         self.callbacks: list | None = callbacks  # None once it has fired (``run``)
 
 
+class Agenda:
+    """What the engine's units use of the clock — the current cycle, the queue, and the calls that schedule on it —
+    as an object of the compiled engine's own (``simulator.native``). ``Clock`` is a SimPy environment, a Python
+    class: each read of its ``_now`` is a lookup in the instance's dict, and each call of its methods a lookup and a
+    bound method; the units read the cycle several times per event and schedule once or twice, so they hold the
+    clock's agenda instead, whose ``now`` is a machine integer and whose methods are called directly. It shares the
+    clock's queue and event ids, and keeps the clock's ``_now`` equal to ``now`` for SimPy's own code."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.now = 0
+        self.queue: list[tuple[int, int, int, Any]] = clock._queue
+        self.eid: Any = clock._eid  # SimPy's ``itertools.count``
+
+    def run(self) -> None:
+        """Step until nothing is scheduled."""
+        queue = self.queue
+        while queue:
+            self.step()
+
+    def step(self) -> None:
+        """What ``Environment.step`` does — pop the next event, advance the time, call its callbacks, crash on a failed
+        event nobody handled — for light calls too."""
+        if not self.queue:
+            raise simpy.core.EmptySchedule()
+        self.now, _, _, event = heappop(self.queue)
+        self.clock._now = self.now
+        # A light call (``call_later``, ``call_first``, a process waking): a function (pure or compiled, a closure, a
+        # bound method, a partial), no event — no SimPy event is callable.
+        if callable(event):
+            event(None)
+            return
+        callbacks, event.callbacks = event.callbacks, None
+        for callback in callbacks:
+            callback(event)
+        if not event._ok and not hasattr(event, "_defused"):
+            # As ``Environment.step``: raise a copy, the original as its cause.
+            exc = type(event._value)(*event._value.args)
+            exc.__cause__ = event._value
+            raise exc
+
+    def start(self, process: Generator[Due | int | None, None, None]) -> Resume:
+        """``Clock.start``."""
+        queue, eid = self.queue, self.eid
+
+        def resume(_event: Due | None) -> None:
+            due: Any
+            try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
+                # ``send(None)``, as SimPy resumes a process: ``next`` is the same step, and the compiled engine takes
+                # it through the generator's own slot, without a bound method's call and its arguments parsed
+                due = next(process)
+            except StopIteration:
+                return
+            if type(due) is int:
+                heappush(queue, (self.now + due, NORMAL, next(eid), resume))  # a light call (``run``)
+            elif due is not None:  # None: parked, until its ``resume`` is fired
+                due.callbacks.append(resume)
+
+        heappush(queue, (self.now, URGENT, next(eid), resume))
+        return resume
+
+    def after(self, delay: int) -> Due:
+        """``Clock.after``."""
+        due = Due([])
+        heappush(self.queue, (self.now + delay, NORMAL, next(self.eid), due))
+        return due
+
+    def call_later(self, delay: int, fn: Callable[[None], None]) -> None:
+        """``Clock.call_later``."""
+        heappush(self.queue, (self.now + delay, NORMAL, next(self.eid), fn))
+
+    def call_first(self, delay: int, fn: Callable[[None], None]) -> None:
+        """``Clock.call_first``."""
+        heappush(self.queue, (self.now + delay, URGENT, next(self.eid), fn))
+
+    def signal(self) -> Due:
+        """``Clock.signal``."""
+        return Due([])
+
+    def fire_at(self, event: Due | Resume, at: int) -> None:
+        """``Clock.fire_at``."""
+        heappush(self.queue, (at if at > self.now else self.now, NORMAL, next(self.eid), event))
+
+    def fire(self, event: Due | Resume) -> None:
+        """``Clock.fire``."""
+        heappush(self.queue, (self.now, NORMAL, next(self.eid), event))
+
+
 class Clock(simpy.Environment):
-    """``simpy.Environment`` whose ``run()`` (until nothing is scheduled) steps without a call per event."""
+    """``simpy.Environment`` whose ``run()`` (until nothing is scheduled) steps without a call per event, through its
+    ``agenda``."""
 
     #: SimPy allows fractional times; every time on this clock is a whole cycle (the engine's units, the GM link,
     #: the collectives all wait whole cycles), which lets the compiled engine (``simulator.native``) keep it, and
@@ -71,8 +160,7 @@ class Clock(simpy.Environment):
 
     @property
     def now(self) -> int:
-        """The current cycle. The engine's units and the GM link read the attribute behind it, ``_now``, on their hot
-        path: a fraction of the property's cost, read several times per instruction."""
+        """The current cycle."""
         return self._now
 
     def __init__(self) -> None:
@@ -83,27 +171,17 @@ class Clock(simpy.Environment):
         for name, attr in vars(simpy.Environment).items():
             if type(attr) is BoundClass:
                 setattr(self, name, getattr(self, name))
+        #: what the engine's units hold of the clock (``Agenda``)
+        self.agenda = Agenda(self)
 
     def run(self, until: Any = None) -> Any:
-        if until is not None:  # a stop time or event: SimPy's own loop handles it
+        if until is not None:  # a stop time or event: SimPy's own loop, stepping with ``step``
             return super().run(until)
-        queue = self._queue
-        while queue:
-            self._now, _, _, event = heappop(queue)
-            # A light call (``call_later``, ``call_first``, a process waking): a function (pure or compiled, a
-            # closure, a bound method, a partial), no event — no SimPy event is callable.
-            if callable(event):
-                event(None)
-                continue
-            callbacks, event.callbacks = event.callbacks, None
-            for callback in callbacks:
-                callback(event)
-            if not event._ok and not hasattr(event, "_defused"):
-                # As ``Environment.step``: raise a copy, the original as its cause.
-                exc = type(event._value)(*event._value.args)
-                exc.__cause__ = event._value
-                raise exc
+        self.agenda.run()
         return None
+
+    def step(self) -> None:
+        self.agenda.step()
 
     def start(self, process: Generator[Due | int | None, None, None]) -> Resume:
         """Run ``process`` (a generator yielding ``Due`` events, delays or ``None``) as ``env.process`` would: its
@@ -113,38 +191,21 @@ class Clock(simpy.Environment):
         for whoever holds the ``resume`` this returns to ``fire`` it (or ``fire_at``), which queues the
         ``resume`` where the event it would have waited on would go — an ``Event`` with one callback, the
         process, without the event."""
-        send = process.send
-        queue, eid = self._queue, self._eid
-
-        def resume(_event: Due | None) -> None:
-            due: Any
-            try:  # not ``contextlib.suppress``: a context manager per event costs more than the rest
-                due = send(None)
-            except StopIteration:
-                return
-            if type(due) is int:
-                heappush(queue, (self._now + due, NORMAL, next(eid), resume))  # a light call (``run``)
-            elif due is not None:  # None: parked, until its ``resume`` is fired
-                due.callbacks.append(resume)
-
-        heappush(queue, (self._now, URGENT, next(eid), resume))
-        return resume
+        return self.agenda.start(process)
 
     def after(self, delay: int) -> Due:
         """``env.timeout(delay)`` for a process to yield (``delay`` ≥ 0), in the same place of the queue."""
-        due = Due([])
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), due))
-        return due
+        return self.agenda.after(delay)
 
     def call_later(self, delay: int, fn: Callable[[None], None]) -> None:
         """Call ``fn`` ``delay`` cycles from now, ordered as a ``Timeout`` made now would be."""
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), fn))
+        self.agenda.call_later(delay, fn)
 
     def call_first(self, delay: int, fn: Callable[[None], None]) -> None:
         """Call ``fn`` ``delay`` cycles from now (``delay`` > 0), before every ordinary event of that cycle — in
         particular before a process a flag set earlier for that cycle resumes, or one that resumes then for
         another reason and finds that flag set. Calls due at the same cycle keep the order they were made in."""
-        heappush(self._queue, (self._now + delay, URGENT, next(self._eid), fn))
+        self.agenda.call_first(delay, fn)
 
     def signal(self) -> Due:
         """An event for a process to wait on until another ``fire``s it (``env.event()`` without its
@@ -155,10 +216,10 @@ class Clock(simpy.Environment):
         """Fire ``event`` at cycle ``at`` (now or later) as one scheduled event: a flag set behind transfers in
         flight fires when they complete, and its waiter resumes then. What a ``Timeout`` does to itself, on an
         event made earlier."""
-        heappush(self._queue, (at if at > self._now else self._now, NORMAL, next(self._eid), event))
+        self.agenda.fire_at(event, at)
 
     def fire(self, event: Due | Resume) -> None:
         """``event.succeed()`` for an event not yet triggered: it is processed after those already due now. A
         parked process's ``resume`` (``start``) is fired the same way, and resumes where the event's one
         callback would run."""
-        heappush(self._queue, (self._now, NORMAL, next(self._eid), event))
+        self.agenda.fire(event)

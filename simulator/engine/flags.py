@@ -64,7 +64,7 @@ class CoreFlags:
     def __init__(
         self, clock: Clock, core: int, stream: Sequence[Instruction], log: Entries, hooks: Hooks | None
     ) -> None:
-        self.clock = clock
+        self.clock = clock.agenda  # its calls, made directly (``Agenda``)
         self.core = core
         self.stream = stream
         self.log = log
@@ -141,7 +141,7 @@ class CrossFlags:
         log: Entries,
         hooks: Hooks | None,
     ) -> None:
-        self.clock = clock
+        self.clock = clock.agenda  # its calls, made directly (``Agenda``)
         self.streams = streams
         self.latency = latency
         self.log = log

@@ -68,7 +68,7 @@ class PipeUnit:
         pipe: Pipe,
     ) -> None:
         self.machine = machine
-        self.env = machine.env
+        self.env = machine.env.agenda  # the clock, as the compiled engine reads it fast (``Agenda``)
         self.core = core
         self.stream = stream
         self.decoded = decoded
@@ -142,16 +142,16 @@ class PipeUnit:
         payload: Any  # by kind: cycles, a ``Dma``, a flag key, a ``Wait``… (``decode``)
         while True:
             if not q:
-                idle_from = env._now
+                idle_from = env.now
                 if not self.closed:
                     self.wake = resume
                     yield None
                 if not q:  # closed: nothing more will come
                     yield from self._finish(idle_from)
                     return
-                pending_idle += env._now - idle_from
+                pending_idle += env.now - idle_from
             index, ready = q[0]
-            now = env._now
+            now = env.now
             kind, _, payload, _, _ = decoded[index]
             if ready > now:  # not issued yet: an ``issue`` stall until it is
                 pending_idle += ready - now
@@ -163,7 +163,7 @@ class PipeUnit:
             q.popleft()
             if self.space is not None:  # the scalar unit waits for this slot: it issues into it now
                 if self.refill is not None:
-                    self.refill(self, env._now)  # without resuming (``ScalarUnit.refill``)
+                    self.refill(self, env.now)  # without resuming (``ScalarUnit.refill``)
                 else:
                     sp, self.space = self.space, None
                     env.fire(sp)
@@ -172,7 +172,7 @@ class PipeUnit:
                 pending_idle = 0
             start = now
             if kind is one_event:
-                yield start - env._now + payload  # the issue wait and the instruction, one event
+                yield start - env.now + payload  # the issue wait and the instruction, one event
                 st.busy += payload
             else:
                 if debug:
@@ -201,9 +201,9 @@ class PipeUnit:
                             flag = flags.get(key)
                         yield self._until_set(index, flag)
                         self.blocked = None
-                        if flag.set_at > env._now:  # type: ignore[operator]  # set: it woke it
-                            yield flag.set_at - env._now  # type: ignore[operator]
-                    end = env._now
+                        if flag.set_at > env.now:  # type: ignore[operator]  # set: it woke it
+                            yield flag.set_at - env.now  # type: ignore[operator]
+                    end = env.now
                     if end > start:
                         stalls[payload.cause] = stalls.get(payload.cause, 0) + end - start
                     flags.consume(key, flag, index, end)
@@ -217,7 +217,7 @@ class PipeUnit:
                         self._settled()
                     if len(inflight) >= payload.outstanding:
                         yield from self._await_flights(payload.outstanding - 1)
-                        start = env._now
+                        start = env.now
                     writes = None if fast else self._execute(index, start)
                     # Its bytes stream (after its fixed cycles) on the link that serves it: HBM, or the L2's
                     # link for a read that hits; the pipe resumes when they have streamed.
@@ -236,10 +236,10 @@ class PipeUnit:
                     if wake is not False:
                         yield wake
                         self.blocked = None
-                        if x.pending[0][0] > env._now:
-                            yield x.pending[0][0] - env._now
+                        if x.pending[0][0] > env.now:
+                            yield x.pending[0][0] - env.now
                     self._took_cross(index, payload, x, start)
-            end = env._now
+            end = env.now
             st.last_end = end
             record(pack(cid, number, index, start, end))
             self.completed += 1
@@ -276,7 +276,7 @@ class PipeUnit:
         if inflight and self.settle:
             self._settled()
         while inflight:
-            yield inflight[-1].done - env._now
+            yield inflight[-1].done - env.now
             if self.settle:
                 self._settled()
         if self.last_done > idle_from:
@@ -285,12 +285,12 @@ class PipeUnit:
     def _await_flights(self, limit: int) -> Process:
         """Wait until at most ``limit`` transfers are in flight (a ``latency`` stall)."""
         env, inflight = self.env, self.inflight
-        t0 = env._now
+        t0 = env.now
         while len(inflight) > limit:
-            yield inflight[len(inflight) - limit - 1].done - env._now
+            yield inflight[len(inflight) - limit - 1].done - env.now
             if self.settle:
                 self._settled()
-        self.stats.stall("latency", env._now - t0)
+        self.stats.stall("latency", env.now - t0)
 
     # -- one instruction, by kind --------------------------------------------------------------
     def _execute(self, index: int, start: int) -> list | None:
@@ -316,7 +316,7 @@ class PipeUnit:
         every transfer in flight: the time beyond its stand-alone occupancy is a ``bandwidth`` stall); it
         completes its latency later, in order. True if it is now in flight (it retires when it completes)."""
         env, st, inflight = self.env, self.stats, self.inflight
-        now = env._now
+        now = env.now
         took = now - start
         if took > dma.alone:
             st.busy += dma.alone
@@ -344,7 +344,7 @@ class PipeUnit:
         """Forget the transfers complete by now (``settle``: counted when they streamed, with no event to
         take them off ``inflight`` at ``done``, which ``_complete`` would have done before anything else of
         that cycle)."""
-        inflight, now, st = self.inflight, self.env._now, self.stats
+        inflight, now, st = self.inflight, self.env.now, self.stats
         while inflight and inflight[0].done <= now:
             done = inflight.popleft().done
             if done > st.last_end:  # as ``_count`` at ``done``, before anything else of that cycle
@@ -360,7 +360,7 @@ class PipeUnit:
             self.blocked = index
             flag.waiter = self.resume
             return None
-        return flag.set_at - self.env._now
+        return flag.set_at - self.env.now
 
     def _until_visible(self, index: int, x: CrossFlag) -> int | bool | None:
         """What a ``wait_cross`` waits for, to yield: a pending set of its flag (None: parked, the pipe
@@ -370,11 +370,11 @@ class PipeUnit:
             self.blocked = index
             x.waiter = self.resume
             return None
-        if x.pending[0][0] > self.env._now:
-            return x.pending[0][0] - self.env._now
+        if x.pending[0][0] > self.env.now:
+            return x.pending[0][0] - self.env.now
         return False
 
     def _took_cross(self, index: int, wait: CrossWait, x: CrossFlag, start: int) -> None:
-        now = self.env._now
+        now = self.env.now
         self.stats.stall(wait.cause, now - start)
         self.machine.cross.consume(wait.key(self.core), x, index, now)

@@ -100,7 +100,7 @@ class ScalarUnit:
 
     def run(self) -> Generator[Due | int | None, None, None]:
         machine = self.machine
-        env, st = machine.env, self.stats
+        env, st = machine.env.agenda, self.stats
         stalls = st.stalls
         depth = machine.chip.queue_depth
         pipes, flags = self.pipes, self.flags
@@ -134,9 +134,9 @@ class ScalarUnit:
                         for _ in range(self.pushed - 1):
                             next(program)
                         index, (kind, pipe, payload, _, issue) = next(program)
-                    if env._now > t:  # ``st.stall``, inlined: most waits end after the scalar unit's clock
-                        stalls[full[pipe]] = stalls.get(full[pipe], 0) + env._now - t
-                        t = env._now
+                    if env.now > t:  # ``st.stall``, inlined: most waits end after the scalar unit's clock
+                        stalls[full[pipe]] = stalls.get(full[pipe], 0) + env.now - t
+                        t = env.now
                 t += issue
                 busy += issue
                 # ``unit.push(index, t)``, inlined: this is once per instruction of the program.
@@ -162,9 +162,9 @@ class ScalarUnit:
                         self.waiting = None
                 if sanitizer is not None:
                     sanitizer.barrier(self.core, index, payload)
-                if env._now > t:
-                    st.stall("barrier", env._now - t)
-                    t = env._now
+                if env.now > t:
+                    st.stall("barrier", env.now - t)
+                    t = env.now
             elif kind is SSET:
                 t += issue
                 busy += issue
@@ -172,7 +172,7 @@ class ScalarUnit:
                     st.busy, busy = st.busy + busy, 0
                     # Still set? The scalar unit runs ahead of simulated time: let the pipes catch up
                     # to its clock (and finish that cycle) before calling a second set an error.
-                    yield max(0, t - env._now)
+                    yield max(0, t - env.now)
                     yield 0
                 flags.set(payload, t, index)
             elif kind is SWAIT:
@@ -187,7 +187,7 @@ class ScalarUnit:
                     f.waiter, f.scalar_waits = resume, True
                     yield None
                     self.waiting = None
-                wait_end: int = max(t, f.set_at, env._now)  # type: ignore[type-var, assignment]  # set: it woke it
+                wait_end: int = max(t, f.set_at, env.now)  # type: ignore[type-var, assignment]  # set: it woke it
                 st.stall(payload.cause, wait_end - t)
                 t = wait_end
                 flags.consume(payload.key, f, index, t)
