@@ -31,13 +31,14 @@ from simulator.config import Chip
 from simulator.energy import Energy
 from simulator.engine import Engine, TraceEntry
 from simulator.run import Run
-from simulator.sanitizer import SanitizerReport
 from simulator.stats import Stats
 
 __all__ = ["KernelRun", "chip_for", "compile_and_run", "compile_op", "compile_within_budget"]
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure  # the type of the pictures; matplotlib loads with the first one
+
+    from simulator.sanitizer import SanitizerReport  # a sanitized run's: imported by such a run only
 
 
 @dataclass

@@ -13,7 +13,6 @@ import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -181,10 +180,14 @@ class Chip:
 # ---------------------------------------------------------------------------------- loading
 
 
+#: The presets shipped in the package, a folder of it (a path, not ``importlib.resources``: that imports ``tempfile``,
+#: ``shutil`` and the archive modules, 5 ms of every command, for a package always installed as files)
+PRESETS = Path(__file__).with_name("presets")
+
+
 def preset_names() -> list[str]:
     """Names of the presets shipped in the package."""
-    files = resources.files("simulator.presets")
-    return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".toml"))
+    return sorted(p.name[:-5] for p in PRESETS.iterdir() if p.name.endswith(".toml"))
 
 
 def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
@@ -223,7 +226,7 @@ def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
 
 
 def _preset_data(name: str) -> dict[str, Any]:
-    return tomllib.loads(resources.files("simulator.presets").joinpath(f"{name}.toml").read_text())
+    return tomllib.loads((PRESETS / f"{name}.toml").read_text())
 
 
 def _with_base(data: dict[str, Any], who: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from isa import Program
 from simulator.config import Chip
 from simulator.engine import CrossFlagEntry, FlagEntry, TraceEntry
-from simulator.sanitizer import SanitizerReport
 from simulator.stats import Stats
+
+if TYPE_CHECKING:  # a run's report of what the sanitizer found: imported by a sanitized run only
+    from simulator.sanitizer import SanitizerReport
 
 
 @dataclass

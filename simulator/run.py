@@ -15,11 +15,9 @@ from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
 from simulator.engine import Decoder, Engine
 from simulator.memory import MachineMemory, check_allocation
-from simulator.notebook import run_html
 from simulator.perfetto import write_trace
 from simulator.record import RunRecord
 from simulator.report import format_report, report_json
-from simulator.sanitizer import Sanitizer
 from simulator.topology import core_kinds
 from simulator.work import collect_stats
 
@@ -75,6 +73,8 @@ class Run(RunRecord):
         return energy(self)
 
     def _repr_html_(self) -> str:
+        from simulator.notebook import run_html  # a notebook's view: not imported by every run
+
         return run_html(self)
 
 
@@ -125,7 +125,11 @@ def _simulate(
         chip = load_chip(chip)
     if cores is not None:
         chip = chip.with_cores(cores)
-    san = Sanitizer(program, chip) if sanitize else None  # validates, collecting what it reports
+    san = None
+    if sanitize:  # validates, collecting what it reports (imported by a sanitized run only)
+        from simulator.sanitizer import Sanitizer
+
+        san = Sanitizer(program, chip)
     decoder = Decoder(chip)  # each distinct instruction once: validation, the engine, the core kinds and the stats
     distinct = decoder.number(program)  # share it
     if san is None:
