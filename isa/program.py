@@ -56,6 +56,25 @@ class TensorDecl:
         return f".tensor {self.name} {self.dtype.value}[{dims}] {self.kind.value}"
 
 
+class Stamped(tuple):
+    """A core's stream made from another core's, ``template``, with other instructions at the positions ``changed``
+    (the compiler stamps the cores of one form so: ``compiler.passes.stamp``). A tuple like any other, which says
+    so: whoever goes over every core's stream (the simulator's decoder) may take over the work done for the template
+    and redo only those positions. Pickled or copied, it is a plain tuple."""
+
+    template: tuple[Instruction, ...]
+    changed: tuple[int, ...]
+
+    def __new__(cls, items: tuple[Instruction, ...] | list[Instruction], template: tuple[Instruction, ...],
+                changed: tuple[int, ...]) -> Stamped:  # fmt: skip
+        made = super().__new__(cls, items)
+        made.template, made.changed = template, changed
+        return made
+
+    def __reduce__(self) -> tuple:
+        return tuple, (tuple(self),)
+
+
 @record
 class Program:
     """Everything a run needs besides the chip and the input data.

@@ -48,7 +48,7 @@ def core_kinds(program: Program, chip: Chip, streams: Sequence[Sequence[Instruct
 
     Raises ``ValidationError`` for a cross-core flag naming a bad core and, on a separated chip, for a
     stream that needs both kinds or a program that needs more cores of a kind than the chip has.
-    ``streams``: each core's distinct instructions in the order first run (``Decoder.core_distinct``),
+    ``streams``: each core's distinct instructions in the order first run (``Decoder.number``),
     when the caller has them — the same answer as the whole streams, at a fraction of the work.
     """
     n = program.ncores

@@ -17,7 +17,6 @@ are kept apart in ``Roofline.peaks``: they are what the roofline plot draws.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from isa import Instruction, Mmad, Pipe, Program, Space, Transfer
@@ -181,7 +180,7 @@ def collect_stats(program: Program, chip: Chip, engine: Engine, cycles: int, kin
     core's pipe."""
     decoder = engine.decoder
     priced = price(decoder.distinct, decoder.records, chip)
-    numbered = [Counter(core.ids) for core in engine.cores]
+    numbered = decoder.counts()
     by_path: dict[str, int] = {}
     gm_read = gm_write = cube_flops = vector_ops = 0
     peak_work = {"cube": 0.0, "vector": 0.0}

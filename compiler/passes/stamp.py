@@ -46,6 +46,7 @@ from compiler.ir import Kernel, Load, Loop, Move, Parallel, Store, walk
 from compiler.passes.hoist import BLOCK_AXIS, BLOCK_VAR, PART_AXIS, PART_VAR
 from compiler.passes.issue import IssueOrders
 from isa import Addr, Instruction, Pipe
+from isa.program import Stamped
 from isa.records import record
 
 #: Axes a share's form cannot be stamped over: they decide more than GM addresses (see the module docstring).
@@ -153,7 +154,12 @@ class Template:
             if ins is None or number(ins) != n:
                 return None
             out[q] = ins
-        return tuple(out)
+        return Stamped(out, self.stream, self.places)
+
+    @property
+    def places(self) -> tuple[int, ...]:
+        """Where in the stream the GM loads and stores are: all a stamped stream changes."""
+        return tuple(q for q, _, _ in self.refs)
 
 
 class Remaker(Protocol):

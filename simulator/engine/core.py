@@ -25,6 +25,7 @@ class Core:
         ids: list[int],
         mem: CoreMemory | None,
         cores: list[Core],
+        kinds: set[Kind] | None = None,
     ) -> None:
         self.machine = machine
         self.env = machine.env
@@ -43,7 +44,7 @@ class Core:
         self.scalar = ScalarUnit(machine, index, stream, decoded, self.pipes, self.flags)
         # Only a barrier watches a transfer complete (the scalar unit waits for its pipe to drain): without
         # one, a pipe may count its transfers complete as they stream (``PipeUnit.settle``).
-        if Kind.BARRIER not in set(map(KIND, decoded)):
+        if Kind.BARRIER not in (set(map(KIND, decoded)) if kinds is None else kinds):  # ``kinds``: the decoder's
             for unit in self.pipes.values():
                 unit.settle = True
 

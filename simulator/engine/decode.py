@@ -9,6 +9,7 @@ hundred distinct instructions.
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Sequence
 from itertools import compress, islice, repeat
 from operator import is_, itemgetter
@@ -253,20 +254,48 @@ class Decoder:
         #: per core of the program decoded by ``program``: its decoded stream and its numbers
         self.cores: list[tuple[list[Decoded], list[int]]] = []
         self._numbers: list[list[int]] = []  # per core of the program numbered by ``number``
+        #: per core of that program: None, or the core its stream was stamped from and the positions that changed
+        self._stamps: list[tuple[int, tuple[int, ...]] | None] = []
+        self._firsts: list[list[int]] = []  # per core: its distinct numbers in the order it first runs them
 
     def number(self, program: Program) -> list[list[Instruction]]:
         """Number every core's instructions of ``program`` (``_number``), without decoding them: each core's
         distinct instructions in the order it first runs them, for validation to check before anything is
         decoded (``isa.validate``'s ``distinct``). ``decode`` then decodes them."""
-        self._numbers = [self._number(s) for s in program.cores]
-        return [self.core_distinct(n) for n in self._numbers]
+        place = {id(s): c for c, s in enumerate(program.cores)}
+        self._numbers, self._stamps = [], []
+        for stream in program.cores:
+            # A stamped stream (``isa.program.Stamped``) of a core numbered already: its numbers, but where it changed
+            stamp = place.get(id(getattr(stream, "template", None)))
+            if stamp is not None and stamp < len(self._numbers):
+                numbers = self._numbers[stamp].copy()
+                changed: tuple[int, ...] = stream.changed  # type: ignore[attr-defined]
+                for q, n in zip(changed, self._number([stream[q] for q in changed]), strict=True):
+                    numbers[q] = n
+                self._stamps.append((stamp, changed))
+            else:
+                numbers = self._number(stream)
+                self._stamps.append(None)
+            self._numbers.append(numbers)
+        self._firsts = [list(dict.fromkeys(n)) for n in self._numbers]
+        distinct = self.distinct
+        return [[distinct[n] for n in firsts] for firsts in self._firsts]
 
     def decode(self) -> list[tuple[list[Decoded], list[int]]]:
         """Decode what ``number`` numbered: every core's decoded stream and numbers, in core order (kept as
         ``cores``)."""
         self._decode_new()
-        get = self.records.__getitem__
-        self.cores = [(list(map(get, n)), n) for n in self._numbers]
+        records = self.records
+        get = records.__getitem__
+        self.cores = []
+        for numbers, stamp in zip(self._numbers, self._stamps, strict=True):
+            if stamp is None:
+                decoded = list(map(get, numbers))
+            else:  # its template's, but where it changed
+                decoded = self.cores[stamp[0]][0].copy()
+                for q in stamp[1]:
+                    decoded[q] = records[numbers[q]]
+            self.cores.append((decoded, numbers))
         return self.cores
 
     def program(self, program: Program) -> list[tuple[list[Decoded], list[int]]]:
@@ -298,7 +327,23 @@ class Decoder:
         chip, transfers, views = self.chip, self.transfers, self.views
         self.records += [decode(ins, chip, transfers, views) for ins in islice(self.distinct, len(self.records), None)]
 
-    def core_distinct(self, numbers: list[int]) -> list[Instruction]:
-        """A core's distinct instructions (``numbers`` from ``number``) in the order the core first runs them."""
-        distinct = self.distinct
-        return [distinct[n] for n in dict.fromkeys(numbers)]
+    def counts(self) -> list[Counter[int]]:
+        """Per core of the program numbered: how many times it runs each instruction, by number. A stamped core's are
+        its template's, counted again only where it changed."""
+        out: list[Counter[int]] = []
+        for numbers, stamp, firsts in zip(self._numbers, self._stamps, self._firsts, strict=True):
+            if stamp is None:
+                out.append(Counter(numbers))
+                continue
+            template, changed = self._numbers[stamp[0]], stamp[1]
+            counts = out[stamp[0]].copy()
+            counts.subtract(template[q] for q in changed)
+            counts.update(numbers[q] for q in changed)
+            # In the order the core first runs them, as counting its stream gives: the stats add floats in this order
+            out.append(Counter({n: counts[n] for n in firsts}))
+        return out
+
+    def kinds(self, core: int) -> set[Kind]:
+        """The kinds of instruction core ``core`` of the program decoded runs (from its distinct instructions)."""
+        records = self.records
+        return {records[n][0] for n in self._firsts[core]}

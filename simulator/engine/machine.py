@@ -4,7 +4,6 @@ deadlock when waits are left that can never be met."""
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 from isa import DeadlockError, DsasimError, Instruction, Pipe, Program
 from simulator.bandwidth import SharedBandwidth
@@ -59,9 +58,8 @@ class Engine:
         self.cores: list[Core] = []
         for i, (stream, (decoded, ids)) in enumerate(zip(program.cores, decoder.cores, strict=True)):
             mem = memory.cores[i] if memory is not None else None
-            self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores))
-        #: the instructions the cores' pipes will run (``progress``)
-        self._queued = sum(sum(map(QUEUED.__contains__, map(KIND, c.decoded))) for c in self.cores)  # in C
+            self.cores.append(Core(self.machine, i, stream, decoded, ids, mem, self.cores, decoder.kinds(i)))
+        self._queued: int | None = None  # the instructions the cores' pipes will run (``progress``): counted if asked
         if chip.start_jitter:  # seeded: the same seed gives the same run
             rng = random.Random(seed)
             for core in self.cores:
@@ -75,13 +73,15 @@ class Engine:
     def counts(self) -> list[dict[Instruction, int]]:
         """Per core: each distinct instruction → how many times the core's stream holds it."""
         distinct = self.decoder.distinct
-        return [{distinct[n]: k for n, k in Counter(c.ids).items()} for c in self.cores]
+        return [{distinct[n]: k for n, k in c.items()} for c in self.decoder.counts()]
 
     @property
     def progress(self) -> float:
         """The fraction of the program's pipe instructions counted complete so far, 0 to 1: what a progress bar
-        for a long run draws. Cheap, and safe to read from another thread while ``run`` goes on (it only
-        reads counters)."""
+        for a long run draws. Safe to read from another thread while ``run`` goes on (it only reads counters), and
+        cheap after the first call, which counts the program's pipe instructions (a run nobody watches never does)."""
+        if self._queued is None:
+            self._queued = sum(sum(map(QUEUED.__contains__, map(KIND, c.decoded))) for c in self.cores)  # in C
         total = self._queued
         done = sum(u.completed for c in self.cores for u in c.pipes.values())
         return min(1.0, done / total) if total else 1.0
