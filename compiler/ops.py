@@ -128,10 +128,10 @@ class Op(abc.ABC):
         return tuple(t for t in self.tensors() if t.output)
 
     def tensor(self, name: str) -> TensorSpec:
-        """The tensor called ``name``. The search asks it tens of thousands of times of one operator: the map by
-        name is made once per operator (an operator's fields are frozen, so are its tensors), and afresh on every
-        call with ``DSASIM_FAST=0``."""
-        named = self.__dict__.get("_named") if fast() else None
+        """The tensor called ``name``. The search asks it thousands of times of one operator: the map by name is made
+        once per operator (an operator's fields are frozen, so are its tensors; with ``DSASIM_FAST=0``, on every call
+        until one made it with the shortcuts on — the same map)."""
+        named = self.__dict__.get("_named")
         if named is None:
             named = {t.name: t for t in self.tensors()}
             if fast():

@@ -24,7 +24,7 @@ COMMANDS = (
 
 #: How many allocations the cyclic collector lets pass between its young collections in the command's own process
 #: (CPython's default: 700). ``main`` says why.
-YOUNG_COLLECTION = 100_000
+YOUNG_COLLECTION = 200_000
 
 #: The command ``dsasim --help`` and ``dsasim`` alone suggest trying first.
 FIRST_COMMAND = "dsasim run matmul --shape 256x256x256"
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         # The command's own process: the compiler's search and the compiled program make hundreds of thousands of
         # objects that live until the command ends, and at CPython's default (a young collection every 700
         # allocations) the collector walks them again and again — 49 ms of a cold 4096³ matmul's 1.1 s, and 9 ms of
-        # its imports. Every 100,000 allocations, the cyclic garbage waiting for a collection stays a few MB.
+        # its imports. Every 200,000, the cyclic garbage waiting for a collection stays tens of MB at most.
         gc.set_threshold(YOUNG_COLLECTION, *threshold[1:])
     argv = sys.argv[1:] if argv is None else argv
     command = named_command(argv)
