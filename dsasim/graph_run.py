@@ -290,32 +290,33 @@ def run_graph(
     return result
 
 
+#: CPython's default allocations between young collections, kept in a graph's run (``settled``)
+YOUNG = 700
+
+
 @contextlib.contextmanager
 def settled() -> Iterator[Callable[[], None]]:
     """A ``settle()`` for the ``with`` block: the objects alive when it is called — the kernels compiled and run so
-    far, held to the end of the graph's run — are set aside from the cyclic collector (``gc.freeze``, once the garbage
-    made since the last time is collected: ``_settle``) and given back when the block ends. A large kernel's program
+    far, held to the end of the graph's run — are set aside from the cyclic collector (``gc.freeze``) and given back
+    when the block ends. A large kernel's program
     is a few hundred thousand objects made while the collector was paused (``isa.gcpause``); otherwise each later
     kernel's compile walked them again in full collections (0.5 of the prefill layer's 9 s at 1,024 tokens). Nothing
     is computed differently: the collector only frees garbage. In a process that froze objects itself (the ``dsasim``
     command freezes what it imported) the kernels are frozen with them and stay so: ``gc.unfreeze`` cannot give back
     only some, and that process's owner unfreezes."""
     ours = not gc.get_freeze_count()
+    threshold = gc.get_threshold()
+    # Young collections at CPython's pace while the graph runs: what is frozen stays for good, garbage included, and
+    # the ``dsasim`` command collects only every 200,000 allocations (``dsasim.cli.YOUNG_COLLECTION``) — at 4,096
+    # tokens the prefill layer peaked at 1.5 GB with the dead objects of its compiles frozen with its kernels, 1.3 GB
+    # so. With the kernels frozen as they finish, a young collection walks only the one being made.
+    gc.set_threshold(YOUNG, *threshold[1:])
     try:
-        yield _settle
+        yield gc.freeze
     finally:
+        gc.set_threshold(*threshold)
         if ours:
             gc.unfreeze()
-
-
-def _settle() -> None:
-    """Free the garbage of the kernels run so far — an engine is a web of references, freed only by the collector —
-    and freeze what is left. Frozen, garbage would stay for good: the ``dsasim`` command collects young objects
-    only every 200,000 allocations (``dsasim.cli.YOUNG_COLLECTION``), and at 4,096 tokens the prefill layer's peak
-    grew from 1.3 to 1.5 GB with the engines frozen with the kernels. Only what was made since the last freeze is
-    walked."""
-    gc.collect()
-    gc.freeze()
 
 
 def graph_ulps(graph: Graph) -> float | None:
