@@ -135,10 +135,6 @@ class Agenda:
         """``Clock.call_first``."""
         heappush(self.queue, (self.now + delay, URGENT, next(self.eid), fn))
 
-    def signal(self) -> Due:
-        """``Clock.signal``."""
-        return Due([])
-
     def fire_at(self, event: Due | Resume, at: int) -> None:
         """``Clock.fire_at``."""
         heappush(self.queue, (at if at > self.now else self.now, NORMAL, next(self.eid), event))

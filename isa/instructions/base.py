@@ -6,9 +6,8 @@ ISA reference (``docs/isa.md``), so the docs cannot drift from the code.
 from __future__ import annotations
 
 import abc
-import operator
 from collections.abc import Callable
-from dataclasses import field, fields
+from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
@@ -53,9 +52,7 @@ def cache_hash(cls: type) -> type:
     fields_hash = cls.__dict__.get("__hash__")
     if fields_hash is None or getattr(fields_hash, "cached", False):
         return cls
-    names = [f.name for f in fields(cls) if f.compare]
-    key = operator.attrgetter(*names) if len(names) > 1 else lambda ins: tuple(getattr(ins, n) for n in names)
-    cls.HASH_KEY = staticmethod(key)
+    cls.HASH_KEY = cls.__dict__["__record_hashed__"]  # its hashed fields as a tuple (a ``record``: ``isa.records``)
 
     def __hash__(self: Instruction) -> int:
         try:
