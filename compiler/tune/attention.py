@@ -21,8 +21,9 @@ first: the kernel compiled for one program of a short sequence (``compiler.tune.
 the same tiles), so a schedule chosen here always compiles. :meth:`AttentionFamily.best` is the
 compiler's default (``compile_attention`` calls it for the knobs left ``None``); :meth:`AttentionFamily.enumerate`
 gives the tuner the same ranking over every depth (and, for naive, softmax rows), the :data:`FIT_CHECKED` best that
-fit. There is no instruction budget here: the step model does not count instructions. :func:`plan_attention` gives
-the chosen schedule's GM traffic and footprint without compiling the whole kernel.
+fit. The space is not pruned by the instruction budget (the step model does not count instructions): the tuner's
+measurements refuse a candidate over it before compiling it, as every run does (``dsasim.tune.measure``).
+:func:`plan_attention` gives the chosen schedule's GM traffic and footprint without compiling the whole kernel.
 
 The defaults try depth 2, then 1. For flash, a Q block of ``q_tiles`` query tiles shares each K/V load among its
 tiles (MTE2 and the GM share per step fall by about ``q_tiles``) but brings each tile's ``Qᵀ`` into L0B at every step

@@ -80,8 +80,14 @@ class SearchResult:
 
     @property
     def simulated(self) -> int:
-        """Trials that ran the simulator (not taken from the database)."""
-        return sum(1 for t in self.trials if not t.measurement.cached)
+        """Trials that ran the simulator (not taken from the database, not refused)."""
+        return sum(1 for t in self.trials if not t.measurement.cached and t.cycles is not None)
+
+    @property
+    def refused(self) -> int:
+        """Trials refused before they ran (over the instruction budget, or not compiled): not taken from the
+        database."""
+        return sum(1 for t in self.trials if not t.measurement.cached and t.cycles is None)
 
     def best_so_far(self) -> list[int | None]:
         """The best cycles after each trial (None until the first success): the tuning curve."""

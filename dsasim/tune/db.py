@@ -138,6 +138,10 @@ class Best:
 
 
 #: The SQL condition of a trial whose cycles are a measurement (a positive integer), not NULL or damage.
+#: How a trial's error begins when the instruction budget refused its schedule: a fact of that search's budget, not of
+#: the schedule, so :meth:`PerfDB.measured` does not give it to a search with another budget.
+OVER_BUDGET = "over the instruction budget: "
+
 MEASURED = "typeof(t.cycles) = 'integer' AND t.cycles > 0"
 
 
@@ -319,9 +323,9 @@ class PerfDB:
             for sched, cycles, error in rows:
                 if type(cycles) is int and cycles > 0:
                     out[sched] = Measurement(cycles, error, 0.0, cached=True)
-                elif cycles is None and isinstance(error, str):
+                elif cycles is None and isinstance(error, str) and not error.startswith(OVER_BUDGET):
                     out[sched] = Measurement(None, error, 0.0, cached=True)
-                # anything else is not a measurement: measure that schedule again
+                # anything else (a budget's refusal too) is not a measurement: measure that schedule again
         return out
 
     @_guarded

@@ -32,7 +32,7 @@ from compiler.tune.space import MAX_INSTRUCTIONS
 from compiler.tune.strategies import make_strategy
 from dsasim.api import chip_for
 from dsasim.progress import Progress
-from dsasim.tune.db import PerfDB, Task
+from dsasim.tune.db import OVER_BUDGET, PerfDB, Task
 from dsasim.tune.executors import Executor, check_executor, make_executor
 from dsasim.tune.measure import measure_schedule
 from isa import DsasimError
@@ -53,6 +53,8 @@ class StrategyRun:
     #: best cycles after each trial: the tuning curve
     best_so_far: list[int | None]
     seconds: float
+    #: trials refused before they ran: over the instruction budget, or not compiled (their errors: ``--json``)
+    refused: int = 0
 
 
 @dataclass
@@ -102,6 +104,8 @@ class TuneResult:
         for r in self.runs:
             share = f"{r.trials / self.space_size:.1%}" if self.space_size else "—"
             how = "nothing simulated (database hit)" if self.hit else f"{r.simulated:,} simulated"
+            if r.refused:
+                how += f", {r.refused:,} refused before running (over the instruction budget or not compiled)"
             lines.append(
                 f"search    {r.strategy}: {r.trials:,} trials ({share} of the space), {how}, {r.seconds:,.1f} s"
             )
@@ -141,6 +145,7 @@ class TuneResult:
                     "seed": r.seed,
                     "trials": r.trials,
                     "simulated": r.simulated,
+                    "refused": r.refused,
                     "seconds": round(r.seconds, 3),
                     "best_so_far": r.best_so_far,
                 }
@@ -248,7 +253,7 @@ def _search_all(op, chip, fixed, space, strategies, trials, seed, database, task
     searches: list[SearchResult] = []
     default_cycles = None
     try:
-        measure = _measurer(op, chip, ex, database, task, memo)
+        measure = _measurer(op, chip, ex, database, task, memo, space.max_instructions)
         for strat in strategies:
             budget = len(space) if strat.name == "exhaustive" else min(trials or default_trials(space), len(space))
             session = database.begin_session(task, strat.name, seed, budget, skey, len(space)) if database else 0
@@ -277,13 +282,18 @@ def _search_all(op, chip, fixed, space, strategies, trials, seed, database, task
                 database.finish_session(session)
             searches.append(result)
             runs.append(StrategyRun(strat.name, seed, len(result.trials), result.simulated, result.best_so_far(),
-                                    time.perf_counter() - t0))  # fmt: skip
+                                    time.perf_counter() - t0, result.refused))  # fmt: skip
     finally:
         if owned:
             ex.close()
     measured = [t for s in searches for t in s.measured]
     if not measured:
-        raise TuneError(f"no schedule of {op} could be measured", hint="see the errors stored in the database")
+        errors = [t.measurement.error for s in searches for t in s.trials if t.measurement.error]
+        why = f": {len(errors):,} trials refused, the first: {errors[0]}" if errors else ""
+        over = any(e.startswith(OVER_BUDGET) for e in errors)
+        hint = "raise --max-instructions (max_instructions=), or pin larger tiles" if over else \
+            "pin other knobs, or see the errors stored in the database (--db)"  # fmt: skip
+        raise TuneError(f"no schedule of {op.name} {op.shape_text()} could be measured{why}", hint=hint)
     best = min(measured, key=lambda t: (t.cycles, t.number))
     best_schedule, best_cycles = best.schedule, best.cycles
     best_strategy = next(s.strategy for s in searches if best in s.trials)
@@ -307,9 +317,11 @@ def _default(op: Op, chip: Chip, fixed: Any) -> Any:
         return None
 
 
-def _measurer(op: Op, chip: Chip, ex: Executor, database: PerfDB | None, task: Task | None, memo: dict):
+def _measurer(op: Op, chip: Chip, ex: Executor, database: PerfDB | None, task: Task | None, memo: dict,
+              max_instructions: int):  # fmt: skip
     """The measuring function ``search`` gets: earlier results first (this call, then the database),
-    then the executor for the rest, yielding each result as it finishes."""
+    then the executor for the rest, yielding each result as it finishes; a schedule over ``max_instructions`` is
+    refused before it is compiled (a family that cannot prune by the budget, attention's, leaves it to this)."""
 
     def measure(schedules: Sequence[Any]) -> Iterator[tuple[int, Measurement]]:
         keys = [schedule_key(s) for s in schedules]
@@ -320,7 +332,7 @@ def _measurer(op: Op, chip: Chip, ex: Executor, database: PerfDB | None, task: T
         for i, k in enumerate(keys):
             if k in known:
                 yield i, dataclasses.replace(known[k], seconds=0.0, cached=True)
-        for j, m in ex.map(measure_schedule, [(op, schedules[i], chip) for i in todo]):
+        for j, m in ex.map(measure_schedule, [(op, schedules[i], chip, max_instructions) for i in todo]):
             memo[keys[todo[j]]] = m
             yield todo[j], m
 
