@@ -124,6 +124,12 @@ def test_misaligned_access(capsys, tmp_path):
     assert_user_error(*dsasim(capsys, "run-asm", path), "not aligned", "ub[0x0100]")
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300", "2.5", "-2147483649"])
+def test_scalar_read_of_a_value_no_integer_holds(capsys, tmp_path, value):
+    path = write(tmp_path, "k.s", f".tensor x i32[64] in\n.core 0\n    s.ld x[0x0000], i32, {value}\n")
+    assert_user_error(*dsasim(capsys, "run-asm", path), f"{path}:3: s.ld:", "is not an integer of i32")
+
+
 def test_deadlock(capsys, tmp_path):
     path = write(tmp_path, "k.s", ".core 0\n    wait_flag mte2 -> v, 0\n    v.dup ub[0x0000], 0.0, f16[64]\n")
     assert_user_error(*dsasim(capsys, "run-asm", path), "deadlock", f"'wait_flag mte2 -> v, 0' ({path}:2)")
