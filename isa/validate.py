@@ -26,6 +26,7 @@ def check_gm_capacity(program: Program, chip: ChipParams) -> None:
         raise ValidationError(
             f"the declared tensors need {need:,} bytes of GM but the chip's GM holds {have:,} bytes "
             f"(the largest, '{largest.name}', is {largest.nbytes:,} bytes)",
+            loc=largest.loc,
             hint="declare smaller tensors, or use a chip whose [gm] size is larger",
         )
 
