@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isa import ConfigError, DType, Space, VInt, VIntScalar
+from isa import ConfigError, DType, Space, VInt, VIntScalar, user_errors
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.records import record
 from isa.timing import route_name
@@ -190,6 +190,7 @@ def preset_names() -> list[str]:
     return sorted(p.name[:-5] for p in PRESETS.iterdir() if p.name.endswith(".toml"))
 
 
+@user_errors
 def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
     """Load a preset by name (``edu``, ``ascend910b-like``) or a TOML file by path."""
     text_name = str(name)

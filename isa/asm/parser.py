@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from isa.asm.operands import Args, split_operands, tokenize
-from isa.errors import AsmSyntaxError, DsasimError, SourceLoc
+from isa.errors import AsmSyntaxError, DsasimError, SourceLoc, user_errors
 from isa.instructions import MNEMONICS, End, Instruction
 from isa.program import Program, TensorDecl, TensorKind
 from isa.types import DTYPE_NAMES, SPACE_NAMES, DType
@@ -18,6 +18,7 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TENSOR_RE = re.compile(r"(?P<dtype>\w+)\[(?P<dims>[0-9, ]+)\]\Z")
 
 
+@user_errors
 def parse_file(path: str | Path) -> Program:
     """Parse an assembly file; a missing or unreadable file is a ``DsasimError``."""
     p = Path(path)
@@ -30,6 +31,7 @@ def parse_file(path: str | Path) -> Program:
     return parse(text, str(p))
 
 
+@user_errors
 def parse(text: str, file: str = "<string>") -> Program:
     """Parse assembly text into a :class:`Program`."""
     chip: str | None = None
