@@ -295,7 +295,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     memory = {}
     for space in (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB):
         t = mem.table(space.value)
-        memory[space] = MemoryConfig(t.integer("size", 512, MAX_BUFFER_BYTES), t.integer("align", 1, 4096))
+        memory[space] = MemoryConfig(t.integer("size", 512, MAX_BUFFER_BYTES), t.power_of_two("align", 1, 4096))
         t.done()
     mem.done()
 
@@ -492,6 +492,14 @@ class _Reader:
                 f"must be an integer, not {v!r}", field=self.prefix + key, hint=f"accepted range: {lo} to {hi}"
             )
         _check_range(self.prefix + key, v, lo, hi)
+        return v
+
+    def power_of_two(self, key: str, lo: int, hi: int) -> int:
+        """An integer that is a power of two (an alignment: addresses are checked and rounded with it)."""
+        v = self.integer(key, lo, hi)
+        if v & (v - 1):
+            below = 1 << (v.bit_length() - 1)
+            raise ConfigError(f"{v} is not a power of two", field=self.prefix + key, hint=f"use {below} or {2 * below}")
         return v
 
     def table(self, key: str) -> _Reader:
