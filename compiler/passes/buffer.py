@@ -248,20 +248,21 @@ def _capacity_error(
     # a tile of 1, or of an axis the operator keeps whole (a softmax's row), cannot be lowered
     whole = kernel.op.whole_axes
     lowerable = [k for k in knobs if (_knob_value(kernel, k) or 0) > 1 and k.removeprefix("tile_") not in whole]
-    lower = " or ".join(lowerable or knobs) if knobs else "the tile sizes"
+    ways = [" or ".join(lowerable)] if lowerable else [] if knobs else ["the tile sizes"]
     if deep:
-        lower += ", or --buffers " + ",".join(f"{o}=1" for o in deep)
-    hint = None
-    if knobs and not lowerable and not deep and not any(is_panel(b) for b in here):
-        kept = ", ".join(f"{k}={_knob_value(kernel, k)}" for k in knobs if k.removeprefix("tile_") in whole)
-        hint = (
-            f"no smaller tile exists: {kernel.op.name} keeps whole rows ({kept}) in {space.label} and the other "
-            f"tiles are 1; use fewer columns or a chip with a larger {space.label}"
-        )
+        ways.append("--buffers " + ",".join(f"{o}=1" for o in deep))
     for b in here:
         if is_panel(b):  # matmul's L1 block: the operand's whole k panel, b.live k tiles
             what += f", panel={b.operand} ({b.name}: {b.live} k tiles)"
-            lower += f", or drop the panel (--panel none): {b.name} holds all {b.live} k tiles of {b.operand}"
+            ways.append(f"drop the panel (--panel none): {b.name} holds all {b.live} k tiles of {b.operand}")
+    hint = None
+    if not ways:  # nothing to lower: say why, and what is left to change
+        kept = ", ".join(f"{k}={_knob_value(kernel, k)}" for k in knobs if k.removeprefix("tile_") in whole)
+        why = "every tile is already 1"
+        if kept:
+            why = f"{kernel.op.name} keeps whole rows ({kept}) in {space.label} and the other tiles are 1"
+        hint = f"no smaller tile exists: {why}; use a smaller shape or a chip with a larger {space.label}"
+    lower = ", or ".join(ways) or ", ".join(knobs)
     parts = [(b.name, b.slots, b.slot_bytes) for b in here]
     return capacity_error(space, parts, need, have, lower, what, temps, hint)
 

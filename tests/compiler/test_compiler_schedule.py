@@ -100,6 +100,7 @@ def test_rows_too_long_for_ub_are_not_told_to_lower_a_tile_that_cannot_be(op):
     assert "lower" not in err.hint and "keeps whole rows (tile_c=20000)" in err.hint, err.hint
     # with rows to spare, tile_r can still be lowered, and only it (tile_c would split a row)
     assert _error(Softmax(64, 4000), Schedule(tile={"r": 64})).hint == "lower tile_r"
+    assert _error(op, Schedule(buffers=dict.fromkeys(("x", "y"), 2))).hint.startswith("lower --buffers x=1")
 
 
 def test_event_ids_are_a_limited_resource():
