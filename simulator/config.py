@@ -433,6 +433,13 @@ def _op_table(t: _Reader, default: bool = True) -> dict[str, int]:
     out = {"default": t.integer("default", 0, 100000)} if default else {}
     names = [d.value for d in DType]
     for key in list(t.data):
+        if isinstance(t.data[key], Mapping):  # TOML reads an unquoted add.f16 = 3 as the table add = {f16 = 3}
+            inner = next(iter(t.data[key]), "f16")
+            raise ConfigError(
+                f"is a table, not a cost: TOML reads an unquoted {key}.{inner} = N as a table {key}",
+                field=t.prefix + key,
+                hint=f'quote a per-type key: "{key}.{inner}" = N',
+            )
         op, _, dt = key.partition(".")
         src, _, to = dt.partition(".")  # "cast.f32.bf16": a cast from one type to another
         if op not in _VECTOR_OPS or (src and src not in names) or (to and (op != "cast" or to not in names)):

@@ -92,6 +92,8 @@ BAD = [
     ("too many event ids", {"core": {"event_ids": 65}}, "core.event_ids", "65 is out of range", "1 to 64"),
     ("no cores", {"cores": 0}, "cores", "0 is out of range", "1 to 1024"),
     ("zero alignment", {"memory": {"l0a": {"align": 0}}}, "memory.l0a.align", "out of range", "1 to 4096"),
+    ("unquoted per-type cost key", {"vector": {"cost": {"exp": {"f16": 4}}}}, "vector.cost.exp", "is a table",
+     '"exp.f16" = N'),
     ("odd alignment", {"memory": {"ub": {"align": 48}}}, "memory.ub.align", "48 is not a power of two",
      "use 32 or 64"),
     ("zero granularity", {"paths": {"gm_ub": {"granularity": 0}}}, "paths.gm_ub.granularity", "out of range",
