@@ -20,7 +20,7 @@ from compiler.passes import PASSES, lower, run
 from compiler.schedule import Schedule
 from compiler.target import Target
 from compiler.traffic import gm_traffic
-from isa import Program
+from isa import Program, user_errors
 
 #: ``(op, schedule, chip) -> Compiled`` for an operator whose package writes its kernel (the schedule as given:
 #: a ``Schedule``, the package's own schedule type, or None)
@@ -52,6 +52,7 @@ def source_of(op: Op) -> KernelSource | None:
     return next((KERNEL_SOURCES[c] for c in type(op).__mro__ if c in KERNEL_SOURCES), None)
 
 
+@user_errors
 def compile(op: Op, schedule: object = None, chip: object = None) -> Compiled:
     """Compile ``op`` for ``chip`` (anything implementing ``isa.ChipParams``, e.g. ``simulator.load_chip("edu")``).
 

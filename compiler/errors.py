@@ -35,10 +35,12 @@ class BufferCapacityError(CapacityError):
     64 KiB`` with the hint ``lower tile_m or tile_k0, or --buffers a=1``.
     """
 
-    def __init__(self, *, buffer: str, need: int, have: int, knob: str, what: str, parts: str) -> None:
+    def __init__(
+        self, *, buffer: str, need: int, have: int, knob: str, what: str, parts: str, hint: str | None = None
+    ) -> None:
         DsasimError.__init__(
             self,
             f"{what} needs {fmt_bytes(need)} of {buffer} ({parts}) but {buffer} holds {fmt_bytes(have)}",
-            hint=f"lower {knob}",
+            hint=hint or f"lower {knob}",
         )
         self.buffer, self.need, self.have, self.knob = buffer, need, have, knob

@@ -35,9 +35,24 @@ def grown(schedule: Schedule, axis: str, extent: int | None) -> Schedule | None:
 
 
 def deeper(schedule: Schedule, names: Iterable[str], prefetch: int | None = None) -> Schedule:
-    """``schedule`` with two buffers for each of ``names`` (and ``prefetch``, if given)."""
+    """``schedule`` with at least two buffers for each of ``names`` (and at least ``prefetch``, if given)."""
     buffers = {**schedule.buffers, **{n: max(2, schedule.depth(n)) for n in names}}
-    return replace(schedule, buffers=buffers, prefetch=schedule.prefetch if prefetch is None else prefetch)
+    ahead = schedule.prefetch if prefetch is None else max(prefetch, schedule.prefetch or 0)
+    return replace(schedule, buffers=buffers, prefetch=ahead)
+
+
+def raise_flags(schedule: Schedule, names: list[str], *, prefetch: bool, every: bool) -> str:
+    """The CLI options that take ``names`` to at least two buffers (and ``--prefetch`` to at least 1): an operand
+    already deeper keeps its depth (``a=3,b=2``: a hint never lowers one), ``--buffers 2`` when ``names`` are
+    ``every`` operand and all end at 2, and no ``--prefetch`` when it is already ≥ 1."""
+    depths = {n: max(2, schedule.depth(n)) for n in names}
+    flags = []
+    if any(schedule.depth(n) < 2 for n in names):
+        each = ",".join(f"{n}={d}" for n, d in depths.items())
+        flags.append(f"--buffers {2 if every and set(depths.values()) == {2} else each}")
+    if prefetch and (schedule.prefetch or 0) < 1:
+        flags.append("--prefetch 1")
+    return " ".join(flags)
 
 
 def shrunk_to_fit(schedule: Schedule, axis: str, fits: Fits) -> int | None:
@@ -60,10 +75,13 @@ def enlarge(schedule: Schedule, extents: dict[str, int], axes: Iterable[str], fi
     return out
 
 
-def overlap(schedule: Schedule, names: list[str], axis: str, fits: Fits, *, flags: str, why: str) -> str:
-    """Raise ``names`` to two buffers (``flags``: the CLI options saying so) — or, when two buffers of this
-    tile do not fit, lower the tile on ``axis`` until they do."""
-    double = deeper(schedule, names, prefetch=1 if "--prefetch" in flags else None)
+def overlap(
+    schedule: Schedule, names: list[str], axis: str, fits: Fits, *, prefetch: bool, why: str, every: bool = False
+) -> str:
+    """Raise ``names`` to two buffers (and ``prefetch`` to 1, if asked; ``every``: ``names`` are all the
+    operands) — or, when two buffers of this tile do not fit, lower the tile on ``axis`` until they do."""
+    double = deeper(schedule, names, prefetch=1 if prefetch else None)
+    flags = raise_flags(schedule, names, prefetch=prefetch, every=every)
     if fits(double):
         return f"raise {flags} {why}"
     smaller = shrunk_to_fit(double, axis, fits)
@@ -94,13 +112,12 @@ def vector_hints(op: Any, schedule: Schedule, fits: Fits | None = None) -> dict[
         )
     else:
         loads = overlap(
-            schedule, ins + outs, "r", fits, flags="--buffers 2 --prefetch 1", why="so loads overlap the Vector unit"
+            schedule, ins + outs, "r", fits, prefetch=True, every=True, why="so loads overlap the Vector unit"
         )
     if all(schedule.depth(n) >= 2 for n in outs):
         stores = f"enlarge {larger[0]} (fewer, longer transfers)" if larger else f"{limit}: move fewer bytes"
     else:
-        flags = "--buffers " + ",".join(f"{n}=2" for n in outs)
-        stores = overlap(schedule, outs, "r", fits, flags=flags, why="so stores overlap the next tile")
+        stores = overlap(schedule, outs, "r", fits, prefetch=False, why="so stores overlap the next tile")
     return {
         "gm_ub": loads,
         "mte2": loads,
@@ -155,17 +172,15 @@ def matmul_hints(op: Any, schedule: Schedule, fits: Fits | None = None) -> dict[
             at_most if panel else f"{at_most}: spread m/n over more --cores",
         )
     else:
-        mte2 = overlap(
-            schedule, ["a", "b"], "k", fits, flags="--buffers a=2,b=2 --prefetch 1", why="so loads overlap the Cube"
-        )
+        mte2 = overlap(schedule, ["a", "b"], "k", fits, prefetch=True, why="so loads overlap the Cube")
     if ab_buffered:
         mte1 = either(enlarge(schedule, ext, ["k0", "m"], fits), "(longer L1→L0 moves)", f"{at_most}: lower k0 instead")
     else:
-        mte1 = overlap(schedule, ["a", "b"], "k0", fits, flags="--buffers a=2,b=2", why="(L0 ping-pong)")
+        mte1 = overlap(schedule, ["a", "b"], "k0", fits, prefetch=False, why="(L0 ping-pong)")
     if c_buffered:
         fix = either(longer, "(more Cube work per write-back)", f"{at_most}: spread m/n over more --cores")
     else:
-        fix = overlap(schedule, ["c"], "n", fits, flags="--buffers c=2", why="so write-back overlaps the next tile")
+        fix = overlap(schedule, ["c"], "n", fits, prefetch=False, why="so write-back overlaps the next tile")
     return {
         "gm_l1": either(reloads + longer, "(fewer reloads of a and b; fewer, longer transfers)", at_most)
         if overlapped

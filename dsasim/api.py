@@ -25,7 +25,7 @@ from compiler.check import CheckResult
 from compiler.ir import Kernel
 from dsasim.budget import MAX_INSTRUCTIONS, Estimate
 from dsasim.driver import chip_for, compile_op, compile_within_budget, execute
-from isa import Program
+from isa import Program, user_errors
 from simulator.advice import Diagnosis
 from simulator.config import Chip
 from simulator.energy import Energy
@@ -193,6 +193,7 @@ class KernelRun:
         return head + (html() if html else f"<pre>{self.run.report()}</pre>") + f"<pre>{self.footer()}</pre>"
 
 
+@user_errors
 def compile_and_run(
     op: Op,
     schedule: Schedule | None = None,

@@ -37,6 +37,7 @@ from compiler.tune.attention_schedule import AttentionSchedule
 from compiler.tune.model import predict
 from isa import ResourceLimitError
 from isa.records import record
+from isa.validate import check_tensors_fit
 from simulator.config import Chip
 from simulator.host import check_host_memory
 
@@ -115,7 +116,12 @@ def check_budget(
     """
     check_budget_arg(max_instructions)
     est = estimate(op, schedule, chip)
-    enforce(est, op, max_instructions=max_instructions, timing_only=timing_only)
+    enforce(est, op, max_instructions=max_instructions, timing_only=True)
+    # the operator's tensors live in GM: checked before compiling (under a raised budget, a shape beyond GM would
+    # compile for minutes first), and before the host's memory, so the error is the same on every machine
+    check_tensors_fit(op.decls(), chip, f"the tensors of {op.name} {op.shape_text()}", "use a smaller shape")
+    if not timing_only:
+        enforce(est, op, max_instructions=None, timing_only=False)
     return est
 
 

@@ -23,7 +23,7 @@ from compiler import compile as compile_kernel
 from compiler.check import CheckResult, compare
 from dsasim import cache
 from dsasim.budget import MAX_INSTRUCTIONS, Estimate, check_budget, check_budget_arg, enforce
-from isa import Program, ResourceLimitError, TensorKind
+from isa import Program, ResourceLimitError, TensorKind, user_errors
 from isa.validate import check_gm_capacity
 from simulator.config import Chip, load_chip
 from simulator.engine import Engine
@@ -51,6 +51,7 @@ def chip_for(chip: Chip | str, cores: int = 1) -> Chip:
     return c.with_cores(cores) if cores > c.cores else c
 
 
+@user_errors
 def compile_op(
     op: Op,
     schedule: Schedule | None = None,

@@ -42,7 +42,7 @@ from compiler.graph.ir import Graph, GraphError, Node, view
 from compiler.graph.memory import MemoryPlan, plan_memory
 from dsasim.budget import MAX_INSTRUCTIONS, over_cores
 from dsasim.driver import chip_for, compile_op, execute
-from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind
+from isa import Addr, Copy, DType, Fixpipe, Instruction, Program, Space, TensorDecl, TensorKind, user_errors
 from isa.fast import fast
 from isa.records import record
 from simulator.config import Chip
@@ -204,6 +204,7 @@ class GraphRun:
 # ---------------------------------------------------------------------------------------- running
 
 
+@user_errors
 def run_graph(
     graph: Graph,
     chip: Chip | str = "edu",

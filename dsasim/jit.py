@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
-import os
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from compiler.language.phases import compile_fitting, compile_phases, interpret_
 from dsasim.api import KernelRun, chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
 from dsasim.driver import execute
-from isa import DsasimError
+from isa import user_errors
 from simulator.config import Chip
 from simulator.run import Run
 
@@ -171,16 +170,12 @@ class JITFunction:
             hint=f"{self.fn.__name__}[(programs,)](...)",
         )
 
+    @user_errors
     def launch(self, grid: object, *args: object, **kwargs: object) -> LaunchRun | None:
         """Trace every program of ``grid``; interpret it in numpy, or compile it and run it on ``chip`` (keywords:
         the module docs). A refusal (a :class:`DsasimError`: it names the kernel's file and line) is raised from
-        here, without the compiler's frames; ``DSASIM_DEBUG=1`` keeps them."""
-        try:
-            return self._launch(grid, *args, **kwargs)  # type: ignore[arg-type]
-        except DsasimError as e:
-            if os.environ.get("DSASIM_DEBUG", "") not in ("", "0"):
-                raise
-            raise e.with_traceback(None) from None
+        here, without the compiler's frames (``isa.user_errors``); ``DSASIM_DEBUG=1`` keeps them."""
+        return self._launch(grid, *args, **kwargs)  # type: ignore[arg-type]
 
     def _launch(
         self,

@@ -31,12 +31,13 @@ import html
 import itertools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from compiler import Op, Schedule, make_op
 from compiler.schedule import knob_key, operands, tile_knobs
 from dsasim.api import compile_and_run
+from dsasim.budget import over_cores
 from dsasim.progress import Progress
 from dsasim.sweep_report import fixed_knobs, format_table
 from dsasim.sweep_rows import SweepData, SweepError, SweepRow, check_metric, json_value
@@ -154,6 +155,7 @@ def sweep(
     seed: int = 0,
     progress: bool | None = None,
     max_runs: int = MAX_RUNS,
+    fit_cores: bool = False,
     **op_options: Any,
 ) -> SweepResult:
     """Compile and run ``op`` for every combination of the ``vary`` knob values.
@@ -162,7 +164,9 @@ def sweep(
     ``dtype``, ``bias``, ``act``, ``broadcast``, ``eps``, ``out_dtype``) with its ``shape``, or an ``Op``.
     Knobs not varied come from ``schedule`` (default: the compiler chooses). ``check=True`` runs with data
     and compares every output with numpy (slower); otherwise runs are timing-only, with the same cycles.
-    ``progress`` draws a progress bar on stderr (default: when stderr is a terminal).
+    ``progress`` draws a progress bar on stderr (default: when stderr is a terminal). ``fit_cores``: the schedule's
+    cores are the chip's, not asked for, so a combination with fewer parallel tiles runs on fewer cores
+    (``dsasim.budget.over_cores``) unless ``cores`` is varied.
     """
     base = schedule or Schedule()
     values = {knob_key(k): [parse_value(knob_key(k), v) for v in vs] for k, vs in (vary or {}).items()}
@@ -198,7 +202,7 @@ def sweep(
         for i, combo in enumerate(itertools.product(*values.values())):
             params = dict(zip(values, combo))
             bar.update(step=0 if i == 0 else 1, now=", ".join(f"{k}={json_value(v)}" for k, v in params.items()))
-            rows.append(_run_one(op, shape, params, base, chip, check, seed, op_options))
+            rows.append(_run_one(op, shape, params, base, chip, check, seed, op_options, fit_cores))
     finally:
         bar.close()
     shape_text = sample.shape_text() if "shape" not in values else None
@@ -262,14 +266,19 @@ def _run_one(
     check: bool,
     seed: int,
     options: dict[str, Any],
+    fit_cores: bool = False,
 ) -> SweepRow:
     t0 = time.perf_counter()
     the_op: Op | None = None
     try:
         the_op = op if isinstance(op, Op) else _make(op, params.get("shape", shape), params.get("dtype"), options)
-        r = compile_and_run(
-            the_op, apply(base, params, the_op), params.get("chip", chip), timing_only=not check, check=check, seed=seed
-        )
+        sched, on = apply(base, params, the_op), params.get("chip", chip)
+
+        def run(s: Schedule) -> Any:
+            return compile_and_run(the_op, s, on, timing_only=not check, check=check, seed=seed)
+
+        fit = fit_cores and "cores" not in params and sched.cores > 1
+        r = over_cores(sched.cores, lambda n: run(replace(sched, cores=n))) if fit else run(sched)
     except DsasimError as e:
         return SweepRow(params, the_op, error=e.message, hint=e.hint, wall=time.perf_counter() - t0)
     st = r.run.stats

@@ -18,6 +18,7 @@ from isa.errors import (
     SourceLoc,
     SyncError,
     ValidationError,
+    user_errors,
 )
 from isa.instructions import (
     INSTRUCTION_CLASSES,
@@ -119,5 +120,6 @@ __all__ = [
     "parse_file",
     "route_label",
     "route_name",
+    "user_errors",
     "validate",
 ]

@@ -71,7 +71,7 @@ def sections(cls: type[Instruction]) -> dict[str, str]:
 def rst_to_md(text: str) -> str:
     """The little reStructuredText the docstrings use, as Markdown: ````x```` → ```x```, and a paragraph
     ending in ``::`` followed by an indented block → a fenced code block."""
-    text = re.sub(r"``(.+?)``", r"`\1`", text)
+    text = re.sub(r"``([^`]+?)``", r"`\1`", text)  # a span may run over a line break
     out: list[str] = []
     lines = text.splitlines()
     i = 0

@@ -11,7 +11,15 @@ both import it, so their errors can share one root.
 
 from __future__ import annotations
 
+import functools
+import os
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
 from isa.records import record
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @record
@@ -106,3 +114,26 @@ class DeadlockError(SimulationError):
     def __init__(self, message: str, *, blocked: list[str], hint: str | None = None) -> None:
         super().__init__(message + "".join(f"\n  blocked: {b}" for b in blocked), hint=hint)
         self.blocked = blocked
+
+
+def debugging() -> bool:
+    """``DSASIM_DEBUG=1``: print instructions as they issue; keep dsasim's own frames in a user error's traceback."""
+    return os.environ.get("DSASIM_DEBUG", "") not in ("", "0")
+
+
+def user_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """An entry point of the Python API (``compile_and_run``, ``simulate``, ``load_chip``...) whose user errors reach
+    the caller as the CLI prints them: the message and its hint, under a traceback that ends at the caller's line and
+    this function's, without the dozens of dsasim frames the mistake was found in (``DSASIM_DEBUG=1`` keeps them).
+    Any other exception is a bug in dsasim and keeps its whole traceback."""
+
+    @functools.wraps(fn)
+    def entry(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except DsasimError as e:
+            if debugging():
+                raise
+            raise e.with_traceback(None) from None
+
+    return entry

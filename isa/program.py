@@ -6,6 +6,7 @@ import enum
 import math
 from dataclasses import field
 
+from isa.errors import SourceLoc
 from isa.instructions import Instruction
 from isa.records import record
 from isa.types import DType
@@ -42,6 +43,8 @@ class TensorDecl:
     dtype: DType
     shape: tuple[int, ...]
     kind: TensorKind = TensorKind.IN
+    #: where it was declared (a file and line), for errors; not part of its meaning
+    loc: SourceLoc | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     @property
     def size(self) -> int:
@@ -88,6 +91,8 @@ class Program:
     chip: str | None = None
     #: Free-form header comment lines (printed with ``;``); not part of the program's meaning.
     comments: tuple[str, ...] = field(default=(), compare=False)
+    #: where ``.chip`` was written (a file and line), for an error about that chip; not part of the meaning
+    chip_loc: SourceLoc | None = field(default=None, compare=False, repr=False)
 
     @property
     def ncores(self) -> int:

@@ -11,7 +11,7 @@ from operator import countOf
 
 from isa.errors import ValidationError
 from isa.instructions import End, Instruction, SLoad
-from isa.program import Program
+from isa.program import Program, TensorDecl
 from isa.timing import ChipParams
 from isa.types import Region, Space
 
@@ -19,14 +19,21 @@ from isa.types import Region, Space
 def check_gm_capacity(program: Program, chip: ChipParams) -> None:
     """The declared tensors must fit the chip's GM together: checked before anything is allocated, so
     ``.tensor w f32[4000000000]`` on a 256 MiB chip is a clean error, not 16 GB of host memory."""
+    check_tensors_fit(program.tensors, chip, "the declared tensors", "declare smaller tensors")
+
+
+def check_tensors_fit(tensors: Sequence[TensorDecl], chip: ChipParams, what: str, smaller: str) -> None:
+    """``tensors`` (``what``: whose they are; ``smaller``: how to shrink them) must fit the chip's GM together; the
+    error names the largest, and where it was declared if it was."""
     have = chip.capacity(Space.GM)
-    need = sum(t.nbytes for t in program.tensors)
+    need = sum(t.nbytes for t in tensors)
     if need > have:
-        largest = max(program.tensors, key=lambda t: t.nbytes)
+        largest = max(tensors, key=lambda t: t.nbytes)
         raise ValidationError(
-            f"the declared tensors need {need:,} bytes of GM but the chip's GM holds {have:,} bytes "
+            f"{what} need {need:,} bytes of GM but the chip's GM holds {have:,} bytes "
             f"(the largest, '{largest.name}', is {largest.nbytes:,} bytes)",
-            hint="declare smaller tensors, or use a chip whose [gm] size is larger",
+            loc=largest.loc,
+            hint=f"{smaller}, or use a chip whose [gm] size is larger",
         )
 
 

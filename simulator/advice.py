@@ -58,6 +58,8 @@ OVERHEAD = 1 / 3
 CONVERTING = 0.1
 #: Above this share of its active time waiting on latency, a DMA pipe is latency-bound.
 LATENCY = 0.3
+#: From this share of the run slowed by GM bandwidth shared with other transfers, a DMA queue is bandwidth-limited.
+SHARED = 0.25
 #: Above this share of the smaller one's busy time worked in parallel, two pipes are already pipelined.
 OVERLAPPED = 0.25
 #: Causes a knob may be keyed by, besides pipes, paths and buffers.
@@ -397,11 +399,19 @@ def _waits_on(
     lead += "".join(f", which waited on {p.label}" for p in chain[1:])
     if path:
         lead += f" ({run.chip.paths[path].label})"
-    slow = path is not None and root in pipes and run.chip.paths[path].shared and latency_dominated(pipes[root])
+    shared = pipes[root].stalls.get("bandwidth", 0) / run.stats.cycles if root in pipes else 0.0
+    # latency-bound only where GM's bandwidth is not the limit: a queue slowed by sharing has its transfers in
+    # flight longer because they stream slower, not because it waits out their latency
+    slow = (
+        path is not None
+        and root in pipes
+        and run.chip.paths[path].shared
+        and latency_dominated(pipes[root])
+        and shared < SHARED
+    )
     if slow:
         lead += f", {latency_text(run, core, root, path)}"
-    shared = pipes[root].stalls.get("bandwidth", 0) / run.stats.cycles if root in pipes else 0.0
-    if shared >= 0.25:  # the root streamed slower than alone: GM (HBM, or the L2's link) is the limit
+    if shared >= SHARED:  # the root streamed slower than alone: GM (HBM, or the L2's link) is the limit
         hbm = (run.stats.l2.miss_bytes + run.stats.l2.write_bytes) if run.stats.l2 is not None else run.stats.gm_bytes
         name = "HBM" if run.chip.l2 is not None else "GM"
         lead += (

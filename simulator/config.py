@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from isa import ConfigError, DType, Space, VInt, VIntScalar
+from isa import ConfigError, DType, Space, VInt, VIntScalar, user_errors
 from isa.instructions import COPY_ROUTES, FIXPIPE_ROUTES
 from isa.records import record
 from isa.timing import route_name
@@ -190,6 +190,7 @@ def preset_names() -> list[str]:
     return sorted(p.name[:-5] for p in PRESETS.iterdir() if p.name.endswith(".toml"))
 
 
+@user_errors
 def load_chip(name: str | Path = "edu", *, cores: int | None = None) -> Chip:
     """Load a preset by name (``edu``, ``ascend910b-like``) or a TOML file by path."""
     text_name = str(name)
@@ -294,7 +295,7 @@ def chip_from_dict(data: Mapping[str, Any], *, source: str = "") -> Chip:
     memory = {}
     for space in (Space.L1, Space.L0A, Space.L0B, Space.L0C, Space.UB):
         t = mem.table(space.value)
-        memory[space] = MemoryConfig(t.integer("size", 512, MAX_BUFFER_BYTES), t.integer("align", 1, 4096))
+        memory[space] = MemoryConfig(t.integer("size", 512, MAX_BUFFER_BYTES), t.power_of_two("align", 1, 4096))
         t.done()
     mem.done()
 
@@ -432,6 +433,13 @@ def _op_table(t: _Reader, default: bool = True) -> dict[str, int]:
     out = {"default": t.integer("default", 0, 100000)} if default else {}
     names = [d.value for d in DType]
     for key in list(t.data):
+        if isinstance(t.data[key], Mapping):  # TOML reads an unquoted add.f16 = 3 as the table add = {f16 = 3}
+            inner = next(iter(t.data[key]), "f16")
+            raise ConfigError(
+                f"is a table, not a cost: TOML reads an unquoted {key}.{inner} = N as a table {key}",
+                field=t.prefix + key,
+                hint=f'quote a per-type key: "{key}.{inner}" = N',
+            )
         op, _, dt = key.partition(".")
         src, _, to = dt.partition(".")  # "cast.f32.bf16": a cast from one type to another
         if op not in _VECTOR_OPS or (src and src not in names) or (to and (op != "cast" or to not in names)):
@@ -491,6 +499,14 @@ class _Reader:
                 f"must be an integer, not {v!r}", field=self.prefix + key, hint=f"accepted range: {lo} to {hi}"
             )
         _check_range(self.prefix + key, v, lo, hi)
+        return v
+
+    def power_of_two(self, key: str, lo: int, hi: int) -> int:
+        """An integer that is a power of two (an alignment: addresses are checked and rounded with it)."""
+        v = self.integer(key, lo, hi)
+        if v & (v - 1):
+            below = 1 << (v.bit_length() - 1)
+            raise ConfigError(f"{v} is not a power of two", field=self.prefix + key, hint=f"use {below} or {2 * below}")
         return v
 
     def table(self, key: str) -> _Reader:

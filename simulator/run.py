@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from isa import DsasimError, Program, SLoad, parse_file, validate
+from isa import DsasimError, Program, SLoad, parse_file, user_errors, validate
 from isa.gcpause import paused_gc
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
@@ -78,6 +78,7 @@ class Run(RunRecord):
         return run_html(self)
 
 
+@user_errors
 def simulate(
     program: Program | str | Path,
     chip: Chip | str = "edu",

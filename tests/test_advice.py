@@ -11,7 +11,7 @@ from helpers import make_chip
 from hypothesis import given
 from strategies import runnable_programs
 
-from compiler import MatMul, Schedule
+from compiler import Elementwise, MatMul, Schedule
 from dsasim.api import compile_and_run
 from isa import DsasimError, Pipe, parse
 from simulator import load_chip, simulate
@@ -339,6 +339,19 @@ def test_many_cores_streaming_their_own_tiles_are_bound_by_hbm():
     hbm = (run.stats.l2.miss_bytes + run.stats.l2.write_bytes) / run.cycles
     assert f"to HBM bandwidth shared with other transfers (HBM at {hbm:.0f} of 128 B/cycle)" in d.text
     assert "GM bandwidth is the limit" in d.advice
+
+
+def test_a_queue_slowed_by_shared_hbm_is_not_called_latency_bound():
+    """24 cores adding 2048×1024 on ascend910b-like: each core's MTE2 streams 60% of the run and loses 34% to HBM
+    shared by every core (the roofline's bound is HBM, reached at 80%); its latency stall is 4%. Its transfers are in
+    flight long because they stream slowly, so the verdict names HBM, as the roofline and the attribution do, and
+    does not also call the queue latency-bound."""
+    r = compile_and_run(Elementwise("add", 2048, 1024), Schedule(cores=24), "ascend910b-like", timing_only=True)
+    run, d = r.run, diagnose(r.run)
+    mte2 = run.stats.cores[d.core][Pipe.MTE2]
+    assert run.stats.roofline.bound_by == "GM" and (d.pipe, d.chain) == (Pipe.V, (Pipe.MTE2,))
+    assert mte2.stalls["bandwidth"] > 0.25 * run.cycles > mte2.stalls.get("latency", 0)
+    assert "to HBM bandwidth shared with other transfers" in d.text and "latency-bound" not in d.text, d.text
 
 
 def test_a_load_queue_held_by_the_nd2nz_layout_change_says_so():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -108,6 +109,33 @@ def test_special_scalars_round_trip():
     q = parse(p.text())
     assert isinstance(q.cores[0][1], VScalar) and math.isnan(q.cores[0][1].scalar)
     assert q.text() == p.text()
+
+
+NAN_LINES = [
+    "v.dup       ub[0x0000], nan, f32[64]",
+    "v.muls      ub[0x4000], ub[0x0000], nan, f32[32,128]",
+    "v.tril      ub[0x4000], ub[0x0000], nan, f32[64,64], diag=0",
+    "v.iota      ub[0x0000], nan, nan, f32[64,128], row_step=nan",
+    "v.cmps.gt   ub[0x8000], ub[0x0000], nan, f32[32,128]",
+    "v.sels      ub[0xc000], ub[0x8000], ub[0x0000], nan, f32[32,128]",
+    "s.ld        x[0x0008], f16, nan",
+    "fixpipe     x[0x0000], l0c[0x0000], f32[64,64], to=f16, scale=nan",
+]
+
+
+@pytest.mark.parametrize("line", NAN_LINES, ids=lambda line: line.split()[0])
+def test_a_nan_immediate_round_trips_to_an_equal_program(line):
+    p = parse(_with_tensors(line))
+    q = parse(p.text())
+    assert q == p and hash(q.cores[0][0]) == hash(p.cores[0][0]), p.text()
+    # built in Python, with NaN objects of its own: the same instruction
+    ins = p.cores[0][0]
+    nans = {f.name: float("nan") for f in dataclasses.fields(ins) if _is_nan(getattr(ins, f.name))}
+    assert nans and dataclasses.replace(ins, **nans) == ins
+
+
+def _is_nan(value: object) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def test_numbers_in_every_spelling():

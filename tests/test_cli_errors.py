@@ -106,6 +106,22 @@ def test_unknown_preset(capsys, tmp_path):
     assert_user_error(*dsasim(capsys, "run-asm", kernel(tmp_path), "--chip", "edu2"), "no preset", "did you mean edu?")
 
 
+def test_unknown_preset_in_the_program_names_its_chip_line(capsys, tmp_path):
+    path = write(tmp_path, "k.s", "; a kernel\n.chip edu2\n.core 0\n    end\n")
+    assert_user_error(*dsasim(capsys, "run-asm", path), f"error: {path}:2: .chip edu2: ", "did you mean edu?")
+
+
+def test_a_program_without_cores_names_its_file(capsys, tmp_path):
+    for text in ("", ".chip edu\n.tensor x f16[64] in\n"):
+        path = write(tmp_path, "k.s", text)
+        assert_user_error(*dsasim(capsys, "run-asm", path), f"error: {path}:", "no .core section", ".core 0")
+
+
+def test_tensors_beyond_gm_name_the_largest_declaration(capsys, tmp_path):
+    path = write(tmp_path, "k.s", ".tensor x f16[64] in\n.tensor w f32[4000000000] in\n.core 0\n    end\n")
+    assert_user_error(*dsasim(capsys, "run-asm", path), f"error: {path}:2: the declared tensors need", "'w'")
+
+
 def test_bad_core_count(capsys, tmp_path):
     assert_user_error(*dsasim(capsys, "run-asm", kernel(tmp_path), "--cores", "0"), "'cores'", "1 to 1024")
 
@@ -122,6 +138,12 @@ def test_access_beyond_a_buffer(capsys, tmp_path):
 def test_misaligned_access(capsys, tmp_path):
     path = kernel(tmp_path, "v.abs ub[0x0108], ub[0x0000], f16[64]")
     assert_user_error(*dsasim(capsys, "run-asm", path), "not aligned", "ub[0x0100]")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e300", "2.5", "-2147483649"])
+def test_scalar_read_of_a_value_no_integer_holds(capsys, tmp_path, value):
+    path = write(tmp_path, "k.s", f".tensor x i32[64] in\n.core 0\n    s.ld x[0x0000], i32, {value}\n")
+    assert_user_error(*dsasim(capsys, "run-asm", path), f"{path}:3: s.ld:", "is not an integer of i32")
 
 
 def test_deadlock(capsys, tmp_path):

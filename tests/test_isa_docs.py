@@ -90,3 +90,9 @@ def test_rst_literal_blocks_become_fenced_code():
         "The rule:\n\n```\na = b\nc = d\n```\n\nafter `x`."
     )
     assert rst_to_md("Inline::\n\nk = 1\n\nnext") == "Inline:\n\n```\nk = 1\n```\n\nnext"
+
+
+def test_an_inline_literal_over_a_line_break_becomes_one_code_span():
+    assert rst_to_md("where ``src COND\nscalar`` holds (for ``i32``)") == "where `src COND\nscalar` holds (for `i32`)"
+    prose = re.sub(r"```.*?```", "", render(), flags=re.S)  # outside the fenced blocks
+    assert "``" not in prose, prose[prose.index("``") - 80 : prose.index("``") + 80]

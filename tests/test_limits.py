@@ -130,6 +130,18 @@ def test_declared_tensors_beyond_gm_are_refused_before_allocating(capsys, tmp_pa
     assert "16,000,000,000 bytes of GM" in err and "268,435,456" in err
 
 
+@pytest.mark.parametrize("data", [(), ("--timing-only",)])
+def test_an_operator_beyond_gm_is_refused_before_compiling_even_under_a_raised_budget(capsys, monkeypatch, data):
+    """add 100000x10000 (6 GB of tensors on edu's 256 MiB) used to compile its 1.2 million instructions (18 s, 570 MB)
+    under --max-instructions 10**12 before the program's GM check refused it; now it is refused after the estimate."""
+    import dsasim.driver
+
+    monkeypatch.setattr(dsasim.driver, "compile_kernel", lambda *a, **k: pytest.fail("compiled before the GM check"))
+    big = ("--max-instructions", str(10**12))
+    err = user_error(capsys, "run", "add", "--shape", "100000x10000", *data, *big)
+    assert "the tensors of add 100000x10000 need 6,000,000,000 bytes of GM" in err and "smaller shape" in err
+
+
 def test_a_run_with_data_beyond_host_memory_is_refused_with_the_timing_only_hint(capsys, tmp_path, monkeypatch):
     import simulator.host
 

@@ -80,16 +80,24 @@ def place(target: Target, space: Space, regions: Sequence[tuple[int, int]]) -> t
 
 
 def capacity_error(
-    space: Space, parts: Sequence[tuple[str, int, int]], need: int, have: int, knob: str, what: str, extra: str = ""
+    space: Space,
+    parts: Sequence[tuple[str, int, int]],
+    need: int,
+    have: int,
+    knob: str,
+    what: str,
+    extra: str = "",
+    hint: str | None = None,
 ) -> BufferCapacityError:
     """The error of buffers that do not fit ``space``: ``parts`` are ``(name, slots, bytes per slot)``,
     listed largest first, then ``extra`` (the tile programs' temporaries); ``what`` names the knob
-    values, ``knob`` the knobs to lower."""
+    values, ``knob`` the knobs to lower (``hint``: what to do instead, when none can be lowered)."""
     text = [
         f"{n}: {c} buffers × {fmt_bytes(b)}" if c > 1 else f"{n}: {fmt_bytes(b)}"
         for n, c, b in sorted(parts, key=lambda p: -p[1] * p[2])
     ] + ([extra] if extra else [])
-    return BufferCapacityError(buffer=space.label, need=need, have=have, knob=knob, what=what, parts=" + ".join(text))
+    joined = " + ".join(text)
+    return BufferCapacityError(buffer=space.label, need=need, have=have, knob=knob, what=what, parts=joined, hint=hint)
 
 
 def is_panel(b: Buffer) -> bool:
@@ -237,14 +245,26 @@ def _capacity_error(
         knobs += [k for k in _prog_knobs(kernel) if k not in knobs]
     what = ", ".join(f"{k}={_knob_value(kernel, k)}" for k in knobs) or kernel.op.name
     deep = sorted({b.operand for b in here if b.depth > 1 and b.operand})
-    lower = " or ".join(knobs) if knobs else "the tile sizes"
+    # a tile of 1, or of an axis the operator keeps whole (a softmax's row), cannot be lowered
+    whole = kernel.op.whole_axes
+    lowerable = [k for k in knobs if (_knob_value(kernel, k) or 0) > 1 and k.removeprefix("tile_") not in whole]
+    ways = [" or ".join(lowerable)] if lowerable else [] if knobs else ["the tile sizes"]
     if deep:
-        lower += ", or --buffers " + ",".join(f"{o}=1" for o in deep)
+        ways.append("--buffers " + ",".join(f"{o}=1" for o in deep))
     for b in here:
         if is_panel(b):  # matmul's L1 block: the operand's whole k panel, b.live k tiles
             what += f", panel={b.operand} ({b.name}: {b.live} k tiles)"
-            lower += f", or drop the panel (--panel none): {b.name} holds all {b.live} k tiles of {b.operand}"
-    return capacity_error(space, [(b.name, b.slots, b.slot_bytes) for b in here], need, have, lower, what, temps)
+            ways.append(f"drop the panel (--panel none): {b.name} holds all {b.live} k tiles of {b.operand}")
+    hint = None
+    if not ways:  # nothing to lower: say why, and what is left to change
+        kept = ", ".join(f"{k}={_knob_value(kernel, k)}" for k in knobs if k.removeprefix("tile_") in whole)
+        why = "every tile is already 1"
+        if kept:
+            why = f"{kernel.op.name} keeps whole rows ({kept}) in {space.label} and the other tiles are 1"
+        hint = f"no smaller tile exists: {why}; use a smaller shape or a chip with a larger {space.label}"
+    lower = ", or ".join(ways) or ", ".join(knobs)
+    parts = [(b.name, b.slots, b.slot_bytes) for b in here]
+    return capacity_error(space, parts, need, have, lower, what, temps, hint)
 
 
 def _knob_value(kernel: Kernel, knob: str) -> int | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from isa.asm.operands import Args, split_operands, tokenize
-from isa.errors import AsmSyntaxError, DsasimError, SourceLoc
+from isa.errors import AsmSyntaxError, DsasimError, SourceLoc, user_errors
 from isa.instructions import MNEMONICS, End, Instruction
 from isa.program import Program, TensorDecl, TensorKind
 from isa.types import DTYPE_NAMES, SPACE_NAMES, DType
@@ -18,6 +18,7 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TENSOR_RE = re.compile(r"(?P<dtype>\w+)\[(?P<dims>[0-9, ]+)\]\Z")
 
 
+@user_errors
 def parse_file(path: str | Path) -> Program:
     """Parse an assembly file; a missing or unreadable file is a ``DsasimError``."""
     p = Path(path)
@@ -30,9 +31,11 @@ def parse_file(path: str | Path) -> Program:
     return parse(text, str(p))
 
 
+@user_errors
 def parse(text: str, file: str = "<string>") -> Program:
     """Parse assembly text into a :class:`Program`."""
     chip: str | None = None
+    chip_loc: SourceLoc | None = None
     tensors: list[TensorDecl] = []
     cores: list[list[Instruction]] = []
     comments: list[str] = []
@@ -59,9 +62,9 @@ def parse(text: str, file: str = "<string>") -> Program:
             if head == ".chip":
                 if not re.fullmatch(r"[A-Za-z0-9_.\-]+", rest):
                     fail(".chip takes a preset name", rest_col, rest, "e.g. .chip edu")
-                chip = rest
+                chip, chip_loc = rest, SourceLoc(file, lineno)
             elif head == ".tensor":
-                tensors.append(_tensor(rest, rest_col, tensors, fail))
+                tensors.append(_tensor(rest, rest_col, tensors, fail, SourceLoc(file, lineno)))
             elif head == ".core":
                 if not re.fullmatch(r"[0-9]+", rest) or int(rest) != len(cores):
                     fail(f"expected .core {len(cores)}", rest_col, rest, "number cores 0, 1, 2, ... in order")
@@ -84,10 +87,14 @@ def parse(text: str, file: str = "<string>") -> Program:
         ops = split_operands(tokenize(rest, fail, rest_col), fail)
         cores[-1].append(cls.parse(head, Args(head, ops, fail, col), SourceLoc(file, lineno)))
 
-    return Program(tuple(tensors), tuple(tuple(c) for c in cores), chip, tuple(comments))
+    if not cores:  # nothing would run: said here, where the file is known, rather than by the run
+        end = max(1, len(text.splitlines()))
+        hint = "start each core's instructions with .core 0, .core 1, ..."
+        raise AsmSyntaxError("the program has no .core section", file=file, line=end, col=1, hint=hint)
+    return Program(tuple(tensors), tuple(tuple(c) for c in cores), chip, tuple(comments), chip_loc)
 
 
-def _tensor(rest: str, col: int, tensors: list[TensorDecl], fail) -> TensorDecl:
+def _tensor(rest: str, col: int, tensors: list[TensorDecl], fail, loc: SourceLoc) -> TensorDecl:
     parts = rest.split()
     usage = ".tensor NAME DTYPE[SHAPE] in|out|inout|scratch, e.g. .tensor x f16[64,128] in"
     if len(parts) != 3:
@@ -106,4 +113,4 @@ def _tensor(rest: str, col: int, tensors: list[TensorDecl], fail) -> TensorDecl:
     kinds = [k.value for k in TensorKind]
     if kind not in kinds:
         fail("bad tensor kind", col + len(name) + len(spec) + 2, kind, f"kinds are {', '.join(kinds)}")
-    return TensorDecl(name, DType(m["dtype"]), dims, TensorKind(kind))
+    return TensorDecl(name, DType(m["dtype"]), dims, TensorKind(kind), loc=loc)

@@ -67,6 +67,34 @@ def cache_hash(cls: type) -> type:
     return cls
 
 
+#: The one NaN every instruction holds (``one_nan``).
+NAN = float("nan")
+
+
+def one_nan(*names: str) -> Callable[[type], type]:
+    """Make the float fields ``names`` of an instruction hold the one object ``NAN`` whenever they are NaN.
+
+    A NaN equals nothing, itself included, and two NaN objects hash apart: ``v.dup ub[0], nan, f32[64]``
+    parsed twice would be two unequal instructions, so ``isa.parse(program.text()) == program`` would fail
+    and every cache keyed by an instruction would miss. The fields compare as tuples, which take an object
+    as equal to itself first, so one shared NaN object compares and hashes equal (a NaN's sign and payload
+    are not kept: the text form prints every NaN as ``nan``).
+    """
+
+    def wrap(cls: type) -> type:
+        def __post_init__(self: Instruction) -> None:
+            for name in names:
+                value = getattr(self, name)
+                if value != value:
+                    object.__setattr__(self, name, NAN)
+            Instruction.__post_init__(self)
+
+        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+        return cls
+
+    return wrap
+
+
 @record(slots=True)
 class Instruction(HashSlot, abc.ABC):
     """Base class. Subclasses set ``MNEMONICS`` and implement the methods below."""

@@ -15,6 +15,7 @@ from isa.instructions.base import (
     check_space,
     check_stride,
     fmt_shape,
+    one_nan,
     opt,
     region,
     shape2,
@@ -233,6 +234,7 @@ class Copy(Instruction):
         return [(dst, self.dtype, data.T if self.transpose else data)]
 
 
+@one_nan("scale")
 @record(slots=True)
 class Fixpipe(Instruction):
     """FIXPIPE: move an L0C result out, converting on the fly.

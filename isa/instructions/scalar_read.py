@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from isa.errors import SourceLoc
-from isa.instructions.base import Instruction, opt, region
+from isa.instructions.base import Instruction, one_nan, opt, region
 from isa.records import record
 from isa.timing import Transfer
 from isa.types import Addr, DType, Pipe, Region, Space
@@ -35,6 +35,7 @@ def cache_hits(stream: tuple[Instruction, ...]) -> tuple[Instruction, ...]:
     return tuple(out)
 
 
+@one_nan("value")
 @record(slots=True)
 class SLoad(Instruction):
     """The scalar unit reads one element of a GM tensor and decides on it (a branch, a loop bound, a DMA address).
@@ -79,8 +80,9 @@ class SLoad(Instruction):
         return Pipe.S
 
     def operands(self) -> list[str]:
-        v = int(self.value) if not self.dtype.is_float else self.value
-        return [str(self.src), self.dtype.value, repr(v) if isinstance(v, float) else str(v), *opt("hit", self.hit)]
+        whole = not self.dtype.is_float and math.isfinite(self.value) and self.value == int(self.value)
+        value = str(int(self.value)) if whole else repr(float(self.value))
+        return [str(self.src), self.dtype.value, value, *opt("hit", self.hit)]
 
     @classmethod
     def parse(cls, mnemonic: str, args: Args, loc: SourceLoc | None) -> SLoad:
@@ -100,8 +102,13 @@ class SLoad(Instruction):
                 f"offset {self.src.offset} is not a multiple of {self.dtype.value}'s {self.dtype.itemsize} bytes",
                 hint="read whole elements",
             )
-        if not self.dtype.is_float and self.value != int(self.value):
-            raise self.fail(f"{self.value} is not an integer of {self.dtype.value}", hint="e.g. s.ld x[0x0000], i32, 3")
+        if not self.dtype.is_float:
+            info = np.iinfo(self.dtype.np)
+            if not (math.isfinite(self.value) and self.value == int(self.value) and info.min <= self.value <= info.max):
+                raise self.fail(
+                    f"{self.value!r} is not an integer of {self.dtype.value} ({info.min} to {info.max})",
+                    hint=f"e.g. s.ld {self.src}, {self.dtype.value}, 3",
+                )
 
     def cost(self, chip: ChipParams) -> int:
         """Cycles the scalar unit waits for the element (module docs)."""

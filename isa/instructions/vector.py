@@ -31,6 +31,7 @@ from isa.instructions.base import (
     check_space,
     check_stride,
     fmt_shape,
+    one_nan,
     opt,
     region,
     shape2,
@@ -336,6 +337,7 @@ class VUnary(VectorInstruction):
         return [(rd, self.dtype, convert(out, self.dtype))]
 
 
+@one_nan("scalar")
 @record(slots=True)
 class VScalar(VectorInstruction):
     """Vector–scalar operation: ``dst = src OP scalar``.
@@ -406,6 +408,7 @@ class VScalar(VectorInstruction):
         return [(rd, self.dtype, rounded(out, self.dtype))]
 
 
+@one_nan("scalar")
 @record(slots=True)
 class VDup(VectorInstruction):
     """Fill with a scalar: ``dst = scalar``.

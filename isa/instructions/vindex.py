@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from isa.errors import SourceLoc
-from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
+from isa.instructions.base import Memory, Write, fmt_shape, one_nan, opt, region, shape2
 from isa.instructions.dma import convert
 from isa.instructions.vector import NUMERIC, VectorInstruction, is_dense, vector_repeats
 from isa.records import record
@@ -30,6 +30,7 @@ ALL_TYPES = (*NUMERIC, DType.I8)
 FLOATS_AND_I32 = NUMERIC
 
 
+@one_nan("scalar")
 @record(slots=True)
 class VTriangle(VectorInstruction):
     """Triangular fill: keep one triangle of a tile, set the rest to a scalar.
@@ -114,6 +115,7 @@ class VTriangle(VectorInstruction):
         return [(rd, self.dtype, np.where(self.keep(rows, cols), x, fill))]
 
 
+@one_nan("start", "step", "row_step")
 @record(slots=True)
 class VIota(VectorInstruction):
     """Fill with an arithmetic progression of the element's position: ``dst[r, c] = start + r·row_step + c·step``.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from isa.errors import SourceLoc
-from isa.instructions.base import Memory, Write, fmt_shape, opt, region, shape2
+from isa.instructions.base import Memory, Write, fmt_shape, one_nan, opt, region, shape2
 from isa.instructions.dma import convert
 from isa.instructions.vector import NUMERIC, VectorInstruction, work_type
 from isa.records import record
@@ -130,6 +130,7 @@ class VCompare(VectorInstruction):
             return [(rd, MASK, _mask_out(CONDITIONS[self.cond](a, b)))]
 
 
+@one_nan("scalar")
 @record(slots=True)
 class VCompareScalar(VectorInstruction):
     """Compare with an immediate into a mask: ``mask = src COND scalar``.
@@ -290,6 +291,7 @@ class VSelect(VectorInstruction):
         return [(rd, self.dtype, out.astype(self.dtype.np, copy=False))]
 
 
+@one_nan("scalar")
 @record(slots=True)
 class VSelectScalar(VectorInstruction):
     """Select between a tile and an immediate by a mask: ``dst = mask ? src : scalar``.

@@ -92,6 +92,17 @@ def test_vector_temporaries_count_against_ub():
     assert err.buffer == "UB" and "temporaries" in str(err) and "tile_r" in err.hint
 
 
+@pytest.mark.parametrize("op", [Softmax(4, 20000), LayerNorm(4, 20000)], ids=str)
+def test_rows_too_long_for_ub_are_not_told_to_lower_a_tile_that_cannot_be(op):
+    # one row of 20,000 columns (kept whole) already overflows UB: no tile_r or tile_c below it exists
+    err = _error(op, None)
+    assert isinstance(err, BufferCapacityError) and err.buffer == "UB"
+    assert "lower" not in err.hint and "keeps whole rows (tile_c=20000)" in err.hint, err.hint
+    # with rows to spare, tile_r can still be lowered, and only it (tile_c would split a row)
+    assert _error(Softmax(64, 4000), Schedule(tile={"r": 64})).hint == "lower tile_r"
+    assert _error(op, Schedule(buffers=dict.fromkeys(("x", "y"), 2))).hint.startswith("lower --buffers x=1")
+
+
 def test_event_ids_are_a_limited_resource():
     chip = dataclasses.replace(EDU, event_ids=4)
     op = Elementwise("add", 64, 512, broadcast=True)

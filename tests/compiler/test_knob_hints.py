@@ -51,6 +51,9 @@ CASES = [
     (MatMul(256, 256, 256), Schedule(tile={"m": 128, "n": 128, "k": 256, "k0": 64}, buffers={"a": 1, "b": 1, "c": 1})),
     (MatMul(256, 256, 256), Schedule(tile={"m": 32, "n": 32, "k": 32})),
     (MatMul(512, 512, 512), Schedule(tile={"m": 128, "n": 128, "k": 64}, buffers={"c": 1})),
+    # a deeper operand beside a shallow one (the tuner's best for 128³ on edu: a=3, b=1)
+    (MatMul(128, 128, 128), Schedule(tile={"m": 32, "n": 128, "k": 128, "k0": 128}, buffers={"a": 3, "b": 1})),
+    (Elementwise("add", 256, 1024), Schedule(tile={"r": 4, "c": 1024}, buffers={"x": 3, "y": 1, "z": 1}, prefetch=0)),
 ]
 
 
@@ -63,6 +66,23 @@ def test_no_hint_recommends_a_value_that_does_not_fit(op, schedule, chip_name):
     for key, text in compiled.knob_hints().items():
         for changed in recommended(compiled.schedule, text, tensors):
             assert compiled.fits(changed), f"{key}: '{text}' recommends {changed.text()}: it does not fit {chip_name}"
+
+
+@pytest.mark.parametrize(("op", "schedule"), CASES, ids=lambda x: str(x) if x is not None else "default")
+def test_a_hint_that_raises_buffers_never_lowers_one(op, schedule):
+    compiled = compile(op, schedule, load_chip("edu"))
+    tensors = [t.name for t in op.tensors()]
+    before = compiled.schedule
+    for key, text in compiled.knob_hints().items():
+        for changed in recommended(before, text, tensors):
+            for name in tensors:
+                assert changed.depth(name) >= before.depth(name), f"{key}: '{text}' lowers {name}'s buffers"
+            assert (changed.prefetch or 0) >= (before.prefetch or 0), f"{key}: '{text}' lowers the prefetch"
+
+
+def test_the_raise_names_the_depths_the_schedule_ends_with():
+    compiled = compile(MatMul(128, 128, 128), CASES[-2][1], load_chip("edu"))
+    assert "raise --buffers a=3,b=2 --prefetch 1 so loads overlap the Cube" in compiled.knob_hints()["mte2"]
 
 
 def test_single_buffered_at_the_ub_limit_is_told_to_lower_the_tile():

@@ -15,7 +15,7 @@ import sys
 
 from dsasim.api import chip_for, compile_op
 from dsasim.cli.commands.budget_args import add_budget_option
-from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
+from dsasim.cli.commands.kernel_args import add_kernel_options, on_usable_cores, op_and_schedule
 from dsasim.cli.commands.paths import check_output_path, write_text
 from isa import validate
 from simulator.config import preset_names
@@ -40,7 +40,9 @@ def main(args: argparse.Namespace) -> int:
         check_output_path("-o", args.output)
     op, schedule = op_and_schedule(args)
     chip = chip_for(args.chip, schedule.cores)
-    compiled = compile_op(op, schedule, chip, max_instructions=args.max_instructions)
+    compiled = on_usable_cores(
+        args, schedule, lambda s: compile_op(op, s, chip, max_instructions=args.max_instructions)
+    )
     validate(compiled.program, chip, cores=chip.total_cores)  # what run-asm will check: fail here, not there
     if args.show_passes:
         print(compiled.show_passes())

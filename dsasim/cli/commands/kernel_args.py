@@ -5,9 +5,13 @@ operator, its shape and types, and the schedule knobs; and turning them into an 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from compiler import Op, Schedule, make_op
 from compiler.schedule import parse_buffers, parse_list, parse_pairs
+from dsasim.budget import over_cores
 from dsasim.cli.commands.attention_args import add_attention_options, attention_schedule, refuse_attention_options
 from isa import DsasimError, DType
 from simulator.config import load_chip
@@ -35,7 +39,13 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--order", metavar="AX,...", help="tile loop order, outermost first, e.g. m,n,k or n,k,m")
     g.add_argument("--buffers", metavar="N|OPND=N,...", help="buffer depth 1-3 for every operand, or per operand")
     g.add_argument("--prefetch", type=int, metavar="P", help="tiles loaded ahead of their use (< buffer depth)")
-    g.add_argument("--cores", type=int, metavar="N", help="AI cores to use (default: all the chip's; more extends it)")
+    g.add_argument(
+        "--cores",
+        type=int,
+        metavar="N",
+        help="AI cores to use (default: all the chip's, fewer if the operator has fewer parallel tiles; "
+        "more extends it)",
+    )
     g.add_argument("--parallel", metavar="AX,...", help="axes whose tiles are spread over the cores (default m / r)")
     g.add_argument(
         "--group",
@@ -89,11 +99,25 @@ def dtype(text: str | None, what: str) -> DType | None:
         raise DsasimError(f"{what} '{text}' is not a data type", hint=str(e)) from None
 
 
+S = TypeVar("S", bound=Any)  # a Schedule or an AttentionSchedule: anything with ``cores``
+T = TypeVar("T")
+
+
 def chip_cores(args: argparse.Namespace) -> int:
     """``--cores``, or every AI core of ``--chip`` when it is not given (a kernel launched on a chip uses them all)."""
     if args.cores is None:
         args.cores = load_chip(args.chip).cores
+        args.cores_from_chip = True
     return args.cores
+
+
+def on_usable_cores(args: argparse.Namespace, schedule: S, attempt: Callable[[S], T]) -> T:
+    """``attempt(schedule)``; without ``--cores`` (every core of the chip), an operator with fewer parallel tiles
+    than the chip has cores is spread over fewer, as a graph's node is (``dsasim.budget.over_cores``): a 16³ matmul
+    runs on one core of a 24-core chip instead of failing with "cores=24, but ... only 1 tile"."""
+    if not getattr(args, "cores_from_chip", False) or schedule.cores <= 1:
+        return attempt(schedule)
+    return over_cores(schedule.cores, lambda n: attempt(replace(schedule, cores=n)))
 
 
 def op_and_schedule(args: argparse.Namespace) -> tuple[Op, Schedule]:

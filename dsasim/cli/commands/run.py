@@ -17,7 +17,7 @@ import sys
 from compiler import OP_NAMES
 from dsasim.api import compile_and_run
 from dsasim.cli.commands.budget_args import RunProgress, add_budget_option
-from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule, seed
+from dsasim.cli.commands.kernel_args import add_kernel_options, on_usable_cores, op_and_schedule, seed
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
 from dsasim.cli.commands.run_asm import load_inputs
@@ -56,18 +56,22 @@ def main(args: argparse.Namespace) -> int:
         schedule = tuned(args, op, schedule)
     inputs = load_inputs(args.inputs) if args.inputs else None
     with RunProgress("run", enabled=False if args.json else None) as bar:
-        result = compile_and_run(
-            op,
+        result = on_usable_cores(
+            args,
             schedule,
-            args.chip,
-            inputs=inputs,
-            timing_only=args.timing_only,
-            check=args.check,
-            seed=args.seed,
-            sanitize=args.sanitize,
-            max_instructions=args.max_instructions,
-            on_estimate=bar.start,
-            on_engine=bar.watch,
+            lambda sched: compile_and_run(
+                op,
+                sched,
+                args.chip,
+                inputs=inputs,
+                timing_only=args.timing_only,
+                check=args.check,
+                seed=args.seed,
+                sanitize=args.sanitize,
+                max_instructions=args.max_instructions,
+                on_estimate=bar.start,
+                on_engine=bar.watch,
+            ),
         )
     if args.show_passes and not args.json:
         print(result.compiled.show_passes())

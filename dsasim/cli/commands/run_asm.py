@@ -13,8 +13,8 @@ from dsasim.cli.commands.kernel_args import seed
 from dsasim.cli.commands.output import add_output_options, check_output_paths, emit
 from dsasim.cli.commands.paths import save_npz
 from dsasim.driver import execute
-from isa import DsasimError, parse_file
-from simulator.config import load_chip
+from isa import ConfigError, DsasimError, Program, ValidationError, parse_file
+from simulator.config import Chip, load_chip
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,12 +63,24 @@ def load_inputs(path: str) -> dict[str, np.ndarray]:
         raise DsasimError(f"cannot read inputs from {path}: {e}", hint=hint) from None
 
 
+def program_chip(program: Program, cores: int | None) -> Chip:
+    """The chip the program's ``.chip`` names (edu without one); a preset or file that cannot be loaded is an
+    error at the ``.chip`` line."""
+    if program.chip is None:
+        return load_chip("edu", cores=cores)
+    try:
+        load_chip(program.chip)  # the file's mistake; a bad --cores is the command line's (below)
+    except ConfigError as err:
+        raise ValidationError(f".chip {program.chip}: {err.message}", loc=program.chip_loc, hint=err.hint) from None
+    return load_chip(program.chip, cores=cores)
+
+
 def main(args: argparse.Namespace) -> int:
     check_output_paths(args)
     if args.lab and not args.sanitize:
         raise DsasimError("--lab only changes what --sanitize reports", hint="add --sanitize")
     program = parse_file(args.file)
-    chip = load_chip(args.chip or program.chip or "edu", cores=args.cores)
+    chip = load_chip(args.chip, cores=args.cores) if args.chip else program_chip(program, args.cores)
     inputs = load_inputs(args.inputs) if args.inputs else None
     run = execute(
         program,

@@ -99,6 +99,7 @@ def main(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=False if args.json or args.no_progress else None,
         max_runs=args.max_runs,
+        fit_cores=getattr(args, "cores_from_chip", False),
         **options,
     )
     figure = result.plot(args.metric, args.x) if args.plot else None  # a bad --x fails before printing

@@ -16,7 +16,7 @@ import sys
 
 from dsasim.api import compile_op
 from dsasim.cli.commands.budget_args import add_budget_option
-from dsasim.cli.commands.kernel_args import add_kernel_options, op_and_schedule
+from dsasim.cli.commands.kernel_args import add_kernel_options, on_usable_cores, op_and_schedule
 from dsasim.cli.commands.output import PICTURE_TYPES
 from dsasim.cli.commands.paths import check_output_path
 from isa import DsasimError
@@ -44,7 +44,9 @@ def main(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path("-o", args.output, PICTURE_TYPES)
     op, schedule = op_and_schedule(args)
-    compiled = compile_op(op, schedule, args.chip, max_instructions=args.max_instructions)
+    compiled = on_usable_cores(
+        args, schedule, lambda s: compile_op(op, s, args.chip, max_instructions=args.max_instructions)
+    )
     if not compiled.passes:
         raise DsasimError(
             f"{op.name} has no tiling plan to picture: it is not built by the shared passes",
