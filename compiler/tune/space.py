@@ -35,7 +35,7 @@ from compiler.tune.decode import DecodeFamily
 from compiler.tune.errors import TuneError
 from compiler.tune.loopnest import LoopNestFamily
 from compiler.tune.loopnest import schedule_from_json as loopnest_schedule
-from compiler.tune.types import REFUSED, Candidate, Family, Knob, Prediction, schedule_key
+from compiler.tune.types import KNOB_REASONS, REFUSED, Candidate, Family, Knob, Prediction, schedule_key
 
 #: Default cap on a candidate's instructions (all cores): ~2–5 s of simulation.
 MAX_INSTRUCTIONS = 400_000
@@ -171,7 +171,7 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
     if not space.candidates:
         raise TuneError(
             f"no schedule of {op} fits chip {target.name}: {space.summary()}",
-            hint="pin fewer knobs, use more cores, or a smaller shape",
+            hint=_no_candidate_hint(space.pruned),
         )
     return space
 
@@ -212,3 +212,11 @@ def _enumerate(family: Family, max_instructions: int) -> Enumerated:
         return make()
     fixed = schedule_key(family.fixed)
     return ENUMERATED.get((family.op, family.target.key, fixed, max_instructions), make)
+
+
+def _no_candidate_hint(pruned: Counter) -> str:
+    """What to change when a space has no candidate, by why its schedules were pruned: too few parallel tiles for
+    the cores asks for fewer cores (or a larger shape); tiles that do not fit, for more cores or a smaller shape."""
+    if pruned and all(why == KNOB_REASONS["cores"] for why in pruned):
+        return "use fewer cores (--cores; the operator's parallel tiles are fewer than the cores), or a larger shape"
+    return "pin fewer knobs, use more cores, or a smaller shape"

@@ -102,6 +102,14 @@ class Family(abc.ABC):
         """A complete schedule as raw knob values."""
 
 
+#: Pruning categories of a schedule the compiler refused, by the knob its error names.
+KNOB_REASONS = {
+    "buffers": "need too many event ids",
+    "cores": "have fewer parallel tiles than cores",
+    "prefetch": "prefetch deeper than their buffers",
+}
+
+
 def reason(e: Exception) -> str:
     """Why the compiler refused a schedule, as a pruning category."""
     if isinstance(e, BufferCapacityError | TilesDoNotFit):
@@ -111,10 +119,5 @@ def reason(e: Exception) -> str:
     if isinstance(e, CannotSplit):
         return "cannot be split between the Cube and the Vector cores"
     if isinstance(e, ScheduleError):
-        known = {
-            "buffers": "need too many event ids",
-            "cores": "have fewer parallel tiles than cores",
-            "prefetch": "prefetch deeper than their buffers",
-        }
-        return known.get(e.knob, f"are refused ({e.knob})")
+        return KNOB_REASONS.get(e.knob, f"are refused ({e.knob})")
     return "are refused by the operator"

@@ -115,3 +115,10 @@ def test_tune_attention(capsys, tmp_path, monkeypatch):
     code, out, err = run(capsys, "run", *shape, "--tuned", "--db", db, "--timing-only", "--json")
     assert code == 0, err
     assert json.loads(out)["cycles"] == r["best"]["cycles"]
+
+
+def test_too_few_parallel_tiles_for_the_cores_asks_for_fewer_cores(capsys):
+    """Five rows cannot spread over 24 cores: the hint asks for fewer cores, not more."""
+    code, _, err = run(capsys, "tune", "layernorm", "--shape", "5x64", "--chip", "ascend910b-like", "--trials", "2")
+    assert code != 0 and "Traceback" not in err
+    assert "have fewer parallel tiles than cores" in err and "hint: use fewer cores" in err, err
