@@ -88,7 +88,8 @@ def merge(subs: Sequence[Submission], points: dict[str, dict[str, float]], maxim
 
 
 def write_feedback(subs: Sequence[Submission], folder: Path) -> None:
-    """One text file per student: every message and flag in full (the table's cells are bounded)."""
+    """One text file per student, to send back: every message in full (the table's cells are bounded) and the flags
+    the student may read (``Submission.student_flags``: not a suspicion of copying or tampering)."""
     folder.mkdir(exist_ok=True)
     for s in subs:
         if not valid_id(s.student):
@@ -101,8 +102,8 @@ def write_feedback(subs: Sequence[Submission], folder: Path) -> None:
         for w in s.written:
             got = "to grade by hand" if w.points is None else f"{w.points:g}"
             lines += [f"{w.id} (written): {got}", *("    " + ln for ln in (w.text or "(no answer)").splitlines())]
-        if s.flags:
-            lines += ["", "flags (for the instructor):", *(f"    {f}" for f in s.flags)]
+        if s.student_flags:  # the instructor's suspicions stay in the table (they may name other students)
+            lines += ["", "notes:", *(f"    {f}" for f in s.student_flags)]
         (folder / f"{s.student}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

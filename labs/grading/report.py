@@ -120,9 +120,9 @@ def gradescope(sub: Submission) -> dict[str, Any]:
             out["tests"].append({"name": f"Question {w.id} (written, graded by hand)", "number": w.id,
                                  "score": _points(w.points), "max_score": _points(w.max_points or w.points),
                                  "visibility": "visible"})  # fmt: skip
-    if sub.flags:  # the instructor's, not the student's: shown after the due date
+    if sub.flags:  # the instructor's, never the student's (a flag may name another student)
         out["tests"].append({"name": "Flags for the instructor", "score": 0, "max_score": 0, "status": "failed",
-                             "output": bounded("\n".join(sub.flags)), "visibility": "after_due_date"})  # fmt: skip
+                             "output": bounded("\n".join(sub.flags)), "visibility": "hidden"})  # fmt: skip
     return out
 
 

@@ -38,6 +38,11 @@ class WrittenAnswer:
     max_points: float | None = None
 
 
+#: Kinds of flag for the instructor's eyes only: a suspicion, which may name another student ("copy: the same file as
+#: ada's"), is never written where the student reads (the feedback files, Gradescope's visible output).
+INSTRUCTOR_ONLY = frozenset({"copy", "other variant", "tampered", "unknown student", "bad id"})
+
+
 @dataclass
 class Submission:
     """One graded notebook."""
@@ -66,6 +71,12 @@ class Submission:
         text = f"{kind}: {detail}" if detail else kind
         if text not in self.flags:
             self.flags.append(text)
+
+    @property
+    def student_flags(self) -> list[str]:
+        """The flags the student may read (``time limit``, ``crashed``, ``error``, ...): not the instructor's
+        suspicions, which may name other students (:data:`INSTRUCTOR_ONLY`)."""
+        return [f for f in self.flags if f.split(":")[0] not in INSTRUCTOR_ONLY]
 
     @property
     def flag_kinds(self) -> list[str]:

@@ -199,7 +199,7 @@ class TestRosterClass:
         assert all(len(t["output"]) <= 2000 for t in fay["tests"])
         assert list((root / "tmp").iterdir()) == []  # no dsasim-grade-* folder, no kernel connection file
         flags = [t for t in json.loads((root / "results" / "bob.json").read_text())["tests"] if t["max_score"] == 0]
-        assert flags and flags[0]["visibility"] == "after_due_date"
+        assert flags and flags[0]["visibility"] == "hidden"  # never the student's: a flag may name another
 
 
 @pytest.mark.slow
@@ -366,3 +366,23 @@ def test_the_codec_builds_only_plain_data():
             decode(bad)
     # an object is never sent: the exporter sends a stand-in, the grader's decode refuses unknown tags
     assert encode(print)["$repr"].startswith("<built-in function print")
+
+
+def test_nothing_a_student_reads_names_another_student(tmp_path):
+    """A copy or another student's variant is the instructor's to raise: it is in the table, never in the feedback
+    file sent back or in what Gradescope shows the student; a flag the student may read (a time limit) is."""
+    from labs.grading.manual import write_feedback
+    from labs.grading.report import gradescope
+    from labs.grading.result import ExerciseResult, Submission
+
+    bob = Submission("bob", "bob.ipynb", 3, [ExerciseResult("3.1", "x", 2.0, "failed", 0.0, "wrong")])
+    bob.flag("copy", "the same file as ada's")
+    bob.flag("other variant", "the notebook was built for 'ada', handed in as 'bob'")
+    bob.flag("time limit", "stopped in code cell 4 after 60 s of the notebook's code")
+    write_feedback([bob], tmp_path)
+    text = (tmp_path / "bob.txt").read_text()
+    assert "ada" not in text and "copy" not in text and "stopped in code cell 4" in text
+    shown = gradescope(bob)
+    visible = [t for t in shown["tests"] if t["visibility"] != "hidden"]
+    assert "ada" not in shown["output"] and all("ada" not in t["output"] for t in visible)
+    assert any("ada" in t["output"] for t in shown["tests"] if t["visibility"] == "hidden")  # the instructor's
