@@ -320,3 +320,15 @@ def test_timing_only_and_cores_options(capsys):
     j = strict_json(out)
     assert j["timing_only"] is True and j["cores"] == 2 and len(j["pipes"]) == 2
     assert j["cycles"] == simulate(parse_file(EXAMPLES / "two_core_scale.s"), cores=2).cycles
+
+
+def test_bfloat16_outputs_are_written_as_float32_values(capsys, tmp_path):
+    """numpy's .npz has no bfloat16: its raw bytes (``|V2``) would not load as numbers; float32 holds each exactly."""
+    import ml_dtypes
+
+    out = tmp_path / "o.npz"
+    rc, _, err = dsasim(capsys, "run", "matmul", "--shape", "32x32x32", "--dtype", "bf16", "--outputs", out)
+    assert rc == 0 and "c as float32" in err, err
+    c = np.load(out)["c"]
+    assert c.dtype == np.float32 and np.isfinite(c).all() and np.abs(c).max() > 0
+    assert np.array_equal(c.astype(ml_dtypes.bfloat16).astype(np.float32), c)  # bfloat16 values, exactly

@@ -56,7 +56,11 @@ def write_text(flag: str, path: str | Path, text: str) -> Path:
 
 
 def save_npz(flag: str, path: str | Path, arrays: dict[str, np.ndarray]) -> Path:
-    """Write ``arrays`` as an ``.npz`` archive to exactly ``path`` and say so on stderr."""
-    written = write_file(flag, path, lambda f: np.savez(f, **arrays))
-    print(f"wrote {len(arrays)} output tensor(s) ({', '.join(arrays)}) to {written}", file=sys.stderr)
+    """Write ``arrays`` as an ``.npz`` archive to exactly ``path`` and say so on stderr. A type numpy's format cannot
+    name (bfloat16: it would hold raw ``|V2`` bytes) is written as float32, which holds every value exactly."""
+    widened = [name for name, a in arrays.items() if a.dtype.kind == "V" or a.dtype.name == "bfloat16"]
+    kept = {name: a.astype(np.float32) if name in widened else a for name, a in arrays.items()}
+    written = write_file(flag, path, lambda f: np.savez(f, **kept))
+    note = f"; {', '.join(widened)} as float32 (exact: bfloat16 has no .npz type)" if widened else ""
+    print(f"wrote {len(arrays)} output tensor(s) ({', '.join(arrays)}) to {written}{note}", file=sys.stderr)
     return written
