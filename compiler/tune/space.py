@@ -29,6 +29,7 @@ from compiler.decode_attention.op import DecodeAttention
 from compiler.memo import Memo
 from compiler.ops import Op
 from compiler.target import Target
+from compiler.tune import attention as fit_checked
 from compiler.tune.attention import AttentionFamily
 from compiler.tune.attention import schedule_from_json as attention_schedule
 from compiler.tune.decode import DecodeFamily
@@ -148,12 +149,22 @@ def schedule_from_json(op: Op, d: dict) -> Any:
     return attention_schedule(d) if isinstance(op, Attention | DecodeAttention) else loopnest_schedule(op, d)
 
 
-def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions: int = MAX_INSTRUCTIONS) -> Space:
+#: Remembers an enumeration somewhere (``dsasim.tune`` keeps one on disk): given what the enumeration depends on
+#: beyond the chip — the pinned knobs, the budget and the candidates kept — and how to make it, the enumeration.
+Remember = Callable[[tuple, Callable[[], "Enumerated"]], "Enumerated"]
+
+
+def build_space(
+    op: Op, chip: object, schedule: Any = None, *, max_instructions: int = MAX_INSTRUCTIONS,
+    remember: Remember | None = None,
+) -> Space:  # fmt: skip
     """Every distinct schedule of ``op`` the compiler accepts on ``chip``, with ``schedule``'s knobs pinned.
 
     ``chip`` is anything ``compiler.Target.of`` accepts; its core count must cover ``schedule.cores``.
     ``schedule`` is the operator's kind of schedule (``compiler.Schedule``, or ``AttentionSchedule`` for attention and
-    decode attention).
+    decode attention). ``remember``: where a family whose candidates carry no kernel (attention's, decode
+    attention's: their fit checks compile short kernels, tens of seconds for a space) keeps its enumeration between
+    runs.
     """
     target = Target.of(chip)
     family = family_for(op, target, schedule)
@@ -163,7 +174,7 @@ def build_space(op: Op, chip: object, schedule: Any = None, *, max_instructions:
             f"the schedule uses {cores} cores but chip {target.name} has {target.cores}",
             hint="lower --cores, or extend the chip (dsasim tune --cores does)",
         )
-    found, pruned = _enumerate(family, max_instructions)
+    found, pruned = _enumerate(family, max_instructions, remember)
     space = Space(family, family.knobs(), [], Counter(pruned), max_instructions)
     for index, (sched, build, prediction) in enumerate(found):
         cand = Candidate(index, sched, build, prediction)
@@ -200,16 +211,20 @@ class _Enumerations(Memo[Enumerated]):
 ENUMERATED = _Enumerations(32, max_candidates=40_000)
 
 
-def _enumerate(family: Family, max_instructions: int) -> Enumerated:
-    """The family's candidates and pruned counts; a loop nest's remembered (attention's space also depends on
-    ``compiler.tune.attention.FIT_CHECKED``, which a caller may change: it is enumerated afresh)."""
+def _enumerate(family: Family, max_instructions: int, remember: Remember | None = None) -> Enumerated:
+    """The family's candidates and pruned counts; a loop nest's remembered in this process, another family's by
+    ``remember`` if given (attention's space also depends on ``compiler.tune.attention.FIT_CHECKED``, which a caller
+    may change: it is part of what ``remember`` is given)."""
 
     def make() -> Enumerated:
         pruned: Counter = Counter()
         return tuple(family.enumerate(pruned, max_instructions)), pruned
 
     if not isinstance(family, LoopNestFamily):
-        return make()
+        if remember is None:
+            return make()
+        kept = fit_checked.FIT_CHECKED if isinstance(family, AttentionFamily) else None
+        return remember((schedule_key(family.fixed), max_instructions, kept), make)
     fixed = schedule_key(family.fixed)
     return ENUMERATED.get((family.op, family.target.key, fixed, max_instructions), make)
 

@@ -19,7 +19,7 @@ import dataclasses
 import json
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +28,9 @@ from compiler import Op
 from compiler import compile as compile_kernel
 from compiler.tune import Space, TuneError, build_space, schedule_from_json, schedule_key
 from compiler.tune.search import Measurement, SearchResult, Trial, default_trials, search
-from compiler.tune.space import MAX_INSTRUCTIONS
+from compiler.tune.space import MAX_INSTRUCTIONS, Enumerated, Remember
 from compiler.tune.strategies import make_strategy
+from dsasim import cache
 from dsasim.api import chip_for
 from dsasim.progress import Progress
 from dsasim.tune.db import OVER_BUDGET, PerfDB, Task
@@ -230,13 +231,30 @@ def tune(
                 return hit
         note = Progress(1, "space", enabled=progress)
         note.say(f"space     building the search space of {op.name} {op.shape_text()} …")
-        space = build_space(op, chip_obj, fixed, max_instructions=max_instructions)
+        space = build_space(op, chip_obj, fixed, max_instructions=max_instructions, remember=_on_disk(op, chip_obj))
         note.say("")
         return _search_all(op, chip_obj, fixed, space, strategies, trials, seed, database, task, skey, jobs,
                            executor, batch, progress, start)  # fmt: skip
     finally:
         if database:
             database.close()
+
+
+def _on_disk(op: Op, chip: Chip) -> Remember:
+    """A space's enumeration kept in the compile cache (``dsasim.cache``: keyed by the operator, the chip's fingerprint,
+    the compiler's sources and what ``build_space`` names — the pinned knobs, the budget, the candidates kept; off with
+    ``DSASIM_FAST=0``): attention's, whose fit checks compile a short kernel each (30–40 s for 1x1x512x64 on edu),
+    is built once for every search of the same operator and chip, whatever the strategy, seed or trials."""
+
+    def remember(given: tuple, make: Callable[[], Enumerated]) -> Enumerated:
+        name = cache.key("tune space", op, given, chip)
+        found = cache.load(name)
+        if found is None:
+            found = make()
+            cache.store(name, found)
+        return found
+
+    return remember
 
 
 def _open_db(db: str | Path | None) -> PerfDB | None:

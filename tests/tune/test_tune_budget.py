@@ -44,3 +44,30 @@ def test_attention_trials_over_the_budget_are_refused_not_simulated(small_space,
     again = tune(OP, chip, FIXED, strategy="exhaustive", max_instructions=10**6, db=db)
     assert again.runs[0].refused == 0 and again.runs[0].simulated == len(over)
     assert all(t.cycles is not None for t in again.searches[0].trials)
+
+
+def test_an_attention_space_is_built_once_for_every_search(small_space, monkeypatch, tmp_path):
+    """The enumeration (a compile per fit check) is kept in the compile cache: a second search of the same operator
+    and chip — another strategy — finds it without a fit check; another budget, or another number of candidates
+    kept, builds its own."""
+    from compiler.tune.attention import AttentionFamily
+
+    monkeypatch.setenv("DSASIM_CACHE", str(tmp_path / "cache"))
+    first = tune(OP, "edu", FIXED, strategy="random", trials=2)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("enumerated again")
+
+    monkeypatch.setattr(AttentionFamily, "enumerate", refused)
+    again = tune(OP, "edu", FIXED, strategy="model", trials=2)
+    assert [c.schedule for c in again.space.candidates] == [c.schedule for c in first.space.candidates]
+    assert again.space.pruned == first.space.pruned
+    with pytest.raises(AssertionError, match="enumerated again"):
+        tune(OP, "edu", FIXED, strategy="model", trials=2, max_instructions=10**6)
+    with monkeypatch.context() as m:
+        m.setattr("compiler.tune.attention.FIT_CHECKED", 8)
+        with pytest.raises(AssertionError, match="enumerated again"):
+            tune(OP, "edu", FIXED, strategy="model", trials=2)
+    monkeypatch.setenv("DSASIM_FAST", "0")  # shortcuts off: the cache is not read
+    with pytest.raises(AssertionError, match="enumerated again"):
+        tune(OP, "edu", FIXED, strategy="model", trials=2)
