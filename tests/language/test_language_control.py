@@ -199,3 +199,41 @@ def test_an_if_on_data_in_a_jit_helper():
         y = np.zeros(3 * 16, np.float32)
         rows_through_helper[(3,)](x, n, y, BLOCK=16, interpret=interpret)
         np.testing.assert_array_equal(y.reshape(3, 16), want)
+
+
+@dsasim.jit
+def flag_or_max(x_ptr, offsets_ptr, out_ptr, BLOCK: tl.constexpr):
+    seg = tl.program_id(0)
+    begin = tl.load(offsets_ptr + seg)
+    n = tl.load(offsets_ptr + seg + 1) - begin
+    if n == 0:
+        tl.store(out_ptr + seg, -1.0)  # a constant per branch: a fill in each
+        return
+    if n > 100:
+        tl.store(out_ptr + 8 + seg, 2.0)
+    else:
+        tl.store(out_ptr + 8 + seg, 3.0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(0, n, BLOCK):
+        cols = i + tl.arange(0, BLOCK)
+        acc = tl.maximum(acc, tl.load(x_ptr + begin + cols, mask=cols < n, other=0.0))
+    tl.store(out_ptr + seg, tl.max(acc, axis=0))
+
+
+def test_branches_on_data_each_fill_their_own_constant():
+    # the then and else loops share the if's line: each kept its own fill, made only where the branch is taken
+    lens = np.array([5, 0, 300, 1, 0, 130], np.int32)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    x = np.random.default_rng(3).random(int(lens.sum())).astype(np.float32)
+    want = np.zeros(16, np.float32)
+    for s, (a, b) in enumerate(itertools.pairwise(offsets)):
+        want[s] = x[a:b].max() if b > a else -1.0
+        if b > a:
+            want[8 + s] = 2.0 if b - a > 100 else 3.0
+    for chip in ("edu", "ascend910b-like"):
+        out = np.zeros(16, np.float32)
+        run = flag_or_max[(6,)](x, offsets, out, BLOCK=128, chip=chip, check=True)
+        assert run.check.passed
+        np.testing.assert_array_equal(out, want)
+    fills = [i.text().split(",")[1].strip() for core in run.program.cores for i in core if i.mnemonic == "v.dup"]
+    assert (fills.count("-1.0"), fills.count("2.0") + fills.count("3.0")) == (2, 4), fills  # where taken only
