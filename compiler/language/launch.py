@@ -66,10 +66,11 @@ def dtype_of(a: np.ndarray, name: str) -> DType:
         return _NP[a.dtype]
     if a.dtype.name == "bfloat16":
         return DType.BF16
+    like = "np.int32" if a.dtype.kind in "iub" else "np.float32"  # integers (and booleans) stay integers
     raise LanguageError(
-        f"argument {name!r} is a {a.dtype} array; the chip holds float16, bfloat16, float32, int8 or int32",
+        f"argument {name!r} is an array of {a.dtype}; the chip holds float16, bfloat16, float32, int8 or int32",
         site=Site("<launch>", 0),
-        hint=f"convert it: {name}.astype(np.float32)",
+        hint=f"convert it: {name}.astype({like})",
     )
 
 

@@ -180,8 +180,10 @@ def test_dot_inner_sizes_must_agree():
 def test_launch_mistakes():
     with pytest.raises(DsasimError, match="missing a required argument"):
         too_big[(1,)](np.ones(4, np.float32), BLOCK=4)
-    with pytest.raises(DsasimError, match="float64 array"):
+    with pytest.raises(DsasimError, match=r"array of float64(.|\n)*astype\(np.float32\)"):
         too_big[(1,)](np.ones(4), np.ones(4), BLOCK=4)
+    with pytest.raises(DsasimError, match=r"array of int64(.|\n)*astype\(np.int32\)"):  # integers stay integers
+        too_big[(1,)](np.ones(4, np.int64), np.ones(4, np.int64), BLOCK=4)
     with pytest.raises(DsasimError, match="launch it over a grid"):
         too_big(np.ones(4, np.float32), np.ones(4, np.float32), BLOCK=4)
     with pytest.raises(DsasimError, match="grid"):
