@@ -32,7 +32,7 @@ from compiler.language.numerics import (
     work,
 )
 from compiler.language.pids import IndexTile, fixed, plain
-from compiler.language.scalars import ScalarType
+from compiler.language.scalars import ScalarType, plain_cast
 from isa import DType
 from isa.instructions.dma import convert
 from isa.instructions.vint import INT_OPS
@@ -43,7 +43,8 @@ class Index(IndexTile):
     """An index tile (``tl.arange`` and arithmetic on it), known while tracing. ``.to(float type)`` makes it
     data (:func:`index_data`); ``.to(integer type)`` is itself (offsets stay offsets)."""
 
-    def to(self, dtype: object, **_: object) -> object:
+    def to(self, dtype: object, fp_downcast_rounding: object = None, bitcast: object = False) -> object:
+        plain_cast(fp_downcast_rounding, bitcast)
         if isinstance(dtype, DType) and dtype.is_float:
             return index_data(np.asarray(fixed(self)), dtype)
         return self
@@ -106,8 +107,8 @@ class Tensor:
     def T(self) -> Tensor:
         return trans(self)
 
-    def to(self, dtype: DType, **_: object) -> Tensor:
-        return cast(self, dtype)
+    def to(self, dtype: DType, fp_downcast_rounding: object = None, bitcast: object = False) -> Tensor:
+        return cast(self, dtype, fp_downcast_rounding, bitcast)
 
     def view_as(self, shape: tuple[int, ...]) -> Tensor:
         t = Tensor(self.vid, shape, self.dtype, None if self.data is None else self.data.reshape(shape))
@@ -307,8 +308,9 @@ def arithmetic(x: Tensor) -> Tensor:
     return x
 
 
-def cast(x: Tensor, dtype: DType) -> Tensor:
+def cast(x: Tensor, dtype: DType, fp_downcast_rounding: object = None, bitcast: object = False) -> Tensor:
     """``x.to(dtype)``: a ``v.cast`` (nothing when the type is already right)."""
+    plain_cast(fp_downcast_rounding, bitcast)
     if isinstance(dtype, ScalarType) and isinstance(x, Tensor):
         raise LanguageError(
             f"the chip has no {dtype.name} data (only integers known at launch may use it)",

@@ -107,6 +107,20 @@ def bitwise_on_data(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.where(x & (x > 1.0), x, 0.0))  # BAD
 
 
+@dsasim.jit
+def bits_of_floats(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, (x.to(tl.int32, bitcast=True) & 0x7FFFFFFF).to(tl.float32))  # BAD
+
+
+@dsasim.jit
+def cast_toward_zero(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cast(x, tl.float16, fp_downcast_rounding="rtz"))  # BAD
+
+
 def run(kernel, n=256, **kw):
     x = np.ones(n, np.float32)
     out = np.zeros(n, np.float32)
@@ -126,6 +140,8 @@ def run(kernel, n=256, **kw):
         (where_on_a_data_tile, {"BLOCK": 256}, "must be a comparison (a mask), not a data tile"),
         (checkerboard_where, {"BLOCK": 256}, "not a leading block of the tile cut by diagonals"),
         (bitwise_on_data, {"BLOCK": 256}, "combine two masks, or two integer tiles"),
+        (bits_of_floats, {"BLOCK": 256}, "bitcast=True is not supported"),  # once the values converted: wrong
+        (cast_toward_zero, {"BLOCK": 256}, "fp_downcast_rounding='rtz' is not supported"),
     ],
 )
 @pytest.mark.parametrize("interpret", [False, True])
