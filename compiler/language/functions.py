@@ -20,7 +20,7 @@ from compiler.language.errors import LanguageError, user_site
 from compiler.language.gather import by_rows, gather, refuse_scatter
 from compiler.language.limits import check_tile
 from compiler.language.masks import where
-from compiler.language.numerics import F32, broadcast, f32, is_number, rounded
+from compiler.language.numerics import F32, broadcast, f32, is_number, rounded, work
 from compiler.language.pids import Pid, plain
 from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
@@ -400,8 +400,10 @@ def reduce_tile(kind: str, x: object, axis: int | None, keep_dims: bool) -> obje
     if not isinstance(x, Tensor):
         fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
         return fn(x, axis=axis, keepdims=keep_dims)
-    if is_mask(x):  # counting a mask: in int32, as Triton sums int1
+    if is_mask(x) or (kind == "sum" and x.dtype is DType.I8):  # counting a mask, or int8: in int32, as Triton
         x = cast(x, DType.I32)
+    elif x.dtype is DType.I8:  # the unit has no int8 arithmetic: reduced in int32, the result int8 again
+        return cast(reduce_tile(kind, cast(x, DType.I32), axis, keep_dims), DType.I8)  # type: ignore[arg-type]
     nd = len(x.shape)
     if nd == 0:
         return x
@@ -426,7 +428,7 @@ def reduce_tile(kind: str, x: object, axis: int | None, keep_dims: bool) -> obje
         out_shape,
         x.dtype,
         (kind, along),
-        compute=lambda: fn(f32(src.data), axis=along).reshape(out_shape),
+        compute=lambda: fn(work(src.data, src.dtype), axis=along).reshape(out_shape),
     )
     if keep_dims:
         return out.view_as(tuple(1 if i == axis else d for i, d in enumerate(x.shape)))
@@ -454,7 +456,10 @@ def _arg(kind: str, x: object, axis: int | None, tie_break_left: bool, keep_dims
     return cast(pick, DType.I32)
 
 
-def sum(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
+def sum(x: object, axis: int | None = None, keep_dims: bool = False, dtype: object = None) -> object:
+    """The sum along ``axis``; ``dtype`` converts the tile first, as Triton's does (int8 is summed in int32)."""
+    if dtype is not None and isinstance(x, Tensor):
+        x = cast(x, dtype)  # type: ignore[arg-type]
     return reduce_tile("sum", x, axis, keep_dims)
 
 

@@ -533,6 +533,7 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
     if is_mask(x) or is_mask(other):
         raise LanguageError("comparing masks is not supported", hint="combine masks with &, | and ~")
     if isinstance(other, Tensor):
+        x, other = arithmetic(x), arithmetic(other)  # two int8 tiles are compared in int32 (v.cmp has no i8)
         dtype = promote(x.dtype, other.dtype)
         a, b = cast(x, dtype), cast(other, dtype)
         shape = broadcast(a.shape, b.shape)
@@ -547,6 +548,8 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
         raise LanguageError(f"cannot compare a tensor with {type(other).__name__}", hint="compare with a number")
     x = materialize(x)
     k = float(other)  # type: ignore[arg-type]
+    if not x.dtype.is_float and k != round(k):  # an integer against a fraction: compared in f32, as in Triton
+        x = cast(x, F32)  # (v.cmps would round 1.5 to the tile's type first: x > 1.5 would be x > 2)
     # the chip rounds the number to the tile's type first (v.cmps), so f16 data meets f16's 0.1
     kk = np.asarray(k).astype(x.dtype.np).astype(np.float64) if x.dtype.is_float else np.float64(round(k))
     fn = CONDITIONS[cond]
