@@ -242,6 +242,12 @@ def store_tile(
     shape = broadcast(np.shape(p_offs), np.shape(m) if m is not None else (), vshape)
     if isinstance(value, np.ndarray):
         raise LanguageError("storing an index tile is not supported", hint="store loaded or computed data")
+    if value is None:
+        raise LanguageError(
+            f"tl.{what} of None",
+            hint="tl.atomic_add, tl.atomic_max and tl.atomic_min return None here (Triton: the old values; the DMA "
+            "combines with GM without reading them back)",
+        )
     v = value if isinstance(value, Tensor) else full(shape, value, p.arg.dtype)
     v = cast(materialize(v), p.arg.dtype)
     v, _row = expand(v, shape, full=True)

@@ -399,7 +399,12 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     b = _as_data(b, a) if isinstance(a, Tensor) else b
     for side in (a, b):
         if not isinstance(side, Tensor) and not is_number(side):
-            raise LanguageError(f"cannot combine a tensor with {type(side).__name__}")
+            raise LanguageError(
+                f"cannot combine a tensor with {type(side).__name__}",
+                hint="tl.atomic_add, tl.atomic_max and tl.atomic_min return None here (Triton: the old values)"
+                if side is None
+                else None,
+            )
     a, b = (arithmetic(x) if isinstance(x, Tensor) else x for x in (a, b))
     floats = [x for x in (a, b) if isinstance(x, Tensor) and x.dtype.is_float]
     if op in INTEGER_ONLY:
