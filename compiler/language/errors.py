@@ -78,7 +78,8 @@ class LanguageError(DsasimError):
     def __init__(self, message: str, *, site: Site | None = None, hint: str | None = None) -> None:
         site = site or user_site()
         text = site.text
-        where = f"{site.short}: " + (f"`{text}`: " if text else "")
+        # a mistake of the launch itself (an argument, the grid: ``<launch>``, line 0) names its argument, not a line
+        where = "" if site.line == 0 else f"{site.short}: " + (f"`{text}`: " if text else "")
         super().__init__(where + message, hint=hint)
         self.site = site
         #: the message without its kernel line: for callers that say where in their own terms

@@ -194,8 +194,9 @@ def test_dot_inner_sizes_must_agree():
 
 
 def test_launch_mistakes():
-    with pytest.raises(DsasimError, match="missing a required argument"):
+    with pytest.raises(DsasimError, match="missing a required argument") as e:
         too_big[(1,)](np.ones(4, np.float32), BLOCK=4)
+    assert str(e.value).startswith("cannot launch too_big:")  # no made-up '<launch>:0:' for a line
     with pytest.raises(DsasimError, match=r"array of float64(.|\n)*astype\(np.float32\)"):
         too_big[(1,)](np.ones(4), np.ones(4), BLOCK=4)
     with pytest.raises(DsasimError, match=r"array of int64(.|\n)*astype\(np.int32\)"):  # integers stay integers
