@@ -170,7 +170,7 @@ class Nest:
                 of[id(d)] = s
                 continue
             if not _same(s, d):
-                raise _differs(s, d, pid)
+                raise _differs(s, d, pid, bool(self.t.decisions))
             if isinstance(d, LoopRec):
                 if d.broken:
                     raise LanguageError(
@@ -337,13 +337,18 @@ def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:
     return s.sig == d.signature()
 
 
-def _differs(s: Static | StaticLoop | None, d: Rec | LoopRec | None, pid: int) -> LanguageError:
-    """The error of a program whose operation ``d`` is not the statement ``s`` of the programs before it."""
+def _differs(s: Static | StaticLoop | None, d: Rec | LoopRec | None, pid: int, decided: bool) -> LanguageError:
+    """The error of a program whose operation ``d`` is not the statement ``s`` of the programs before it; ``decided``:
+    the kernel decides on loaded data (an ``if`` whose paths may make a variable in different ways)."""
     site = d.site if d is not None else s.site if isinstance(s, StaticLoop) else s.rec.site  # type: ignore[union-attr]
+    hint = "the program id and loop variables may change offsets and masks, not which operations run"
+    if decided:
+        hint += (
+            "; a variable an if on loaded data assigns must be made alike on every path: a number as a tile "
+            "(v = tl.full([], -1.0, tl.float32)), a loaded tile copied before the if (x = tl.load(...) * 1.0)"
+        )
     return LanguageError(
-        f"program {pid} (or one of its loop steps) runs different operations here than program 0",
-        site=site,
-        hint="the program id and loop variables may change offsets and masks, not which operations run",
+        f"program {pid} (or one of its loop steps) runs different operations here than program 0", site=site, hint=hint
     )
 
 

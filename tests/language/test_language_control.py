@@ -237,3 +237,27 @@ def test_branches_on_data_each_fill_their_own_constant():
         np.testing.assert_array_equal(out, want)
     fills = [i.text().split(",")[1].strip() for core in run.program.cores for i in core if i.mnemonic == "v.dup"]
     assert (fills.count("-1.0"), fills.count("2.0") + fills.count("3.0")) == (2, 4), fills  # where taken only
+
+
+@dsasim.jit
+def sum_or_flag(n_ptr, x_ptr, out_ptr, AS_TILE: tl.constexpr, BLOCK: tl.constexpr):
+    s = tl.program_id(0)
+    n = tl.load(n_ptr + s)
+    cols = tl.arange(0, BLOCK)
+    v = tl.sum(tl.load(x_ptr + cols, mask=cols < n, other=0.0), axis=0)
+    if n == 0:
+        if AS_TILE:
+            v = tl.full([], -1.0, tl.float32)
+        else:
+            v = -1.0
+    tl.store(out_ptr + s, v)
+
+
+def test_a_number_assigned_on_one_path_of_an_if_on_data():
+    n, x = np.array([5, 0, 3], np.int32), np.arange(16, dtype=np.float32)
+    with pytest.raises(LanguageError) as e:  # a float on one path, a tile on the other: the hint says what to write
+        sum_or_flag[(3,)](n, x, np.zeros(3, np.float32), AS_TILE=False, BLOCK=16)
+    assert "tl.store(out_ptr + s, v)" in str(e.value) and "v = tl.full([], -1.0, tl.float32)" in str(e.value)
+    out = np.zeros(3, np.float32)
+    assert sum_or_flag[(3,)](n, x, out, AS_TILE=True, BLOCK=16, check=True).check.passed
+    np.testing.assert_array_equal(out, [10.0, -1.0, 3.0])
