@@ -46,6 +46,8 @@ __all__ = exports(
         "cos": "compiler.language.elementwise",
         "cumprod": "compiler.language.shapes",
         "cumsum": "compiler.language.shapes",
+        "debug_barrier": "compiler.language.functions",
+        "device_assert": "compiler.language.functions",
         "device_print": "compiler.language.functions",
         "dot": "compiler.language.functions",
         "erf": "compiler.language.elementwise",

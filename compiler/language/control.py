@@ -114,7 +114,8 @@ def check_decisions(t: Tracer) -> None:
     if t.decisions:
         for body in t.programs:
             _first_uses(body, set())
-        _drop_unread_scalars(t)
+    if t.decisions or t.asserted:
+        _drop_unread(t)
     for reads, site in t.decisions:
         for r in reads:
             if r.arg.stored:
@@ -126,18 +127,25 @@ def check_decisions(t: Tracer) -> None:
                 )
 
 
-def _drop_unread_scalars(t: Tracer) -> None:
-    """Drop the vector steps on known scalars that nothing on the chip reads (``n > 0`` decided by the scalar unit;
-    ``end - start`` only bounding a loop): dead code once the decisions are the scalar unit's."""
+def _drop_unread(t: Tracer) -> None:
+    """Drop the vector steps that nothing on the chip reads: steps on known scalars (``n > 0`` decided by the scalar
+    unit; ``end - start`` only bounding a loop) — dead code once the decisions are the scalar unit's — and the
+    conditions of ``tl.device_assert`` (checked when interpreted; the chip has no trap), with the steps that made
+    only them. Decided per kernel line: every program runs the same statements."""
     while True:
         read = {v for body in t.programs for d in records(body) for v in d.ins}
-        lines: dict[tuple, list[Rec]] = {}  # decided per kernel line: every program runs the same statements
+        lines: dict[tuple, list[Rec]] = {}
         for body in t.programs:
             for d in records(body):
                 if d.kind == "vec":
                     lines.setdefault(d.signature(), []).append(d)
-        gone = {id(d) for recs in lines.values() if all(d.out in t.sources and d.out not in read for d in recs)
-                for d in recs}  # fmt: skip
+        gone: set[int] = set()
+        for sig, recs in lines.items():
+            if all(d.out not in read and (d.out in t.sources or sig in t.asserted) for d in recs):
+                gone.update(id(d) for d in recs)
+                if sig in t.asserted:  # what only the condition read goes too, if nothing else reads it
+                    made = (t.values[v].rec for d in recs for v in d.ins)
+                    t.asserted.update(r.signature() for r in made if r is not None and r.kind == "vec")
         if not gone:
             return
         for body in t.programs:

@@ -565,5 +565,23 @@ def device_print(prefix: str, *args: object, hex: bool = False) -> None:
     print(f"pid {t.pid} {prefix}", *shown)
 
 
+def device_assert(cond: object, msg: str = "", mask: object = None) -> None:
+    """``tl.device_assert``: checked where the values are known — a condition known at launch while tracing, loaded
+    data when interpreted (``interpret=True``, or a ``check=True`` launch's interpreter); the chip has no trap."""
+    data = cond.data if isinstance(cond, Tensor) else cond
+    if data is None:  # traced for the chip: the condition's steps are dropped unless something else reads them
+        made = tracer().values[cond.vid].rec  # type: ignore[union-attr]
+        if made is not None and made.kind == "vec":
+            tracer().asserted.add(made.signature())
+        return
+    ok = np.asarray(data, bool) | (False if mask is None else ~np.asarray(getattr(mask, "data", mask), bool))
+    if not ok.all():
+        raise LanguageError(f"device assertion failed in program {tracer().pid}{': ' + msg if msg else ''}")
+
+
+def debug_barrier() -> None:
+    """``tl.debug_barrier``: it orders a program's threads; a program here is one stream of instructions."""
+
+
 def hex_fmt(v: int) -> str:
     return f"0x{int(v) & 0xFFFFFFFF:08x}"

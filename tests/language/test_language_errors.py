@@ -241,3 +241,27 @@ def test_too_many_event_ids_name_the_kernel_lines_and_num_stages():
     assert "num_stages" in e.value.hint
     fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=3, timing_only=True)  # edu's 8 ids: three stages fit
     fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=2, timing_only=True)  # two stages fit
+
+
+@dsasim.jit
+def sqrt_checked(x_ptr, y_ptr, n, CHECK: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if CHECK:
+        tl.device_assert((x * 2.0) >= 0, "x must be non-negative", mask=offs < n)  # BAD
+        tl.debug_barrier()
+    tl.store(y_ptr + offs, tl.sqrt(x), mask=offs < n)
+
+
+def test_device_assert_is_checked_when_interpreted_and_costs_nothing_on_the_chip():
+    # tl.device_assert and tl.debug_barrier were unknown names
+    x = np.append(np.arange(100), -1.0).astype(np.float32)  # the last element lies past n: masked, not checked
+    runs = [sqrt_checked[(1,)](x, np.zeros(101, np.float32), 100, CHECK=c, BLOCK=128, check=True) for c in (0, 1)]
+    assert all(r.check.passed for r in runs)
+    assert [i.text() for i in runs[0].program.cores[0]] == [i.text() for i in runs[1].program.cores[0]]
+    x[7] = -1.0
+    for kw in ({"interpret": True}, {"check": True}):
+        with pytest.raises(DsasimError) as e:
+            sqrt_checked[(1,)](x, np.zeros(101, np.float32), 100, CHECK=1, BLOCK=128, **kw)
+        assert f"test_language_errors.py:{bad_line(sqrt_checked)}:" in str(e.value)
+        assert "device assertion failed in program (0, 0, 0): x must be non-negative" in str(e.value)
