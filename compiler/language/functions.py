@@ -111,7 +111,8 @@ def _mask(mask: object, what: str) -> np.ndarray | None:
     if isinstance(mask, Tensor):
         raise LanguageError(
             f"a {what} mask computed from loaded data is not supported",
-            hint="masks are comparisons of offsets with bounds (offs < n)",
+            hint="masks are comparisons of offsets with bounds (offs < n); choose by value with tl.where instead"
+            + (" (tl.store(y_ptr + offs, tl.where(x > 0, x, tl.load(y_ptr + offs))))" if what == "store" else ""),
         )
     return np.asarray(mask, dtype=bool)
 

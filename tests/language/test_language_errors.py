@@ -121,6 +121,13 @@ def cast_toward_zero(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.cast(x, tl.float16, fp_downcast_rounding="rtz"))  # BAD
 
 
+@dsasim.jit
+def store_by_value(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x, mask=x > 0)  # BAD
+
+
 def run(kernel, n=256, **kw):
     x = np.ones(n, np.float32)
     out = np.zeros(n, np.float32)
@@ -142,6 +149,7 @@ def run(kernel, n=256, **kw):
         (bitwise_on_data, {"BLOCK": 256}, "combine two masks, or two integer tiles"),
         (bits_of_floats, {"BLOCK": 256}, "bitcast=True is not supported"),  # once the values converted: wrong
         (cast_toward_zero, {"BLOCK": 256}, "fp_downcast_rounding='rtz' is not supported"),
+        (store_by_value, {"BLOCK": 256}, "tl.store(y_ptr + offs, tl.where(x > 0, x, tl.load(y_ptr + offs)))"),
     ],
 )
 @pytest.mark.parametrize("interpret", [False, True])
