@@ -140,6 +140,8 @@ class LaunchRun(KernelRun):
         ]
         if self.check is not None:
             lines.append(self.check.text().replace("against numpy", "against the numpy interpreter"))
+        elif self.timing_only:  # no data moved: nothing to compare, asked or not
+            lines.append("check: skipped (timing-only)")
         else:
             lines.append("check: not asked (launch with check=True to compare with interpret=True)")
         return "\n".join(lines) + "\n"
