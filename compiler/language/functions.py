@@ -529,7 +529,11 @@ def dot(a: Tensor, b: Tensor, acc: Tensor | None = None, **_: object) -> Tensor:
         )
     out_t = DType.I32 if a.dtype is DType.I8 else F32
     if acc is not None and (not isinstance(acc, Tensor) or acc.shape != (m, n) or acc.dtype is not out_t):
-        raise LanguageError(f"tl.dot: acc must be a {out_t}[{m}, {n}] tile", hint=f"tl.zeros([{m}, {n}], tl.float32)")
+        name = "int32" if out_t is DType.I32 else "float32"
+        raise LanguageError(
+            f"tl.dot: acc must be a {out_t}[{m}, {n}] tile (L0C accumulates in {out_t})",
+            hint=f"tl.zeros([{m}, {n}], tl.{name}), cast at the store (acc.to(...))",
+        )
     t = tracer()
     ins = (a.vid, b.vid) + ((acc.vid,) if acc is not None else ())
     rec = Rec("dot", "dot", user_site(), ins, None, (a.trans, b.trans, acc is not None, a.dtype.value, (m, k, n)))

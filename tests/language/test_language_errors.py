@@ -273,3 +273,22 @@ def test_device_assert_is_checked_when_interpreted_and_costs_nothing_on_the_chip
             sqrt_checked[(1,)](x, np.zeros(101, np.float32), 100, CHECK=1, BLOCK=128, **kw)
         assert f"test_language_errors.py:{bad_line(sqrt_checked)}:" in str(e.value)
         assert "device assertion failed in program (0, 0, 0): x must be non-negative" in str(e.value)
+
+
+@dsasim.jit
+def int8_dot_into(a_ptr, c_ptr, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    acc = tl.dot(a, a, tl.zeros([BLOCK, BLOCK], ACC))  # BAD
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], acc)
+
+
+@pytest.mark.parametrize(
+    ("operand", "acc", "want"), [(np.int8, tl.float32, "tl.int32"), (np.float16, tl.float16, "tl.float32")]
+)
+def test_a_dot_accumulator_of_the_wrong_type_names_the_right_one(operand, acc, want):
+    # the hint said tl.float32 for an int8 product too
+    with pytest.raises(DsasimError) as e:
+        int8_dot_into[(1,)](np.ones((16, 16), operand), np.zeros((16, 16), np.float32), BLOCK=16, ACC=acc)
+    assert f"test_language_errors.py:{bad_line(int8_dot_into)}:" in str(e.value)
+    assert f"tl.zeros([16, 16], {want})" in str(e.value)
