@@ -31,6 +31,8 @@ import textwrap
 import types
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
 from compiler.language.core import LoopRec, Read, Rec, Tracer, drop, records, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.tensor import Tensor
@@ -73,9 +75,22 @@ class Cond:
         self.reads = reads
 
 
-def cond(test: object, has_return: bool = False) -> object:
-    """The test of a rewritten ``if``: a Python value as it is, a scalar tensor as a :class:`Cond`."""
+def cond(test: object, has_return: bool = False, at: tuple[str, int] = ("", 0)) -> object:
+    """The test of a rewritten ``if``: a Python value as it is, a scalar tensor as a :class:`Cond`. A Python value's
+    answer is remembered per ``if``; one that went both ways across the programs or loop steps of a launch whose
+    programs then differed (``if pid == 0: tl.store(...)``, ``if row < M:`` in a loop) is traced again as a branch:
+    a :class:`Cond` too, a loop of one step or none on the chip."""
     if not isinstance(test, Tensor):
+        t = tracer()
+        if t.interpret or isinstance(test, np.ndarray):
+            return test  # Python decides (an array's truth value is Python's error)
+        if at in t.moving and not has_return:
+            return Cond(bool(test), ())
+        answers = t.answers.get(at)
+        if answers is None:
+            t.answers[at] = {bool(test)}
+        else:
+            answers.add(bool(test))
         return test
     if has_return and not tracer().interpret:
         raise LanguageError(
@@ -172,7 +187,8 @@ def _first_uses(items: list, seen: set[Read]) -> None:
 class _Branches(ast.NodeTransformer):
     """``if T: A else: B`` → ``c = cond(T); for _ in then(c): A; for _ in otherwise(c): B`` (module docs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: str) -> None:
+        self.file = file  # with its line, the key of each if's answers (``cond``)
         self.n = 0
         self.depth = 0  # function definitions entered: only the kernel's own body is rewritten
 
@@ -192,7 +208,11 @@ class _Branches(ast.NodeTransformer):
         name = f"__dsasim_c{self.n}"
         has_return = any(isinstance(n, ast.Return) for s in node.body + node.orelse for n in ast.walk(s))
         call = ast.Call(
-            ast.Name(COND, ast.Load()), [node.test, ast.Constant(has_return)], [], lineno=node.lineno, col_offset=0
+            ast.Name(COND, ast.Load()),
+            [node.test, ast.Constant(has_return), ast.Constant((self.file, node.lineno))],
+            [],
+            lineno=node.lineno,
+            col_offset=0,
         )
         out: list[ast.stmt] = [ast.Assign([ast.Name(name, ast.Store())], call, lineno=node.lineno)]
         for fn, body in ((THEN, node.body), (ELSE, node.orelse)):
@@ -271,7 +291,7 @@ def _rewrite(code: types.CodeType, fn: Callable) -> types.CodeType:
     same = _code_of(tree, code)
     if (same.co_names, same.co_varnames, same.co_firstlineno) != (code.co_names, code.co_varnames, code.co_firstlineno):
         return code  # the file changed since the kernel was defined: run the code as it is
-    rewriter = _Branches()
+    rewriter = _Branches(code.co_filename)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     if not rewriter.n:
         return code

@@ -86,6 +86,18 @@ class LanguageError(DsasimError):
         self.reason = message
 
 
+class ProgramsDiffer(LanguageError):
+    """Programs (or loop steps) that record different operations at one statement; ``moving``: the ``if`` statements
+    on values known while tracing (the program id, a loop variable) that went both ways, which a launch then traces
+    again as branches (loops of one step or none: ``compiler.language.control``)."""
+
+    def __init__(
+        self, message: str, *, site: Site | None = None, hint: str | None = None, moving: frozenset = frozenset()
+    ):
+        super().__init__(message, site=site, hint=hint)
+        self.moving = moving
+
+
 class TooManyEventIds(LanguageError):
     """A kernel that needs more event ids on one pipe pair than the chip has: its flags' (each stage of a tile handed
     between two pipes takes one), or on a separated chip its hand-overs' between the Cube and the Vector cores."""

@@ -261,3 +261,37 @@ def test_a_number_assigned_on_one_path_of_an_if_on_data():
     out = np.zeros(3, np.float32)
     assert sum_or_flag[(3,)](n, x, out, AS_TILE=True, BLOCK=16, check=True).check.passed
     np.testing.assert_array_equal(out, [10.0, -1.0, 3.0])
+
+
+@dsasim.jit
+def rows_then_total(x_ptr, y_ptr, part_ptr, total_ptr, M, N, ROWS: tl.constexpr, BN: tl.constexpr, P: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BN)
+    acc = tl.zeros([BN], tl.float32)
+    for i in range(0, ROWS):
+        row = pid * ROWS + i
+        if row < M:  # the last program's last steps skip it
+            x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+            tl.store(y_ptr + row * N + cols, x * 2.0, mask=cols < N)
+            acc += x
+    tl.store(part_ptr + pid * BN + cols, acc)
+    tl.grid_barrier()
+    if pid == 0:  # one program sums the others' partials
+        total = tl.zeros([BN], tl.float32)
+        for p in range(0, P):
+            total += tl.load(part_ptr + p * BN + cols)
+        tl.store(total_ptr + cols, total)
+
+
+@pytest.mark.parametrize("chip", ["edu", "ascend910b-like"])
+def test_ifs_on_the_program_id_and_loop_variables_that_go_both_ways_are_branches(chip):
+    # "if row < M:" in a loop and "if pid == 0: tl.store(...)" were refused ("program 4 runs different operations
+    # here than program 0"): they are traced again as branches, loops of one step or none
+    m, n, rows = 37, 20, 8
+    programs = -(-m // rows)
+    x = np.random.default_rng(9).integers(-4, 5, (m, n)).astype(np.float32)
+    y, part, total = np.zeros_like(x), np.zeros((programs, 32), np.float32), np.zeros(32, np.float32)
+    run = rows_then_total[(programs,)](x, y, part, total, m, n, ROWS=rows, BN=32, P=programs, chip=chip, check=True)
+    assert run.check.passed
+    np.testing.assert_array_equal(y, x * 2)
+    np.testing.assert_array_equal(total[:n], x.sum(0))
