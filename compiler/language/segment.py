@@ -375,8 +375,8 @@ class Segment:
             ]
         if kind == "min":  # there is no v.rowmin: the max of the values mirrored (-x; ~x for integers: exact)
             w = at[f"{o.dst}_w"]
-            mirror = (lambda a, b, shape: VScalar("muls", a, b, -1.0, dt, shape)) if dt.is_float else (
-                lambda a, b, shape: VIntScalar("xors", a, b, -1, dt, shape))  # fmt: skip
-            return [mirror(w, src, shp(r, c)), *tree_reduce("max", d, w, None, dt, r, c, t), mirror(d, d, (r,))]
+            cls, op, by = (VScalar, "muls", -1.0) if dt.is_float else (VIntScalar, "xors", -1)
+            return [cls(op, w, src, by, dt, shp(r, c)), *tree_reduce("max", d, w, None, dt, r, c, t),
+                    cls(op, d, d, by, dt, (r,))]  # fmt: skip
         scratch = at.get(f"{o.dst}_h")
         return tree_reduce(kind, d, src, scratch, dt, r, c, t)
