@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.language import LanguageError, branches, cdiv, trace, traced, tracing_active
-from compiler.language.errors import Site, internal_path
+from compiler.language.errors import ProgramsDiffer, Site, internal_path
 from compiler.language.phases import compile_fitting, compile_phases, interpret_phases
 from dsasim.api import KernelRun, chip_for
 from dsasim.budget import MAX_INSTRUCTIONS
@@ -139,6 +139,8 @@ class LaunchRun(KernelRun):
         ]
         if self.check is not None:
             lines.append(self.check.text().replace("against numpy", "against the numpy interpreter"))
+        elif self.timing_only:  # no data moved: nothing to compare, asked or not
+            lines.append("check: skipped (timing-only)")
         else:
             lines.append("check: not asked (launch with check=True to compare with interpret=True)")
         return "\n".join(lines) + "\n"
@@ -218,16 +220,26 @@ class JITFunction:
         ncores = cores or c.cores
         name = self.fn.__name__
 
-        def again() -> tuple:  # the kernel's first phase: all of it if it has no tl.grid_barrier()
-            return trace(self.fn, grid, args, kwargs, False, num_stages, steps, phase=0)
+        moving: frozenset = frozenset()  # the ifs on known values traced as branches (compiler.language.control)
 
-        t, arrays = again()
-        if t.barriers:
-            compiled = compile_phases(
-                name, self.fn, grid, args, kwargs, c, ncores, num_stages, max_steps=steps, first=(t, arrays)
-            )
-        else:
-            compiled = compile_fitting(name, t, arrays, again, c, ncores)
+        def again() -> tuple:  # the kernel's first phase: all of it if it has no tl.grid_barrier()
+            return trace(self.fn, grid, args, kwargs, False, num_stages, steps, phase=0, moving=moving)
+
+        while True:
+            t, arrays = again()
+            try:
+                if t.barriers:
+                    compiled = compile_phases(
+                        name, self.fn, grid, args, kwargs, c, ncores, num_stages, max_steps=steps, first=(t, arrays),
+                        moving=moving,
+                    )  # fmt: skip
+                else:
+                    compiled = compile_fitting(name, t, arrays, again, c, ncores)
+                break
+            except ProgramsDiffer as e:  # an if on the program id or a loop variable went both ways: a branch
+                if not e.moving:
+                    raise
+                moving |= e.moving
         decl = {d.name for d in compiled.program.tensors}
         inputs = {a.name: a.array for a in arrays if a.name in decl}
 

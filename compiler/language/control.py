@@ -31,6 +31,8 @@ import textwrap
 import types
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
 from compiler.language.core import LoopRec, Read, Rec, Tracer, drop, records, tracer
 from compiler.language.errors import LanguageError, user_site
 from compiler.language.tensor import Tensor
@@ -73,9 +75,22 @@ class Cond:
         self.reads = reads
 
 
-def cond(test: object, has_return: bool = False) -> object:
-    """The test of a rewritten ``if``: a Python value as it is, a scalar tensor as a :class:`Cond`."""
+def cond(test: object, has_return: bool = False, at: tuple[str, int] = ("", 0)) -> object:
+    """The test of a rewritten ``if``: a Python value as it is, a scalar tensor as a :class:`Cond`. A Python value's
+    answer is remembered per ``if``; one that went both ways across the programs or loop steps of a launch whose
+    programs then differed (``if pid == 0: tl.store(...)``, ``if row < M:`` in a loop) is traced again as a branch:
+    a :class:`Cond` too, a loop of one step or none on the chip."""
     if not isinstance(test, Tensor):
+        t = tracer()
+        if t.interpret or isinstance(test, np.ndarray):
+            return test  # Python decides (an array's truth value is Python's error)
+        if at in t.moving and not has_return:
+            return Cond(bool(test), ())
+        answers = t.answers.get(at)
+        if answers is None:
+            t.answers[at] = {bool(test)}
+        else:
+            answers.add(bool(test))
         return test
     if has_return and not tracer().interpret:
         raise LanguageError(
@@ -114,7 +129,8 @@ def check_decisions(t: Tracer) -> None:
     if t.decisions:
         for body in t.programs:
             _first_uses(body, set())
-        _drop_unread_scalars(t)
+    if t.decisions or t.asserted:
+        _drop_unread(t)
     for reads, site in t.decisions:
         for r in reads:
             if r.arg.stored:
@@ -126,18 +142,25 @@ def check_decisions(t: Tracer) -> None:
                 )
 
 
-def _drop_unread_scalars(t: Tracer) -> None:
-    """Drop the vector steps on known scalars that nothing on the chip reads (``n > 0`` decided by the scalar unit;
-    ``end - start`` only bounding a loop): dead code once the decisions are the scalar unit's."""
+def _drop_unread(t: Tracer) -> None:
+    """Drop the vector steps that nothing on the chip reads: steps on known scalars (``n > 0`` decided by the scalar
+    unit; ``end - start`` only bounding a loop) — dead code once the decisions are the scalar unit's — and the
+    conditions of ``tl.device_assert`` (checked when interpreted; the chip has no trap), with the steps that made
+    only them. Decided per kernel line: every program runs the same statements."""
     while True:
         read = {v for body in t.programs for d in records(body) for v in d.ins}
-        lines: dict[tuple, list[Rec]] = {}  # decided per kernel line: every program runs the same statements
+        lines: dict[tuple, list[Rec]] = {}
         for body in t.programs:
             for d in records(body):
                 if d.kind == "vec":
                     lines.setdefault(d.signature(), []).append(d)
-        gone = {id(d) for recs in lines.values() if all(d.out in t.sources and d.out not in read for d in recs)
-                for d in recs}  # fmt: skip
+        gone: set[int] = set()
+        for sig, recs in lines.items():
+            if all(d.out not in read and (d.out in t.sources or sig in t.asserted) for d in recs):
+                gone.update(id(d) for d in recs)
+                if sig in t.asserted:  # what only the condition read goes too, if nothing else reads it
+                    made = (t.values[v].rec for d in recs for v in d.ins)
+                    t.asserted.update(r.signature() for r in made if r is not None and r.kind == "vec")
         if not gone:
             return
         for body in t.programs:
@@ -164,7 +187,8 @@ def _first_uses(items: list, seen: set[Read]) -> None:
 class _Branches(ast.NodeTransformer):
     """``if T: A else: B`` → ``c = cond(T); for _ in then(c): A; for _ in otherwise(c): B`` (module docs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: str) -> None:
+        self.file = file  # with its line, the key of each if's answers (``cond``)
         self.n = 0
         self.depth = 0  # function definitions entered: only the kernel's own body is rewritten
 
@@ -184,7 +208,11 @@ class _Branches(ast.NodeTransformer):
         name = f"__dsasim_c{self.n}"
         has_return = any(isinstance(n, ast.Return) for s in node.body + node.orelse for n in ast.walk(s))
         call = ast.Call(
-            ast.Name(COND, ast.Load()), [node.test, ast.Constant(has_return)], [], lineno=node.lineno, col_offset=0
+            ast.Name(COND, ast.Load()),
+            [node.test, ast.Constant(has_return), ast.Constant((self.file, node.lineno))],
+            [],
+            lineno=node.lineno,
+            col_offset=0,
         )
         out: list[ast.stmt] = [ast.Assign([ast.Name(name, ast.Store())], call, lineno=node.lineno)]
         for fn, body in ((THEN, node.body), (ELSE, node.orelse)):
@@ -263,7 +291,7 @@ def _rewrite(code: types.CodeType, fn: Callable) -> types.CodeType:
     same = _code_of(tree, code)
     if (same.co_names, same.co_varnames, same.co_firstlineno) != (code.co_names, code.co_varnames, code.co_firstlineno):
         return code  # the file changed since the kernel was defined: run the code as it is
-    rewriter = _Branches()
+    rewriter = _Branches(code.co_filename)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     if not rewriter.n:
         return code

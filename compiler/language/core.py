@@ -241,6 +241,12 @@ class Tracer:
         self.sources: dict[int, tuple[Read, ...]] = {}
         #: every decision made on such a value: its reads and its line (checked once the trace is whole)
         self.decisions: list[tuple[tuple[Read, ...], Site]] = []
+        #: the lines (``Rec.signature``) of ``tl.device_assert`` conditions: dropped unless something else reads them
+        #: per ``if`` on a value known while tracing (its line): the answers it got, in any program or loop step;
+        #: and the ``if`` statements traced as branches because they went both ways (compiler.language.control)
+        self.answers: dict[tuple[str, int], set[bool]] = {}
+        self.moving: frozenset[tuple[str, int]] = frozenset()
+        self.asserted: set[tuple] = set()
         #: integer tiles loaded from inputs and element-wise arithmetic on them (``idx * stride``): value → the
         #: array and the element each lane was read from (-1: none, a masked lane), and the scalars it was computed
         #: with; a gather through them moves rows by DMA (compiler.language.gather)

@@ -78,11 +78,24 @@ class LanguageError(DsasimError):
     def __init__(self, message: str, *, site: Site | None = None, hint: str | None = None) -> None:
         site = site or user_site()
         text = site.text
-        where = f"{site.short}: " + (f"`{text}`: " if text else "")
+        # a mistake of the launch itself (an argument, the grid: ``<launch>``, line 0) names its argument, not a line
+        where = "" if site.line == 0 else f"{site.short}: " + (f"`{text}`: " if text else "")
         super().__init__(where + message, hint=hint)
         self.site = site
         #: the message without its kernel line: for callers that say where in their own terms
         self.reason = message
+
+
+class ProgramsDiffer(LanguageError):
+    """Programs (or loop steps) that record different operations at one statement; ``moving``: the ``if`` statements
+    on values known while tracing (the program id, a loop variable) that went both ways, which a launch then traces
+    again as branches (loops of one step or none: ``compiler.language.control``)."""
+
+    def __init__(
+        self, message: str, *, site: Site | None = None, hint: str | None = None, moving: frozenset = frozenset()
+    ):
+        super().__init__(message, site=site, hint=hint)
+        self.moving = moving
 
 
 class TooManyEventIds(LanguageError):

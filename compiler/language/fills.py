@@ -13,7 +13,9 @@ every program and loop step, is rewritten or none is, so that the programs still
 - ``hoist_fills``: a fill in a loop step that every step makes alike (same value, type and shape) and that only
   that step reads — not as a ``tl.dot`` accumulator, which the Cube writes — is made once before the loop (the
   Halide/TVM loop-invariant code motion), and out of every enclosing loop the same way: once per program (also in a
-  program whose loop runs no step, where nothing reads it: every program runs the same statements).
+  program whose loop runs no step, where nothing reads it: every program runs the same statements). Only a loop
+  that runs two steps or more somewhere, or sits in one, is left so: the branches of an ``if`` on loaded data are
+  loops of one step or none, and a fill made before one would only cost the programs that skip it.
 
 rewrite::
 
@@ -122,36 +124,40 @@ def _drop_unread(t: Tracer, vids: set[int]) -> None:
 
 
 def hoist_fills(t: Tracer) -> None:
-    """Make each fill that qualifies (module docs) once before its loop, out of every loop it can leave."""
+    """Make each fill that qualifies (module docs) once before its loop, out of every loop it can leave.
+
+    A loop is known by its place in the program (``_loops``' path), not by its line: the two loops an ``if``/``else``
+    on loaded data becomes share the ``if``'s line, and so do a helper's loop called twice; a program where one of
+    them runs no step gets a copy of that loop's own fill."""
     while True:
         # decided on one program of each form (compiler.language.stamp.originals): a stamped program's loops answer
         # as its original's, and reads only its own values
         bodies = original_bodies(t)
         readers = _readers(r for body in bodies for r in records(body))
-        mine = [(depth, loop) for body in bodies for _, depth, loop in _loops(body, 0)]
-        ok: dict[tuple[Site, int], bool] = {}  # (loop line, position in its step): every instance qualifies
-        for _, loop in mine:
-            for k in range(len(loop.iters[0]) if loop.iters else 0):
-                key = (loop.site, k)
-                ok[key] = ok.get(key, True) and _invariant(t, loop, k, readers)
-        depths: dict[Site, set[int]] = {}
-        for depth, loop in mine:
-            depths.setdefault(loop.site, set()).add(depth)
-        for _, loop in mine:  # a loop line at two depths (a helper's loop called in and out of a loop): kept
-            if len(depths[loop.site]) > 1:
-                for key in [key for key in ok if key[0] == loop.site]:
-                    ok[key] = False
-        todo = {key for key, good in ok.items() if good}
+        ok: dict[tuple[tuple[int, ...], int], bool] = {}  # (loop's place, position in its step): every instance
+        repeats: set[tuple[int, ...]] = set()  # the places of loops that run two steps or more in some program
+        for body in bodies:
+            for _, path, loop in _loops(body, ()):
+                if len(loop.iters) > 1:
+                    repeats.add(path)
+                for k in range(len(loop.iters[0]) if loop.iters else 0):
+                    key = (path, k)
+                    ok[key] = ok.get(key, True) and _invariant(t, loop, k, readers)
+        # a fill leaves only a loop that repeats, or one inside a loop that repeats: out of an if on loaded data
+        # (a loop of one step or none) it would cost the programs that do not take the branch and save nothing
+        todo = {
+            key for key, good in ok.items() if good and any(key[0][:n] in repeats for n in range(1, len(key[0]) + 1))
+        }
         if not todo:
             return
-        found = [(items, depth, loop) for body in t.programs for items, depth, loop in _loops(body, 0)]
-        made = {(loop.site, k): loop.iters[0][k] for _, _, loop in found if loop.iters for site, k in todo
-                if site == loop.site}  # fmt: skip
-        deepest = max(depth for _, depth, loop in found if any(site == loop.site for site, _ in todo))
-        for items, depth, loop in found:  # the innermost loops first: hoisting changes the steps around them
-            ks = sorted(k for site, k in todo if site == loop.site)
-            if ks and depth == deepest:
-                _hoist(t, items, loop, [made[(loop.site, k)] for k in ks], ks)
+        found = [(items, path, loop) for body in t.programs for items, path, loop in _loops(body, ())]
+        made = {(path, k): loop.iters[0][k] for _, path, loop in found if loop.iters for k in range(len(loop.iters[0]))
+                if (path, k) in todo}  # fmt: skip
+        deepest = max(len(path) for path, _ in todo)
+        for items, path, loop in found:  # the innermost loops first: hoisting changes the steps around them
+            ks = sorted(k for where, k in todo if where == path)
+            if ks and len(path) == deepest:
+                _hoist(t, items, loop, [made[(path, k)] for k in ks], ks)
 
 
 def _readers(recs: Iterable[Rec]) -> dict[int, list[tuple[Rec, int]]]:
@@ -163,13 +169,14 @@ def _readers(recs: Iterable[Rec]) -> dict[int, list[tuple[Rec, int]]]:
     return readers
 
 
-def _loops(items: list, depth: int) -> Iterator[tuple[list, int, LoopRec]]:
-    """Every loop of a program with the list holding it and its depth (0: not inside a loop)."""
-    for d in items:
+def _loops(items: list, path: tuple[int, ...]) -> Iterator[tuple[list, tuple[int, ...], LoopRec]]:
+    """Every loop of a program with the list holding it and its place: the positions of it and of the loops around
+    it in their lists (alike in every step of a loop and every program: they run the same statements)."""
+    for i, d in enumerate(items):
         if isinstance(d, LoopRec):
-            yield items, depth, d
+            yield items, (*path, i), d
             for it in d.iters:
-                yield from _loops(it, depth + 1)
+                yield from _loops(it, (*path, i))
 
 
 def _invariant(t: Tracer, loop: LoopRec, k: int, readers: dict[int, list[tuple[Rec, int]]]) -> bool:

@@ -20,7 +20,7 @@ from compiler.language.errors import LanguageError, user_site
 from compiler.language.gather import by_rows, gather, refuse_scatter
 from compiler.language.limits import check_tile
 from compiler.language.masks import where
-from compiler.language.numerics import F32, broadcast, f32, is_number, rounded
+from compiler.language.numerics import F32, broadcast, f32, is_number, rounded, work
 from compiler.language.pids import Pid, plain
 from compiler.language.pointers import GatherPointer, Pointer
 from compiler.language.scalars import Int
@@ -111,7 +111,8 @@ def _mask(mask: object, what: str) -> np.ndarray | None:
     if isinstance(mask, Tensor):
         raise LanguageError(
             f"a {what} mask computed from loaded data is not supported",
-            hint="masks are comparisons of offsets with bounds (offs < n)",
+            hint="masks are comparisons of offsets with bounds (offs < n); choose by value with tl.where instead"
+            + (" (tl.store(y_ptr + offs, tl.where(x > 0, x, tl.load(y_ptr + offs))))" if what == "store" else ""),
         )
     return np.asarray(mask, dtype=bool)
 
@@ -242,6 +243,12 @@ def store_tile(
     shape = broadcast(np.shape(p_offs), np.shape(m) if m is not None else (), vshape)
     if isinstance(value, np.ndarray):
         raise LanguageError("storing an index tile is not supported", hint="store loaded or computed data")
+    if value is None:
+        raise LanguageError(
+            f"tl.{what} of None",
+            hint="tl.atomic_add, tl.atomic_max and tl.atomic_min return None here (Triton: the old values; the DMA "
+            "combines with GM without reading them back)",
+        )
     v = value if isinstance(value, Tensor) else full(shape, value, p.arg.dtype)
     v = cast(materialize(v), p.arg.dtype)
     v, _row = expand(v, shape, full=True)
@@ -400,8 +407,10 @@ def reduce_tile(kind: str, x: object, axis: int | None, keep_dims: bool) -> obje
     if not isinstance(x, Tensor):
         fn = {"sum": np.sum, "max": np.max, "min": np.min}[kind]
         return fn(x, axis=axis, keepdims=keep_dims)
-    if is_mask(x):  # counting a mask: in int32, as Triton sums int1
+    if is_mask(x) or (kind == "sum" and x.dtype is DType.I8):  # counting a mask, or int8: in int32, as Triton
         x = cast(x, DType.I32)
+    elif x.dtype is DType.I8:  # the unit has no int8 arithmetic: reduced in int32, the result int8 again
+        return cast(reduce_tile(kind, cast(x, DType.I32), axis, keep_dims), DType.I8)  # type: ignore[arg-type]
     nd = len(x.shape)
     if nd == 0:
         return x
@@ -426,7 +435,7 @@ def reduce_tile(kind: str, x: object, axis: int | None, keep_dims: bool) -> obje
         out_shape,
         x.dtype,
         (kind, along),
-        compute=lambda: fn(f32(src.data), axis=along).reshape(out_shape),
+        compute=lambda: fn(work(src.data, src.dtype), axis=along).reshape(out_shape),
     )
     if keep_dims:
         return out.view_as(tuple(1 if i == axis else d for i, d in enumerate(x.shape)))
@@ -454,7 +463,10 @@ def _arg(kind: str, x: object, axis: int | None, tie_break_left: bool, keep_dims
     return cast(pick, DType.I32)
 
 
-def sum(x: object, axis: int | None = None, keep_dims: bool = False, **_: object) -> object:
+def sum(x: object, axis: int | None = None, keep_dims: bool = False, dtype: object = None) -> object:
+    """The sum along ``axis``; ``dtype`` converts the tile first, as Triton's does (int8 is summed in int32)."""
+    if dtype is not None and isinstance(x, Tensor):
+        x = cast(x, dtype)  # type: ignore[arg-type]
     return reduce_tile("sum", x, axis, keep_dims)
 
 
@@ -517,7 +529,11 @@ def dot(a: Tensor, b: Tensor, acc: Tensor | None = None, **_: object) -> Tensor:
         )
     out_t = DType.I32 if a.dtype is DType.I8 else F32
     if acc is not None and (not isinstance(acc, Tensor) or acc.shape != (m, n) or acc.dtype is not out_t):
-        raise LanguageError(f"tl.dot: acc must be a {out_t}[{m}, {n}] tile", hint=f"tl.zeros([{m}, {n}], tl.float32)")
+        name = "int32" if out_t is DType.I32 else "float32"
+        raise LanguageError(
+            f"tl.dot: acc must be a {out_t}[{m}, {n}] tile (L0C accumulates in {out_t})",
+            hint=f"tl.zeros([{m}, {n}], tl.{name}), cast at the store (acc.to(...))",
+        )
     t = tracer()
     ins = (a.vid, b.vid) + ((acc.vid,) if acc is not None else ())
     rec = Rec("dot", "dot", user_site(), ins, None, (a.trans, b.trans, acc is not None, a.dtype.value, (m, k, n)))
@@ -552,6 +568,24 @@ def device_print(prefix: str, *args: object, hex: bool = False) -> None:
         v = np.asarray(a.data) if isinstance(a, Tensor) else np.asarray(a)
         shown.append(np.array2string(v, threshold=64, formatter={"int": hex_fmt} if hex else None))
     print(f"pid {t.pid} {prefix}", *shown)
+
+
+def device_assert(cond: object, msg: str = "", mask: object = None) -> None:
+    """``tl.device_assert``: checked where the values are known — a condition known at launch while tracing, loaded
+    data when interpreted (``interpret=True``, or a ``check=True`` launch's interpreter); the chip has no trap."""
+    data = cond.data if isinstance(cond, Tensor) else cond
+    if data is None:  # traced for the chip: the condition's steps are dropped unless something else reads them
+        made = tracer().values[cond.vid].rec  # type: ignore[union-attr]
+        if made is not None and made.kind == "vec":
+            tracer().asserted.add(made.signature())
+        return
+    ok = np.asarray(data, bool) | (False if mask is None else ~np.asarray(getattr(mask, "data", mask), bool))
+    if not ok.all():
+        raise LanguageError(f"device assertion failed in program {tracer().pid}{': ' + msg if msg else ''}")
+
+
+def debug_barrier() -> None:
+    """``tl.debug_barrier``: it orders a program's threads; a program here is one stream of instructions."""
 
 
 def hex_fmt(v: int) -> str:

@@ -66,10 +66,11 @@ def dtype_of(a: np.ndarray, name: str) -> DType:
         return _NP[a.dtype]
     if a.dtype.name == "bfloat16":
         return DType.BF16
+    like = "np.int32" if a.dtype.kind in "iub" else "np.float32"  # integers (and booleans) stay integers
     raise LanguageError(
-        f"argument {name!r} is a {a.dtype} array; the chip holds float16, bfloat16, float32, int8 or int32",
+        f"argument {name!r} is an array of {a.dtype}; the chip holds float16, bfloat16, float32, int8 or int32",
         site=Site("<launch>", 0),
-        hint=f"convert it: {name}.astype(np.float32)",
+        hint=f"convert it: {name}.astype({like})",
     )
 
 
@@ -147,14 +148,17 @@ def trace(
     num_stages: int,
     max_steps: int | None = None,
     phase: int | None = None,
+    moving: frozenset = frozenset(),
 ) -> tuple[Tracer, list[Arg]]:
     """Run the kernel body for every program, recording (and, with ``interpret``, computing) it; at most
     ``max_steps`` operations and loop iterations (the instruction budget: ``compiler.language.limits``;
     None: no limit, for the compiler's own kernels, which estimate their instructions first). ``phase``: of a
-    kernel cut by ``tl.grid_barrier()``, the one to record (``compiler.language.phases``)."""
+    kernel cut by ``tl.grid_barrier()``, the one to record (``compiler.language.phases``); ``moving``: the ``if``
+    statements to trace as branches (``compiler.language.control.cond``)."""
     values, arrays = bind(fn, args, kwargs)
     t = Tracer(interpret, num_stages, StepBudget(max_steps))
     t.phase = phase
+    t.moving = moving
     t.grid = grid_of(grid, values)
     t.blocks = {n: values[n] for n, p in inspect.signature(fn).parameters.items() if _is_constexpr(p.annotation)}
     body = traced(fn, range=functions.range)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 
 from compiler.language.core import LoopRec, Read, Rec, Tracer, records
-from compiler.language.errors import LanguageError, Site
+from compiler.language.errors import LanguageError, ProgramsDiffer, Site
 from compiler.language.rewrite import carry_copies, cube_first, cube_results_last, split_vector_accumulators
 from compiler.language.stamp import originals, stamped_from
 from isa import Space
@@ -170,7 +170,7 @@ class Nest:
                 of[id(d)] = s
                 continue
             if not _same(s, d):
-                raise _differs(s, d, pid)
+                raise _differs(s, d, pid, self.t)
             if isinstance(d, LoopRec):
                 if d.broken:
                     raise LanguageError(
@@ -337,13 +337,22 @@ def _same(s: Static | StaticLoop | None, d: Rec | LoopRec | None) -> bool:
     return s.sig == d.signature()
 
 
-def _differs(s: Static | StaticLoop | None, d: Rec | LoopRec | None, pid: int) -> LanguageError:
-    """The error of a program whose operation ``d`` is not the statement ``s`` of the programs before it."""
+def _differs(s: Static | StaticLoop | None, d: Rec | LoopRec | None, pid: int, t: Tracer) -> LanguageError:
+    """The error of a program whose operation ``d`` is not the statement ``s`` of the programs before it, with the
+    ``if`` statements on known values that went both ways (a launch traces them again as branches)."""
     site = d.site if d is not None else s.site if isinstance(s, StaticLoop) else s.rec.site  # type: ignore[union-attr]
-    return LanguageError(
+    hint = "the program id and loop variables may change offsets and masks, not which operations run"
+    if t.decisions:  # an if on loaded data: a variable it assigns may be made differently on its two paths
+        hint += (
+            "; a variable an if on loaded data assigns must be made alike on every path: a number as a tile "
+            "(v = tl.full([], -1.0, tl.float32)), a loaded tile copied before the if (x = tl.load(...) * 1.0)"
+        )
+    moving = frozenset(at for at, answers in t.answers.items() if len(answers) > 1) - t.moving
+    return ProgramsDiffer(
         f"program {pid} (or one of its loop steps) runs different operations here than program 0",
         site=site,
-        hint="the program id and loop variables may change offsets and masks, not which operations run",
+        hint=hint,
+        moving=moving,
     )
 
 

@@ -73,20 +73,21 @@ def compile_phases(
     names: Sequence[str] = (),
     max_steps: int | None = None,
     first: tuple[Tracer, list[Arg]] | None = None,
+    moving: frozenset = frozenset(),
 ) -> Compiled:
     """``fn`` (a kernel cut by ``tl.grid_barrier()``) traced phase by phase over ``grid`` (each trace at most
     ``max_steps`` steps: ``compiler.language.limits``) and compiled by the language's passes, on ``cores`` cores
     (AIC/AIV groups on a separated chip), joined at the barriers; every ``dot`` longer than ``k_step`` (if given)
     in L0 steps of it. ``passes`` names each phase's passes ``NAME:pass``, ``NAME`` from ``names`` (default
     ``phase1``, ``phase2``, …). ``first``: the first phase's trace, where the caller made it (a launch traces phase
-    1 to learn whether the kernel has barriers)."""
+    1 to learn whether the kernel has barriers); ``moving``: the ``if`` statements to trace as branches."""
     vpc = Target.of(chip).vector_per_cube
     phases: list[tuple[Compiled, str]] = []
     count = 1
     while len(phases) < count:
         made = first if first is not None and not phases else None
         compiled, side, barriers = compile_phase(
-            name, fn, grid, args, kwargs, chip, cores, num_stages, len(phases), k_step, max_steps, made
+            name, fn, grid, args, kwargs, chip, cores, num_stages, len(phases), k_step, max_steps, made, moving
         )
         count = barriers + 1
         phases.append((compiled, side))
@@ -125,6 +126,7 @@ def compile_phase(
     k_step: int | None = None,
     max_steps: int | None = None,
     made: tuple[Tracer, list[Arg]] | None = None,
+    moving: frozenset = frozenset(),
 ) -> tuple[Compiled, str, int]:
     """Phase ``k`` of ``fn`` alone (see :func:`compile_phases`, which joins them): its kernel, the side it runs on
     (``AIC`` with a ``tl.dot``, else ``AIV``) and the most barriers a program passed while it was traced (the
@@ -132,7 +134,7 @@ def compile_phase(
     vpc = Target.of(chip).vector_per_cube
 
     def traced() -> tuple[Tracer, list[Arg]]:
-        t, arrays = trace(fn, grid, args, kwargs, False, num_stages, max_steps, phase=k)
+        t, arrays = trace(fn, grid, args, kwargs, False, num_stages, max_steps, phase=k, moving=moving)
         t.k_step = k_step
         return t, arrays
 

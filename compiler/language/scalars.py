@@ -13,7 +13,25 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
+from compiler.language.errors import LanguageError
 from isa import DType
+
+
+def plain_cast(fp_downcast_rounding: object = None, bitcast: object = False) -> None:
+    """Refuse what a cast here does not do (Triton's ``cast`` keywords): reinterpreting the bits (``bitcast=True``)
+    and rounding toward zero on the way down (``fp_downcast_rounding="rtz"``; ``"rtne"``, to nearest even, is the
+    cast's own)."""
+    if bitcast:
+        raise LanguageError(
+            "a cast with bitcast=True is not supported: .to() converts the values (3.7 → 3), it does not "
+            "reinterpret the bits",
+            hint="leave bitcast out to convert the values; bit tricks on floats have no equivalent here",
+        )
+    if fp_downcast_rounding not in (None, "rtne"):
+        raise LanguageError(
+            f"fp_downcast_rounding={fp_downcast_rounding!r} is not supported (a float cast rounds to nearest even)",
+            hint='leave it out, or pass "rtne"',
+        )
 
 
 class ScalarType:
@@ -68,8 +86,9 @@ class Int(int):
     def __neg__(self) -> Int:
         return Int(-int(self))
 
-    def to(self, dtype: object, **_: object) -> int | float:
+    def to(self, dtype: object, fp_downcast_rounding: object = None, bitcast: object = False) -> int | float:
         """Itself for an integer type, a ``float`` for a float type (as Triton's cast of a scalar)."""
+        plain_cast(fp_downcast_rounding, bitcast)
         is_float = dtype.is_float if isinstance(dtype, DType | ScalarType) else False
         return float(self) if is_float else self
 

@@ -41,6 +41,12 @@ from isa.records import record
 F32 = DType.F32
 
 
+def in_f32(kind: str, dt: DType) -> bool:
+    """Whether a reduction of ``dt`` goes through f32 (cast, reduce, cast back): a sum of half floats, as a row sum is
+    (an ``i32`` sum is exact in ``i32``, wrapping as ``v.rowsum`` does)."""
+    return kind == "sum" and dt.is_float and dt is not F32
+
+
 @record
 class SegmentOp:
     static: Static
@@ -169,14 +175,14 @@ class Segment:
         r, c = src.shape
         kind, along = rec.attrs
         if along == "fold":  # fold the rows into one (a transposed tile: compiler.language.layout)
-            if kind == "sum" and src.dtype is not F32:
+            if in_f32(kind, src.dtype):
                 return [(f"{o.dst}_w", F32, (r, c)), (f"{o.dst}_r", F32, (1, c))]
             return [(f"{o.dst}_h", src.dtype, ((r + 1) // 2, c))] if r > 2 else []
         out = []
         if along == 0:  # reduce the rows of the transpose
             out.append((f"{o.dst}_t", src.dtype, (c, r)))
             r, c = c, r
-        if kind == "sum" and src.dtype is not F32:
+        if in_f32(kind, src.dtype):
             return [*out, (f"{o.dst}_w", F32, (r, c)), (f"{o.dst}_r", F32, (1, r))]
         if kind == "min":
             return [*out, (f"{o.dst}_w", src.dtype, (r, c))]
@@ -344,7 +350,7 @@ class Segment:
         dt = info.dtype
         kind, along = rec.attrs
         if along == "fold":
-            if kind == "sum" and dt is not F32:  # summed in f32, as a row sum is
+            if in_f32(kind, dt):  # summed in f32, as a row sum is
                 w, acc = at[f"{o.dst}_w"], at[f"{o.dst}_r"]
                 return [VCast(w, src, dt, shp(r, c), to=F32), *fold(kind, acc, w, w, F32, r, c),
                         VCast(d, acc, F32, (c,), to=dt)]  # fmt: skip
@@ -360,19 +366,17 @@ class Segment:
         self, o: SegmentOp, kind: str, d: Addr, src: Addr, dt: DType, r: int, c: int, at: dict
     ) -> list[Instruction]:
         t = self.target
-        if kind == "sum" and dt is not F32:
+        if in_f32(kind, dt):
             w, acc = at[f"{o.dst}_w"], at[f"{o.dst}_r"]
             return [
                 VCast(w, src, dt, shp(r, c), to=F32),
                 *tree_reduce("sum", acc, w, None, F32, r, c, t),
                 VCast(d, acc, F32, (r,), to=dt),
             ]
-        if kind == "min":
+        if kind == "min":  # there is no v.rowmin: the max of the values mirrored (-x; ~x for integers: exact)
             w = at[f"{o.dst}_w"]
-            return [
-                VScalar("muls", w, src, -1.0, dt, shp(r, c)),
-                *tree_reduce("max", d, w, None, dt, r, c, t),
-                VScalar("muls", d, d, -1.0, dt, (r,)),
-            ]
+            cls, op, by = (VScalar, "muls", -1.0) if dt.is_float else (VIntScalar, "xors", -1)
+            return [cls(op, w, src, by, dt, shp(r, c)), *tree_reduce("max", d, w, None, dt, r, c, t),
+                    cls(op, d, d, by, dt, (r,))]  # fmt: skip
         scratch = at.get(f"{o.dst}_h")
         return tree_reduce(kind, d, src, scratch, dt, r, c, t)

@@ -32,7 +32,7 @@ from compiler.language.numerics import (
     work,
 )
 from compiler.language.pids import IndexTile, fixed, plain
-from compiler.language.scalars import ScalarType
+from compiler.language.scalars import ScalarType, plain_cast
 from isa import DType
 from isa.instructions.dma import convert
 from isa.instructions.vint import INT_OPS
@@ -43,7 +43,8 @@ class Index(IndexTile):
     """An index tile (``tl.arange`` and arithmetic on it), known while tracing. ``.to(float type)`` makes it
     data (:func:`index_data`); ``.to(integer type)`` is itself (offsets stay offsets)."""
 
-    def to(self, dtype: object, **_: object) -> object:
+    def to(self, dtype: object, fp_downcast_rounding: object = None, bitcast: object = False) -> object:
+        plain_cast(fp_downcast_rounding, bitcast)
         if isinstance(dtype, DType) and dtype.is_float:
             return index_data(np.asarray(fixed(self)), dtype)
         return self
@@ -106,8 +107,8 @@ class Tensor:
     def T(self) -> Tensor:
         return trans(self)
 
-    def to(self, dtype: DType, **_: object) -> Tensor:
-        return cast(self, dtype)
+    def to(self, dtype: DType, fp_downcast_rounding: object = None, bitcast: object = False) -> Tensor:
+        return cast(self, dtype, fp_downcast_rounding, bitcast)
 
     def view_as(self, shape: tuple[int, ...]) -> Tensor:
         t = Tensor(self.vid, shape, self.dtype, None if self.data is None else self.data.reshape(shape))
@@ -307,8 +308,9 @@ def arithmetic(x: Tensor) -> Tensor:
     return x
 
 
-def cast(x: Tensor, dtype: DType) -> Tensor:
+def cast(x: Tensor, dtype: DType, fp_downcast_rounding: object = None, bitcast: object = False) -> Tensor:
     """``x.to(dtype)``: a ``v.cast`` (nothing when the type is already right)."""
+    plain_cast(fp_downcast_rounding, bitcast)
     if isinstance(dtype, ScalarType) and isinstance(x, Tensor):
         raise LanguageError(
             f"the chip has no {dtype.name} data (only integers known at launch may use it)",
@@ -323,6 +325,8 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
     if x.dtype is dtype:
         return x
     x = materialize(x)
+    if x.dtype is DType.I32 and dtype is DType.I8 and not is_mask(x):  # Triton's narrowing wraps (300 → 44), where
+        x = binary("shr", binary("shl", x, 24), 24)  # v.cast saturates: the low byte, sign-extended, first
     mode = rounding(x.dtype, dtype)
     return vec("cast", (x,), x.shape, dtype, (dtype.value,), compute=lambda: convert(np.asarray(x.data), dtype, mode))
 
@@ -397,7 +401,12 @@ def binary(op: str, a: object, b: object) -> Tensor | object:
     b = _as_data(b, a) if isinstance(a, Tensor) else b
     for side in (a, b):
         if not isinstance(side, Tensor) and not is_number(side):
-            raise LanguageError(f"cannot combine a tensor with {type(side).__name__}")
+            raise LanguageError(
+                f"cannot combine a tensor with {type(side).__name__}",
+                hint="tl.atomic_add, tl.atomic_max and tl.atomic_min return None here (Triton: the old values)"
+                if side is None
+                else None,
+            )
     a, b = (arithmetic(x) if isinstance(x, Tensor) else x for x in (a, b))
     floats = [x for x in (a, b) if isinstance(x, Tensor) and x.dtype.is_float]
     if op in INTEGER_ONLY:
@@ -531,6 +540,7 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
     if is_mask(x) or is_mask(other):
         raise LanguageError("comparing masks is not supported", hint="combine masks with &, | and ~")
     if isinstance(other, Tensor):
+        x, other = arithmetic(x), arithmetic(other)  # two int8 tiles are compared in int32 (v.cmp has no i8)
         dtype = promote(x.dtype, other.dtype)
         a, b = cast(x, dtype), cast(other, dtype)
         shape = broadcast(a.shape, b.shape)
@@ -545,6 +555,8 @@ def compare(cond: str, x: Tensor, other: object) -> Tensor:
         raise LanguageError(f"cannot compare a tensor with {type(other).__name__}", hint="compare with a number")
     x = materialize(x)
     k = float(other)  # type: ignore[arg-type]
+    if not x.dtype.is_float and k != round(k):  # an integer against a fraction: compared in f32, as in Triton
+        x = cast(x, F32)  # (v.cmps would round 1.5 to the tile's type first: x > 1.5 would be x > 2)
     # the chip rounds the number to the tile's type first (v.cmps), so f16 data meets f16's 0.1
     kk = np.asarray(k).astype(x.dtype.np).astype(np.float64) if x.dtype.is_float else np.float64(round(k))
     fn = CONDITIONS[cond]

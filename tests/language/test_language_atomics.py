@@ -11,7 +11,7 @@ from lang_helpers import both
 
 import dsasim
 import dsasim.language as tl
-from isa import Copy, Fixpipe, ValidationError, format_program, parse
+from isa import Copy, DsasimError, Fixpipe, ValidationError, format_program, parse
 
 CHIPS = ["edu", "ascend910b-like"]
 
@@ -139,3 +139,25 @@ def test_tl_histogram_counts_the_values_in_range(chip):
     expect = np.bincount(x[(x >= 0) & (x < 16)], minlength=16)
     np.testing.assert_array_equal(oc, expect)
     np.testing.assert_array_equal(oi, expect)
+
+
+@dsasim.jit
+def uses_old_values(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_add(x_ptr + offs, 1.0)
+    tl.store(y_ptr + offs, old)
+
+
+@dsasim.jit
+def adds_to_old_values(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_max(x_ptr + offs, tl.load(y_ptr + offs))
+    tl.store(y_ptr + offs, tl.load(y_ptr + offs) + old)
+
+
+@pytest.mark.parametrize("kernel", [uses_old_values, adds_to_old_values])
+def test_the_old_values_are_not_returned_and_using_them_says_so(kernel):
+    # storing atomic_add's result was "tl.full takes a number"
+    with pytest.raises(DsasimError) as e:
+        kernel[(1,)](np.zeros(16, np.float32), np.zeros(16, np.float32), BLOCK=16)
+    assert "test_language_atomics.py:" in str(e.value) and "return None here (Triton: the old values" in str(e.value)

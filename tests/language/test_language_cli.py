@@ -22,6 +22,12 @@ def test_run_kernel_prints_the_report_and_the_lines(capsys):
     assert "output = x + y" in out and "mte2 busy" in out
 
 
+def test_run_kernel_check_in_a_timing_only_run_says_it_was_skipped(capsys):
+    # it said "not asked (launch with check=True ...)" to a user who had asked
+    assert main(["run-kernel", f"{ADD}::add_kernel", *ARGS, "--check", "--timing-only"]) == 0
+    assert "check: skipped (timing-only)" in capsys.readouterr().out
+
+
 def test_run_kernel_json_has_the_lines(capsys):
     assert main(["run-kernel", f"{ADD}::add_kernel", *ARGS, "--json", "--timing-only"]) == 0
     data = json.loads(capsys.readouterr().out)

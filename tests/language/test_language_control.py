@@ -199,3 +199,99 @@ def test_an_if_on_data_in_a_jit_helper():
         y = np.zeros(3 * 16, np.float32)
         rows_through_helper[(3,)](x, n, y, BLOCK=16, interpret=interpret)
         np.testing.assert_array_equal(y.reshape(3, 16), want)
+
+
+@dsasim.jit
+def flag_or_max(x_ptr, offsets_ptr, out_ptr, BLOCK: tl.constexpr):
+    seg = tl.program_id(0)
+    begin = tl.load(offsets_ptr + seg)
+    n = tl.load(offsets_ptr + seg + 1) - begin
+    if n == 0:
+        tl.store(out_ptr + seg, -1.0)  # a constant per branch: a fill in each
+        return
+    if n > 100:
+        tl.store(out_ptr + 8 + seg, 2.0)
+    else:
+        tl.store(out_ptr + 8 + seg, 3.0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(0, n, BLOCK):
+        cols = i + tl.arange(0, BLOCK)
+        acc = tl.maximum(acc, tl.load(x_ptr + begin + cols, mask=cols < n, other=0.0))
+    tl.store(out_ptr + seg, tl.max(acc, axis=0))
+
+
+def test_branches_on_data_each_fill_their_own_constant():
+    # the then and else loops share the if's line: each kept its own fill, made only where the branch is taken
+    lens = np.array([5, 0, 300, 1, 0, 130], np.int32)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    x = np.random.default_rng(3).random(int(lens.sum())).astype(np.float32)
+    want = np.zeros(16, np.float32)
+    for s, (a, b) in enumerate(itertools.pairwise(offsets)):
+        want[s] = x[a:b].max() if b > a else -1.0
+        if b > a:
+            want[8 + s] = 2.0 if b - a > 100 else 3.0
+    for chip in ("edu", "ascend910b-like"):
+        out = np.zeros(16, np.float32)
+        run = flag_or_max[(6,)](x, offsets, out, BLOCK=128, chip=chip, check=True)
+        assert run.check.passed
+        np.testing.assert_array_equal(out, want)
+    fills = [i.text().split(",")[1].strip() for core in run.program.cores for i in core if i.mnemonic == "v.dup"]
+    assert (fills.count("-1.0"), fills.count("2.0") + fills.count("3.0")) == (2, 4), fills  # where taken only
+
+
+@dsasim.jit
+def sum_or_flag(n_ptr, x_ptr, out_ptr, AS_TILE: tl.constexpr, BLOCK: tl.constexpr):
+    s = tl.program_id(0)
+    n = tl.load(n_ptr + s)
+    cols = tl.arange(0, BLOCK)
+    v = tl.sum(tl.load(x_ptr + cols, mask=cols < n, other=0.0), axis=0)
+    if n == 0:
+        if AS_TILE:
+            v = tl.full([], -1.0, tl.float32)
+        else:
+            v = -1.0
+    tl.store(out_ptr + s, v)
+
+
+def test_a_number_assigned_on_one_path_of_an_if_on_data():
+    n, x = np.array([5, 0, 3], np.int32), np.arange(16, dtype=np.float32)
+    with pytest.raises(LanguageError) as e:  # a float on one path, a tile on the other: the hint says what to write
+        sum_or_flag[(3,)](n, x, np.zeros(3, np.float32), AS_TILE=False, BLOCK=16)
+    assert "tl.store(out_ptr + s, v)" in str(e.value) and "v = tl.full([], -1.0, tl.float32)" in str(e.value)
+    out = np.zeros(3, np.float32)
+    assert sum_or_flag[(3,)](n, x, out, AS_TILE=True, BLOCK=16, check=True).check.passed
+    np.testing.assert_array_equal(out, [10.0, -1.0, 3.0])
+
+
+@dsasim.jit
+def rows_then_total(x_ptr, y_ptr, part_ptr, total_ptr, M, N, ROWS: tl.constexpr, BN: tl.constexpr, P: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BN)
+    acc = tl.zeros([BN], tl.float32)
+    for i in range(0, ROWS):
+        row = pid * ROWS + i
+        if row < M:  # the last program's last steps skip it
+            x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+            tl.store(y_ptr + row * N + cols, x * 2.0, mask=cols < N)
+            acc += x
+    tl.store(part_ptr + pid * BN + cols, acc)
+    tl.grid_barrier()
+    if pid == 0:  # one program sums the others' partials
+        total = tl.zeros([BN], tl.float32)
+        for p in range(0, P):
+            total += tl.load(part_ptr + p * BN + cols)
+        tl.store(total_ptr + cols, total)
+
+
+@pytest.mark.parametrize("chip", ["edu", "ascend910b-like"])
+def test_ifs_on_the_program_id_and_loop_variables_that_go_both_ways_are_branches(chip):
+    # "if row < M:" in a loop and "if pid == 0: tl.store(...)" were refused ("program 4 runs different operations
+    # here than program 0"): they are traced again as branches, loops of one step or none
+    m, n, rows = 37, 20, 8
+    programs = -(-m // rows)
+    x = np.random.default_rng(9).integers(-4, 5, (m, n)).astype(np.float32)
+    y, part, total = np.zeros_like(x), np.zeros((programs, 32), np.float32), np.zeros(32, np.float32)
+    run = rows_then_total[(programs,)](x, y, part, total, m, n, ROWS=rows, BN=32, P=programs, chip=chip, check=True)
+    assert run.check.passed
+    np.testing.assert_array_equal(y, x * 2)
+    np.testing.assert_array_equal(total[:n], x.sum(0))

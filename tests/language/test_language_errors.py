@@ -107,6 +107,27 @@ def bitwise_on_data(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.where(x & (x > 1.0), x, 0.0))  # BAD
 
 
+@dsasim.jit
+def bits_of_floats(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, (x.to(tl.int32, bitcast=True) & 0x7FFFFFFF).to(tl.float32))  # BAD
+
+
+@dsasim.jit
+def cast_toward_zero(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.cast(x, tl.float16, fp_downcast_rounding="rtz"))  # BAD
+
+
+@dsasim.jit
+def store_by_value(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x, mask=x > 0)  # BAD
+
+
 def run(kernel, n=256, **kw):
     x = np.ones(n, np.float32)
     out = np.zeros(n, np.float32)
@@ -126,6 +147,9 @@ def run(kernel, n=256, **kw):
         (where_on_a_data_tile, {"BLOCK": 256}, "must be a comparison (a mask), not a data tile"),
         (checkerboard_where, {"BLOCK": 256}, "not a leading block of the tile cut by diagonals"),
         (bitwise_on_data, {"BLOCK": 256}, "combine two masks, or two integer tiles"),
+        (bits_of_floats, {"BLOCK": 256}, "bitcast=True is not supported"),  # once the values converted: wrong
+        (cast_toward_zero, {"BLOCK": 256}, "fp_downcast_rounding='rtz' is not supported"),
+        (store_by_value, {"BLOCK": 256}, "tl.store(y_ptr + offs, tl.where(x > 0, x, tl.load(y_ptr + offs)))"),
     ],
 )
 @pytest.mark.parametrize("interpret", [False, True])
@@ -178,10 +202,13 @@ def test_dot_inner_sizes_must_agree():
 
 
 def test_launch_mistakes():
-    with pytest.raises(DsasimError, match="missing a required argument"):
+    with pytest.raises(DsasimError, match="missing a required argument") as e:
         too_big[(1,)](np.ones(4, np.float32), BLOCK=4)
-    with pytest.raises(DsasimError, match="float64 array"):
+    assert str(e.value).startswith("cannot launch too_big:")  # no made-up '<launch>:0:' for a line
+    with pytest.raises(DsasimError, match=r"array of float64(.|\n)*astype\(np.float32\)"):
         too_big[(1,)](np.ones(4), np.ones(4), BLOCK=4)
+    with pytest.raises(DsasimError, match=r"array of int64(.|\n)*astype\(np.int32\)"):  # integers stay integers
+        too_big[(1,)](np.ones(4, np.int64), np.ones(4, np.int64), BLOCK=4)
     with pytest.raises(DsasimError, match="launch it over a grid"):
         too_big(np.ones(4, np.float32), np.ones(4, np.float32), BLOCK=4)
     with pytest.raises(DsasimError, match="grid"):
@@ -222,3 +249,46 @@ def test_too_many_event_ids_name_the_kernel_lines_and_num_stages():
     assert "num_stages" in e.value.hint
     fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=3, timing_only=True)  # edu's 8 ids: three stages fit
     fa.attention(q, q, q, BLOCK_M=64, BLOCK_N=128, num_stages=2, timing_only=True)  # two stages fit
+
+
+@dsasim.jit
+def sqrt_checked(x_ptr, y_ptr, n, CHECK: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if CHECK:
+        tl.device_assert((x * 2.0) >= 0, "x must be non-negative", mask=offs < n)  # BAD
+        tl.debug_barrier()
+    tl.store(y_ptr + offs, tl.sqrt(x), mask=offs < n)
+
+
+def test_device_assert_is_checked_when_interpreted_and_costs_nothing_on_the_chip():
+    # tl.device_assert and tl.debug_barrier were unknown names
+    x = np.append(np.arange(100), -1.0).astype(np.float32)  # the last element lies past n: masked, not checked
+    runs = [sqrt_checked[(1,)](x, np.zeros(101, np.float32), 100, CHECK=c, BLOCK=128, check=True) for c in (0, 1)]
+    assert all(r.check.passed for r in runs)
+    assert [i.text() for i in runs[0].program.cores[0]] == [i.text() for i in runs[1].program.cores[0]]
+    x[7] = -1.0
+    for kw in ({"interpret": True}, {"check": True}):
+        with pytest.raises(DsasimError) as e:
+            sqrt_checked[(1,)](x, np.zeros(101, np.float32), 100, CHECK=1, BLOCK=128, **kw)
+        assert f"test_language_errors.py:{bad_line(sqrt_checked)}:" in str(e.value)
+        assert "device assertion failed in program (0, 0, 0): x must be non-negative" in str(e.value)
+
+
+@dsasim.jit
+def int8_dot_into(a_ptr, c_ptr, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    acc = tl.dot(a, a, tl.zeros([BLOCK, BLOCK], ACC))  # BAD
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], acc)
+
+
+@pytest.mark.parametrize(
+    ("operand", "acc", "want"), [(np.int8, tl.float32, "tl.int32"), (np.float16, tl.float16, "tl.float32")]
+)
+def test_a_dot_accumulator_of_the_wrong_type_names_the_right_one(operand, acc, want):
+    # the hint said tl.float32 for an int8 product too
+    with pytest.raises(DsasimError) as e:
+        int8_dot_into[(1,)](np.ones((16, 16), operand), np.zeros((16, 16), np.float32), BLOCK=16, ACC=acc)
+    assert f"test_language_errors.py:{bad_line(int8_dot_into)}:" in str(e.value)
+    assert f"tl.zeros([16, 16], {want})" in str(e.value)

@@ -152,3 +152,59 @@ def test_where_of_integers_is_int32_and_exact(chip):
     expect = (np.where(x > 5, x.astype(np.int64), big) + 1).astype(np.int32)
     np.testing.assert_array_equal(yc, expect)
     np.testing.assert_array_equal(yi, expect)
+
+
+@dsasim.jit
+def int_reductions(X, Y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    x = tl.load(X + rows[:, None] * N + cols[None, :])
+    tl.store(Y + cols, tl.sum(x, axis=0))
+    tl.store(Y + N + rows, tl.sum(x, axis=1))
+    tl.store(Y + N + M, tl.sum(x))
+    tl.store(Y + N + M + 1 + rows, tl.max(x, axis=1))
+    tl.store(Y + N + 2 * M + 1 + rows, tl.min(x, axis=1))
+    tl.store(Y + N + 3 * M + 1 + rows, tl.argmin(x, axis=1))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("dtype", [np.int32, np.int8])
+def test_integer_reductions_are_exact(chip, dtype):
+    # int32 sums were made in f32 (2^24 + 1 lost its 1, a sum past 2^31 saturated where the interpreter wrapped), the
+    # min of a row mirrored by -1 (-2^31 stayed itself), and int8 summed in int8; Triton sums int8 in int32
+    m, n = 16, 64
+    rng = np.random.default_rng(4)
+    if dtype is np.int32:
+        x = (rng.integers(2**22, 2**23, (m, n)) | 1).astype(np.int32)
+        x[3, 5], x[7, 9] = -(2**31), 2**24 + 1
+    else:
+        x = rng.integers(-128, 128, (m, n)).astype(np.int8)
+    w = x.astype(np.int64)
+    want = np.concatenate([w.sum(0), w.sum(1), [w.sum()], w.max(1), w.min(1), w.argmin(1)]).astype(np.int32)
+    y = np.zeros(n + 4 * m + 1, np.int32)
+    compiled, interp, _ = both(int_reductions[(1,)], x, y, m, n, BM=m, BN=n, chip=chip)
+    np.testing.assert_array_equal(compiled[1], want)
+    np.testing.assert_array_equal(interp[1], want)
+
+
+@dsasim.jit
+def int_compares(X, Y, Z, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N, other=0)
+    y = tl.load(Y + offs, mask=offs < N, other=0)
+    r = tl.where(x > y, x, y) + tl.where(x > 1.5, 100, 0) + tl.where(x <= -0.5, 1000, 0)
+    tl.store(Z + offs, r, mask=offs < N)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8])
+def test_integer_compares_of_tiles_and_fractions(dtype):
+    # two int8 tiles were a v.cmp on i8 (refused by the ISA), and x > 1.5 of integers was x > 2 (the number
+    # rounded to the tile's type): Triton compares an integer with a fraction in f32
+    n = 100
+    rng = np.random.default_rng(6)
+    x, y = (rng.integers(-5, 6, n).astype(dtype) for _ in range(2))
+    xi, yi = x.astype(np.int32), y.astype(np.int32)
+    want = np.maximum(xi, yi) + np.where(xi > 1.5, 100, 0) + np.where(xi <= -0.5, 1000, 0)
+    compiled, interp, _ = both(int_compares[(1,)], x, y, np.zeros(n, np.int32), n, BLOCK=128)
+    np.testing.assert_array_equal(compiled[2], want)
+    np.testing.assert_array_equal(interp[2], want)

@@ -205,3 +205,22 @@ def test_offsets_that_are_no_progression_are_refused_as_data():
         wrapped[(1,)](np.zeros(16, np.float32), BLOCK=16)
     assert "test_language_tutorial_idioms.py:" in str(e.value)
     assert "v.iota" in str(e.value)
+
+
+@dsasim.jit
+def rounded_math(X, Y, Out, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N, other=1.0)
+    y = tl.load(Y + offs, mask=offs < N, other=1.0)
+    out = tl.fma(x, y, 0.5) + tl.fdiv(x, y) + tl.div_rn(x, 3.0) + tl.math.sqrt_rn(tl.abs(y)) + tl.math.div_rn(y, x)
+    tl.store(Out + offs, out, mask=offs < N)
+
+
+def test_core_rounding_functions_compute_their_values():
+    # tl.fma, tl.fdiv, tl.div_rn and tl.sqrt_rn were unknown names (Triton's core has them)
+    rng = np.random.default_rng(8)
+    x, y = (rng.uniform(0.5, 2.0, 50).astype(np.float32) for _ in range(2))
+    compiled, interp, _ = both(rounded_math[(1,)], x, y, np.zeros(50, np.float32), 50, BLOCK=64)
+    want = x * y + 0.5 + x / y + x / np.float32(3) + np.sqrt(y) + y / x
+    np.testing.assert_allclose(compiled[2], want, rtol=1e-6)
+    np.testing.assert_array_equal(compiled[2], interp[2])
