@@ -10,6 +10,7 @@ import numpy as np
 
 from isa import DsasimError, Program, SLoad, parse_file, user_errors, validate
 from isa.gcpause import paused_gc
+from isa.program import TensorDecl
 from simulator.advice import Diagnosis, diagnose
 from simulator.config import Chip, load_chip
 from simulator.energy import Energy, energy
@@ -206,9 +207,42 @@ def make_inputs(program: Program, given: dict[str, np.ndarray], seed: int) -> di
                     f"input '{t.name}' holds {arr.dtype} values, not numbers",
                     hint=f"pass a numeric array; it is converted to {t.dtype.value}",
                 )
-            out[t.name] = arr.astype(t.dtype.np).reshape(t.shape)
+            out[t.name] = _converted(t, arr).reshape(t.shape)
         elif t.dtype.is_float:
             out[t.name] = rng.standard_normal(t.shape).astype(t.dtype.np)
         else:
             out[t.name] = rng.integers(-8, 8, size=t.shape).astype(t.dtype.np)
     return out
+
+
+def _converted(t: TensorDecl, arr: np.ndarray) -> np.ndarray:
+    """``arr`` as the tensor's type, refused where that would change a value beyond rounding: a finite value becoming
+    infinite (beyond f16's range), an integer outside the type's range (it would wrap), a fraction to an integer
+    tensor, or a NaN or infinity to an integer tensor."""
+    with np.errstate(over="ignore", invalid="ignore"):  # what the cast loses is checked below, and named
+        conv = arr.astype(t.dtype.np)
+    if arr.dtype == conv.dtype or arr.size == 0:
+        return conv
+    if t.dtype.is_float:
+        if arr.dtype.kind == "f":
+            bad = np.isfinite(arr) & ~np.isfinite(conv.astype(np.float64))
+        else:
+            bad = ~np.isfinite(conv.astype(np.float64))
+        if bad.any():
+            top = float(np.finfo(conv.dtype).max)
+            raise DsasimError(
+                f"input '{t.name}': {int(bad.sum()):,} value(s) beyond {t.dtype.value}'s range (e.g. "
+                f"{arr[bad].flat[0].item()!r}; it holds up to ±{top:.6g}) would become infinite",
+                hint="scale the values, or declare the tensor a wider type (f32, or bf16 for f16)",
+            )
+        return conv
+    wide = arr.astype(np.float64)
+    info = np.iinfo(conv.dtype)
+    bad = ~np.isfinite(wide) | (wide < info.min) | (wide > info.max) | (wide != np.trunc(wide))
+    if bad.any():
+        raise DsasimError(
+            f"input '{t.name}': {int(bad.sum()):,} value(s) are not {t.dtype.value} integers (e.g. "
+            f"{arr[bad].flat[0].item()!r}; it holds whole numbers {info.min} to {info.max})",
+            hint="pass whole numbers in range, or declare the tensor another type",
+        )
+    return conv

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from helpers import assert_close
 
 from dsasim.cli import main
-from isa import Space, parse_file
+from isa import DsasimError, Space, parse_file
 from simulator import load_chip, preset_names, simulate
 
 ROOT = Path(__file__).parent.parent
@@ -333,3 +334,23 @@ def test_bfloat16_outputs_are_written_as_float32_values(capsys, tmp_path):
     c = np.load(out)["c"]
     assert c.dtype == np.float32 and np.isfinite(c).all() and np.abs(c).max() > 0
     assert np.array_equal(c.astype(ml_dtypes.bfloat16).astype(np.float32), c)  # bfloat16 values, exactly
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values", "words"),
+    [
+        ("f16", [1.0, 7e4, -1e6, 2.0], "2 value(s) beyond f16's range (e.g. 70000.0"),
+        ("i8", [1, 300, -2, 5], "1 value(s) are not i8 integers (e.g. 300"),
+        ("i32", [1.5, 2.0, 3.0, 4.0], "1 value(s) are not i32 integers (e.g. 1.5"),
+    ],
+)
+def test_inputs_a_tensor_cannot_hold_are_refused(capsys, tmp_path, dtype, values, words):
+    """A given input converted to the tensor's type must keep its values (up to rounding): not turn infinite, wrap or
+    lose its fraction without a word."""
+    from simulator.run import make_inputs
+
+    program = parse_file(write(tmp_path, "k.s", f".tensor x {dtype}[4] in\n.core 0\n    end\n"))
+    with pytest.raises(DsasimError, match=re.escape(words)):
+        make_inputs(program, {"x": np.array(values, np.float64 if dtype == "i32" else np.float32)}, 0)
+    kept = make_inputs(program, {"x": np.array([1, 2, -3, 4], np.float32)}, 0)["x"]  # in range: converted
+    assert kept.tolist() == [1, 2, -3, 4]
