@@ -162,11 +162,17 @@ def simulate_collective(
             hint="a smaller --bytes",
         )
     steps = {"all-reduce": 2, "reduce-scatter": 1, "all-gather": 1}.get(op, 1)
-    est = chips * max(chips - 1, 1) * steps * -(-max(nbytes // max(chips, 1), 1) // max(chunk, 1))
+    per_chunk = chips * max(chips - 1, 1) * steps  # transfers per chunk of a segment, over every rank
+    segment = max(nbytes // chips, 1)
+    est = per_chunk * -(-segment // max(chunk, 1))
     if est > MAX_PUTS:
+        room = MAX_PUTS // per_chunk  # chunks per segment the budget holds
+        fewer = max(n for n in range(1, chips + 1) if n * max(n - 1, 1) * steps <= MAX_PUTS)
         raise DsasimError(
             f"about {est:,} transfers to simulate (more than {MAX_PUTS:,})",
-            hint=f"larger chunks: --chunk {nbytes // chips // 64 or 1}",
+            hint=f"larger chunks: --chunk {-(-segment // (room * ELEMENT)) * ELEMENT}"
+            if room
+            else f"fewer chips: at most --chips {fewer} for {op}",
         )
     coll = build(op, algo, chips, nbytes, chunk, links.dma_engines)
     kinds = check_links(coll, links)
