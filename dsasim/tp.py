@@ -126,7 +126,10 @@ class TpRun:
         return "\n".join(lines) + "\n"
 
     def report(self) -> str:
-        return self.shard.report() + "\n" + self.text()
+        shard = self.shard.report()
+        if self.check is not None:  # the shard is timed alone; the numerics are the split layer's, checked whole
+            shard = f"one chip's share of the layer, timed (the split layer is checked below):\n{shard}"
+        return shard + "\n" + self.text()
 
     def timeline(self, **kwargs: Any):
         """Rank 0's compute blocks, DMA engines and reductions (a matplotlib Figure)."""
