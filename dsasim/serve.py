@@ -263,9 +263,10 @@ def serve(
     iteration times to use (default: a new ``StepTimes`` of the simulator for this model and chip, its weights
     stored at ``weights``: f16, int8 or int4, which also sets the HBM left for KV blocks)."""
     chip_obj = load_chip(chip) if isinstance(chip, str) else chip
-    for name, v in (("--kv-block", block), ("--max-batch", max_batch), ("--chunk", chunk or 1), ("--bucket", bucket)):
-        if v < 1 or (name == "--bucket" and v < 2):
-            raise DsasimError(f"{name} {v} is too small", hint=f"{name} takes a positive integer (--bucket ≥ 2)")
+    given = (("--kv-block", block, 1), ("--max-batch", max_batch, 1), ("--chunk", chunk, 1), ("--bucket", bucket, 2))
+    for name, v, least in given:
+        if v is not None and v < least:
+            raise DsasimError(f"{name} {v} is too small", hint=f"{name} takes an integer ≥ {least}")
     total = blocks if blocks is not None else kv_block_budget(cfg, chip_obj, block, max_batch, weights)
     need = max(-(-(r.prompt_tokens + r.output_tokens) // block) for r in trace)
     if total < need:

@@ -122,3 +122,14 @@ def test_the_plot_draws_batch_and_blocks_over_time(tmp_path):
     assert all(i.start_s < i.end_s for i in r.iterations)
     r.plot(tmp_path / "serve.png")
     assert (tmp_path / "serve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("knob", "value", "least"), [("chunk", 0, 1), ("max_batch", 0, 1), ("bucket", 1, 2)])
+def test_a_knob_below_its_least_is_refused_with_its_own_bound(knob, value, least):
+    """``--chunk 0`` read as "no chunking" in the check but as a chunk of 0 tokens by the scheduler, which then
+    never finished a prefill (the run did not end); every knob's hint gives its own bound (``--max-batch 0``
+    hinted at ``--bucket``'s)."""
+    flag = "--" + knob.replace("_", "-")
+    with pytest.raises(DsasimError, match=f"{flag} {value} is too small") as e:
+        _serve([Request(0, 0.0, 10, 5)], **{knob: value})
+    assert e.value.hint == f"{flag} takes an integer ≥ {least}"
