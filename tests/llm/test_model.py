@@ -93,3 +93,30 @@ def test_a_block_too_large_for_the_kernel_names_kv_block_and_one_that_fits(capsy
     assert 16 <= fits < 4096 and fits % 16 == 0
     assert main(["model", "--model", "tiny", "--chip", "edu", "--kv-block", str(fits), "--context", "100"]) == 0
     assert main(["model", "--model", "tiny", "--chip", "edu", "--kv-block", str(fits + 16), "--context", "100"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"[1, 2]", "a JSON list, not an object"),  # was an AttributeError traceback
+        (b"\xff\xfe garbage", "can't decode"),  # was a UnicodeDecodeError traceback
+        (
+            json.dumps(
+                {
+                    "hidden_size": 256,
+                    "num_attention_heads": 5,
+                    "intermediate_size": 512,
+                    "num_hidden_layers": 2,
+                    "vocab_size": 1000,
+                }
+            ).encode(),
+            "hidden_size 256 is not a multiple of num_attention_heads 5",
+        ),  # was head_dim=51, a field never given
+    ],
+)
+def test_a_config_json_that_is_not_a_model_names_the_file_and_the_field(tmp_path, capsys, content, needle):
+    f = tmp_path / "m.json"
+    f.write_bytes(content)
+    assert main(["model", "--model", str(f), "--chip", "edu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: model config {f}: ") and needle in err and "Traceback" not in err, err
