@@ -154,3 +154,13 @@ def test_cli_mistakes_exit_2_with_a_hint(capsys, argv, needle):
     code, _, err = _cli(capsys, *argv)
     assert code == 2
     assert needle in err and "Traceback" not in err
+
+
+def test_a_roofline_path_that_cannot_be_written_is_refused_before_the_sweep(tmp_path, capsys, monkeypatch):
+    """``--roofline`` into a missing folder was found only after the batch sweep had been simulated."""
+    from dsasim.cli.commands import llm_args
+
+    monkeypatch.setattr(llm_args, "crossover", lambda *a, **k: pytest.fail("swept before the path was checked"))
+    args = ["graph", "decoder-layer", "--model", "tiny", "--batches", "1,2", "--roofline", str(tmp_path / "no/x.png")]
+    assert cli(args) == 2
+    assert "--roofline" in capsys.readouterr().err

@@ -154,3 +154,17 @@ def test_a_trace_that_cannot_be_served_exactly_is_refused_and_times_start_at_the
     assert [r.arrival_s for r in load_trace(f)] == [0.0, 2.0]
     j = _serve(load_trace(f))
     assert j["ttft_p50_s"] == pytest.approx(1.0) and j["throughput_tokens_per_s"] > 0
+
+
+def test_a_plot_path_that_cannot_be_written_is_refused_before_the_trace_is_served(tmp_path, capsys, monkeypatch):
+    """``--plot`` into a missing folder was found only after every step had been simulated."""
+    from dsasim.cli import main
+    from dsasim.cli.commands import serve as serve_cmd
+
+    monkeypatch.setattr(serve_cmd, "serve", lambda *a, **k: pytest.fail("served before the path was checked"))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 0, "prompt_tokens": 4, "output_tokens": 3}\n')
+    code = main(
+        ["serve", "--model", "tiny", "--chip", "edu", "--trace", str(trace), "--plot", str(tmp_path / "no/x.png")]
+    )
+    assert code == 2 and "--plot" in capsys.readouterr().err

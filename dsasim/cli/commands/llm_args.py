@@ -36,6 +36,7 @@ from compiler.graph.llm import PHASES, WEIGHTS
 from compiler.quant4 import GROUP, check_group
 from dsasim.cli.commands import tp_args
 from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.cli.commands.paths import check_output_path
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
 from dsasim.llm_sweep import crossover, kv_capacity
 from dsasim.model import WEIGHT_BYTES
@@ -254,8 +255,8 @@ def _ints(text: str, flag: str) -> tuple[int, ...]:
 
 
 def _crossover(args: argparse.Namespace, model: dict) -> int:
-    if args.roofline and not args.roofline.lower().endswith(PICTURE_TYPES):
-        raise DsasimError(f"--roofline {args.roofline}: not a picture file", hint="end it with .png, .svg or .pdf")
+    if args.roofline:  # before the sweep is simulated
+        check_output_path("--roofline", args.roofline, PICTURE_TYPES)
     context = args.context if args.context is not None else 128
     batches = _ints(args.batches, "--batches")
     check_gm("decode", max(batches), 1, context, args.chip, model)
