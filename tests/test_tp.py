@@ -99,3 +99,13 @@ def test_the_numerics_run_says_its_kernel_table_is_timed_and_the_split_layer_che
     out = capsys.readouterr().out
     assert out.startswith("one chip's share of the layer, timed (the split layer is checked below)")
     assert "check       passed against numpy's unsplit layer" in out
+
+
+def test_tp_1_without_timing_only_is_checked_against_numpy_too(capsys):
+    """``--tp 1`` ran no numerics check (``tp > 1`` only) and printed none, where every other functional run is
+    checked; one chip's all-reduce is the chip's own sum."""
+    args = ["graph", "decoder-layer", "--phase", "prefill", "--seq", "32", "--model", "tiny", "--tp", "1"]
+    assert cli_main(args) == 0
+    out = capsys.readouterr().out
+    assert "tensor parallel over 1 chip of edu" in out
+    assert "check       passed against numpy's unsplit layer" in out

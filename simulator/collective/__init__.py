@@ -102,7 +102,8 @@ class CollectiveRun:
     def text(self) -> str:
         c, gb = self.coll, 1e9
         once = " (one rank simulated: every rank runs the same program)" if self.result.once else ""
-        head = f"{c.op} ({c.algo}) of {c.nbytes:,} B over {c.ranks} chips of {self.chip.name}, chunks of {c.chunk:,} B"
+        chips = f"{c.ranks} chip{'s' if c.ranks > 1 else ''}"
+        head = f"{c.op} ({c.algo}) of {c.nbytes:,} B over {chips} of {self.chip.name}, chunks of {c.chunk:,} B"
         lines = [
             head + once,
             f"  time     {self.seconds * 1e6:,.2f} µs   algbw {self.algbw / gb:,.2f} GB/s   "
