@@ -326,7 +326,8 @@ def _busy(run: GraphRun) -> dict[str, int]:
     """pipe → Σ over kernels of the pipe's busy cycles on the kernel's busiest core for it."""
     out: dict[str, int] = {}
     for k in run.kernels:
-        for pipe in {p for core in k.run.stats.cores for p in core}:
+        used = {p for core in k.run.stats.cores for p in core}
+        for pipe in sorted(used, key=lambda p: p.value):  # a set's order varies with the process's hash seed
             busy = max(core[pipe].busy for core in k.run.stats.cores if pipe in core)
             out[pipe.value] = out.get(pipe.value, 0) + busy
     out.pop("s", None)  # the scalar unit issues; its busy time is not a unit's work

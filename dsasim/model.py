@@ -108,8 +108,13 @@ class ModelConfig:
         p = Path(path)
         try:
             raw = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError) as e:
+        except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8 text
             raise DsasimError(f"model config {p}: {e}", hint="give a config.json with the model's fields") from e
+        if not isinstance(raw, dict):
+            raise DsasimError(
+                f"model config {p}: a JSON {type(raw).__name__}, not an object of the model's fields",
+                hint='e.g. {"hidden_size": 4096, "num_attention_heads": 32, ...}',
+            )
         fields = {
             "hidden": "hidden_size",
             "heads": "num_attention_heads",
@@ -127,6 +132,12 @@ class ModelConfig:
                 )
             values[ours] = v
         kv = raw.get("num_key_value_heads", values["heads"])
+        if "head_dim" not in raw and values["hidden"] % values["heads"]:
+            raise DsasimError(
+                f"model config {p}: hidden_size {values['hidden']} is not a multiple of num_attention_heads "
+                f"{values['heads']}, and no head_dim is given",
+                hint="set 'head_dim', or a hidden_size that the heads divide",
+            )
         d = raw.get("head_dim", values["hidden"] // values["heads"])
         for name, v in (("num_key_value_heads", kv), ("head_dim", d)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +57,10 @@ class Request:
     output_tokens: int
 
 
+#: the longest span of arrivals served (seconds, about 11.6 days): a float's step there is 0.1 ns
+MAX_SPAN_S = 1e6
+
+
 def load_trace(path: str | Path, speedup: float = 1.0) -> tuple[Request, ...]:
     """A JSONL trace, one request a line with ``arrival_s``, ``prompt_tokens``, ``output_tokens``; sorted
     by arrival (ties in file order). ``speedup``: arrivals ``speedup`` times closer together (the same
@@ -68,6 +72,8 @@ def load_trace(path: str | Path, speedup: float = 1.0) -> tuple[Request, ...]:
         lines = p.read_text().splitlines()
     except OSError as e:
         raise DsasimError(f"trace {p}: {e.strerror}", hint="give a JSONL file, one request a line") from e
+    except ValueError as e:  # not UTF-8 text
+        raise DsasimError(f"trace {p}: {e}", hint="give a JSONL file, one request a line") from e
     out = []
     for i, line in enumerate(lines, 1):
         if not line.strip():
@@ -88,6 +94,15 @@ def load_trace(path: str | Path, speedup: float = 1.0) -> tuple[Request, ...]:
         out.append(Request(len(out), arrival, int(row["prompt_tokens"]), int(row["output_tokens"])))
     if not out:
         raise DsasimError(f"trace {p} has no requests", hint="one JSON object a line")
+    first = min(r.arrival_s for r in out)  # times from the first request: a float's step stays far below a step's
+    span = max(r.arrival_s for r in out) - first
+    if not span <= MAX_SPAN_S:
+        raise DsasimError(
+            f"trace {p}: the arrivals span {span:g} s (after --speedup {speedup:g}); at most {MAX_SPAN_S:g} s are "
+            "served, where a float still tells a step's microseconds apart",
+            hint="a shorter trace, or a larger --speedup",
+        )
+    out = [replace(r, arrival_s=r.arrival_s - first) for r in out]
     return tuple(sorted(out, key=lambda r: (r.arrival_s, r.id)))
 
 
@@ -263,9 +278,10 @@ def serve(
     iteration times to use (default: a new ``StepTimes`` of the simulator for this model and chip, its weights
     stored at ``weights``: f16, int8 or int4, which also sets the HBM left for KV blocks)."""
     chip_obj = load_chip(chip) if isinstance(chip, str) else chip
-    for name, v in (("--kv-block", block), ("--max-batch", max_batch), ("--chunk", chunk or 1), ("--bucket", bucket)):
-        if v < 1 or (name == "--bucket" and v < 2):
-            raise DsasimError(f"{name} {v} is too small", hint=f"{name} takes a positive integer (--bucket ≥ 2)")
+    given = (("--kv-block", block, 1), ("--max-batch", max_batch, 1), ("--chunk", chunk, 1), ("--bucket", bucket, 2))
+    for name, v, least in given:
+        if v is not None and v < least:
+            raise DsasimError(f"{name} {v} is too small", hint=f"{name} takes an integer ≥ {least}")
     total = blocks if blocks is not None else kv_block_budget(cfg, chip_obj, block, max_batch, weights)
     need = max(-(-(r.prompt_tokens + r.output_tokens) // block) for r in trace)
     if total < need:

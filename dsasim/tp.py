@@ -112,8 +112,9 @@ class TpRun:
     def text(self) -> str:
         us = 1e6
         lines = [
-            f"tensor parallel over {self.tp} chips of {self.chip.name} ({self.algo} all-reduce, {self.chunks} row "
-            f"block{'s' if self.chunks > 1 else ''}; one chip simulated: every chip runs the same program)",
+            f"tensor parallel over {self.tp} chip{'s' if self.tp > 1 else ''} of {self.chip.name} ({self.algo} "
+            f"all-reduce, {self.chunks} row block{'s' if self.chunks > 1 else ''}; one chip simulated: every chip "
+            "runs the same program)",
             f"  step        {self.seconds * us:,.2f} µs = compute "
             f"{self.chip.cycles_to_seconds(self.compute_cycles) * us:,.2f} µs + exposed communication "
             f"{self.exposed_seconds * us:,.2f} µs",
@@ -126,7 +127,10 @@ class TpRun:
         return "\n".join(lines) + "\n"
 
     def report(self) -> str:
-        return self.shard.report() + "\n" + self.text()
+        shard = self.shard.report()
+        if self.check is not None:  # the shard is timed alone; the numerics are the split layer's, checked whole
+            shard = f"one chip's share of the layer, timed (the split layer is checked below):\n{shard}"
+        return shard + "\n" + self.text()
 
     def timeline(self, **kwargs: Any):
         """Rank 0's compute blocks, DMA engines and reductions (a matplotlib Figure)."""
@@ -185,7 +189,7 @@ def run_tp_layer(
     check_tp(tp, chip_obj, full)
     if chunks is not None and chunks < 1:
         raise DsasimError(f"--tp-chunks {chunks} must be at least 1", hint="1: no overlap; e.g. 4")
-    numerics = check and not timing_only and tp > 1
+    numerics = check and not timing_only
     if numerics and phase != "prefill":
         raise DsasimError("the --tp numerics check runs prefill", hint="add --timing-only, or --phase prefill")
     algo = algo or ("mesh" if chip_obj.links and chip_obj.links.topology == "full" else "ring")
@@ -326,6 +330,8 @@ def tp_check(batch: int, seq: int, chip: Chip, tp: int, algo: str, model: dict[s
 
 def _all_reduce(parts: list[np.ndarray], chip: Chip, tp: int, algo: str) -> np.ndarray:
     """Sum the chips' partial results with the collective's functional model (every rank simulated)."""
+    if tp == 1:  # one chip holds the whole sum
+        return parts[0]
     shape = parts[0].shape
     data = [p.astype(np.float32).reshape(-1) for p in parts]
     r = simulate_collective("all-reduce", chip, chips=tp, nbytes=data[0].nbytes, algo=algo, data=data,

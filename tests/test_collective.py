@@ -13,7 +13,7 @@ import pytest
 import simulator
 from dsasim.cli import main as cli_main
 from isa import ConfigError, DsasimError
-from simulator.collective import segments, simulate_collective
+from simulator.collective import MAX_PUTS, segments, simulate_collective
 from simulator.collective.model import bus_factor
 from simulator.config import chip_from_dict, load_chip
 
@@ -57,9 +57,7 @@ def test_all_to_all_and_send_recv_move_the_right_blocks():
     segs = segments(nbytes, n)
     run = simulate_collective("all-to-all", B910, chips=n, nbytes=nbytes, algo="mesh", chunk=512, data=data)
     for r in range(n):
-        for p in range(n):
-            if p == r:
-                continue
+        for p in range(n):  # p == r too: the block a rank keeps for itself is part of its output
             o, size = segs[p][0] // 4, segs[p][1] // 4  # rank r's recv block p: rank p's data block r
             src = segs[r][0] // 4
             np.testing.assert_array_equal(run.result.outputs[r]["recv"][o : o + size], data[p][src : src + size])
@@ -147,6 +145,25 @@ def test_mistakes_are_errors():
     assert lonely.links is None
     with pytest.raises(DsasimError, match="no \\[links\\]"):
         simulate_collective("all-reduce", lonely, chips=2, nbytes=4096)
+
+
+def test_the_hints_of_a_refused_collective_are_ones_that_run():
+    """A ring over 3 of a 4-chip ring server does not close: the hint says which rings do (not "--algo ring",
+    which it already is). Too many transfers: the hinted --chunk runs, or — when a chunk per segment is already
+    too many — the hint names the chips that fit instead of a chunk smaller than the one given."""
+    with pytest.raises(DsasimError) as e:
+        simulate_collective("all-reduce", EDU, chips=3, nbytes=1200, algo="ring")
+    assert "--chips 4" in e.value.hint and "over 2" in e.value.hint
+    with pytest.raises(DsasimError) as e:
+        simulate_collective("all-reduce", B910, chips=8, nbytes=4 << 20, chunk=4)
+    chunk = int(e.value.hint.rpartition("--chunk ")[2])
+    assert chunk % 4 == 0
+    simulate_collective("all-reduce", B910, chips=8, nbytes=4 << 20, chunk=chunk)
+    with pytest.raises(DsasimError) as e:
+        simulate_collective("all-reduce", B910, chips=1024, nbytes=4 << 20)
+    assert "--chunk" not in e.value.hint
+    chips = int(e.value.hint.split("--chips ")[1].split()[0])
+    assert chips * (chips - 1) * 2 <= MAX_PUTS < (chips + 1) * chips * 2
 
 
 @pytest.mark.parametrize(

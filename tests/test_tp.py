@@ -74,3 +74,38 @@ def test_cli_tp_json_and_errors(capsys):
         assert capsys.readouterr().err.startswith("error:")
     assert cli_main(["graph", "mlp", "--tp", "2"]) == 2
     assert "belongs to the decoder-layer" in capsys.readouterr().err
+
+
+def test_options_the_split_layer_or_a_sweep_would_ignore_are_refused(capsys):
+    """``--tp`` runs neither a paged cache nor a forced GEMV unit, and the sweeps take neither: each is refused by
+    name, where they were dropped silently."""
+    layer = ["graph", "decoder-layer", "--model", "tiny", "--timing-only"]
+    for mode, bad in (
+        (["--tp", "2"], ["--kv-block", "16"]),
+        (["--tp", "2"], ["--gemv", "vector"]),
+        (["--batches", "1,2"], ["--kv-block", "16"]),
+        (["--kv-capacity", "64"], ["--kv-chunks", "2"]),
+    ):
+        assert cli_main([*layer, *mode, *bad]) == 2, (mode, bad)
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and bad[0] in err and mode[0] in err, err
+    assert cli_main(["graph", "mlp", "--gemv", "cube"]) == 2
+    assert "belongs to the decoder-layer" in capsys.readouterr().err
+
+
+def test_the_numerics_run_says_its_kernel_table_is_timed_and_the_split_layer_checked(capsys):
+    args = ["graph", "decoder-layer", "--phase", "prefill", "--seq", "32", "--model", "tiny", "--tp", "2"]
+    assert cli_main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("one chip's share of the layer, timed (the split layer is checked below)")
+    assert "check       passed against numpy's unsplit layer" in out
+
+
+def test_tp_1_without_timing_only_is_checked_against_numpy_too(capsys):
+    """``--tp 1`` ran no numerics check (``tp > 1`` only) and printed none, where every other functional run is
+    checked; one chip's all-reduce is the chip's own sum."""
+    args = ["graph", "decoder-layer", "--phase", "prefill", "--seq", "32", "--model", "tiny", "--tp", "1"]
+    assert cli_main(args) == 0
+    out = capsys.readouterr().out
+    assert "tensor parallel over 1 chip of edu" in out
+    assert "check       passed against numpy's unsplit layer" in out

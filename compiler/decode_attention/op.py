@@ -213,6 +213,12 @@ class PagedDecodeAttention(DecodeAttention):
     def pages(self) -> tuple[tuple[int, ...], ...]:
         return self.table
 
+    def with_block(self, block: int) -> PagedDecodeAttention:
+        """This problem on blocks of ``block`` tokens, each sequence's blocks in order (a fit check's shape)."""
+        n = -(-self.keys // block)
+        table = tuple(tuple(range(b * n, (b + 1) * n)) for b in range(self.batch))
+        return replace(self, block=block, table=table)
+
     def one_problem(self, sequences: int = 1) -> DecodeAttention:
         n = len(self.table[0])
         table = tuple(tuple(range(i * n, (i + 1) * n)) for i in range(sequences))

@@ -40,6 +40,8 @@ class KvChunkChoice:
     #: chunks → predicted cycles of decode attention's kernels
     predicted: tuple[tuple[int, float], ...]
     forced: bool = False
+    #: the count ``--kv-chunks`` asked for (a request: a short context makes fewer chunks of whole tiles)
+    asked: int = 0
 
     @property
     def chunks(self) -> int:
@@ -47,6 +49,11 @@ class KvChunkChoice:
 
     def reason(self) -> str:
         how = "forced by --kv-chunks" if self.forced else "chosen by the cost model"
+        if self.forced and self.asked != self.chunks:
+            how = (
+                f"--kv-chunks {self.asked} asked: chunks are whole {ALIGN}-key tiles, so {self.split.cap} keys "
+                f"make {self.chunks}"
+            )
         head = (
             f"decode attention: {self.problems} (sequence, key head) problems over {self.cores} cores; context "
             f"split into {self.chunks} chunk{'s' if self.chunks > 1 else ''} of {self.split.chunk} keys ({how})"
@@ -62,6 +69,7 @@ class KvChunkChoice:
             "problems": self.problems,
             "cores": self.cores,
             "forced": self.forced,
+            "asked": self.asked or None,
             "predicted_cycles": {str(c): round(v) if math.isfinite(v) else None for c, v in self.predicted},
         }
 
@@ -96,7 +104,7 @@ def choose_kv_chunks(
                 f"kv_chunks={chunks}: a chunk of {split.chunk} scores per row does not fit UB for its softmax",
                 hint="split the context into more chunks (--kv-chunks), or leave the choice to the cost model",
             )
-        return KvChunkChoice(split, problems, n_cores, ((split.chunks, cyc),), forced=True)
+        return KvChunkChoice(split, problems, n_cores, ((split.chunks, cyc),), forced=True, asked=chunks)
     most = max(1, min(-(-2 * n_cores // problems), cap // MIN_CHUNK))
     fills = {n_cores // problems, -(-n_cores // problems), 2 * n_cores // problems}  # a wave, or two, of cores
     counts = {c for c in (1, *fills, *(1 << i for i in range(most.bit_length()))) if 1 <= c <= most}

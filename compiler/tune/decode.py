@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler.decode_attention.kernel import launch_decode, query_rows
 from compiler.decode_attention.op import KV_DTYPES, DecodeAttention
+from compiler.ops import OpError
 from compiler.target import Target
 from compiler.tune.attention_fit import misfit
 from compiler.tune.attention_schedule import MAX_DEPTH, AttentionSchedule, check
@@ -101,7 +102,10 @@ class DecodeFamily(Family):
         cache's block) the first of :meth:`ranked` whose program fits the chip (raises why none does)."""
         base = self.base.replace(depth=self.fixed.depth or DEPTH)
         if self.pinned_tile:
-            return base.replace(tile_kv=self.pinned_tile)
+            chosen = base.replace(tile_kv=self.pinned_tile)
+            if self.op.pages and not self.fixed.tile_kv:
+                self._check_block(chosen)
+            return chosen
         error: Exception | None = None
         for _, tile in self.ranked():
             chosen = base.replace(tile_kv=tile)
@@ -129,6 +133,28 @@ class DecodeFamily(Family):
             return (self.pinned_tile,)
         cap = -(-self.op.keys // 16) * 16
         return tuple(t for t in TILE_KV if t <= max(TILE_KV[0], cap))
+
+    def _check_block(self, schedule: AttentionSchedule) -> None:
+        """Refuse a paged cache's block (a tile: not the search's to change) whose program does not fit the chip,
+        naming ``kv_block`` and the largest block of 16-token steps that fits (found by bisection)."""
+        why = self.misfit(schedule)
+        if why is None:
+            return
+        block = self.op.block
+
+        def fits(b: int) -> bool:  # two problems on a core, as the full kernel holds where a core has more than one
+            family = DecodeFamily(self.op.with_block(b).one_problem(2), self.target, self.fixed)
+            return family.misfit(schedule.replace(tile_kv=b)) is None
+
+        lo, hi = 0, block // 16  # in steps of 16 tokens: lo fits (0: none known), hi does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(16 * mid) else (lo, mid)
+        raise OpError(
+            f"kv_block={block}: a block is one tile of paged decode attention, and its tiles do not fit "
+            f"{self.target.name}: {getattr(why, 'message', why)}",
+            hint=f"--kv-block {16 * lo} or smaller" if lo else "a smaller --kv-block",
+        ) from None
 
     def misfit(self, schedule: AttentionSchedule) -> Exception | None:
         """Why ``schedule``'s program does not fit the chip, or None: one problem compiled on one core, or — where a

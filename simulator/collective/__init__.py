@@ -102,7 +102,8 @@ class CollectiveRun:
     def text(self) -> str:
         c, gb = self.coll, 1e9
         once = " (one rank simulated: every rank runs the same program)" if self.result.once else ""
-        head = f"{c.op} ({c.algo}) of {c.nbytes:,} B over {c.ranks} chips of {self.chip.name}, chunks of {c.chunk:,} B"
+        chips = f"{c.ranks} chip{'s' if c.ranks > 1 else ''}"
+        head = f"{c.op} ({c.algo}) of {c.nbytes:,} B over {chips} of {self.chip.name}, chunks of {c.chunk:,} B"
         lines = [
             head + once,
             f"  time     {self.seconds * 1e6:,.2f} µs   algbw {self.algbw / gb:,.2f} GB/s   "
@@ -162,11 +163,17 @@ def simulate_collective(
             hint="a smaller --bytes",
         )
     steps = {"all-reduce": 2, "reduce-scatter": 1, "all-gather": 1}.get(op, 1)
-    est = chips * max(chips - 1, 1) * steps * -(-max(nbytes // max(chips, 1), 1) // max(chunk, 1))
+    per_chunk = chips * max(chips - 1, 1) * steps  # transfers per chunk of a segment, over every rank
+    segment = max(nbytes // chips, 1)
+    est = per_chunk * -(-segment // max(chunk, 1))
     if est > MAX_PUTS:
+        room = MAX_PUTS // per_chunk  # chunks per segment the budget holds
+        fewer = max(n for n in range(1, chips + 1) if n * max(n - 1, 1) * steps <= MAX_PUTS)
         raise DsasimError(
             f"about {est:,} transfers to simulate (more than {MAX_PUTS:,})",
-            hint=f"larger chunks: --chunk {nbytes // chips // 64 or 1}",
+            hint=f"larger chunks: --chunk {-(-segment // (room * ELEMENT)) * ELEMENT}"
+            if room
+            else f"fewer chips: at most --chips {fewer} for {op}",
         )
     coll = build(op, algo, chips, nbytes, chunk, links.dma_engines)
     kinds = check_links(coll, links)

@@ -67,7 +67,8 @@ def link_for(links: Links, a: int, b: int) -> tuple[LinkSpec, tuple]:
                 if links.network is None and a // links.chips != b // links.chips
                 else ")"
             ),
-            hint="use --algo ring on a ring topology, or fewer --chips",
+            hint=f"on a ring server only neighbours are linked: use --algo ring, over 2 chips, a whole server "
+            f"(--chips {links.chips}) or more than one server",
         )
     key = ("link", a, b) if spec.kind == "link" else ("port", a)
     return spec, key
@@ -232,12 +233,10 @@ class InFlight:
             for f in red.after:
                 yield self.flag(rank, f)
             start = env.now
-            yield env.timeout(math.ceil(3 * red.nbytes / self.gm_bw))
+            yield env.timeout(math.ceil(red.streams * red.nbytes / self.gm_bw))
             if self.buffers is not None:
-                d, s, k = red.dst // ELEMENT, red.src // ELEMENT, red.nbytes // ELEMENT
-                buf = self.buffers[rank]
-                buf["data"][d : d + k] += buf["recv"][s : s + k]
-            self.spans.append(Span(rank, "vector", f"add {self.tag}{red.flag[1:]}", start, env.now))
+                red.apply(self.buffers[rank])
+            self.spans.append(Span(rank, "vector", f"{red.verb} {self.tag}{red.flag[1:]}", start, env.now))
             self.set(rank, red.flag)
 
     def check_done(self) -> None:

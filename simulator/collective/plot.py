@@ -12,7 +12,15 @@ from simulator.config import Chip
 from simulator.plots.style import new_figure, styled
 
 #: colour per kind of span (the first word of ``Span.what``)
-COLORS = {"rs": "#1f77b4", "ag": "#2ca02c", "a2a": "#9467bd", "sr": "#8c564b", "add": "#ff7f0e", "compute": "#7f7f7f"}
+COLORS = {
+    "rs": "#1f77b4",
+    "ag": "#2ca02c",
+    "a2a": "#9467bd",
+    "sr": "#8c564b",
+    "add": "#ff7f0e",
+    "copy": "#e377c2",
+    "compute": "#7f7f7f",
+}
 
 
 def spans_figure(spans: Sequence[Span], chip: Chip, *, title: str = "", max_lanes: int = 24) -> Figure:

@@ -24,6 +24,8 @@ Algorithms (``N`` ranks, the data in ``N`` segments, each segment in chunks of a
 
 from __future__ import annotations
 
+import numpy as np
+
 from isa import DsasimError
 from isa.records import record
 
@@ -56,12 +58,33 @@ class Reduce:
     nbytes: int
     flag: tuple
     after: tuple = ()
+    #: HBM streams per byte: two read, one written
+    streams = 3
+    verb = "add"
+
+    def apply(self, buf: dict[str, np.ndarray]) -> None:
+        d, s, k = self.dst // ELEMENT, self.src // ELEMENT, self.nbytes // ELEMENT
+        buf["data"][d : d + k] += buf["recv"][s : s + k]
+
+
+@record
+class Copy(Reduce):
+    """Vector unit: ``recv[dst : dst+nbytes] = data[src : src+nbytes]`` once ``after`` is set; then ``flag`` —
+    the block a rank keeps for itself in an all-to-all, copied within its own HBM."""
+
+    #: HBM streams per byte: one read, one written
+    streams = 2
+    verb = "copy"
+
+    def apply(self, buf: dict[str, np.ndarray]) -> None:
+        d, s, k = self.dst // ELEMENT, self.src // ELEMENT, self.nbytes // ELEMENT
+        buf["recv"][d : d + k] = buf["data"][s : s + k]
 
 
 @record
 class RankProgram:
     engines: tuple[tuple[Put, ...], ...]
-    reduces: tuple[Reduce, ...]
+    reduces: tuple[Reduce, ...]  # the vector unit's queue (adds, and an all-to-all's own block: a Copy)
 
     @property
     def puts(self) -> int:
@@ -233,7 +256,8 @@ def _mesh_all_reduce(op: str, r: int, n: int, nbytes: int, chunk: int, engines: 
 
 
 def _all_to_all(op: str, r: int, n: int, nbytes: int, chunk: int, engines: int) -> RankProgram:
-    """Block ``p`` of rank r's data goes to block ``r`` of rank p's recv (its own block: a local copy)."""
+    """Block ``p`` of rank r's data goes to block ``r`` of rank p's recv (its own block: a local copy, beside
+    the puts)."""
     seg = segments(nbytes, n)
     puts = []
     for j, (o, c) in enumerate(chunks(_seg_max(nbytes, n), chunk)):
@@ -242,7 +266,8 @@ def _all_to_all(op: str, r: int, n: int, nbytes: int, chunk: int, engines: int) 
             off, size = seg[p]
             if o < size:
                 puts.append(Put(k, "data", off + o, "recv", seg[r][0] + o, min(c, size - o), ("a2a", k, j)))
-    return RankProgram(_spread(puts, engines), ())
+    own_off, own_n = seg[r]
+    return RankProgram(_spread(puts, engines), (Copy(own_off, own_off, own_n, ("a2a", 0)),))
 
 
 def _send_recv(op: str, r: int, n: int, nbytes: int, chunk: int, engines: int) -> RankProgram:

@@ -146,3 +146,18 @@ def test_timing_only_gives_the_functional_cycles():
     runs = [run_layer("decode", 2, context=90, chip="edu", kv_chunks=3, timing_only=t, **shape) for t in (False, True)]
     assert runs[0].passed
     assert [k.cycles for k in runs[0].graph_run.kernels] == [k.cycles for k in runs[1].graph_run.kernels]
+
+
+def test_a_chunk_count_the_context_cannot_make_is_reported_as_asked_not_as_forced():
+    """``--kv-chunks`` is a request: 41 keys make 3 chunks of whole 16-key tiles, not 4, and 11 keys one chunk.
+    The report said "forced by --kv-chunks" beside the smaller count; it now says what was asked and why."""
+    for context, asked, made in ((40, 4, 3), (10, 100, 1)):
+        choice = choose_kv_chunks(
+            chip_for("edu"), batch=1, context=context, heads=4, kv_heads=1, head_dim=32, chunks=asked
+        )
+        assert choice.chunks == made and choice.to_json()["asked"] == asked
+        assert f"--kv-chunks {asked} asked: chunks are whole 16-key tiles, so {context + 1} keys make {made}" in (
+            choice.reason()
+        )
+    exact = choose_kv_chunks(chip_for("edu"), batch=1, context=100, heads=4, kv_heads=1, head_dim=32, chunks=3)
+    assert "(forced by --kv-chunks)" in exact.reason()

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,3 +158,36 @@ def test_cli_mistakes_exit_2_with_a_hint(capsys, argv, needle):
     code, _, err = _cli(capsys, *argv)
     assert code == 2
     assert needle in err and "Traceback" not in err
+
+
+def test_a_roofline_path_that_cannot_be_written_is_refused_before_the_sweep(tmp_path, capsys, monkeypatch):
+    """``--roofline`` into a missing folder was found only after the batch sweep had been simulated."""
+    from dsasim.cli.commands import llm_args
+
+    monkeypatch.setattr(llm_args, "crossover", lambda *a, **k: pytest.fail("swept before the path was checked"))
+    args = ["graph", "decoder-layer", "--model", "tiny", "--batches", "1,2", "--roofline", str(tmp_path / "no/x.png")]
+    assert cli(args) == 2
+    assert "--roofline" in capsys.readouterr().err
+
+
+def test_the_pipe_busy_report_is_the_same_whatever_the_hash_seed():
+    """``pipe_busy`` was filled from a set of pipes, so its order — and ``busiest`` on a tie — changed with
+    PYTHONHASHSEED from one run to the next (the same layer gave other JSON)."""
+    code = (
+        "from dsasim.llm import run_layer; import json; "
+        "m = run_layer('prefill', 1, seq=16, chip='edu', timing_only=True).metrics; "
+        "print(json.dumps(m.to_json()['pipe_busy']))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+            env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(root)},
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(outs) == 1, outs

@@ -70,3 +70,53 @@ def test_a_config_json_is_a_model(tmp_path):
         model_config(str(f))
     with pytest.raises(DsasimError, match="unknown model"):
         model_config("gpt-5")
+
+
+@pytest.mark.parametrize(
+    ("phase", "bad"), [("prefill", ["--context", "50"]), ("decode", ["--seq", "64"]), ("prefill", ["--kv-block", "16"])]
+)
+def test_an_option_of_the_other_phase_is_refused(capsys, phase, bad):
+    """``--context`` and ``--kv-block`` are decode's, ``--seq`` prefill's: given to the other phase they were
+    ignored (a prefill of 512 tokens priced whatever --context said)."""
+    assert main(["model", "--model", "tiny", "--chip", "edu", "--phase", phase, *bad]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad[0]} is ") and "hint:" in err
+
+
+def test_a_block_too_large_for_the_kernel_names_kv_block_and_one_that_fits(capsys):
+    """A paged block is one tile of the fused kernel: too large, it is refused naming ``kv_block`` with the largest
+    block that fits (found by compiling the fit check), not the kernel's own line and BLOCK sizes; that block runs."""
+    assert main(["model", "--model", "tiny", "--chip", "edu", "--kv-block", "4096", "--context", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: kv_block=4096: a block is one tile of paged decode attention"), err
+    fits = int(err.split("hint: --kv-block ")[1].split()[0])
+    assert 16 <= fits < 4096 and fits % 16 == 0
+    assert main(["model", "--model", "tiny", "--chip", "edu", "--kv-block", str(fits), "--context", "100"]) == 0
+    assert main(["model", "--model", "tiny", "--chip", "edu", "--kv-block", str(fits + 16), "--context", "100"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"[1, 2]", "a JSON list, not an object"),  # was an AttributeError traceback
+        (b"\xff\xfe garbage", "can't decode"),  # was a UnicodeDecodeError traceback
+        (
+            json.dumps(
+                {
+                    "hidden_size": 256,
+                    "num_attention_heads": 5,
+                    "intermediate_size": 512,
+                    "num_hidden_layers": 2,
+                    "vocab_size": 1000,
+                }
+            ).encode(),
+            "hidden_size 256 is not a multiple of num_attention_heads 5",
+        ),  # was head_dim=51, a field never given
+    ],
+)
+def test_a_config_json_that_is_not_a_model_names_the_file_and_the_field(tmp_path, capsys, content, needle):
+    f = tmp_path / "m.json"
+    f.write_bytes(content)
+    assert main(["model", "--model", str(f), "--chip", "edu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: model config {f}: ") and needle in err and "Traceback" not in err, err

@@ -122,3 +122,49 @@ def test_the_plot_draws_batch_and_blocks_over_time(tmp_path):
     assert all(i.start_s < i.end_s for i in r.iterations)
     r.plot(tmp_path / "serve.png")
     assert (tmp_path / "serve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("knob", "value", "least"), [("chunk", 0, 1), ("max_batch", 0, 1), ("bucket", 1, 2)])
+def test_a_knob_below_its_least_is_refused_with_its_own_bound(knob, value, least):
+    """``--chunk 0`` read as "no chunking" in the check but as a chunk of 0 tokens by the scheduler, which then
+    never finished a prefill (the run did not end); every knob's hint gives its own bound (``--max-batch 0``
+    hinted at ``--bucket``'s)."""
+    flag = "--" + knob.replace("_", "-")
+    with pytest.raises(DsasimError, match=f"{flag} {value} is too small") as e:
+        _serve([Request(0, 0.0, 10, 5)], **{knob: value})
+    assert e.value.hint == f"{flag} takes an integer ≥ {least}"
+
+
+def test_a_trace_that_cannot_be_served_exactly_is_refused_and_times_start_at_the_first_request(tmp_path):
+    """Not UTF-8: an error naming the file (was a UnicodeDecodeError traceback). Arrivals spread over more than
+    ``MAX_SPAN_S`` (1e308 s, or any trace at --speedup 1e-320): refused, where a float's step had swallowed the
+    steps (a ZeroDivisionError in the throughput). A trace starting late is served as from its first request."""
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(b"\xff\xfe")
+    with pytest.raises(DsasimError, match=r"t\.jsonl: 'utf-8' codec"):
+        load_trace(f)
+    row = '{{"arrival_s": {}, "prompt_tokens": 4, "output_tokens": 3}}\n'
+    f.write_text(row.format(0) + row.format(1e308))
+    with pytest.raises(DsasimError, match="the arrivals span 1e\\+308 s"):
+        load_trace(f)
+    f.write_text(row.format(0) + row.format(1))
+    with pytest.raises(DsasimError, match="the arrivals span inf s"):
+        load_trace(f, speedup=1e-320)
+    f.write_text(row.format(1e9 + 2) + row.format(1e9))
+    assert [r.arrival_s for r in load_trace(f)] == [0.0, 2.0]
+    j = _serve(load_trace(f))
+    assert j["ttft_p50_s"] == pytest.approx(1.0) and j["throughput_tokens_per_s"] > 0
+
+
+def test_a_plot_path_that_cannot_be_written_is_refused_before_the_trace_is_served(tmp_path, capsys, monkeypatch):
+    """``--plot`` into a missing folder was found only after every step had been simulated."""
+    from dsasim.cli import main
+    from dsasim.cli.commands import serve as serve_cmd
+
+    monkeypatch.setattr(serve_cmd, "serve", lambda *a, **k: pytest.fail("served before the path was checked"))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 0, "prompt_tokens": 4, "output_tokens": 3}\n')
+    code = main(
+        ["serve", "--model", "tiny", "--chip", "edu", "--trace", str(trace), "--plot", str(tmp_path / "no/x.png")]
+    )
+    assert code == 2 and "--plot" in capsys.readouterr().err

@@ -36,6 +36,7 @@ from compiler.graph.llm import PHASES, WEIGHTS
 from compiler.quant4 import GROUP, check_group
 from dsasim.cli.commands import tp_args
 from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.cli.commands.paths import check_output_path
 from dsasim.llm import LAYERS, MODELS, fmt_bytes, run_layer
 from dsasim.llm_sweep import crossover, kv_capacity
 from dsasim.model import WEIGHT_BYTES
@@ -57,7 +58,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--head-dim", dest="head_dim", type=int, metavar="D", help="dimension of one head")
     g.add_argument("--ffn-dim", dest="ffn_dim", type=int, metavar="N", help="width of the gated MLP")
     g.add_argument("--model", choices=tuple(MODELS), help="layer shape of a public model (options given win)")
-    g.add_argument("--gemv", choices=UNITS, default="auto", help="decode projections on cube, vector, or auto")
+    g.add_argument("--gemv", choices=UNITS, help="decode projections on cube, vector, or auto (default)")
     g.add_argument(
         "--weights",
         choices=WEIGHTS,
@@ -103,7 +104,7 @@ def refuse_for_other_graphs(args: argparse.Namespace) -> None:
     for flag, value in (("--phase", args.phase), ("--context", args.context), ("--kv-heads", args.kv_heads),
                         ("--head-dim", args.head_dim), ("--ffn-dim", args.ffn_dim), ("--model", args.model),
                         ("--batches", args.batches), ("--kv-capacity", args.kv_capacity),
-                        ("--kv-chunks", args.kv_chunks), ("--kv-block", args.kv_block),
+                        ("--kv-chunks", args.kv_chunks), ("--kv-block", args.kv_block), ("--gemv", args.gemv),
                         ("--weights", args.weights), ("--group-size", args.group_size), ("--kv-dtype", args.kv_dtype),
                         (tp_args.given(args), True)):  # fmt: skip
         if flag is not None and value is not None:
@@ -150,7 +151,7 @@ def main(args: argparse.Namespace) -> int:
         seq=seq,
         context=context,
         chip=args.chip,
-        gemv=args.gemv,
+        gemv=args.gemv or "auto",
         timing_only=args.timing_only,
         check=args.check,
         fuse_graph=args.fuse,
@@ -194,6 +195,10 @@ def check_options(args: argparse.Namespace) -> None:
             "--context is decode's KV cache length; prefill reads only the --seq tokens it is given",
             hint="use --seq N with --phase prefill, or --phase decode --context L",
         )
+    mode = tp_args.given(args) or sweep
+    for flag in ("--kv-block", "--gemv") + (("--kv-chunks",) if sweep == "--kv-capacity" else ()):
+        if mode and getattr(args, flag[2:].replace("-", "_"), None) is not None:
+            raise DsasimError(f"{mode} does not take {flag}", hint=f"drop {flag}, or run one layer without {mode}")
     if sweep and args.phase == "prefill":
         raise DsasimError(f"{sweep} measures decode", hint="drop --phase prefill")
     if sweep and args.batch is not None:
@@ -250,8 +255,8 @@ def _ints(text: str, flag: str) -> tuple[int, ...]:
 
 
 def _crossover(args: argparse.Namespace, model: dict) -> int:
-    if args.roofline and not args.roofline.lower().endswith(PICTURE_TYPES):
-        raise DsasimError(f"--roofline {args.roofline}: not a picture file", hint="end it with .png, .svg or .pdf")
+    if args.roofline:  # before the sweep is simulated
+        check_output_path("--roofline", args.roofline, PICTURE_TYPES)
     context = args.context if args.context is not None else 128
     batches = _ints(args.batches, "--batches")
     check_gm("decode", max(batches), 1, context, args.chip, model)

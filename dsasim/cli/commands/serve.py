@@ -16,6 +16,8 @@ import argparse
 import json
 
 from compiler.graph.llm import WEIGHTS
+from dsasim.cli.commands.output import PICTURE_TYPES
+from dsasim.cli.commands.paths import check_output_path
 from dsasim.model import MODEL_CONFIGS, model_config
 from dsasim.serve import load_trace, serve
 
@@ -46,6 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.plot:  # before the trace is served
+        check_output_path("--plot", args.plot, PICTURE_TYPES)
     r = serve(
         load_trace(args.trace, args.speedup),
         model_config(args.model),
