@@ -63,6 +63,12 @@ class _SandboxedKernel(AsyncKernelManager):
         return self.sandbox.command(self.work, argv)
 
 
+#: Times a kernel is started before its death is the grading's error: one that dies before it answers has run nothing
+#: of the notebook (a busy machine: ``Kernel died before replying to kernel_info`` while another worker graded
+#: beside it), so starting it again is fair.
+STARTS = 2
+
+
 class Session:
     """A kernel running one notebook; use as a context manager (the kernel is shut down on exit)."""
 
@@ -84,10 +90,18 @@ class Session:
 
     def __enter__(self) -> Session:
         # the kernel's own stderr (its start-up warnings, its death rattle) is noise in a grading log
-        self._stack.enter_context(
-            self._client.setup_kernel(env=self._env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        )
-        return self
+        for attempt in range(STARTS):
+            try:
+                self._stack.enter_context(
+                    self._client.setup_kernel(env=self._env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                )
+                return self
+            except RuntimeError as err:  # died before it answered: before the notebook's first cell ran
+                if attempt == STARTS - 1 or "before replying" not in str(err):
+                    raise
+                self.__exit__()
+                self._stack = contextlib.ExitStack()
+        raise AssertionError("unreachable")
 
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(Exception):

@@ -386,3 +386,35 @@ def test_nothing_a_student_reads_names_another_student(tmp_path):
     visible = [t for t in shown["tests"] if t["visibility"] != "hidden"]
     assert "ada" not in shown["output"] and all("ada" not in t["output"] for t in visible)
     assert any("ada" in t["output"] for t in shown["tests"] if t["visibility"] == "hidden")  # the instructor's
+
+
+def test_a_kernel_that_dies_before_it_answers_is_started_again(monkeypatch):
+    """A kernel that died before replying to ``kernel_info`` ran nothing of the notebook (a busy machine): the session
+    starts it once more rather than grading the notebook 0 as a grading error."""
+    import contextlib
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    from labs.grading import sandbox as sb
+    from labs.grading.session import Session
+
+    real = NotebookClient.setup_kernel
+    starts = []
+
+    @contextlib.contextmanager
+    def flaky(self, **kwargs):
+        starts.append(1)
+        if len(starts) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        with real(self, **kwargs):
+            yield
+
+    monkeypatch.setattr(NotebookClient, "setup_kernel", flaky)
+    box = sb.create(sb.limits_for(60, None), [])
+    try:
+        with Session(box, box.workdir("flaky"), 60.0) as session:
+            cell = session.run(nbformat.v4.new_code_cell("print(6 * 7)"))
+        assert len(starts) == 2 and "42" in cell.outputs[0]["text"]
+    finally:
+        sb.remove(box.root)
